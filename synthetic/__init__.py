@@ -1,0 +1,1 @@
+"""Synthetic experiments: separable data, exact SVMs (cvxpy), GD-trained heads, LOO stability."""

@@ -1,0 +1,241 @@
+"""Claims of Fu et al. (paper 003) that need no training: Lemmas A.1.2, A.1.3, A.2.1, A.2.3, A.5.1.
+
+Each check draws many random instances inside the lemma's assumptions, computes both sides
+with :mod:`theory.stability_bounds`, and reports the worst ratio. Where cheap, it also runs a
+*control* just outside the assumptions, to show that the same comparison does detect a
+violation there (evidence keys ``control_*``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from theory import plotting
+from theory import stability_bounds as sb
+from theory.claims import CheckContext, claim
+from theory.problems import random_logistic, random_quadratics
+from theory.verdicts import BoundSides, Verdict, bound_verdict
+
+RTOL, ATOL = 1e-9, 1e-12
+
+
+def _report(
+    ctx: CheckContext,
+    claim_id: str,
+    df: pd.DataFrame,
+    *,
+    what: str,
+    xlabel: str,
+    extra: dict | None = None,
+    ratio: pd.Series | None = None,
+) -> Verdict:
+    """Verdict over ``df.lhs <= df.rhs`` plus a histogram by ``df.family`` of ``ratio``
+    (default ``lhs/rhs`` where ``rhs > 0``), with the bound at 1."""
+    verdict = bound_verdict(
+        BoundSides(df["lhs"].to_numpy(), df["rhs"].to_numpy()), rtol=RTOL, atol=ATOL, what=what
+    )
+    verdict.evidence.update({"seed": ctx.seed, **(extra or {})})
+    fig, (ax,) = plotting.figure()
+    if ratio is None:
+        ratio = (df["lhs"] / df["rhs"])[df["rhs"] > 0]
+    plotting.ratio_histogram(
+        ax, ratio.to_numpy(), df["family"][ratio.index].to_numpy(), xlabel=xlabel
+    )
+    ax.set_title(f"{claim_id}: {verdict.status}", fontsize=9)
+    out = ctx.save(claim_id, df, fig)
+    return verdict.with_outputs(out["figure"], out["table"])
+
+
+def _families(rng: np.random.Generator, k: int, *, convex: bool):
+    """(name, problem) batches over a few dimensions: quadratics and logistic losses.
+
+    Convex families are also non-negative (minimum 0, or infimum 0 for logistic)."""
+    for d in (2, 5, 12):
+        yield f"quadratic d={d}", random_quadratics(rng, k, d, convex=convex)
+        if convex:
+            yield f"quadratic (singular) d={d}", random_quadratics(rng, k, d, singular=True)
+        if not convex:
+            yield f"indefinite quadratic d={d}", random_quadratics(rng, k, d, convex=False)
+        yield f"logistic d={d}", random_logistic(rng, k, 3 * d + 5, d)
+
+
+@claim(
+    "fu.lemma-a.1.2",
+    paper="fu",
+    where="Lemma A.1.2",
+    kind="bound",
+    statement="For a convex, beta-smooth loss and a step size 0 < eta <= 2/beta, one gradient "
+    "step never moves two points further apart (the GD map is non-expansive).",
+    equation="||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||",
+)
+def _check_a12(ctx: CheckContext) -> Verdict:
+    rng = ctx.rng("fu.lemma-a.1.2")
+    k = ctx.pick(150, 3000)
+    rows = []
+    for name, prob in _families(rng, k, convex=True):
+        d = prob.dim
+        u = rng.standard_normal((k, d)) * 3
+        w = u + rng.standard_normal((k, d)) * 10.0 ** rng.uniform(-3, 1, (k, 1))
+        frac = rng.uniform(0.0, 2.0, k)
+        frac[: k // 10] = 2.0  # the boundary eta = 2/beta, where quadratics are tight
+        frac = np.maximum(frac, 1e-3)
+        eta = frac / prob.beta
+        s = sb.gd_map_nonexpansive(u, w, prob.grad(u), prob.grad(w), eta=eta, beta=prob.beta)
+        rows.append(pd.DataFrame({"family": name, "eta_times_beta": frac, "lhs": s.lhs,
+                                  "rhs": s.rhs}))
+    df = pd.concat(rows, ignore_index=True)
+    # control: eta = 2.2/beta on convex quadratics, along the top eigenvector
+    q = random_quadratics(rng, 200, 5)
+    evals, evecs = np.linalg.eigh(q.A)
+    u = rng.standard_normal((200, 5))
+    w = u + evecs[:, :, -1]
+    eta = 2.2 / q.beta[:, None]
+    ctrl = np.linalg.norm((u - eta * q.grad(u)) - (w - eta * q.grad(w)), axis=-1) / np.linalg.norm(
+        u - w, axis=-1)
+    return _report(ctx, "fu.lemma-a.1.2", df, what="||GD(u) - GD(w)|| <= ||u - w||",
+                   xlabel="||GD(u) - GD(w)|| / ||u - w||",
+                   extra={"control_eta_2.2_over_beta_worst_ratio": float(ctrl.max())})
+
+
+@claim(
+    "fu.lemma-a.1.3",
+    paper="fu",
+    where="Lemma A.1.3",
+    kind="bound",
+    statement="A non-negative beta-smooth loss is self-bounding: its squared gradient norm is at "
+    "most 2 beta times its value.",
+    equation="||grad f(w)||^2 <= 2 beta f(w)",
+)
+def _check_a13(ctx: CheckContext) -> Verdict:
+    rng = ctx.rng("fu.lemma-a.1.3")
+    k = ctx.pick(150, 3000)
+    rows = []
+    for name, prob in _families(rng, k, convex=True):
+        d = prob.dim
+        w = rng.standard_normal((k, d)) * 10.0 ** rng.uniform(-2, 1, (k, 1))
+        s = sb.self_bounding(prob.grad(w), prob.value(w), beta=prob.beta)
+        rows.append(pd.DataFrame({"family": name, "lhs": s.lhs, "rhs": s.rhs}))
+    df = pd.concat(rows, ignore_index=True)
+    # control: the same quadratics with beta understated by half, at their top eigenvector
+    q = random_quadratics(rng, 200, 5)
+    w = q.c + np.linalg.eigh(q.A)[1][:, :, -1]
+    ctrl = np.sum(q.grad(w) ** 2, -1) / (2 * (q.beta / 2) * q.value(w))
+    return _report(ctx, "fu.lemma-a.1.3", df, what="||grad f||^2 <= 2 beta f",
+                   xlabel="||grad f||^2 / (2 beta f)",
+                   extra={"control_beta_halved_worst_ratio": float(ctrl.max())})
+
+
+@claim(
+    "fu.lemma-a.2.1",
+    paper="fu",
+    where="Lemma A.2.1",
+    kind="bound",
+    statement="Normalizing a vector, x -> x/||x||, is (2/r)-Lipschitz on vectors of norm at "
+    "least r (the sharp constant is 1/r).",
+    equation="|| x/||x|| - y/||y|| || <= (2/r) ||x - y||   for ||x||, ||y|| >= r",
+)
+def _check_a21(ctx: CheckContext) -> Verdict:
+    rng = ctx.rng("fu.lemma-a.2.1")
+    k = ctx.pick(2000, 50000)
+    rows = []
+    for d in (2, 10, 100):
+        r = 10.0 ** rng.uniform(-2, 2, k)
+        x = rng.standard_normal((k, d))
+        x *= (r * (1 + rng.exponential(0.5, k)) / np.linalg.norm(x, axis=-1))[:, None]
+        # pairs at every scale of separation, including near-coincident ones on the sphere |x|=r
+        y = x + rng.standard_normal((k, d)) * (r * 10.0 ** rng.uniform(-4, 1, k))[:, None]
+        ny = np.linalg.norm(y, axis=-1)
+        y = np.where((ny < r)[:, None], y * (r / ny)[:, None], y)
+        on_sphere = slice(0, k // 4)
+        x[on_sphere] *= (r[on_sphere] / np.linalg.norm(x[on_sphere], axis=-1))[:, None]
+        y[on_sphere] *= (r[on_sphere] / np.linalg.norm(y[on_sphere], axis=-1))[:, None]
+        s = sb.normalization_lipschitz(x, y, r=r)
+        rows.append(pd.DataFrame({"family": f"d={d}", "lhs": s.lhs, "rhs": s.rhs}))
+    df = pd.concat(rows, ignore_index=True)
+    sharp = float((2 * df["lhs"] / df["rhs"]).max())  # lhs / ((1/r)||x - y||)
+    # control: the same comparison inside the ball, ||x|| = ||y|| = r/10, orthogonal
+    e1, e2 = np.eye(2)
+    ctrl = np.linalg.norm(e1 - e2) / (2.0 * np.linalg.norm(0.1 * e1 - 0.1 * e2))
+    return _report(ctx, "fu.lemma-a.2.1", df, what="normalization is (2/r)-Lipschitz",
+                   xlabel="|| x/|x| - y/|y| || / ((2/r) ||x - y||)",
+                   extra={"worst_ratio_to_sharp_constant_1_over_r": sharp,
+                          "control_inside_ball_ratio": float(ctrl)})
+
+
+def _separable_dataset(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian points, an offset random hyperplane, a gap of half-width 0.3 around it."""
+    center = rng.standard_normal(d) * rng.uniform(0, 6)
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    pts = []
+    while sum(len(p) for p in pts) < n:
+        x = center + rng.standard_normal((4 * n, d))
+        s = (x - center) @ u
+        pts.append(x[np.abs(s) > 0.3])
+    X = np.concatenate(pts)[:n]
+    y = np.where((X - center) @ u > 0, 1.0, -1.0)
+    if np.all(y == y[0]):  # both sides of a central plane are empty with prob. ~2^-n
+        return _separable_dataset(rng, n, d)
+    return X, y
+
+
+@claim(
+    "fu.lemma-a.2.3",
+    paper="fu",
+    where="Lemma A.2.3",
+    kind="bound",
+    statement="The intercept of the hard-margin SVM is at most 1 + ||v_hat|| B in absolute value, "
+    "with B the largest feature norm.",
+    equation="|b_hat| <= 1 + ||v_hat|| B,   B = max_i ||x_i||,   classifier sign(v^T x - b)",
+)
+def _check_a23(ctx: CheckContext) -> Verdict:
+    from synthetic.svm import HardMarginSVM
+
+    rng = ctx.rng("fu.lemma-a.2.3")
+    k = ctx.pick(30, 300)
+    rows = []
+    for j in range(k):
+        d = int(rng.choice([2, 5, 20]))
+        X, y = _separable_dataset(rng, 60, d)
+        svm = HardMarginSVM().fit(X, y)
+        B = float(np.linalg.norm(X, axis=1).max())
+        s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=B)
+        rows.append({"family": f"d={d}", "dataset": j, "B": B, "margin": svm.margin_,
+                     "n_support": len(svm.support_), "lhs": float(s.lhs), "rhs": float(s.rhs)})
+    return _report(ctx, "fu.lemma-a.2.3", pd.DataFrame(rows), what="|b| <= 1 + ||v|| B",
+                   xlabel="|b_hat| / (1 + ||v_hat|| B)")
+
+
+@claim(
+    "fu.lemma-a.5.1",
+    paper="fu",
+    where="Lemma A.5.1",
+    kind="bound",
+    statement="For a beta-smooth loss and eta <= 1/beta, a gradient step decreases the loss by "
+    "at least (eta/2) times the squared gradient norm (the descent lemma).",
+    equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2",
+)
+def _check_a51(ctx: CheckContext) -> Verdict:
+    rng = ctx.rng("fu.lemma-a.5.1")
+    k = ctx.pick(150, 3000)
+    rows = []
+    for name, prob in _families(rng, k, convex=False):
+        d = prob.dim
+        w = rng.standard_normal((k, d)) * 3
+        frac = np.maximum(rng.uniform(0, 1, k), 1e-3)
+        frac[: k // 10] = 1.0
+        eta = frac / prob.beta
+        g = prob.grad(w)
+        s = sb.descent_lemma(prob.value(w - eta[:, None] * g), prob.value(w), g, eta=eta,
+                             beta=prob.beta)
+        rows.append(pd.DataFrame({"family": name, "eta_times_beta": frac, "f_now": prob.value(w),
+                                  "lhs": s.lhs, "rhs": s.rhs}))
+    df = pd.concat(rows, ignore_index=True)
+    guaranteed = df["f_now"] - df["rhs"]
+    actual = df["f_now"] - df["lhs"]
+    moved = guaranteed > 0
+    df["guaranteed_over_actual_decrease"] = np.where(moved, guaranteed / actual.where(moved, 1), 0)
+    return _report(ctx, "fu.lemma-a.5.1", df, what="f(w - eta g) <= f(w) - (eta/2)||g||^2",
+                   xlabel="guaranteed decrease (eta/2)||g||^2 / actual decrease",
+                   ratio=df["guaranteed_over_actual_decrease"][moved])

@@ -1,0 +1,106 @@
+"""UEGR (Sun et al., paper 001), Theorem 1: the rescaled Bernoulli-masked gradient.
+
+Setting (eqs. 15-19): per-sample gradients ~ ``N(mu, sigma_g^2 I)``, a batch of ``|D|`` of them
+averaged, ``g ~ N(mu, sigma_g^2/|D| I)``; an independent mask ``m_i ~ Ber(p_i)``; the update uses
+``g_tilde = g * m / p``. Coordinates are independent, so ``Cov[g_tilde]`` is diagonal.
+
+Inconsistencies: eq. (15) writes the unscaled mask ``g * m`` while eq. (17) and the theorem's
+mean use the 1/p-rescaled one; ``d`` and ``|B|`` in the statement are undefined (the proof uses
+``|D|`` and an undefined ``k``). The prose says the selective update "reduces the variance";
+eq. (18) itself shows the rescaled estimator's variance is *at least* that of ``g``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from theory import _validate as v
+
+
+def _p(p: ArrayLike) -> np.ndarray:
+    return v.in_interval("p", p, 0.0, 1.0, closed_lo=False, closed_hi=True)
+
+
+def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:
+    """Eq. (17): ``E[g * m / p] = mu``: the rescaled masked gradient is unbiased."""
+    mu = v.as_array("grad_mean", grad_mean)
+    return np.broadcast_to(mu, np.broadcast_shapes(mu.shape, _p(p).shape)).copy()
+
+
+def rescaled_mask_variance(
+    *, grad_mean: ArrayLike, grad_var: ArrayLike, p: ArrayLike
+) -> np.ndarray:
+    """Eq. (18), exact per coordinate: ``Var[g_i m_i / p_i] = Var[g_i]/p_i + (1 - p_i) mu_i^2 / p_i``.
+
+    ``grad_var`` is ``Var[g_i] = sigma_g^2 / |D|``. Both terms grow as ``p_i`` falls, so the
+    ratio to ``Var[g_i]`` is >= 1 for every ``p_i <= 1``.
+    """
+    mu = v.as_array("grad_mean", grad_mean)
+    var = v.nonnegative("grad_var", grad_var)
+    pp = _p(p)
+    return var / pp + (1.0 - pp) * mu**2 / pp
+
+
+def unscaled_mask_variance(
+    *, grad_mean: ArrayLike, grad_var: ArrayLike, p: ArrayLike
+) -> np.ndarray:
+    """Variance of eq. (15)'s unscaled ``g_i m_i``: ``p_i Var[g_i] + p_i (1 - p_i) mu_i^2``.
+
+    Smaller than ``Var[g_i]`` when ``mu_i`` is small, but biased: ``E[g_i m_i] = p_i mu_i``.
+    """
+    mu = v.as_array("grad_mean", grad_mean)
+    var = v.nonnegative("grad_var", grad_var)
+    pp = _p(p)
+    return pp * var + pp * (1.0 - pp) * mu**2
+
+
+def thm1_cov_frobenius_bound(
+    *,
+    grad_mean: ArrayLike,
+    sigma_g: ArrayLike,
+    batch_size: ArrayLike,
+    p: ArrayLike,
+    k: float = 1.0,
+) -> np.ndarray:
+    """Eq. (19): ``||Cov[g_tilde]||_F <= || sigma_g^2 k I/(p_hat |D|) + (1-p_hat)/p_hat diag(mu)^2 ||_F``.
+
+    ``p_hat = min p``; vectors on the last axis. ``k`` is undefined in the paper; ``k = 1`` is
+    the tightest reading that the proof supports (each diagonal entry of eq. 18 is largest at
+    ``p_hat``). The theorem's statement adds a further undefined factor ``d`` and the learning
+    rate ``eta^2``; this is the proof's form, for the gradient itself.
+    """
+    mu = v.as_array("grad_mean", grad_mean)
+    sg = v.nonnegative("sigma_g", sigma_g)
+    nb = v.count("batch_size", batch_size, minimum=1)
+    kk = v.positive("k", k)
+    p_hat = np.min(_p(p), axis=-1, keepdims=True)
+    diag = sg[..., None] ** 2 * kk / (p_hat * nb[..., None]) + (1.0 - p_hat) / p_hat * mu**2
+    return np.linalg.norm(diag, axis=-1)
+
+
+def sample_masked_gradients(
+    *,
+    grad_mean: ArrayLike,
+    sigma_g: float,
+    batch_size: int,
+    p: ArrayLike,
+    n_draws: int,
+    rng: np.random.Generator,
+    rescale: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``(g, g * m [/ p])`` pairs under Theorem 1's model, shape ``(n_draws, d)`` each.
+
+    The batch mean of ``|D|`` Gaussian per-sample gradients is drawn directly as
+    ``N(mu, sigma_g^2/|D|)``.
+    """
+    mu = v.as_array("grad_mean", grad_mean)
+    pp = np.broadcast_to(_p(p), mu.shape)
+    sg = float(v.nonnegative("sigma_g", sigma_g))
+    nb = int(v.count("batch_size", batch_size, minimum=1))
+    if n_draws < 2:
+        raise ValueError(f"n_draws must be >= 2 (got {n_draws})")
+    g = mu + rng.standard_normal((n_draws, mu.size)).reshape(n_draws, *mu.shape) * sg / np.sqrt(nb)
+    m = rng.random(g.shape) < pp
+    masked = g * m / pp if rescale else g * m
+    return g, masked

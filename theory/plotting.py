@@ -1,0 +1,39 @@
+"""Figure conventions shared by every claim: paper-like, labelled, readable in grey-scale."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+STYLE = {
+    "figure.figsize": (5.2, 3.6),
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.size": 9,
+    "legend.frameon": False,
+}
+
+
+def figure(ncols: int = 1, *, width: float = 5.2, height: float = 3.6):
+    """A new figure with ``ncols`` axes in the project's style."""
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, list(axes.ravel())
+
+
+def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -> None:
+    """Distribution of lhs/rhs per problem family, with the bound at 1."""
+    ratio = np.asarray(ratio, dtype=float)
+    bins = np.linspace(0.0, max(1.05, float(np.nanmax(ratio)) * 1.02), 40)
+    for g in np.unique(groups):
+        ax.hist(ratio[groups == g], bins=bins, alpha=0.55, label=str(g))
+    ax.axvline(1.0, color="k", ls="--", lw=1, label="bound (ratio = 1)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("instances")
+    ax.legend(fontsize=8)

@@ -1,0 +1,217 @@
+"""*Activation Decay by Loss Smoothing to Enhance Generalization* (paper 002).
+
+Corollary 1 (erf bound on the Hessian of a Gaussian-smoothed loss), the 1-D Huber loss that
+attains it, Theorem 2 (smoothed cross-entropy <= CE + sigma^2 ||h||^2 / 2) with its lower bound,
+the exact smoothed CE it should be compared with, Theorem 3 (a Taylor form, not a bound) and the
+GELU Lipschitz constant. Arrays broadcast; classes sit on the last axis of ``logits``.
+
+Smoothing the last layer ``W`` of ``logits = W h`` by ``Delta ~ N(0, sigma^2 I)`` adds
+``xi = Delta h ~ N(0, s^2 I_c)`` to the logits with ``s = sigma ||h||``; every smoothed-CE
+function here therefore takes the logit-space scale ``s`` (see :func:`logit_noise_scale`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import erf, log_softmax, logsumexp, softmax
+from scipy.stats import norm
+
+from theory import _validate as v
+
+
+def _gelu_lipschitz() -> float:
+    # GELU'(x) = Phi(x) + x phi(x); GELU''(x) = phi(x) (2 - x^2) vanishes at x = sqrt(2).
+    x = np.sqrt(2.0)
+    return float(norm.cdf(x) + x * norm.pdf(x))
+
+
+GELU_LIPSCHITZ: float = _gelu_lipschitz()
+"""``max_x GELU'(x) = Phi(sqrt 2) + sqrt 2 phi(sqrt 2) = 1.128904...``: GELU is not 1-Lipschitz,
+which Theorem 1's proof ("contractant activations such as ReLU and GELU") assumes."""
+
+
+def cor1_rhs(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """Corollary 1, eq. (1): ``||Hess E_Delta L(theta + Delta)||_2 <= H erf(eps / (sqrt2 H sigma))``.
+
+    Assumptions: ``grad L`` is H-Lipschitz and ``||grad L|| <= eps`` at every point the Gaussian
+    ``N(theta, sigma^2 I)`` reaches (globally, in practice). The paper states the gradient bound
+    without saying where it must hold and estimates ``eps`` from the gradient norm "near the
+    minimum", which does not make the right side a bound (see the ``ad.cor1`` claims). Adapted
+    from Delattre et al. (2024), Thm 2; its proof (B.1) is one sentence; the maximizer of the
+    left side is the Huber loss, :func:`huber_smoothed_hessian`.
+    """
+    h = v.positive("H", H)
+    e = v.nonnegative("eps", eps)
+    s = v.positive("sigma", sigma)
+    return h * erf(e / (np.sqrt(2.0) * h * s))
+
+
+def cor1_simple_bound(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """The consequences of Corollary 1 the paper states: ``rhs <= min(H, sqrt(2/pi) eps/sigma)``.
+
+    From ``erf(x) <= min(1, 2x/sqrt(pi))``.
+    """
+    h = v.positive("H", H)
+    e = v.nonnegative("eps", eps)
+    s = v.positive("sigma", sigma)
+    return np.minimum(h, np.sqrt(2.0 / np.pi) * e / s)
+
+
+def huber_grad(theta: ArrayLike, *, H: ArrayLike, eps: ArrayLike) -> np.ndarray:
+    """Gradient of the 1-D Huber loss with curvature H and slope cap eps: ``clip(H theta, -eps, eps)``.
+
+    It is H-Lipschitz and bounded by eps everywhere: Corollary 1's assumptions hold globally.
+    """
+    h = v.positive("H", H)
+    e = v.nonnegative("eps", eps)
+    return np.clip(h * v.as_array("theta", theta), -e, e)
+
+
+def huber_smoothed_hessian(
+    theta: ArrayLike, *, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike
+) -> np.ndarray:
+    """Exact second derivative of the Gaussian-smoothed Huber loss.
+
+    ``L'' = H 1{|theta| < eps/H}``, so ``(L^sigma)''(theta) = H [Phi((eps/H - theta)/sigma) -
+    Phi((-eps/H - theta)/sigma)]``. At ``theta = 0`` this equals Corollary 1's right side: the
+    bound is attained.
+    """
+    h = v.positive("H", H)
+    e = v.nonnegative("eps", eps)
+    s = v.positive("sigma", sigma)
+    t = v.as_array("theta", theta)
+    a = e / h
+    return h * (norm.cdf((a - t) / s) - norm.cdf((-a - t) / s))
+
+
+def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
+    """``s = sigma ||h||``: the std of each logit when the last layer is smoothed by sigma."""
+    return v.positive("sigma", sigma) * np.linalg.norm(v.as_array("h", h), axis=-1)
+
+
+def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
+    """``-log softmax(logits)[y]``, stable; ``y`` holds integer class indices."""
+    z = v.as_array("logits", logits)
+    yy = v.labels("y", y, z.shape[-1])
+    shape = np.broadcast_shapes(z.shape[:-1], yy.shape)
+    z = np.broadcast_to(z, (*shape, z.shape[-1]))
+    yy = np.broadcast_to(yy, shape)
+    return -np.take_along_axis(log_softmax(z, axis=-1), yy[..., None], axis=-1)[..., 0]
+
+
+def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
+    """Theorem 2, eq. (4): smoothed CE ``<= CE(W h, y) + sigma^2 ||h||^2 / 2 = CE + s^2/2``.
+
+    Proof (B.3): Jensen on the log, then the Gaussian moment generating function. Two typos in
+    the paper: the log-sum-exp index should run over the c classes (it writes ``j = 1..d``), and
+    the MGF step reuses sigma for ``Var(Delta_j^T h) = sigma^2 ||h||^2``; neither changes the
+    result. The lower bound ``CE <= smoothed CE`` (Jensen, CE convex in the logits) is
+    :func:`cross_entropy` itself.
+    """
+    return cross_entropy(logits, y) + v.nonnegative("s", s) ** 2 / 2.0
+
+
+def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
+    """Theorem 3 (B.4): second-order Taylor form ``CE + s^2/2 * sum_i p_i (1 - p_i)``.
+
+    ``p = softmax(W h)``; ``sum_i p_i (1 - p_i) = 1 - ||p||^2``. Not a bound in either direction
+    (the paper says "not an upper bound"; it also under-estimates for confident samples). Typo
+    in the proof: "the trace of p p^T is 1" should read ``tr diag(p) = 1``, ``tr p p^T = ||p||^2``.
+    """
+    z = v.as_array("logits", logits)
+    p = softmax(z, axis=-1)
+    return cross_entropy(z, y) + v.nonnegative("s", s) ** 2 / 2.0 * (1.0 - np.sum(p**2, axis=-1))
+
+
+def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 120) -> np.ndarray:
+    """Exact smoothed CE for two classes by Gauss-Hermite quadrature.
+
+    With ``margin = z_y - z_other`` and i.i.d. logit noise ``N(0, s^2)``, the smoothed loss is
+    ``E softplus(-margin + sqrt(2) s Z)``, ``Z ~ N(0, 1)``. softplus is analytic in a strip, so
+    the rule converges geometrically; 120 nodes give ~1e-12 for ``s <= 3``.
+    """
+    m = v.as_array("margin", margin)
+    ss = v.nonnegative("s", s)
+    if n_nodes < 2:
+        raise ValueError(f"n_nodes must be >= 2 (got {n_nodes})")
+    x, w = np.polynomial.hermite.hermgauss(n_nodes)
+    # E f(mu + tau Z) = pi^(-1/2) sum_k w_k f(mu + tau sqrt(2) x_k), with tau = sqrt(2) s
+    arg = -m[..., None] + 2.0 * ss[..., None] * x
+    return np.sum(w * np.logaddexp(0.0, arg), axis=-1) / np.sqrt(np.pi)
+
+
+def antithetic_mean(
+    f: Callable[[np.ndarray], np.ndarray],
+    noise_shape: tuple[int, ...],
+    *,
+    n_samples: int,
+    rng: np.random.Generator,
+    batch: int = 4096,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo ``E f(N)`` for ``N ~ N(0, I)`` of ``noise_shape``: ``(mean, standard error)``.
+
+    ``f`` maps a batch of noise, shape ``(k, *noise_shape)``, to values ``(k, *out)``. Antithetic
+    pairs ``(N, -N)`` cancel the odd part of ``f``; the standard error is over pairs.
+    """
+    if n_samples < 4 or n_samples % 2:
+        raise ValueError(f"n_samples must be an even number >= 4 (got {n_samples})")
+    n = n_samples // 2
+    total = total_sq = 0.0
+    done = 0
+    while done < n:
+        k = min(batch, n - done)
+        noise = rng.standard_normal((k, *noise_shape))
+        pair = 0.5 * (f(noise) + f(-noise))
+        total = total + pair.sum(axis=0)
+        total_sq = total_sq + (pair**2).sum(axis=0)
+        done += k
+    mean = np.asarray(total / n)
+    var = np.maximum(total_sq / n - mean**2, 0.0) * n / (n - 1)
+    return mean, np.sqrt(var / n)
+
+
+def smoothed_ce_monte_carlo(
+    logits: ArrayLike,
+    y: ArrayLike,
+    *,
+    s: ArrayLike,
+    n_samples: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo smoothed CE in any number of classes, in logit space: ``(mean, s.e.)``.
+
+    Adds ``xi ~ N(0, s^2 I_c)`` to the logits; equivalent to smoothing the last layer (module
+    docstring). For the weight-space statement itself use :func:`smoothed_ce_weight_space`.
+    """
+    z = v.as_array("logits", logits)
+    yy = v.labels("y", y, z.shape[-1])
+    ss = v.nonnegative("s", s)
+    z, yy, ss = np.broadcast_arrays(z, yy[..., None], ss[..., None])
+    yy, ss = yy[..., 0], ss[..., 0]
+    return antithetic_mean(lambda xi: cross_entropy(z + xi * ss[..., None], yy), z.shape,
+                           n_samples=n_samples, rng=rng)
+
+
+def smoothed_ce_weight_space(
+    W: ArrayLike,
+    h: ArrayLike,
+    y: int,
+    *,
+    sigma: float,
+    n_samples: int,
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    """Monte Carlo ``E_Delta CE((W + Delta) h, y)``, ``Delta ~ N(0, sigma^2 I_{c x d})``:
+    the smoothed loss exactly as Theorem 2 states it. Returns ``(mean, s.e.)``."""
+    WW = v.as_array("W", W)
+    hh = v.as_array("h", h)
+    sg = float(v.positive("sigma", sigma))
+    if WW.ndim != 2 or hh.shape != (WW.shape[1],):
+        raise ValueError(f"W must be (c, d) and h (d,) (got {WW.shape} and {hh.shape})")
+    yy = v.labels("y", np.asarray(y), WW.shape[0])
+    mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
+                               n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))
+    return float(mean), float(se)

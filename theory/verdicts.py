@@ -1,0 +1,113 @@
+"""Verdicts: what a check found, with the numbers that show it.
+
+A bound check compares a measured left side with a computed right side under a stated
+tolerance; the evidence keeps both (worst ratio, worst excess, counts, tolerance), so a reader
+can judge the margin, not only the word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+STATUSES = ("holds", "violated", "supported", "contradicted", "inconclusive", "not-testable")
+
+
+class BoundSides(NamedTuple):
+    """Both sides of an inequality ``lhs <= rhs``, elementwise over instances."""
+
+    lhs: np.ndarray
+    rhs: np.ndarray
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    figure: str | None = None
+    table: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES} (got {self.status!r})")
+
+    def with_outputs(self, figure: str | None, table: str | None) -> Verdict:
+        return Verdict(self.status, self.reason, dict(self.evidence), figure, table)
+
+
+def _num(x: Any) -> Any:
+    """Plain Python scalars for JSON."""
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, Any]:
+    """Counts and extremes of ``lhs <= rhs * (1 + rtol) + atol`` over all instances."""
+    lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
+    rhs = np.asarray(sides.rhs, dtype=np.float64).ravel()
+    if lhs.shape != rhs.shape:
+        raise ValueError(f"lhs and rhs must have one shape (got {lhs.shape} and {rhs.shape})")
+    if lhs.size == 0:
+        raise ValueError("a bound check needs at least one instance")
+    if not (np.all(np.isfinite(lhs)) and np.all(np.isfinite(rhs))):
+        raise ValueError("lhs and rhs must be finite")
+    excess = lhs - rhs
+    allowed = rtol * np.abs(rhs) + atol
+    bad = excess > allowed
+    ev: dict[str, Any] = {
+        "n_instances": int(lhs.size),
+        "n_violations": int(bad.sum()),
+        "rtol": rtol,
+        "atol": atol,
+        "max_lhs_minus_rhs": _num(excess.max()),
+    }
+    pos = rhs > 0
+    if pos.any():
+        ratio = lhs[pos] / rhs[pos]
+        ev["worst_lhs_over_rhs"] = _num(ratio.max())
+        ev["median_lhs_over_rhs"] = _num(np.median(ratio))
+    return ev
+
+
+def bound_verdict(
+    sides: BoundSides, *, rtol: float = 1e-9, atol: float = 0.0, what: str = "lhs <= rhs"
+) -> Verdict:
+    """``holds`` when every instance satisfies the bound within tolerance, else ``violated``."""
+    ev = bound_evidence(sides, rtol=rtol, atol=atol)
+    n, nv = ev["n_instances"], ev["n_violations"]
+    if nv == 0:
+        ratio = ev.get("worst_lhs_over_rhs")
+        tight = f"; worst lhs/rhs = {ratio:.6g}" if ratio is not None else ""
+        return Verdict("holds", f"{what} on all {n} instances{tight}", ev)
+    return Verdict(
+        "violated",
+        f"{what} fails on {nv} of {n} instances (max lhs - rhs = {ev['max_lhs_minus_rhs']:.6g})",
+        ev,
+    )
+
+
+def equality_verdict(
+    measured: np.ndarray, expected: np.ndarray, *, atol: float, what: str
+) -> Verdict:
+    """``holds`` when ``|measured - expected| <= atol`` everywhere, else ``violated``."""
+    m = np.asarray(measured, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    if m.shape != e.shape or m.size == 0:
+        raise ValueError("measured and expected must be non-empty and of one shape")
+    err = np.abs(m - e)
+    ev = {
+        "n_instances": int(m.size),
+        "max_abs_error": _num(err.max()),
+        "atol": atol,
+        "n_violations": int((err > atol).sum()),
+    }
+    if ev["n_violations"] == 0:
+        return Verdict("holds", f"{what}: max |error| = {err.max():.3g} <= {atol:g}", ev)
+    return Verdict(
+        "violated", f"{what}: max |error| = {err.max():.3g} > {atol:g} on "
+        f"{ev['n_violations']} of {m.size} instances", ev)
