@@ -39,9 +39,8 @@ def _report(
     fig, (ax,) = plotting.figure()
     if ratio is None:
         ratio = (df["lhs"] / df["rhs"])[df["rhs"] > 0]
-    plotting.ratio_histogram(
-        ax, ratio.to_numpy(), df["family"][ratio.index].to_numpy(), xlabel=xlabel
-    )
+    family = df["family"][ratio.index].str.replace(r" d=\d+$", "", regex=True)
+    plotting.ratio_histogram(ax, ratio.to_numpy(), family.to_numpy(), xlabel=xlabel)
     ax.set_title(f"{claim_id}: {verdict.status}", fontsize=9)
     out = ctx.save(claim_id, df, fig)
     return verdict.with_outputs(out["figure"], out["table"])

@@ -32,7 +32,7 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
     ratio = np.asarray(ratio, dtype=float)
     bins = np.linspace(0.0, max(1.05, float(np.nanmax(ratio)) * 1.02), 40)
     for g in np.unique(groups):
-        ax.hist(ratio[groups == g], bins=bins, alpha=0.55, label=str(g))
+        ax.hist(ratio[groups == g], bins=bins, histtype="step", lw=1.4, label=str(g))
     ax.axvline(1.0, color="k", ls="--", lw=1, label="bound (ratio = 1)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("instances")

@@ -1,0 +1,24 @@
+"""Package version and the environment a result was computed in."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("boundbench")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "0+unknown"
+
+
+def environment() -> dict[str, str]:
+    """Versions of Python and of the numerical packages results depend on."""
+    env = {"boundbench": version(), "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "torch", "cvxpy", "clarabel", "pandas", "transformers"):
+        try:
+            env[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return env
