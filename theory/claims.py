@@ -160,9 +160,17 @@ def _load() -> None:
 
 
 def registry() -> dict[str, Claim]:
-    """All registered claims by id, in registration order."""
+    """All registered claims by id: in ``CLAIM_MODULES`` order, then registration order
+    (independent of which module happened to be imported first)."""
     _load()
-    return dict(_REGISTRY)
+
+    def module_rank(c: Claim) -> int:
+        mod = c.check.__module__
+        return CLAIM_MODULES.index(mod) if mod in CLAIM_MODULES else len(CLAIM_MODULES)
+
+    order = {cid: i for i, cid in enumerate(_REGISTRY)}
+    ranked = sorted(_REGISTRY.values(), key=lambda c: (module_rank(c), order[c.id]))
+    return {c.id: c for c in ranked}
 
 
 def get(claim_id: str) -> Claim:

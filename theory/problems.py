@@ -48,7 +48,7 @@ def random_quadratics(
     q, _ = np.linalg.qr(rng.standard_normal((k, d, d)))
     eig = 10.0 ** rng.uniform(-2, 1, size=(k, d))
     if singular:
-        eig[:, : max(1, d // 3)] = 0.0
+        eig[:, : min(d - 1, max(1, d // 3))] = 0.0  # keep beta > 0
     if not convex:
         eig *= np.where(rng.random((k, d)) < 0.4, -1.0, 1.0)
     A = np.einsum("kij,kj,klj->kil", q, eig, q)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erf, log_softmax, logsumexp, softmax
+from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from theory import _validate as v
@@ -84,7 +84,17 @@ def huber_smoothed_hessian(
     s = v.positive("sigma", sigma)
     t = v.as_array("theta", theta)
     a = e / h
-    return h * (norm.cdf((a - t) / s) - norm.cdf((-a - t) / s))
+    return h * _gauss_mass((-a - t) / s, (a - t) / s)
+
+
+def _gauss_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``Phi(hi) - Phi(lo)`` for ``lo <= hi`` without cancellation where it can be avoided:
+    erf across 0, tail functions on one side (so Corollary 1's equality holds to rounding)."""
+    lo, hi = np.broadcast_arrays(lo, hi)
+    across = 0.5 * (erf(hi / np.sqrt(2.0)) - erf(lo / np.sqrt(2.0)))
+    right = norm.sf(lo) - norm.sf(hi)
+    left = norm.cdf(hi) - norm.cdf(lo)
+    return np.where(lo >= 0, right, np.where(hi <= 0, left, across))
 
 
 def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
@@ -126,12 +136,13 @@ def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     return cross_entropy(z, y) + v.nonnegative("s", s) ** 2 / 2.0 * (1.0 - np.sum(p**2, axis=-1))
 
 
-def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 120) -> np.ndarray:
+def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -> np.ndarray:
     """Exact smoothed CE for two classes by Gauss-Hermite quadrature.
 
     With ``margin = z_y - z_other`` and i.i.d. logit noise ``N(0, s^2)``, the smoothed loss is
-    ``E softplus(-margin + sqrt(2) s Z)``, ``Z ~ N(0, 1)``. softplus is analytic in a strip, so
-    the rule converges geometrically; 120 nodes give ~1e-12 for ``s <= 3``.
+    ``E softplus(-margin + sqrt(2) s Z)``, ``Z ~ N(0, 1)``. softplus is analytic in a strip whose
+    width in Z shrinks like 1/s, so convergence slows as s grows: 300 nodes give a relative error
+    below 1e-11 for ``s <= 3`` (measured against adaptive quadrature in the tests).
     """
     m = v.as_array("margin", margin)
     ss = v.nonnegative("s", s)

@@ -1,0 +1,59 @@
+"""The ``boundbench`` command end to end, as a user runs it."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from theory import claims
+from theory.verdicts import STATUSES
+
+
+def _boundbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    exe = shutil.which("boundbench", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "theory.cli"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, check=check, timeout=600)
+
+
+def test_claims_json_lists_every_registered_claim():
+    out = json.loads(_boundbench("claims", "--json").stdout)
+    assert [c["id"] for c in out] == list(claims.registry())
+    assert all({"id", "paper", "kind", "statement", "equation"} <= set(c) for c in out)
+
+
+def test_audit_quick_writes_a_readable_report(tmp_path):
+    res = _boundbench("audit", "--scale", "quick", "--out", str(tmp_path))
+    assert "claims in" in res.stdout
+    report = json.loads((tmp_path / "audit.json").read_text())
+    ids = [c["id"] for c in report["claims"]]
+    assert ids == list(claims.registry())
+    assert report["meta"]["seed"] == 0 and report["meta"]["scale"] == "quick"
+    assert "boundbench" in report["meta"]["environment"]
+    assert report["meta"]["seconds"] < 60
+    assert not report["meta"]["errors"]
+    for c in report["claims"]:
+        assert c["verdict"] in STATUSES
+        assert c["evidence"]["seed"] == 0
+        assert (tmp_path / c["figure"]).stat().st_size > 10_000
+        assert (tmp_path / c["table"]).exists()
+    md = (tmp_path / "audit.md").read_text()
+    for c in report["claims"]:
+        assert f"## {c['id']}" in md and c["statement"] in md
+
+
+def test_check_prints_evidence_and_rejects_unknown_ids(tmp_path):
+    res = _boundbench("check", "uegr.thm1.variance-reduction", "--seed", "2", "--json")
+    (r,) = json.loads(res.stdout)
+    assert r["verdict"] == "contradicted" and r["seed"] == 2
+    bad = _boundbench("check", "not.a.claim", check=False)
+    assert bad.returncode == 2 and "unknown claim id 'not.a.claim'" in bad.stderr
+
+
+@pytest.mark.slow
+def test_audit_paper_scale(tmp_path):
+    _boundbench("audit", "--scale", "paper", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "audit.json").read_text())
+    assert not report["meta"]["errors"]

@@ -1,0 +1,69 @@
+"""Tests of UEGR's Theorem 1 (theory.masked_gradient)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from theory import masked_gradient as mg
+
+vec = st.integers(1, 20).flatmap(lambda d: st.tuples(
+    arrays(np.float64, d, elements=st.floats(-10, 10)),
+    arrays(np.float64, d, elements=st.floats(0.01, 1.0))))
+
+
+@given(vec, st.floats(0.0, 10.0), st.integers(1, 256))
+def test_rescaled_variance_is_never_below_the_plain_one(mp, sigma_g, batch):
+    mu, p = mp
+    var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sigma_g**2 / batch, p=p)
+    assert np.all(var >= sigma_g**2 / batch * (1 - 1e-12))
+    assert np.all(np.diff(mg.rescaled_mask_variance(
+        grad_mean=mu[:1], grad_var=sigma_g**2 / batch, p=np.sort(p))) <= 1e-9 * (1 + var.max()))
+
+
+@given(vec, st.floats(0.0, 10.0), st.integers(1, 256))
+def test_frobenius_bound_19(mp, sigma_g, batch):
+    mu, p = mp
+    var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sigma_g**2 / batch, p=p)
+    bound = mg.thm1_cov_frobenius_bound(grad_mean=mu, sigma_g=sigma_g, batch_size=batch, p=p)
+    assert np.linalg.norm(var) <= bound * (1 + 1e-12) + 1e-300
+
+
+def test_no_mask_changes_nothing():
+    mu = np.array([1.0, -2.0])
+    assert np.allclose(mg.rescaled_mask_variance(grad_mean=mu, grad_var=0.5, p=1.0), 0.5)
+    assert np.allclose(mg.unscaled_mask_variance(grad_mean=mu, grad_var=0.5, p=1.0), 0.5)
+    assert np.allclose(mg.rescaled_mask_mean(grad_mean=mu, p=[0.3, 0.9]), mu)
+
+
+def test_monte_carlo_moments_match_eq_17_and_18():
+    rng = np.random.default_rng(1)
+    mu, p = np.array([0.0, 1.0, -3.0]), np.array([0.1, 0.5, 0.9])
+    g, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=2.0, batch_size=4, p=p,
+                                           n_draws=400_000, rng=rng)
+    var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=1.0, p=p)
+    assert np.all(np.abs(masked.mean(0) - mu) < 5 * np.sqrt(var / 400_000))
+    np.testing.assert_allclose(masked.var(0), var, rtol=0.03)
+    np.testing.assert_allclose(g.var(0), 1.0, rtol=0.01)
+    _, raw = mg.sample_masked_gradients(grad_mean=mu, sigma_g=2.0, batch_size=4, p=p,
+                                        n_draws=400_000, rng=rng, rescale=False)
+    np.testing.assert_allclose(raw.var(0), mg.unscaled_mask_variance(grad_mean=mu, grad_var=1.0, p=p),
+                               rtol=0.03)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: mg.rescaled_mask_variance(grad_mean=1.0, grad_var=1.0, p=0.0), r"p must lie in \(0, 1\]"),
+        (lambda: mg.rescaled_mask_variance(grad_mean=1.0, grad_var=1.0, p=1.5), r"p must lie in \(0, 1\]"),
+        (lambda: mg.rescaled_mask_variance(grad_mean=1.0, grad_var=-1.0, p=0.5), "grad_var must be >= 0"),
+        (lambda: mg.thm1_cov_frobenius_bound(grad_mean=[1.0], sigma_g=1, batch_size=0, p=[0.5]),
+         "batch_size must be >= 1"),
+        (lambda: mg.sample_masked_gradients(grad_mean=[1.0], sigma_g=1, batch_size=1, p=[0.5],
+                                            n_draws=1, rng=np.random.default_rng()), "n_draws must be >= 2"),
+    ],
+)
+def test_bad_input_names_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,0 +1,172 @@
+"""Property tests of Fu et al.'s bounds and lemmas (theory.stability_bounds)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theory import stability_bounds as sb
+from theory.problems import random_logistic, random_quadratics
+
+seeds = st.integers(0, 2**32 - 1)
+dims = st.integers(1, 8)
+
+
+def _problems(seed, d, *, convex=True):
+    rng = np.random.default_rng(seed)
+    return rng, [random_quadratics(rng, 16, d, convex=convex),
+                 random_quadratics(rng, 16, d, singular=convex, convex=convex),
+                 random_logistic(rng, 16, 3 * d + 2, d)]
+
+
+@given(seeds, dims, st.floats(1e-3, 2.0))
+def test_gd_map_is_nonexpansive_for_eta_up_to_2_over_beta(seed, d, frac):
+    rng, probs = _problems(seed, d)
+    for p in probs:
+        u, w = rng.standard_normal((2, 16, d)) * 3
+        eta = frac / p.beta
+        s = sb.gd_map_nonexpansive(u, w, p.grad(u), p.grad(w), eta=eta, beta=p.beta)
+        assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-12)
+
+
+def test_gd_map_expands_beyond_2_over_beta():
+    # the lemma's condition matters: a quadratic along its top eigenvector, eta = 2.5/beta
+    A = np.diag([4.0, 1.0])
+    u, w = np.zeros(2), np.array([1.0, 0.0])
+    eta = 2.5 / 4.0
+    gap = np.linalg.norm((u - eta * A @ u) - (w - eta * A @ w))
+    assert gap == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="eta must be <= 2/beta"):
+        sb.gd_map_nonexpansive(u, w, A @ u, A @ w, eta=eta, beta=4.0)
+
+
+@given(seeds, dims)
+def test_self_bounding(seed, d):
+    rng, probs = _problems(seed, d)
+    for p in probs:
+        w = rng.standard_normal((16, d)) * 5
+        s = sb.self_bounding(p.grad(w), p.value(w), beta=p.beta)
+        assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-12)
+
+
+def test_self_bounding_is_tight_on_the_top_eigenvector():
+    A = np.diag([3.0, 1.0])
+    w = np.array([2.0, 0.0])
+    s = sb.self_bounding(A @ w, 0.5 * w @ A @ w, beta=3.0)
+    assert s.lhs == pytest.approx(s.rhs)
+
+
+@given(seeds, st.integers(1, 30), st.floats(1e-3, 1e3))
+def test_normalization_is_lipschitz_with_2_over_r(seed, d, r):
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, 64, d))
+    x *= (r * (1 + rng.exponential(size=64)) / np.linalg.norm(x, axis=-1))[:, None]
+    y *= (r * (1 + rng.exponential(size=64)) / np.linalg.norm(y, axis=-1))[:, None]
+    s = sb.normalization_lipschitz(x, y, r=r)
+    assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-15)
+    # the sharp constant is 1/r: half the lemma's
+    assert np.all(s.lhs <= s.rhs / 2 * (1 + 1e-9) + 1e-15)
+
+
+def test_normalization_rejects_points_inside_the_ball():
+    with pytest.raises(ValueError, match="norm >= r"):
+        sb.normalization_lipschitz(np.array([0.1, 0.0]), np.array([1.0, 0.0]), r=1.0)
+
+
+@given(seeds, dims, st.floats(1e-3, 1.0))
+def test_descent_lemma(seed, d, frac):
+    rng, probs = _problems(seed, d, convex=False)
+    for p in probs:
+        w = rng.standard_normal((16, d)) * 3
+        eta = frac / p.beta
+        g = p.grad(w)
+        s = sb.descent_lemma(p.value(w - eta[:, None] * g), p.value(w), g, eta=eta, beta=p.beta)
+        assert np.all(s.lhs <= s.rhs + 1e-9 * np.abs(s.rhs) + 1e-12)
+
+
+def test_descent_lemma_needs_eta_at_most_1_over_beta():
+    with pytest.raises(ValueError, match="eta must be <= 1/beta"):
+        sb.descent_lemma(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
+
+
+@given(st.integers(0, 10_000))
+def test_intercept_bound_on_svms(seed):
+    from synthetic.svm import HardMarginSVM
+    from theory.checks_stability import _separable_dataset
+
+    rng = np.random.default_rng(seed)
+    X, y = _separable_dataset(rng, 30, 3)
+    svm = HardMarginSVM().fit(X, y)
+    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=1).max())
+    assert s.lhs <= s.rhs * (1 + 1e-7)
+
+
+pos = st.floats(1e-3, 1e3)
+
+
+@given(pos, pos, st.floats(0.01, 0.99), pos, st.integers(2, 10_000))
+def test_thm22_forms_differ_by_sqrt_dist_over_beta(L, beta, ratio, dist, n):
+    kw = dict(lipschitz=L, beta=beta, mu=ratio * beta, dist0=dist, n=n)
+    main, app = sb.thm22_main_rhs(**kw), sb.thm22_appendix_rhs(**kw)
+    assert main > 0 and app > 0
+    assert main / app == pytest.approx(np.sqrt(dist / beta), rel=1e-9)
+    assert sb.thm22_main_rhs(**{**kw, "n": 2 * n}) == pytest.approx(main * n / (2 * n), rel=1e-12)
+
+
+def test_thm22_closed_form():
+    # mu/beta = 1 - 1/16: (1 - mu/beta)^(-1/4) - 1 = 1
+    kw = dict(lipschitz=2.0, beta=4.0, mu=3.75, dist0=8.0, n=10)
+    assert sb.thm22_main_rhs(**kw) == pytest.approx(np.sqrt(4.0) * 8.0 / 4.0 / 10)
+    assert sb.thm22_appendix_rhs(**kw) == pytest.approx(np.sqrt(2 * 2.0 * 8.0 / 4.0) / 10)
+
+
+@given(st.floats(1e-4, 1e2), st.integers(2, 10**6), st.floats(0.01, 100), st.floats(0.01, 100))
+def test_lemma_a25_is_a_max_and_decreases_in_n_and_lambda(lam, n, B, gamma):
+    r = sb.lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
+    k = 1 + B / gamma
+    assert r >= np.sqrt(2 / (lam * n) * k) * (1 - 1e-12)
+    assert r >= (B + np.sqrt(B**2 + 8 * n * lam * k)) / (2 * n * lam) * (1 - 1e-12)
+    assert sb.lemma_a25_rhs(lam=lam, n=2 * n, B=B, gamma=gamma) < r
+    assert sb.lemma_a25_rhs(lam=2 * lam, n=n, B=B, gamma=gamma) < r
+    assert sb.thm24_second_term(r=0.5, lam=lam, n=n, B=B, gamma=gamma) == pytest.approx(4 * r)
+
+
+def test_cor25_second_term():
+    assert sb.cor25_second_term(nu=2.0, lipschitz=3.0, lam=0.5, n=6) == pytest.approx(2.0)
+
+
+@given(st.floats(1e-6, 0.999), st.integers(1, 10**6))
+def test_cor31_head_factor(delta, heads):
+    need = 2 + 8 * np.log(1 / delta)
+    if heads <= need:
+        with pytest.raises(ValueError, match="heads must be >"):
+            sb.cor31_head_factor(heads=heads, delta=delta)
+    else:
+        f = sb.cor31_head_factor(heads=heads, delta=delta)
+        assert 0 < f < 1
+        assert f == pytest.approx(np.sqrt(need / heads))
+
+
+def test_direction_rate_needs_t_above_e():
+    assert sb.direction_rate(np.e**np.e) == pytest.approx(1 / np.e)
+    with pytest.raises(ValueError, match="t must be > e"):
+        sb.direction_rate(2.0)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: sb.thm22_main_rhs(lipschitz=1, beta=1, mu=1, dist0=1, n=5), "mu must be < beta"),
+        (lambda: sb.thm22_main_rhs(lipschitz=-1, beta=1, mu=.5, dist0=1, n=5), "lipschitz must be > 0"),
+        (lambda: sb.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=1), "n must be >= 2"),
+        (lambda: sb.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=2.5), "n must be an integer"),
+        (lambda: sb.lemma_a25_rhs(lam=0, n=5, B=1, gamma=1), "lam must be > 0"),
+        (lambda: sb.lemma_a25_rhs(lam=1, n=5, B=1, gamma=np.nan), "gamma must be finite"),
+        (lambda: sb.cor31_head_factor(heads=100, delta=1.0), r"delta must lie in \(0, 1\)"),
+        (lambda: sb.intercept_bound(1.0, [1.0], B=0), "B must be > 0"),
+        (lambda: sb.self_bounding([1.0], -1.0, beta=1), "f_value must be >= 0"),
+    ],
+)
+def test_bad_input_names_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

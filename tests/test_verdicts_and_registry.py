@@ -1,0 +1,90 @@
+"""The verdict machinery and the claims registry, including checks that must detect violations."""
+
+import json
+
+import numpy as np
+import pytest
+
+from theory import claims, smoothing, stability_bounds
+from theory.verdicts import STATUSES, BoundSides, Verdict, bound_verdict, equality_verdict
+
+
+def test_bound_verdict_reports_both_sides():
+    v = bound_verdict(BoundSides(np.array([1.0, 2.0]), np.array([2.0, 2.0])), rtol=0, atol=0)
+    assert v.status == "holds"
+    assert v.evidence["worst_lhs_over_rhs"] == 1.0
+    assert v.evidence["n_instances"] == 2
+    v = bound_verdict(BoundSides(np.array([1.0, 2.1]), np.array([2.0, 2.0])), rtol=0.01, atol=0)
+    assert v.status == "violated"
+    assert v.evidence["n_violations"] == 1
+    assert v.evidence["max_lhs_minus_rhs"] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="finite"):
+        bound_verdict(BoundSides(np.array([np.nan]), np.array([1.0])))
+
+
+def test_equality_verdict_and_status_vocabulary():
+    assert equality_verdict(np.array([1.0]), np.array([1.0 + 1e-10]), atol=1e-9, what="x").status == "holds"
+    assert equality_verdict(np.array([1.0]), np.array([1.1]), atol=1e-9, what="x").status == "violated"
+    with pytest.raises(ValueError, match="status must be one of"):
+        Verdict("maybe", "")
+
+
+def test_registry_records_are_complete():
+    reg = claims.registry()
+    expected = {"fu.lemma-a.1.2", "fu.lemma-a.1.3", "fu.lemma-a.2.1", "fu.lemma-a.2.3",
+                "fu.lemma-a.5.1", "ad.cor1.huber-tight", "ad.thm2", "ad.thm3.not-a-bound",
+                "uegr.thm1.unbiased", "uegr.thm1.variance-reduction"}
+    assert expected <= set(reg)
+    for c in reg.values():
+        assert c.kind in claims.KINDS and c.paper in claims.PAPERS
+        assert c.statement.endswith(".") and c.equation and c.where
+    with pytest.raises(ValueError, match="unknown claim id"):
+        claims.get("no.such.claim")
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers():
+    a = claims.run("ad.thm2", claims.CheckContext(seed=3)).verdict.evidence
+    b = claims.run("ad.thm2", claims.CheckContext(seed=3)).verdict.evidence
+    c = claims.run("ad.thm2", claims.CheckContext(seed=4)).verdict.evidence
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert a["max_gap_over_s2_half"] != c["max_gap_over_s2_half"]
+
+
+# The checks can fail: break a bound on purpose and the claim must come back violated.
+
+def test_thm2_check_detects_a_too_small_right_side(monkeypatch):
+    monkeypatch.setattr(smoothing, "thm2_rhs",
+                        lambda logits, y, *, s: smoothing.cross_entropy(logits, y) + s**2 / 4)
+    assert claims.run("ad.thm2", claims.CheckContext()).verdict.status == "violated"
+
+
+def test_self_bounding_check_detects_a_wrong_constant(monkeypatch):
+    real = stability_bounds.self_bounding
+    monkeypatch.setattr(stability_bounds, "self_bounding",
+                        lambda g, f, *, beta: real(g, f, beta=np.asarray(beta) / 2))
+    assert claims.run("fu.lemma-a.1.3", claims.CheckContext()).verdict.status == "violated"
+
+
+def test_huber_check_detects_a_wrong_bound(monkeypatch):
+    monkeypatch.setattr(smoothing, "cor1_rhs", lambda *, H, eps, sigma: smoothing.cor1_simple_bound(
+        H=H, eps=eps, sigma=sigma))
+    assert claims.run("ad.cor1.huber-tight", claims.CheckContext()).verdict.status == "violated"
+
+
+def test_run_catch_turns_an_exception_into_an_inconclusive_result(monkeypatch):
+    c = claims.get("fu.lemma-a.2.1")
+
+    def boom(ctx):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setitem(claims._REGISTRY, c.id, claims.Claim(c.id, c.paper, c.where, c.statement,
+                                                             c.equation, c.kind, boom))
+    r = claims.run(c.id, claims.CheckContext(), catch=True)
+    assert r.verdict.status == "inconclusive" and "solver exploded" in r.error
+    with pytest.raises(RuntimeError):
+        claims.run(c.id, claims.CheckContext())
+
+
+def test_statuses_cover_the_issue_vocabulary():
+    assert set(STATUSES) == {"holds", "violated", "supported", "contradicted", "inconclusive",
+                             "not-testable"}
