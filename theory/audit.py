@@ -79,9 +79,9 @@ def run_audit(
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
+    """A table cell: numbers to 6 significant digits, pipes escaped (norms are written |x|)."""
+    text = f"{v:.6g}" if isinstance(v, float) else str(v)
+    return text.replace("|", "\\|")
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -113,7 +113,7 @@ def render_markdown(report: dict[str, Any]) -> str:
               "| claim | paper, where | kind | verdict | finding |", "|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']}, "
-                     f"{r['where']} | {r['kind']} | **{r['verdict']}** | {r['reason']} |")
+                     f"{r['where']} | {r['kind']} | **{r['verdict']}** | {_fmt(r['reason'])} |")
     lines += ["", "Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
     for r in results:
         lines += [
@@ -132,7 +132,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += [f"**Note.** {r['notes']}", ""]
         if r["evidence"]:
             lines += ["| evidence | value |", "|---|---|"]
-            lines += [f"| {k} | {_fmt(v)} |" for k, v in r["evidence"].items()]
+            lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in r["evidence"].items()]
             lines.append("")
         if r.get("figure"):
             lines += [f"![{r['id']}]({r['figure']})", ""]
