@@ -1,73 +1,241 @@
-"""Exact linear SVMs with cvxpy (Clarabel), in scikit-learn's estimator style.
+"""Exact linear SVMs with cvxpy (Clarabel), in scikit-learn's estimator style, for one dataset
+``X (n, d)`` or a batch ``X (k, n, d)``.
 
 Sign convention: scikit-learn's, ``decision = X @ coef_ + intercept_``. The paper (Fu et al.)
 writes the head as ``w = [v, b]`` acting on ``[x, -1]``, i.e. ``sign(v^T x - b)``; so
 ``v = coef_`` and ``b = -intercept_``.
+
+Speed without giving up exactness. The hard-margin problem is solved on a *working set* of
+points and grown until no point violates its constraint: a solution of the problem restricted
+to a subset of the constraints that satisfies all of them is optimal for the full problem (the
+restricted problem is a relaxation). Each cvxpy problem is built once per (working-set size, d)
+with ``cp.Parameter``s and re-solved; padding rows are switched off by a negative right side.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
 SOLVER = "CLARABEL"
+FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
+_SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 
 
-def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must have shape (n, d) (got {X.shape})")
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have shape ({X.shape[0]},) (got {y.shape})")
+    batched = X.ndim == 3
+    if X.ndim not in (2, 3):
+        raise ValueError(f"X must have shape (n, d) or (n_datasets, n, d) (got {X.shape})")
+    if not batched:
+        X, y = X[None], y[None]
+    if y.shape != X.shape[:2]:
+        raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} (got "
+                         f"{y.shape if batched else y.shape[1:]})")
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}")
-    if np.all(y == 1) or np.all(y == -1):
-        raise ValueError("y must contain both classes")
-    return X, y
+    if np.any(np.all(y == 1, axis=1) | np.all(y == -1, axis=1)):
+        raise ValueError("y must contain both classes in every dataset")
+    return X, y, batched
+
+
+@lru_cache(maxsize=32)
+def _hard_qp(m: int, d: int):
+    """``min 1/2 ||v||^2 s.t. Z v + y c >= r`` for m rows; Z = y * X. Rows with Z = 0, y = 0,
+    r = -1 are padding: always satisfied with slack (r = 0 would be degenerate for the solver)."""
+    Z, yy, r = cp.Parameter((m, d)), cp.Parameter(m), cp.Parameter(m)
+    v, c = cp.Variable(d), cp.Variable()
+    con = Z @ v + yy * c >= r
+    return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(v)), [con]), Z, yy, r, v, c, con
+
+
+def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
+    d = X.shape[1]
+    m = next((s for s in _SIZES if s >= len(idx)), len(idx))
+    prob, Z, yy, r, v, c, con = _hard_qp(m, d)
+    Zv, yv, rv = np.zeros((m, d)), np.zeros(m), np.full(m, -1.0)  # padding: 0 >= -1, slack
+    Zv[: len(idx)] = y[idx, None] * X[idx]
+    yv[: len(idx)] = y[idx]
+    rv[: len(idx)] = 1.0
+    Z.value, yy.value, r.value = Zv, yv, rv
+    prob.solve(solver=SOLVER)
+    if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        raise ValueError(
+            f"X, y are not linearly separable: the hard-margin SVM is infeasible "
+            f"(solver status {prob.status!r}); use SoftMarginSVM"
+        )
+    if prob.status != cp.OPTIMAL:
+        raise ValueError(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
+    return np.array(v.value), float(c.value), np.array(con.dual_value[: len(idx)])
+
+
+def hard_margin_exact(
+    X: np.ndarray, y: np.ndarray, *, exclude: int | None = None, start: np.ndarray | None = None
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Exact hard-margin SVM of one dataset, optionally without sample ``exclude``.
+
+    Returns ``(v, c, duals, working_set)``; ``duals`` has one entry per sample (0 off the
+    working set and for ``exclude``). ``start`` seeds the working set (the warm start of the
+    leave-one-out re-solves); by default the 8 points per class nearest the other class along
+    the class-mean direction.
+    """
+    n = X.shape[0]
+    keep = np.ones(n, dtype=bool)
+    if exclude is not None:
+        keep[exclude] = False
+    if start is None:
+        a = X[y > 0].mean(0) - X[y < 0].mean(0)
+        s = y * (X @ a)
+        s[~keep] = np.inf
+        start = np.concatenate([np.flatnonzero(y == cls)[np.argsort(s[y == cls])[:8]]
+                                for cls in (-1.0, 1.0)])
+    work = np.unique(np.asarray(start)[keep[np.asarray(start)]])
+    while True:
+        v, c, dual = _solve_subset(X, y, work)
+        slack = y * (X @ v + c)
+        bad = np.flatnonzero((slack < 1.0 - FEAS_TOL) & keep)
+        if bad.size == 0:
+            duals = np.zeros(n)
+            duals[work] = dual
+            return v, c, duals, work
+        # add the worst violators (at most as many as the working set already has)
+        add = bad[np.argsort(slack[bad])[: max(8, len(work))]]
+        work = np.union1d(work, add)
 
 
 class HardMarginSVM:
     """``min 1/2 ||v||^2  s.t.  y_i (v^T x_i + c) >= 1`` solved exactly with cvxpy.
 
-    Learned attributes: ``coef_`` (v), ``intercept_`` (c = -b), ``margin_`` (= 1/||coef_||),
-    ``support_`` (indices whose constraint dual exceeds ``support_tol`` times the largest dual),
-    ``dual_coef_`` (the constraint duals, one per sample), ``status_`` (solver status).
-    Non-separable data raise ``ValueError`` carrying the solver status.
+    ``fit(X, y)`` takes one dataset ``(n, d)`` or a batch ``(k, n, d)``; learned attributes then
+    carry a leading batch axis. ``coef_`` (v), ``intercept_`` (c = -b), ``margin_``
+    (= 1/||coef_||), ``dual_coef_`` (constraint duals, one per sample), ``support_`` (indices
+    whose dual exceeds ``support_tol`` times the largest; a list of arrays for a batch),
+    ``n_working_`` (size of the final working set). Non-separable data raise ``ValueError``
+    carrying the solver status.
     """
 
-    def __init__(self, *, solver: str = SOLVER, support_tol: float = 1e-6) -> None:
-        self.solver = solver
+    def __init__(self, *, support_tol: float = 1e-6) -> None:
         self.support_tol = support_tol
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> HardMarginSVM:
-        X, y = _check_xy(X, y)
-        n, d = X.shape
-        v = cp.Variable(d)
-        c = cp.Variable()
-        cons = [cp.multiply(y, X @ v + c) >= 1]
-        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(v)), cons)
-        prob.solve(solver=self.solver)
-        self.status_ = prob.status
-        if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise ValueError(
-                f"X, y are not linearly separable: the hard-margin SVM is infeasible "
-                f"(solver status {prob.status!r}); use a soft-margin SVM"
-            )
-        if prob.status != cp.OPTIMAL:
-            raise ValueError(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
-        self.coef_ = np.asarray(v.value, dtype=np.float64)
-        self.intercept_ = float(c.value)
-        self.margin_ = 1.0 / float(np.linalg.norm(self.coef_))
-        self.dual_coef_ = np.asarray(cons[0].dual_value, dtype=np.float64)
-        self.support_ = np.flatnonzero(self.dual_coef_ > self.support_tol * self.dual_coef_.max())
+        Xb, yb, batched = _check_xy(X, y)
+        out = [hard_margin_exact(Xk, yk) for Xk, yk in zip(Xb, yb, strict=True)]
+        coef = np.stack([o[0] for o in out])
+        intercept = np.array([o[1] for o in out])
+        duals = np.stack([o[2] for o in out])
+        support = [np.flatnonzero(dk > self.support_tol * dk.max()) for dk in duals]
+        self.coef_ = coef if batched else coef[0]
+        self.intercept_ = intercept if batched else float(intercept[0])
+        self.dual_coef_ = duals if batched else duals[0]
+        self.support_ = support if batched else support[0]
+        self.margin_ = 1.0 / np.linalg.norm(self.coef_, axis=-1)
+        self.n_working_ = np.array([len(o[3]) for o in out]) if batched else len(out[0][3])
+        self.working_sets_ = [o[3] for o in out]
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        return np.asarray(X, dtype=np.float64) @ self.coef_ + self.intercept_
+        X = np.asarray(X, dtype=np.float64)
+        if np.ndim(self.coef_) == 2:
+            return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
+        return X @ self.coef_ + self.intercept_
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
+
+
+def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
+    """Exact leave-one-out hard-margin SVMs of one dataset: ``(v_loo (n, d), c_loo (n,), v, c)``.
+
+    Only support vectors are re-solved. Proof that the rest need not be: let ``(v, c)`` solve
+    the problem on S with KKT multipliers ``alpha`` and ``alpha_i = 0``. Dropping constraint i
+    leaves ``(v, c)`` feasible, and ``(v, c, alpha without i)`` still satisfies stationarity
+    ``v = sum_j alpha_j y_j x_j``, ``sum_j alpha_j y_j = 0``, complementary slackness and dual
+    feasibility, i.e. the KKT conditions of the problem on ``S^i``; the problem is convex, so
+    ``(v, c)`` is optimal for ``S^i``, and unique in v (strictly convex objective) and in c (a
+    support vector with ``alpha_j > 0`` fixes ``c`` by ``y_j (v^T x_j + c) = 1``). Support
+    vectors are read from the duals (``> support_tol`` times the largest). The re-solves are
+    warm-started from the full problem's final working set.
+    """
+    Xb, yb, batched = _check_xy(X, y)
+    if batched:
+        raise ValueError("hard_margin_loo takes one dataset; loop or use loo_stability_svm")
+    X, y = Xb[0], yb[0]
+    if min((y > 0).sum(), (y < 0).sum()) < 2:
+        raise ValueError("every class needs >= 2 points so that each leave-one-out set has both")
+    v, c, duals, work = hard_margin_exact(X, y)
+    n = len(y)
+    v_loo = np.broadcast_to(v, (n, v.size)).copy()
+    c_loo = np.full(n, c)
+    for i in np.flatnonzero(duals > support_tol * duals.max()):
+        v_loo[i], c_loo[i], _, _ = hard_margin_exact(X, y, exclude=i, start=work)
+    return v_loo, c_loo, v, c
+
+
+@lru_cache(maxsize=16)
+def _soft_qp(n: int, d: int):
+    """``min lam ||v||^2 + sum_i a_i xi_i s.t. xi >= 0, xi >= 1 - (Z v + y c)``; weights a."""
+    Z, yy, a = cp.Parameter((n, d)), cp.Parameter(n), cp.Parameter(n, nonneg=True)
+    lam = cp.Parameter(nonneg=True)
+    v, c, xi = cp.Variable(d), cp.Variable(), cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(lam * cp.sum_squares(v) + a @ xi),
+                      [xi >= 0, xi >= 1 - (Z @ v + yy * c)])
+    return prob, Z, yy, a, lam, v, c
+
+
+def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float):
+    prob, Z, yy, a, lm, v, c = _soft_qp(*X.shape)
+    Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
+    prob.solve(solver=SOLVER)
+    if prob.status != cp.OPTIMAL:
+        raise ValueError(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
+    return np.array(v.value), float(c.value)
+
+
+class SoftMarginSVM:
+    """Lemma A.2.5's objective exactly: ``min lam ||v||^2 + (1/n) sum_i hinge(y_i (v^T x_i + c))``.
+
+    The intercept is not penalized (as in the paper's ``L_S(v, b)``). Attributes as
+    :class:`HardMarginSVM` (``coef_``, ``intercept_``), for one dataset or a batch.
+    """
+
+    def __init__(self, *, lam: float = 1e-2) -> None:
+        self.lam = lam
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> SoftMarginSVM:
+        if not self.lam > 0:
+            raise ValueError(f"lam must be > 0 (got {self.lam})")
+        Xb, yb, batched = _check_xy(X, y)
+        n = Xb.shape[1]
+        out = [_soft_solve(Xk, yk, np.full(n, 1.0 / n), self.lam) for Xk, yk in zip(Xb, yb,
+                                                                                  strict=True)]
+        coef = np.stack([o[0] for o in out])
+        intercept = np.array([o[1] for o in out])
+        self.coef_ = coef if batched else coef[0]
+        self.intercept_ = intercept if batched else float(intercept[0])
+        return self
+
+
+def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float):
+    """Leave-one-out soft-margin SVMs (weights ``1/(n-1)`` on the rest, as Lemma A.2.5's
+    ``L_{S^i}``) of one dataset: ``(v_loo (n, d), c_loo (n,), v, c)``. Every i is re-solved on
+    the one parameterized problem; only the weight vector changes."""
+    Xb, yb, batched = _check_xy(X, y)
+    if batched:
+        raise ValueError("soft_margin_loo takes one dataset")
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0 (got {lam})")
+    X, y = Xb[0], yb[0]
+    n = len(y)
+    v, c = _soft_solve(X, y, np.full(n, 1.0 / n), lam)
+    v_loo, c_loo = np.empty((n, X.shape[1])), np.empty(n)
+    for i in range(n):
+        w = np.full(n, 1.0 / (n - 1))
+        w[i] = 0.0
+        v_loo[i], c_loo[i] = _soft_solve(X, y, w, lam)
+    return v_loo, c_loo, v, c

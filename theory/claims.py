@@ -49,6 +49,10 @@ CLAIM_MODULES: tuple[str, ...] = (
 )
 
 
+_MEMO: dict[str, Any] = {}  # experiment tables shared by the claims of one process
+_FRESH: set[str] = set()  # tables computed (not loaded) in this process: `force` redoes them once
+
+
 @dataclass(frozen=True)
 class CheckContext:
     """What a check may depend on: the seed, the scale, and where to write its outputs."""
@@ -56,6 +60,8 @@ class CheckContext:
     seed: int = 0
     scale: str = "quick"
     out_dir: Path | None = None
+    force: bool = False  # recompute cached experiment tables
+    progress: bool = False  # progress bars on long work
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -69,8 +75,39 @@ class CheckContext:
     def pick(self, quick: Any, paper: Any) -> Any:
         return quick if self.scale == "quick" else paper
 
-    def save(self, claim_id: str, table: Any = None, figure: Any = None) -> dict[str, str | None]:
-        """Write ``table`` (DataFrame, CSV) and ``figure`` (matplotlib, PNG) as ``<id>.*``."""
+    def cached(self, name: str, config: dict[str, Any], compute: Callable[[], Any]) -> Any:
+        """The DataFrame ``compute()`` returns for ``config``, cached as parquet under
+        ``out_dir/.cache`` by a hash of the config (and the package version), so re-plotting
+        never recomputes, and in memory for the claims of one process that share a table;
+        ``force`` recomputes."""
+        import json
+
+        import pandas as pd
+
+        from theory._meta import version
+
+        blob = json.dumps({"name": name, "config": config, "version": version()}, sort_keys=True,
+                          default=str)
+        key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        if key in _MEMO and (not self.force or key in _FRESH):
+            return _MEMO[key]
+        path = self.out_dir / ".cache" / f"{name}-{key}.parquet" if self.out_dir else None
+        if path is not None and path.exists() and not self.force:
+            _MEMO[key] = pd.read_parquet(path)
+            return _MEMO[key]
+        df = _MEMO[key] = compute()
+        _FRESH.add(key)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            df.to_parquet(path, index=False)
+            path.with_suffix(".json").write_text(blob + "\n")
+        return df
+
+    def save(
+        self, claim_id: str, table: Any = None, figure: Any = None, config: Any = None
+    ) -> dict[str, str | None]:
+        """Write ``table`` (DataFrame, CSV) and ``figure`` (matplotlib, PNG) as ``<id>.*``, and
+        ``<id>.json``: the experiment ``config``, seed, scale and package versions."""
         paths: dict[str, str | None] = {"figure": None, "table": None}
         if self.out_dir is None:
             if figure is not None:
@@ -79,6 +116,13 @@ class CheckContext:
                 plt.close(figure)
             return paths
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        import json
+
+        from theory._meta import environment
+
+        meta = {"claim": claim_id, "seed": self.seed, "scale": self.scale, "config": config,
+                "environment": environment()}
+        (self.out_dir / f"{claim_id}.json").write_text(json.dumps(meta, indent=2, default=str))
         if table is not None:
             p = self.out_dir / f"{claim_id}.csv"
             table.to_csv(p, index=False)

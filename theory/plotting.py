@@ -37,3 +37,13 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
     ax.set_xlabel(xlabel)
     ax.set_ylabel("instances")
     ax.legend(fontsize=8)
+
+
+def median_band(ax, x, y, *, label: str | None = None, color=None, q: float = 0.25) -> None:
+    """Median of ``y`` per distinct ``x`` with an interquartile band (the spread over datasets)."""
+    import pandas as pd
+
+    g = pd.DataFrame({"x": np.asarray(x), "y": np.asarray(y)}).groupby("x")["y"]
+    med, lo, hi = g.median(), g.quantile(q), g.quantile(1 - q)
+    (line,) = ax.plot(med.index, med.values, marker="o", ms=3, label=label, color=color)
+    ax.fill_between(med.index, lo.values, hi.values, alpha=0.2, color=line.get_color(), lw=0)

@@ -111,3 +111,49 @@ def equality_verdict(
     return Verdict(
         "violated", f"{what}: max |error| = {err.max():.3g} > {atol:g} on "
         f"{ev['n_violations']} of {m.size} instances", ev)
+
+
+def trend_verdict(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    expected: str,
+    rng: np.random.Generator,
+    what: str,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> Verdict:
+    """Spearman rank correlation of ``y`` with ``x`` and its bootstrap interval (rows resampled).
+
+    ``supported`` when the interval lies on the ``expected`` side of 0 (``"increasing"`` or
+    ``"decreasing"``), ``contradicted`` when it lies on the other side, else ``inconclusive``.
+    """
+    from scipy.stats import rankdata
+
+    if expected not in ("increasing", "decreasing"):
+        raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
+    x = np.asarray(x, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if x.shape != y.shape or x.size < 4:
+        raise ValueError("a trend needs x and y of one shape with at least 4 points")
+
+    def spearman(ix: np.ndarray) -> np.ndarray:
+        rx = rankdata(x[ix], axis=-1)
+        ry = rankdata(y[ix], axis=-1)
+        rx -= rx.mean(-1, keepdims=True)
+        ry -= ry.mean(-1, keepdims=True)
+        den = np.sqrt((rx**2).sum(-1) * (ry**2).sum(-1))
+        return np.where(den > 0, (rx * ry).sum(-1) / np.where(den > 0, den, 1), 0.0)
+
+    rho = float(spearman(np.arange(x.size)[None])[0])
+    boot = spearman(rng.integers(0, x.size, (n_boot, x.size)))
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    sign = 1.0 if expected == "increasing" else -1.0
+    ev = {"spearman_rho": rho, "ci_low": float(lo), "ci_high": float(hi), "ci_level": level,
+          "n_points": int(x.size), "n_bootstrap": n_boot, "expected": expected}
+    ci = f"Spearman rho = {rho:.3f}, {level:.0%} CI [{lo:.3f}, {hi:.3f}], {x.size} points"
+    if sign * lo > 0 and sign * hi > 0:
+        return Verdict("supported", f"{what} is {expected}: {ci}", ev)
+    if sign * lo < 0 and sign * hi < 0:
+        return Verdict("contradicted", f"{what} is not {expected} but the opposite: {ci}", ev)
+    return Verdict("inconclusive", f"{what}: no clear trend, the interval contains 0 ({ci})", ev)

@@ -1,0 +1,213 @@
+"""Full-batch gradient descent on linear heads, batched over datasets x LOO replicas x heads.
+
+Everything runs as one tensor program per chunk of datasets: weights ``W`` have shape
+``(k, R + 1, H, D)`` (datasets, replica 0 = all of S and replica r = S without sample
+``loo[:, r-1]``, heads, augmented dimension ``D = d + 1``); replicas differ only through a
+sample mask. Heads of one dataset start from independent draws; all replicas of a dataset share
+those starts, so a LOO difference measures the algorithm, not the initialization.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+LOSSES = ("exponential", "logistic")
+
+
+def augment(X: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """``[x, -1]``: the paper's augmented features, so that ``w = [v, b]`` scores ``v^T x - b``."""
+    X = torch.as_tensor(X)
+    return torch.cat([X, -torch.ones(*X.shape[:-1], 1, dtype=X.dtype, device=X.device)], dim=-1)
+
+
+def _loss_and_slope(m: torch.Tensor, loss: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-sample loss of the margin ``m = y w^T x`` and its derivative."""
+    if loss == "exponential":
+        e = torch.exp(-m)
+        return e, -e
+    return torch.nn.functional.softplus(-m), -torch.sigmoid(-m)
+
+
+def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) -> torch.Tensor:
+    """Largest step ``2/beta`` per dataset for which GD on the *mean* loss cannot diverge.
+
+    Theorem 2.4 asks for ``eta < 2 beta^-1 sigma_max^-1(X~)``. Soudry et al. (2018), whose
+    Theorem 3 the proof uses, state ``eta < 2 beta^-1 sigma_max^-2(X)`` for the *summed* loss
+    (beta the smoothness of the scalar loss); the paper drops the square. For the mean loss the
+    Hessian is ``(1/n) sum l''(m_i) x_i x_i^T``, so we use ``beta_eff = beta_l sigma_max^2 / n``
+    with ``beta_l = 1/4`` for the logistic loss; the exponential loss is not globally smooth,
+    but GD with this step keeps the loss below its start, where ``l''(m_i) = e^{-m_i} <= n L(w0)``,
+    hence ``beta_eff = L(w0) sigma_max^2``.
+    """
+    n = Xa.shape[-2]
+    smax2 = torch.linalg.matrix_norm(Xa, ord=2) ** 2
+    if loss == "logistic":
+        beta = smax2 / (4 * n)
+    else:
+        m = y[:, None, :] * torch.einsum("knd,khd->khn", Xa, W0)
+        beta = torch.exp(-m).mean(-1).amax(-1) * smax2
+    return 2.0 / beta
+
+
+@dataclass(frozen=True)
+class GDHeads:
+    """Result of :func:`train_heads`. ``directions``: the unit direction of the mean head,
+    ``(k, R + 1, len(steps), D)``; ``weights``: final heads ``(k, R + 1, H, D)``."""
+
+    steps: np.ndarray
+    directions: np.ndarray
+    weights: np.ndarray
+    lr: np.ndarray  # (k,)
+    loss: str
+
+
+def record_steps(steps: int, n_points: int) -> np.ndarray:
+    """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
+    return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
+
+
+def train_heads(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    loss: str = "logistic",
+    steps: int = 1000,
+    heads: int = 1,
+    loo: np.ndarray | None = None,
+    lr: float | None = None,
+    init_scale: float = 1.0,
+    record: int = 30,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+    device: str | torch.device | None = None,
+    chunk_elems: int = 2**24,
+    progress: bool = False,
+) -> GDHeads:
+    """Full-batch GD on ``mean_i loss(y_i w^T [x_i, -1])`` for every dataset, replica and head.
+
+    ``X (k, n, d)``, ``y (k, n)``; ``loo (k, R)`` holds the left-out sample of each LOO replica.
+    ``lr``: a fixed step, which must be below :func:`stable_lr` of every dataset (``ValueError``
+    otherwise), or ``None`` for half of it (``1/beta_eff``) per dataset. Heads start from
+    ``N(0, init_scale^2 / D)``; MHLoss is the mean head, whose direction is what is recorded.
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES} (got {loss!r})")
+    if steps < 1 or heads < 1:
+        raise ValueError(f"steps and heads must be >= 1 (got {steps}, {heads})")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 3 or y.shape != X.shape[:2]:
+        raise ValueError(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
+    k, n, _ = X.shape
+    loo = np.zeros((k, 0), dtype=int) if loo is None else np.asarray(loo, dtype=int)
+    if loo.ndim != 2 or loo.shape[0] != k or np.any((loo < 0) | (loo >= n)):
+        raise ValueError(f"loo must be (k, R) sample indices in [0, {n}) (got shape {loo.shape})")
+    dev = torch.device(device) if device else torch.device("cpu")
+    rec = record_steps(steps, record)
+    R1 = loo.shape[1] + 1
+    per = max(1, chunk_elems // (R1 * heads * n))
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    dirs, finals, lrs = [], [], []
+    for s in tqdm(range(0, k, per), desc="GD heads", disable=not progress, leave=False):
+        Xa = augment(torch.as_tensor(X[s:s + per], dtype=dtype)).to(dev)
+        yy = torch.as_tensor(y[s:s + per], dtype=dtype, device=dev)
+        kc, D = Xa.shape[0], Xa.shape[-1]
+        W0 = torch.randn(kc, heads, D, generator=gen, dtype=dtype).to(dev) * init_scale / D**0.5
+        limit = stable_lr(Xa, yy, W0, loss)
+        if lr is None:
+            eta = limit / 2
+        else:
+            eta = torch.full((kc,), float(lr), dtype=dtype, device=dev)
+            if torch.any(eta >= limit):
+                raise ValueError(
+                    f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
+                    "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
+        mask = torch.ones(kc, R1, n, dtype=dtype, device=dev)
+        if R1 > 1:
+            idx = torch.as_tensor(loo[s:s + per], device=dev)
+            mask[:, 1:].scatter_(-1, idx[..., None], 0.0)
+        weight = mask / mask.sum(-1, keepdim=True)  # mean over the kept samples
+        Z = yy[..., None] * Xa  # (kc, n, D)
+        W = W0[:, None].expand(kc, R1, heads, D).clone()
+        out = torch.empty(kc, R1, len(rec), D, dtype=dtype, device=dev)
+        j = 0
+        for t in range(1, steps + 1):
+            m = torch.einsum("knd,krhd->krhn", Z, W)
+            _, slope = _loss_and_slope(m, loss)
+            grad = torch.einsum("krhn,knd->krhd", slope * weight[:, :, None, :], Z)
+            W -= eta[:, None, None, None] * grad
+            if j < len(rec) and t == rec[j]:
+                mean = W.mean(2)
+                out[:, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+                j += 1
+        dirs.append(out.cpu().numpy())
+        finals.append(W.cpu().numpy())
+        lrs.append(eta.cpu().numpy())
+    return GDHeads(rec, np.concatenate(dirs), np.concatenate(finals), np.concatenate(lrs), loss)
+
+
+@dataclass(frozen=True)
+class QuadraticSetting:
+    """Theorem 2.2's setting: per-sample ``f(w, x_i) = 1/2 (w - w*)^T A_i (w - w*)`` with
+    ``A_i = mu I + (beta - mu) u_i u_i^T``, ``u_i = x_i/||x_i||``: non-negative, zero at the
+    common minimizer ``w*``, ``mu I <= A_i <= beta I``, and ``L = beta ||w0 - w*||``-Lipschitz
+    on the ball GD stays in."""
+
+    U: np.ndarray  # (k, n, d) unit vectors
+    w_star: np.ndarray  # (k, d)
+    w0: np.ndarray  # (k, d)
+    mu: float
+    beta: float
+
+    @property
+    def dist0(self) -> np.ndarray:
+        return np.linalg.norm(self.w0 - self.w_star, axis=-1)
+
+
+def make_quadratic_setting(
+    *, n_datasets: int, n: int, d: int, mu: float, beta: float, dist0: float,
+    seed: int | np.random.Generator = 0,
+) -> QuadraticSetting:
+    if not 0 < mu < beta:
+        raise ValueError(f"need 0 < mu < beta (got mu={mu}, beta={beta})")
+    if not dist0 > 0:
+        raise ValueError(f"dist0 must be > 0 (got {dist0})")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    U = rng.standard_normal((n_datasets, n, d))
+    U /= np.linalg.norm(U, axis=-1, keepdims=True)
+    w_star = rng.standard_normal((n_datasets, d))
+    e = rng.standard_normal((n_datasets, d))
+    w0 = w_star + dist0 * e / np.linalg.norm(e, axis=-1, keepdims=True)
+    return QuadraticSetting(U, w_star, w0, float(mu), float(beta))
+
+
+def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int | None = None):
+    """GD with ``eta = 1/beta`` on the mean loss over S and over each ``S^i`` (``loo (k, R)``).
+
+    Returns ``sup_t ||w_t(S^i) - w_t(S)||``, shape ``(k, R)``. The default horizon,
+    ``40 beta/mu`` steps, shrinks the error by ``e^-40``: both runs have converged to ``w*``.
+    """
+    U = torch.as_tensor(setting.U)
+    k, n, d = U.shape
+    mu, beta = setting.mu, setting.beta
+    steps = steps or int(np.ceil(40 * beta / mu))
+    outer = torch.einsum("kni,knj->knij", U, U)
+    S = outer.sum(1)
+    idx = torch.as_tensor(np.asarray(loo, dtype=int))
+    left = outer[torch.arange(k)[:, None], idx]  # (k, R, d, d)
+    eye = torch.eye(d, dtype=U.dtype)
+    A_full = mu * eye + (beta - mu) * S / n
+    A_loo = mu * eye + (beta - mu) * (S[:, None] - left) / (n - 1)
+    A = torch.cat([A_full[:, None], A_loo], 1)  # (k, R+1, d, d)
+    M = eye - A / beta
+    e = torch.as_tensor(setting.w0 - setting.w_star)[:, None, :].expand(k, A.shape[1], d)
+    e = e.contiguous()
+    sup = torch.zeros(k, A.shape[1] - 1, dtype=U.dtype)
+    for _ in range(steps):
+        e = torch.einsum("krij,krj->kri", M, e)
+        sup = torch.maximum(sup, torch.linalg.vector_norm(e[:, 1:] - e[:, :1], dim=-1))
+    return sup.numpy()
