@@ -119,7 +119,7 @@ class HeadsRun:
 class QuadraticGrid:
     """Theorem 2.2's setting over a grid of (dist0, mu/beta, n); ``k_loo`` sampled i each."""
 
-    dist0: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+    dist0: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)
     kappa: tuple[float, ...] = (0.05, 0.2)
     n: tuple[int, ...] = (50, 200)
     beta: float = 1.0

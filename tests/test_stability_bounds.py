@@ -89,16 +89,15 @@ def test_descent_lemma_needs_eta_at_most_1_over_beta():
         sb.descent_lemma(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
 
 
-@given(st.integers(0, 10_000))
-def test_intercept_bound_on_svms(seed):
+@given(st.integers(0, 10_000), st.integers(1, 6), st.floats(0.05, 0.5))
+def test_intercept_bound_on_svms(seed, d, margin):
+    from synthetic.data import make_separable
     from synthetic.svm import HardMarginSVM
-    from theory.checks_stability import _separable_dataset
 
-    rng = np.random.default_rng(seed)
-    X, y = _separable_dataset(rng, 30, 3)
-    svm = HardMarginSVM().fit(X, y)
-    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=1).max())
-    assert s.lhs <= s.rhs * (1 + 1e-7)
+    data = make_separable(n_datasets=2, n=30, d=d, margin=margin, bound=2.0, seed=seed)
+    svm = HardMarginSVM().fit(data.X, data.y)
+    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=data.max_norm)
+    assert np.all(s.lhs <= s.rhs * (1 + 1e-7))
 
 
 pos = st.floats(1e-3, 1e3)

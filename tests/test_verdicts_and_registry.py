@@ -88,3 +88,40 @@ def test_run_catch_turns_an_exception_into_an_inconclusive_result(monkeypatch):
 def test_statuses_cover_the_issue_vocabulary():
     assert set(STATUSES) == {"holds", "violated", "supported", "contradicted", "inconclusive",
                              "not-testable"}
+
+
+def test_experiment_tables_are_cached_by_config(tmp_path):
+    import pandas as pd
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"x": [1.0, 2.0]})
+
+    ctx = claims.CheckContext(out_dir=tmp_path)
+    a = ctx.cached("t", {"a": 1}, compute)
+    claims._MEMO.clear()  # a new process: only the parquet cache is left
+    b = ctx.cached("t", {"a": 1}, compute)
+    assert len(calls) == 1 and a.equals(b)
+    ctx.cached("t", {"a": 2}, compute)  # another config recomputes
+    assert len(calls) == 2
+    claims._MEMO.clear()
+    claims._FRESH.clear()  # a new process with --force recomputes once, then shares the result
+    force = claims.CheckContext(out_dir=tmp_path, force=True)
+    force.cached("t", {"a": 1}, compute)
+    force.cached("t", {"a": 1}, compute)
+    assert len(calls) == 3
+    assert len(list((tmp_path / ".cache").glob("t-*.parquet"))) == 2
+
+
+def test_trend_verdict_directions():
+    from theory.verdicts import trend_verdict
+
+    rng = np.random.default_rng(0)
+    x = np.repeat(np.arange(5.0), 20)
+    y = -x + rng.standard_normal(100) * 0.5
+    assert trend_verdict(x, y, expected="decreasing", rng=rng, what="y").status == "supported"
+    assert trend_verdict(x, y, expected="increasing", rng=rng, what="y").status == "contradicted"
+    noise = rng.standard_normal(100)
+    assert trend_verdict(x, noise, expected="increasing", rng=rng, what="y").status == "inconclusive"

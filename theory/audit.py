@@ -49,9 +49,11 @@ def run_audit(
     out_dir: Path,
     only: Iterable[str] | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict."""
-    ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir))
+    """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
+    Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them."""
+    ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
     ids = list(only) if only else list(_claims.registry())
     for cid in ids:
         _claims.get(cid)  # unknown ids fail before any work

@@ -47,7 +47,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from theory.audit import run_audit
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
-                       only=args.only or None)
+                       only=args.only or None, force=args.force)
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     print(f"report: {Path(args.out) / 'audit.md'} and audit.json")
@@ -55,6 +55,26 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
         return 1
     return 0
+
+
+def _cmd_figures(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    ids = args.only or list(_claims.registry())
+    for cid in ids:
+        _claims.get(cid)
+    out = Path(args.out)
+    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
+                               progress=True)
+    failed = []
+    for cid in tqdm(ids, desc="figures", unit="claim"):
+        r = _claims.run(cid, ctx, catch=True)
+        tqdm.write(f"{cid}: {r.verdict.status} ({r.seconds:.1f} s) -> "
+                   f"{out / r.verdict.figure if r.verdict.figure else 'no figure'}")
+        if r.error:
+            failed.append(cid)
+            print(r.error, file=sys.stderr)
+    return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     common(a)
     a.add_argument("--out", default="figures", help="output folder (default: figures)")
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
+    a.add_argument("--force", action="store_true", help="recompute cached experiment tables")
     a.set_defaults(func=_cmd_audit)
+
+    f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
+    common(f)
+    f.add_argument("--out", default="figures", help="output folder (default: figures)")
+    f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
+    f.add_argument("--force", action="store_true", help="recompute cached experiment tables")
+    f.set_defaults(func=_cmd_figures)
     return p
 
 

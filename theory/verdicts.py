@@ -84,9 +84,12 @@ def bound_verdict(
         ratio = ev.get("worst_lhs_over_rhs")
         tight = f"; worst lhs/rhs = {ratio:.6g}" if ratio is not None else ""
         return Verdict("holds", f"{what} on all {n} instances{tight}", ev)
+    ratio = ev.get("worst_lhs_over_rhs")
+    worst = f"worst lhs/rhs = {ratio:.4g}, " if ratio is not None else ""
     return Verdict(
         "violated",
-        f"{what} fails on {nv} of {n} instances (max lhs - rhs = {ev['max_lhs_minus_rhs']:.6g})",
+        f"{what} fails on {nv} of {n} instances ({worst}max lhs - rhs = "
+        f"{ev['max_lhs_minus_rhs']:.4g})",
         ev,
     )
 

@@ -1,0 +1,51 @@
+"""The separable-data generator honours margin, bound and balance (property tests)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from synthetic.data import make_separable
+
+
+@given(st.integers(1, 5), st.integers(2, 60), st.integers(1, 12), st.floats(0.01, 0.9),
+       st.floats(1.0, 10.0), st.floats(0.1, 0.9), st.integers(0, 2**31))
+def test_margin_bound_and_balance(k, n, d, margin_frac, bound, balance, seed):
+    margin = margin_frac * bound
+    n_pos = round(balance * n)
+    if not 0 < n_pos < n:
+        with pytest.raises(ValueError, match="leaves one class empty"):
+            make_separable(n_datasets=k, n=n, d=d, margin=margin, bound=bound, balance=balance,
+                           seed=seed)
+        return
+    data = make_separable(n_datasets=k, n=n, d=d, margin=margin, bound=bound, balance=balance,
+                          seed=seed)
+    assert data.X.shape == (k, n, d) and data.y.shape == (k, n)
+    assert np.all(np.linalg.norm(data.X, axis=-1) <= bound * (1 + 1e-12))
+    assert np.all(data.plane_margin >= margin * (1 - 1e-9))
+    assert np.all((data.y > 0).sum(1) == n_pos)
+
+
+def test_svm_margin_is_at_least_the_requested_one():
+    data = make_separable(n_datasets=4, n=200, d=5, margin=0.15, bound=1.0, seed=1)
+    m = data.svm_margin()
+    assert np.all(m >= 0.15 * (1 - 1e-6)) and np.all(m < 0.2)
+
+
+def test_same_seed_same_data():
+    a = make_separable(n_datasets=2, n=10, d=3, margin=0.1, bound=1, seed=5)
+    b = make_separable(n_datasets=2, n=10, d=3, margin=0.1, bound=1, seed=5)
+    np.testing.assert_array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(margin=1.0, bound=1.0), "margin must be < bound"),
+    (dict(margin=0.0), "margin must be > 0"),
+    (dict(n=1), "n must be >= 2"),
+    (dict(n_datasets=0), "n_datasets must be >= 1"),
+    (dict(balance=0.0), "one class empty"),
+])
+def test_impossible_requests(kw, match):
+    base = dict(n_datasets=1, n=10, d=2, margin=0.1, bound=1.0)
+    with pytest.raises(ValueError, match=match):
+        make_separable(**{**base, **kw})
