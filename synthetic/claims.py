@@ -36,10 +36,10 @@ def _sweep_claim(ctx: CheckContext, claim_id: str, df: pd.DataFrame, cfg: SVMSwe
                             else "varied", d=cfg.d, seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     ax.scatter(df[x], df["stability"], s=4, alpha=0.25, color="grey", label="one dataset")
-    plotting.median_band(ax, df[f"{cfg.vary}_level"], df["stability"],
+    plotting.median_band(ax, df[x], df["stability"], group=df[f"{cfg.vary}_level"],
                          label="median, interquartile band")
     if logx:
-        ax.set_xscale("log")
+        plotting.plain_log_axis(ax, "x", ticks=cfg.levels)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"normalized LOO stability $\|\hat\Delta\|$ (SVM)")

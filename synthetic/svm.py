@@ -96,10 +96,13 @@ def hard_margin_exact(
         start = np.concatenate([np.flatnonzero(y == cls)[np.argsort(s[y == cls])[:8]]
                                 for cls in (-1.0, 1.0)])
     work = np.unique(np.asarray(start)[keep[np.asarray(start)]])
-    while True:
+    in_work = np.zeros(n, dtype=bool)
+    for _ in range(64):
+        in_work[work] = True
         v, c, dual = _solve_subset(X, y, work)
         slack = y * (X @ v + c)
-        bad = np.flatnonzero((slack < 1.0 - FEAS_TOL) & keep)
+        # points of the working set may sit a solver tolerance below 1; only outsiders count
+        bad = np.flatnonzero((slack < 1.0 - FEAS_TOL) & keep & ~in_work)
         if bad.size == 0:
             duals = np.zeros(n)
             duals[work] = dual
@@ -107,6 +110,7 @@ def hard_margin_exact(
         # add the worst violators (at most as many as the working set already has)
         add = bad[np.argsort(slack[bad])[: max(8, len(work))]]
         work = np.union1d(work, add)
+    raise RuntimeError("hard-margin working set did not converge in 64 rounds")
 
 
 class HardMarginSVM:

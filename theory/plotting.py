@@ -39,11 +39,28 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
     ax.legend(fontsize=8)
 
 
-def median_band(ax, x, y, *, label: str | None = None, color=None, q: float = 0.25) -> None:
-    """Median of ``y`` per distinct ``x`` with an interquartile band (the spread over datasets)."""
+def median_band(ax, x, y, *, group=None, label: str | None = None, color=None,
+                q: float = 0.25) -> None:
+    """Median of ``y`` per distinct ``x`` (or per ``group``, drawn at the group's median x) with
+    an interquartile band: the spread over datasets."""
     import pandas as pd
 
-    g = pd.DataFrame({"x": np.asarray(x), "y": np.asarray(y)}).groupby("x")["y"]
-    med, lo, hi = g.median(), g.quantile(q), g.quantile(1 - q)
-    (line,) = ax.plot(med.index, med.values, marker="o", ms=3, label=label, color=color)
-    ax.fill_between(med.index, lo.values, hi.values, alpha=0.2, color=line.get_color(), lw=0)
+    df = pd.DataFrame({"x": np.asarray(x), "y": np.asarray(y)})
+    df["g"] = df["x"] if group is None else np.asarray(group)
+    g = df.groupby("g")
+    xs, med = g["x"].median(), g["y"].median()
+    lo, hi = g["y"].quantile(q), g["y"].quantile(1 - q)
+    (line,) = ax.plot(xs.values, med.values, marker="o", ms=3, label=label, color=color)
+    ax.fill_between(xs.values, lo.values, hi.values, alpha=0.2, color=line.get_color(), lw=0)
+
+
+def plain_log_axis(ax, which: str = "x", ticks=None) -> None:
+    """Log scale with plain-number labels (at ``ticks`` if given) and no minor labels."""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    getattr(ax, f"set_{which}scale")("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    if ticks is not None:
+        axis.set_ticks(list(ticks))
+    axis.set_major_formatter(FormatStrFormatter("%g"))
+    axis.set_minor_formatter(NullFormatter())
