@@ -24,12 +24,9 @@ def augment(X: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.cat([X, -torch.ones(*X.shape[:-1], 1, dtype=X.dtype, device=X.device)], dim=-1)
 
 
-def _loss_and_slope(m: torch.Tensor, loss: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-sample loss of the margin ``m = y w^T x`` and its derivative."""
-    if loss == "exponential":
-        e = torch.exp(-m)
-        return e, -e
-    return torch.nn.functional.softplus(-m), -torch.sigmoid(-m)
+def _neg_slope(m: torch.Tensor, loss: str) -> torch.Tensor:
+    """``-l'(m)`` of the per-sample loss of the margin ``m = y w^T x``, in place on ``m``."""
+    return m.neg_().exp_() if loss == "exponential" else m.neg_().sigmoid_()
 
 
 def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) -> torch.Tensor:
@@ -130,20 +127,22 @@ def train_heads(
         if R1 > 1:
             idx = torch.as_tensor(loo[s:s + per], device=dev)
             mask[:, 1:].scatter_(-1, idx[..., None], 0.0)
-        weight = mask / mask.sum(-1, keepdim=True)  # mean over the kept samples
+        # rows of W are (replica, head) pairs; a step is two batched matmuls
+        weight = (mask / mask.sum(-1, keepdim=True)).repeat_interleave(heads, 1)  # (kc, R1*H, n)
+        step = (eta[:, None, None] * weight).contiguous()  # folds the step size in
         Z = yy[..., None] * Xa  # (kc, n, D)
-        W = W0[:, None].expand(kc, R1, heads, D).clone()
+        Zt = Z.transpose(1, 2).contiguous()
+        W = W0[:, None].expand(kc, R1, heads, D).reshape(kc, R1 * heads, D).clone()
         out = torch.empty(kc, R1, len(rec), D, dtype=dtype, device=dev)
         j = 0
         for t in range(1, steps + 1):
-            m = torch.einsum("knd,krhd->krhn", Z, W)
-            _, slope = _loss_and_slope(m, loss)
-            grad = torch.einsum("krhn,knd->krhd", slope * weight[:, :, None, :], Z)
-            W -= eta[:, None, None, None] * grad
+            s_ = _neg_slope(torch.bmm(W, Zt), loss).mul_(step)  # (kc, R1*H, n)
+            W.baddbmm_(s_, Z)  # W -= eta * grad, grad = -mean_i s_i z_i
             if j < len(rec) and t == rec[j]:
-                mean = W.mean(2)
+                mean = W.view(kc, R1, heads, D).mean(2)
                 out[:, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
                 j += 1
+        W = W.view(kc, R1, heads, D)
         dirs.append(out.cpu().numpy())
         finals.append(W.cpu().numpy())
         lrs.append(eta.cpu().numpy())
