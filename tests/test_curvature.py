@@ -1,0 +1,131 @@
+"""Curvature estimators against closed forms in float64."""
+
+import numpy as np
+import pytest
+import torch
+from torch.func import hessian, jacrev
+
+from theory import curvature as cv
+
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+@pytest.fixture
+def data():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(50, 4, generator=g)
+    y = (torch.rand(50, generator=g) > 0.5).double()
+    return X, y
+
+
+def test_linear_regression_hessian(data):
+    X, y = data
+    w = torch.randn(4)
+    op = cv.HessianOperator(lambda p: 0.5 * ((X @ p["w"] - y) ** 2).mean(), {"w": w})
+    torch.testing.assert_close(op.dense(), X.T @ X / 50)
+
+
+def test_logistic_regression_hessian_and_eigen(data):
+    X, y = data
+    w = torch.randn(4) * 0.5
+    loss = lambda p: torch.nn.functional.binary_cross_entropy_with_logits(X @ p["w"], y)  # noqa: E731
+    op = cv.HessianOperator(loss, {"w": w})
+    p = torch.sigmoid(X @ w)
+    H = X.T @ torch.diag(p * (1 - p)) @ X / 50
+    torch.testing.assert_close(op.dense(), H)
+    top = torch.linalg.eigvalsh(H)[-1].item()
+    assert cv.top_eigenvalue_lanczos(op, tol=1e-10).value == pytest.approx(top, rel=1e-8)
+    assert cv.top_eigenvalue_power(op, tol=1e-8, max_iter=1000).value == pytest.approx(top, rel=1e-4)
+
+
+def test_softmax_cross_entropy_last_layer_hessian_is_a_kronecker_mean():
+    g = torch.Generator().manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 5, bias=False), torch.nn.Tanh(),
+                                torch.nn.Linear(5, 4, bias=False))
+    X = torch.randn(30, 3, generator=g)
+    y = torch.randint(0, 4, (30,), generator=g)
+    op = cv.HessianOperator.for_model(model, lambda out: torch.nn.functional.cross_entropy(out, y), X,
+                                      names=["2.weight"])
+    with torch.no_grad():
+        h = torch.tanh(X @ model[0].weight.T)
+        p = torch.softmax(h @ model[2].weight.T, -1)
+    A = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]
+    H = torch.einsum("nab,ni,nj->aibj", A, h, h).reshape(20, 20) / 30
+    torch.testing.assert_close(op.dense(), H)
+    # the subset operator is the block of the full one
+    full = cv.HessianOperator.for_model(model, lambda out: torch.nn.functional.cross_entropy(out, y), X)
+    torch.testing.assert_close(full.dense()[15:, 15:], H)
+
+
+def test_trace_estimators(data):
+    X, _ = data
+    A = X.T @ X / 50
+    op = cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"], {"w": torch.zeros(4)})
+    est, se = cv.trace_hutchinson(op, n_probes=400, seed=3)
+    assert abs(est - A.trace().item()) < 4 * se
+    assert cv.trace_hutchpp(op, n_matvecs=12, seed=3) == pytest.approx(A.trace().item(), rel=1e-8)
+
+
+def _mlp(seed=2):
+    g = torch.Generator().manual_seed(seed)
+    W1, W2 = torch.randn(8, 5, generator=g), torch.randn(6, 8, generator=g) * 0.5
+    return W1, W2, lambda x: torch.tanh(x @ W1.T) @ W2.T
+
+
+def test_jacobian_frobenius_matches_jacrev():
+    _, _, f = _mlp()
+    x = torch.randn(3, 5)
+    exact = torch.stack([jacrev(lambda v: f(v[None])[0])(xi).norm() for xi in x])
+    est = cv.jacobian_frobenius(f, x, n_proj=4000, seed=0)
+    torch.testing.assert_close(est, exact, rtol=0.05, atol=0)
+
+
+def test_hessian_frobenius_matches_exact():
+    _, _, f = _mlp()
+    x = torch.randn(2, 5)
+    dims = [0, 3]
+    exact = torch.stack([sum(hessian(lambda v: f(v[None])[0, d])(xi).norm() for d in dims) for xi in x])
+    est = cv.hessian_frobenius(f, x, dims=dims, n_proj=4000, seed=0)
+    torch.testing.assert_close(est, exact, rtol=0.05, atol=0)
+
+
+def test_penalties_keep_the_graph():
+    W1 = torch.randn(8, 5, requires_grad=True)
+    W2 = torch.randn(6, 8, requires_grad=True)
+    f = lambda x: torch.tanh(x @ W1.T) @ W2.T  # noqa: E731
+    x = torch.randn(4, 5)
+    pen = cv.jacobian_frobenius(f, x, n_proj=3, create_graph=True).sum() + \
+        cv.hessian_frobenius(f, x, dims=2, n_proj=3, create_graph=True).sum()
+    g1, g2 = torch.autograd.grad(pen, [W1, W2])
+    assert g1.abs().sum() > 0 and g2.abs().sum() > 0
+    # without create_graph the estimate is a constant: no gradient can flow
+    est = cv.jacobian_frobenius(f, x, n_proj=3)
+    assert not est.requires_grad
+
+
+def test_bad_input():
+    op = cv.HessianOperator(lambda p: (p["w"] ** 2).sum(), {"w": torch.zeros(3)})
+    with pytest.raises(ValueError, match="tol must be > 0"):
+        cv.top_eigenvalue_power(op, tol=0)
+    with pytest.raises(ValueError, match="n_probes must be >= 2"):
+        cv.trace_hutchinson(op, n_probes=1)
+    with pytest.raises(ValueError, match="dist must be"):
+        cv.trace_hutchinson(op, dist="cauchy")
+    with pytest.raises(ValueError, match="unknown"):
+        cv.HessianOperator.for_model(torch.nn.Linear(2, 2), lambda o: o.sum(), torch.zeros(1, 2),
+                                     names=["nope"])
+
+
+def test_power_iteration_stops_on_relative_change():
+    A = torch.diag(torch.tensor([3.0, 2.9, 0.1]))
+    op = cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"], {"w": torch.zeros(3)})
+    r = cv.top_eigenvalue_power(op, tol=1e-3, seed=0)
+    assert r.n_matvecs == r.n_iter and r.n_iter < 100
+    assert np.isclose(r.value, 3.0, rtol=0.05)

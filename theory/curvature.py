@@ -1,0 +1,252 @@
+"""Curvature estimators: Hessian-vector products, top eigenvalue, trace, Jacobian/Hessian norms.
+
+Built on ``torch.func``. A :class:`HessianOperator` wraps a scalar loss of a chosen subset of a
+model's parameters (e.g. only the last layer ``W^(L)``); everything else is an estimator on top
+of its ``matvec``. Accuracy, as tested against closed forms (``tests/test_curvature.py``):
+
+- :func:`top_eigenvalue_power` (PyHessian's method): stops when the Rayleigh quotient changes by
+  less than ``tol`` relative; converges at rate ``(lambda_2/lambda_1)^k``, so it can stop early
+  on a slowly converging quotient: its error can exceed ``tol``.
+- :func:`top_eigenvalue_lanczos`: scipy's ARPACK (implicitly restarted Lanczos); far fewer HVPs
+  for the same accuracy (``benchmarks/bench_curvature.py``).
+- :func:`trace_hutchinson`: unbiased, variance ``2 ||A||_F^2 / m`` with Rademacher probes
+  (``- 2 sum_i A_ii^2 / m``); returns the standard error.
+- :func:`trace_hutchpp`: Hutch++ (Meyer et al. 2021), relative error ``O(1/m)`` instead of
+  ``O(1/sqrt m)`` for matrices with decaying spectra, at ``m`` matvecs.
+- :func:`jacobian_frobenius` (JACHESS eq. 5) and :func:`hessian_frobenius` (eq. 6): unbiased for
+  the *squared* norms; relative error of the norm ``~ 1/sqrt(2p)`` for p projections (Gaussian).
+
+Estimators meant for regularizers take ``create_graph=True`` and stay differentiable in the
+model's parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.func import functional_call, grad, jvp
+
+
+class HessianOperator:
+    """The Hessian of ``loss(model(batch), batch)`` w.r.t. the parameters named in ``params``.
+
+    ``loss_fn(params: dict[str, Tensor]) -> scalar`` is built from ``model`` with
+    :func:`torch.func.functional_call`; parameters not named stay fixed at their values. Vectors
+    are flat, in the order of ``names``. ``batches`` (an iterable of inputs to ``loss_of_batch``)
+    gives full-dataset HVPs by averaging over batches (weights by size are the caller's).
+    """
+
+    def __init__(
+        self,
+        loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
+        params: Mapping[str, torch.Tensor],
+    ) -> None:
+        self.loss = loss
+        self.names = list(params)
+        self.params = {k: p.detach() for k, p in params.items()}
+        self.shapes = [p.shape for p in self.params.values()]
+        self.sizes = [p.numel() for p in self.params.values()]
+        self.dim = int(sum(self.sizes))
+        ref = next(iter(self.params.values()))
+        self.dtype, self.device = ref.dtype, ref.device
+        self.n_matvecs = 0
+        self._grad = grad(self.loss)
+
+    @classmethod
+    def for_model(
+        cls,
+        model: torch.nn.Module,
+        loss_of_output: Callable[[torch.Tensor], torch.Tensor],
+        inputs: torch.Tensor,
+        *,
+        names: list[str] | None = None,
+    ) -> HessianOperator:
+        """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
+        (default: all); the rest of the model is held fixed."""
+        full = dict(model.named_parameters())
+        names = names or list(full)
+        unknown = set(names) - set(full)
+        if unknown:
+            raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
+        fixed = {k: v.detach() for k, v in full.items() if k not in names}
+
+        def loss(p: Mapping[str, torch.Tensor]) -> torch.Tensor:
+            return loss_of_output(functional_call(model, {**fixed, **p}, (inputs,)))
+
+        return cls(loss, {k: full[k] for k in names})
+
+    def _unflatten(self, v: torch.Tensor) -> dict[str, torch.Tensor]:
+        parts = torch.split(v, self.sizes)
+        return {k: p.view(s) for k, p, s in zip(self.names, parts, self.shapes, strict=True)}
+
+    def matvec(self, v: torch.Tensor) -> torch.Tensor:
+        """``H v`` by forward-over-reverse differentiation (one jvp of the gradient)."""
+        self.n_matvecs += 1
+        tangent = self._unflatten(v.to(self.dtype))
+        _, hv = jvp(self._grad, (self.params,), (tangent,))
+        return torch.cat([hv[k].reshape(-1) for k in self.names])
+
+    def dense(self) -> torch.Tensor:
+        """The full Hessian matrix (``dim`` matvecs): for tests and small problems."""
+        eye = torch.eye(self.dim, dtype=self.dtype, device=self.device)
+        return torch.stack([self.matvec(e) for e in eye], 1)
+
+
+@dataclass(frozen=True)
+class EigResult:
+    value: float
+    vector: torch.Tensor
+    n_matvecs: int
+    n_iter: int
+
+
+def top_eigenvalue_power(
+    op: HessianOperator, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0
+) -> EigResult:
+    """Power iteration as PyHessian runs it: stop when the Rayleigh quotient's relative change
+    ``|l_k - l_{k-1}| / (|l_{k-1}| + 1e-6) < tol``. Returns the largest-magnitude eigenvalue."""
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0 (got {tol})")
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    v = torch.randn(op.dim, generator=gen, dtype=op.dtype).to(op.device)
+    v /= v.norm()
+    start = op.n_matvecs
+    lam = None
+    for k in range(1, max_iter + 1):
+        hv = op.matvec(v)
+        new = float(v @ hv)
+        v = hv / hv.norm()
+        if lam is not None and abs(new - lam) / (abs(lam) + 1e-6) < tol:
+            lam = new
+            break
+        lam = new
+    return EigResult(float(lam), v, op.n_matvecs - start, k)
+
+
+def top_eigenvalue_lanczos(
+    op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LA"
+) -> EigResult:
+    """Largest (``which="LA"``) or largest-magnitude (``"LM"``) eigenvalue by scipy's ARPACK
+    (implicitly restarted Lanczos) on the HVP operator, to relative accuracy ``tol``."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    start = op.n_matvecs
+
+    def mv(x: np.ndarray) -> np.ndarray:
+        t = torch.as_tensor(np.ravel(x), dtype=op.dtype, device=op.device)
+        return op.matvec(t).detach().cpu().numpy()
+
+    v0 = np.random.default_rng(seed).standard_normal(op.dim)
+    A = LinearOperator((op.dim, op.dim), matvec=mv, dtype=np.float64)
+    if op.dim <= 2:  # ARPACK needs dim > k + 1; fall back to the dense matrix
+        w, V = np.linalg.eigh(op.dense().detach().cpu().numpy())
+        i = int(np.argmax(w if which == "LA" else np.abs(w)))
+        return EigResult(float(w[i]), torch.as_tensor(V[:, i]), op.n_matvecs - start, 1)
+    w, V = eigsh(A, k=1, which=which, tol=tol, v0=v0, ncv=min(op.dim - 1, 20))
+    return EigResult(float(w[0]), torch.as_tensor(V[:, 0]), op.n_matvecs - start, 1)
+
+
+def _probes(n: int, dim: int, *, seed: int, dist: str, dtype, device) -> torch.Tensor:
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    if dist == "rademacher":
+        z = torch.randint(0, 2, (n, dim), generator=gen).to(dtype) * 2 - 1
+    elif dist == "gaussian":
+        z = torch.randn(n, dim, generator=gen, dtype=dtype)
+    else:
+        raise ValueError(f"dist must be 'rademacher' or 'gaussian' (got {dist!r})")
+    return z.to(device)
+
+
+def trace_hutchinson(
+    op: HessianOperator, *, n_probes: int = 100, seed: int = 0, dist: str = "rademacher"
+) -> tuple[float, float]:
+    """Hutchinson's ``tr(H) = E[z^T H z]``: ``(estimate, standard error)`` over ``n_probes``."""
+    if n_probes < 2:
+        raise ValueError(f"n_probes must be >= 2 (got {n_probes})")
+    Z = _probes(n_probes, op.dim, seed=seed, dist=dist, dtype=op.dtype, device=op.device)
+    q = torch.stack([z @ op.matvec(z) for z in Z])
+    return float(q.mean()), float(q.std() / n_probes**0.5)
+
+
+def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) -> float:
+    """Hutch++: exact trace on a sketched top subspace plus Hutchinson on the rest.
+
+    Uses ``n_matvecs`` HVPs in three equal parts: sketch ``H S``, its projection ``Q^T H Q``, and
+    Hutchinson on ``(I - QQ^T) H (I - QQ^T)``."""
+    m = n_matvecs // 3
+    if m < 1:
+        raise ValueError(f"n_matvecs must be >= 3 (got {n_matvecs})")
+    S = _probes(m, op.dim, seed=seed, dist="rademacher", dtype=op.dtype, device=op.device)
+    G = _probes(m, op.dim, seed=seed + 1, dist="rademacher", dtype=op.dtype, device=op.device)
+    Q, _ = torch.linalg.qr(torch.stack([op.matvec(s) for s in S], 1))
+    top = sum(float(q @ op.matvec(q)) for q in Q.T)
+    G = G - (G @ Q) @ Q.T
+    rest = sum(float(g @ op.matvec(g)) for g in G) / m
+    return top + rest
+
+
+def jacobian_frobenius(
+    f: Callable[[torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    *,
+    n_proj: int = 10,
+    seed: int | torch.Generator = 0,
+    create_graph: bool = False,
+) -> torch.Tensor:
+    """JACHESS eq. (5): ``||J||_F ~ sqrt(mean_i ||d(v_i^T z)/dx||^2)``, ``v_i ~ N(0, I)`` in the
+    output space; one VJP per projection. ``f`` maps a batch ``x (B, ...)`` to ``z (B, m)`` with
+    samples independent; returns one estimate per sample, ``(B,)``. With ``create_graph`` the
+    result is differentiable in the parameters of ``f`` (for use as a penalty)."""
+    if n_proj < 1:
+        raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
+    gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
+    x = x if x.requires_grad else x.detach().requires_grad_(True)
+    z = f(x)
+    total = 0.0
+    for _ in range(n_proj):
+        v = torch.randn(z.shape, generator=gen, dtype=z.dtype).to(z.device)
+        (g,) = torch.autograd.grad(z, x, v, create_graph=create_graph, retain_graph=True)
+        total = total + g.pow(2).flatten(1).sum(1)
+    return (total / n_proj).sqrt()
+
+
+def hessian_frobenius(
+    f: Callable[[torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    *,
+    dims: int | list[int] = 10,
+    n_proj: int = 10,
+    seed: int | torch.Generator = 0,
+    create_graph: bool = False,
+) -> torch.Tensor:
+    """JACHESS eq. (6) with dimension sampling: ``sum_{d in D} ||H_d||_F``, each norm estimated by
+    ``sqrt(mean_i ||H_d u_i||^2)``, ``u_i ~ N(0, I)`` in the input space (double backprop).
+
+    ``dims``: explicit output indices, or a count drawn uniformly with replacement (as the
+    released code does). Returns ``(B,)``, differentiable with ``create_graph``."""
+    if n_proj < 1:
+        raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
+    gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
+    x = x if x.requires_grad else x.detach().requires_grad_(True)
+    z = f(x)
+    if isinstance(dims, int):
+        dims = torch.randint(0, z.shape[1], (dims,), generator=gen).tolist()
+    out = 0.0
+    for d in dims:
+        (gd,) = torch.autograd.grad(z[:, d].sum(), x, create_graph=True)
+        if not gd.requires_grad:  # z_d is linear in x: its Hessian is zero
+            out = out + torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
+            continue
+        total = 0.0
+        for _ in range(n_proj):
+            u = torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
+            (hu,) = torch.autograd.grad(gd, x, u, create_graph=create_graph, retain_graph=True,
+                                        allow_unused=True)
+            if hu is None:  # z_d is linear in x: its Hessian is zero
+                hu = torch.zeros_like(x)
+            total = total + hu.pow(2).flatten(1).sum(1)
+        out = out + (total / n_proj).sqrt()
+    return out
