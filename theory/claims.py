@@ -44,7 +44,9 @@ CLAIM_MODULES: tuple[str, ...] = (
     "theory.checks_stability",
     "theory.checks_smoothing",
     "theory.checks_masked_gradient",
+    "theory.checks_curvature",
     "synthetic.claims",
+    "synthetic.claims_smoothing",
     "plm.claims",
 )
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch.func import functional_call, grad, jvp
+from torch.func import functional_call, grad, jvp, vmap
 
 
 class HessianOperator:
@@ -89,10 +89,19 @@ class HessianOperator:
         _, hv = jvp(self._grad, (self.params,), (tangent,))
         return torch.cat([hv[k].reshape(-1) for k in self.names])
 
+    def matmat(self, V: torch.Tensor) -> torch.Tensor:
+        """``H V^T`` for a batch of vectors ``V (m, dim)``, as one vmapped HVP: ``(m, dim)``."""
+        self.n_matvecs += V.shape[0]
+
+        def one(v: torch.Tensor) -> torch.Tensor:
+            _, hv = jvp(self._grad, (self.params,), (self._unflatten(v),))
+            return torch.cat([hv[k].reshape(-1) for k in self.names])
+
+        return vmap(one)(V.to(self.dtype))
+
     def dense(self) -> torch.Tensor:
         """The full Hessian matrix (``dim`` matvecs): for tests and small problems."""
-        eye = torch.eye(self.dim, dtype=self.dtype, device=self.device)
-        return torch.stack([self.matvec(e) for e in eye], 1)
+        return self.matmat(torch.eye(self.dim, dtype=self.dtype, device=self.device)).T
 
 
 @dataclass(frozen=True)
@@ -167,7 +176,7 @@ def trace_hutchinson(
     if n_probes < 2:
         raise ValueError(f"n_probes must be >= 2 (got {n_probes})")
     Z = _probes(n_probes, op.dim, seed=seed, dist=dist, dtype=op.dtype, device=op.device)
-    q = torch.stack([z @ op.matvec(z) for z in Z])
+    q = (Z * op.matmat(Z)).sum(1)
     return float(q.mean()), float(q.std() / n_probes**0.5)
 
 
@@ -181,10 +190,10 @@ def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) ->
         raise ValueError(f"n_matvecs must be >= 3 (got {n_matvecs})")
     S = _probes(m, op.dim, seed=seed, dist="rademacher", dtype=op.dtype, device=op.device)
     G = _probes(m, op.dim, seed=seed + 1, dist="rademacher", dtype=op.dtype, device=op.device)
-    Q, _ = torch.linalg.qr(torch.stack([op.matvec(s) for s in S], 1))
-    top = sum(float(q @ op.matvec(q)) for q in Q.T)
+    Q, _ = torch.linalg.qr(op.matmat(S).T)
+    top = float((Q.T * op.matmat(Q.T)).sum())
     G = G - (G @ Q) @ Q.T
-    rest = sum(float(g @ op.matvec(g)) for g in G) / m
+    rest = float((G * op.matmat(G)).sum()) / m
     return top + rest
 
 
@@ -195,10 +204,12 @@ def jacobian_frobenius(
     n_proj: int = 10,
     seed: int | torch.Generator = 0,
     create_graph: bool = False,
+    event_dims: int = 1,
 ) -> torch.Tensor:
     """JACHESS eq. (5): ``||J||_F ~ sqrt(mean_i ||d(v_i^T z)/dx||^2)``, ``v_i ~ N(0, I)`` in the
-    output space; one VJP per projection. ``f`` maps a batch ``x (B, ...)`` to ``z (B, m)`` with
-    samples independent; returns one estimate per sample, ``(B,)``. With ``create_graph`` the
+    output space; one VJP per projection. ``f`` maps ``x (*batch, *event)`` to ``z (*batch, m)``
+    with batch entries independent (``event_dims`` trailing axes form one input, e.g. 2 for a
+    sequence of embeddings); returns one estimate per batch entry. With ``create_graph`` the
     result is differentiable in the parameters of ``f`` (for use as a penalty)."""
     if n_proj < 1:
         raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
@@ -209,7 +220,7 @@ def jacobian_frobenius(
     for _ in range(n_proj):
         v = torch.randn(z.shape, generator=gen, dtype=z.dtype).to(z.device)
         (g,) = torch.autograd.grad(z, x, v, create_graph=create_graph, retain_graph=True)
-        total = total + g.pow(2).flatten(1).sum(1)
+        total = total + g.pow(2).sum(tuple(range(-event_dims, 0)))
     return (total / n_proj).sqrt()
 
 
@@ -250,3 +261,17 @@ def hessian_frobenius(
             total = total + hu.pow(2).flatten(1).sum(1)
         out = out + (total / n_proj).sqrt()
     return out
+
+
+def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """Exact Hessian of the mean cross-entropy of ``logits = W h`` w.r.t. ``W`` (row-major
+    ``(c, k)`` flattening): ``mean_n (diag p_n - p_n p_n^T) kron h_n h_n^T``, independent of the
+    labels. ``h (..., n, k)``, ``W (..., c, k)`` with matching leading (model) axes.
+
+    Its spectral norm is at most ``1/2 lambda_max(mean_n h_n h_n^T)`` (``diag p - p p^T <= I/2``):
+    why shrinking the penultimate activations flattens the last layer (activation decay)."""
+    p = torch.softmax(h @ W.transpose(-1, -2), -1)
+    A = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+    n, c, k = h.shape[-2], W.shape[-2], h.shape[-1]
+    H = torch.einsum("...nab,...ni,...nj->...aibj", A, h, h) / n
+    return H.reshape(*H.shape[:-4], c * k, c * k)
