@@ -55,7 +55,7 @@ def main() -> None:
 
     v_loo, c_loo, v, c = hard_margin_loo(X, y)
     err_full = np.abs(paper_head(v, c) - w_full).max()
-    err_loo = max(np.abs(paper_head(v_loo[i], c_loo[i]) - w).max() for i, w in zip(idx, w_loo))
+    err_loo = max(np.abs(paper_head(v_loo[i], c_loo[i]) - w).max() for i, w in zip(idx, w_loo, strict=True))
     stab_naive_sample = np.mean([normalized_distance(w, w_full) for w in w_loo])
 
     print(f"n = {args.n}, d = {args.d}; timed on {args.sample_datasets} datasets (ours) and "

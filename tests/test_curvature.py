@@ -8,7 +8,6 @@ from torch.func import hessian, jacrev
 from theory import curvature as cv
 
 
-
 @pytest.fixture(autouse=True)
 def float64():
     old = torch.get_default_dtype()
@@ -91,7 +90,8 @@ def test_hessian_frobenius_matches_exact():
     _, _, f = _mlp()
     x = torch.randn(2, 5)
     dims = [0, 3]
-    exact = torch.stack([sum(hessian(lambda v: f(v[None])[0, d])(xi).norm() for d in dims) for xi in x])
+    exact = torch.stack([sum(hessian(lambda v, d=d: f(v[None])[0, d])(xi).norm() for d in dims)
+                         for xi in x])
     est = cv.hessian_frobenius(f, x, dims=dims, n_proj=4000, seed=0)
     torch.testing.assert_close(est, exact, rtol=0.05, atol=0)
 

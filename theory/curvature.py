@@ -124,7 +124,7 @@ def top_eigenvalue_power(
     v /= v.norm()
     start = op.n_matvecs
     lam = None
-    for k in range(1, max_iter + 1):
+    for k in range(1, max_iter + 1):  # noqa: B007 - k is the iteration count returned
         hv = op.matvec(v)
         new = float(v @ hv)
         v = hv / hv.norm()
