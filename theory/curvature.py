@@ -136,10 +136,12 @@ def top_eigenvalue_power(
 
 
 def top_eigenvalue_lanczos(
-    op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LA"
+    op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LA", ncv: int = 20
 ) -> EigResult:
     """Largest (``which="LA"``) or largest-magnitude (``"LM"``) eigenvalue by scipy's ARPACK
-    (implicitly restarted Lanczos) on the HVP operator, to relative accuracy ``tol``."""
+    (implicitly restarted Lanczos, Krylov basis of ``ncv`` vectors) on the HVP operator, to
+    relative accuracy ``tol``. ARPACK builds the whole basis before its first convergence test,
+    so it spends at least ``ncv`` HVPs even when power iteration would stop sooner."""
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     start = op.n_matvecs
@@ -154,7 +156,7 @@ def top_eigenvalue_lanczos(
         w, V = np.linalg.eigh(op.dense().detach().cpu().numpy())
         i = int(np.argmax(w if which == "LA" else np.abs(w)))
         return EigResult(float(w[i]), torch.as_tensor(V[:, i]), op.n_matvecs - start, 1)
-    w, V = eigsh(A, k=1, which=which, tol=tol, v0=v0, ncv=min(op.dim - 1, 20))
+    w, V = eigsh(A, k=1, which=which, tol=tol, v0=v0, ncv=min(op.dim - 1, max(ncv, 3)))
     return EigResult(float(w[0]), torch.as_tensor(V[:, 0]), op.n_matvecs - start, 1)
 
 
