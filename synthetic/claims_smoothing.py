@@ -29,7 +29,7 @@ from theory.verdicts import Verdict, trend_verdict
 
 
 def _ad_cfg(ctx: CheckContext, label_noise: float) -> MLPRun:
-    return MLPRun(seeds=ctx.pick(2, 5), n_train=ctx.pick(1000, 2000), n_test=ctx.pick(1000, 2000),
+    return MLPRun(strengths=(0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), seeds=ctx.pick(2, 5), n_train=ctx.pick(1000, 2000), n_test=ctx.pick(1000, 2000),
                   hidden=ctx.pick(32, 64), steps=ctx.pick(800, 3000), label_noise=label_noise,
                   seed=ctx.seed)
 
@@ -233,6 +233,9 @@ def _fig3(ctx: CheckContext) -> Verdict:
     a2.set_ylabel("Hessian trace (training loss)")
     for ax in (a1, a2):
         ax.set_xscale("symlog", linthresh=0.05)
+        ax.set_xticks(sorted(df.sigma.unique()))
+        ax.set_xticklabels([f"{v:g}" for v in sorted(df.sigma.unique())], fontsize=7)
+        ax.minorticks_off()
         ax.set_xlabel("sigma")
         ax.legend(fontsize=7)
     a1.set_title(f"ad.fig3 (30% label noise): {status}", fontsize=9)

@@ -148,6 +148,11 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
         loss.backward()
         opt.step()
         sched.step()
+    bad = ~(torch.isfinite(W1).flatten(1).all(1) & torch.isfinite(W2).flatten(1).all(1))
+    if bad.any():
+        raise ValueError(f"training diverged (non-finite weights) for strengths "
+                         f"{sorted(set(strength[bad.numpy()].tolist()))}: lr={cfg.lr} is too large "
+                         "for that penalty; lower lr or the strength")
     out.W1, out.W2 = W1.detach(), W2.detach()
     out.grad_norm_end = (gnorm / tail).numpy()
     return out

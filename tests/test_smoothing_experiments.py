@@ -43,3 +43,9 @@ def test_monte_carlo_smoothed_hessian_tends_to_the_exact_one(trained):
     # with sharper neighbours), but it can never exceed the global bound lambda_max(mean hh^T)/2
     lam_big, _, _ = smoothed_last_layer_top_eig(h, W, sigma=2.0, n_mc=200)
     assert lam_big <= 0.5 * torch.linalg.eigvalsh(h.T @ h / len(h))[-1].item()
+
+
+def test_divergent_training_is_an_error_not_nan():
+    with pytest.raises(ValueError, match="training diverged"):
+        train_mlps(MLPRun(strengths=(5.0,), seeds=1, n_train=100, n_test=10, hidden=8, steps=50,
+                          lr=50.0))
