@@ -30,7 +30,8 @@ from theory.verdicts import Verdict, trend_verdict
 
 def _ad_cfg(ctx: CheckContext, label_noise: float) -> MLPRun:
     return MLPRun(strengths=(0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), seeds=ctx.pick(2, 5),
-                  n_train=ctx.pick(1000, 2000), n_test=ctx.pick(1000, 2000), hidden=ctx.pick(32, 64), steps=ctx.pick(800, 3000), label_noise=label_noise,
+                  n_train=ctx.pick(1000, 2000), n_test=ctx.pick(1000, 2000),
+                  hidden=ctx.pick(32, 64), steps=ctx.pick(800, 3000), label_noise=label_noise,
                   seed=ctx.seed)
 
 
