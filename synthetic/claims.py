@@ -161,7 +161,7 @@ def _cor31(ctx: CheckContext) -> Verdict:
           "steps_with_ci_at_or_below_minus_half": int((fits.ci_low <= -0.5).sum()),
           "n_recorded_steps": len(fits), "n_datasets": cfg.n_datasets,
           "heads": [h for h in cfg.heads if h >= 5], "seed": ctx.seed}
-    ci = (f"H^{last.exponent:.3f} (95% CI [{last.ci_low:.3f}, {last.ci_high:.3f}]) at "
+    ci = (f"H^{last.exponent:.3g} (95% CI [{last.ci_low:.3g}, {last.ci_high:.3g}]) at "
           f"t = {int(last.step)}")
     if last.ci_low > -0.5:
         verdict = Verdict("contradicted", f"gap ~ {ci}: slower than the predicted H^-0.5 (at t = "
