@@ -129,3 +129,17 @@ def test_power_iteration_stops_on_relative_change():
     r = cv.top_eigenvalue_power(op, tol=1e-3, seed=0)
     assert r.n_matvecs == r.n_iter and r.n_iter < 100
     assert np.isclose(r.value, 3.0, rtol=0.05)
+
+
+def test_batched_hvps_equal_the_full_dataset_hessian():
+    g = torch.Generator().manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4, bias=False), torch.nn.Tanh(),
+                                torch.nn.Linear(4, 2, bias=False)).double()
+    X = torch.randn(23, 3, generator=g)
+    y = torch.randint(0, 2, (23,), generator=g)
+    ce = torch.nn.functional.cross_entropy
+    full = cv.HessianOperator.for_model(model, lambda out: ce(out, y), X)
+    batched = cv.HessianOperator.for_batches(model, ce, [(X[:10], y[:10]), (X[10:], y[10:])])
+    torch.testing.assert_close(batched.dense(), full.dense())
+    v = torch.randn(full.dim, generator=g)
+    torch.testing.assert_close(batched.matvec(v), full.matvec(v))

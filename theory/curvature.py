@@ -35,16 +35,21 @@ class HessianOperator:
 
     ``loss_fn(params: dict[str, Tensor]) -> scalar`` is built from ``model`` with
     :func:`torch.func.functional_call`; parameters not named stay fixed at their values. Vectors
-    are flat, in the order of ``names``. ``batches`` (an iterable of inputs to ``loss_of_batch``)
-    gives full-dataset HVPs by averaging over batches (weights by size are the caller's).
+    are flat, in the order of ``names``. A list of ``(weight, loss)`` pairs gives full-dataset
+    HVPs batch by batch (:meth:`for_batches`).
     """
 
     def __init__(
         self,
-        loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
+        loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor]
+        | list[tuple[float, Callable[[Mapping[str, torch.Tensor]], torch.Tensor]]],
         params: Mapping[str, torch.Tensor],
     ) -> None:
-        self.loss = loss
+        # a list of (weight, loss) pairs is a loss over batches: H v = sum_b weight_b H_b v,
+        # one batch in memory at a time
+        parts = loss if isinstance(loss, list) else [(1.0, loss)]
+        self._parts = [(float(w), grad(f)) for w, f in parts]
+        self.loss = (lambda p: sum(w * f(p) for w, f in parts)) if isinstance(loss, list) else loss
         self.names = list(params)
         self.params = {k: p.detach() for k, p in params.items()}
         self.shapes = [p.shape for p in self.params.values()]
@@ -53,7 +58,6 @@ class HessianOperator:
         ref = next(iter(self.params.values()))
         self.dtype, self.device = ref.dtype, ref.device
         self.n_matvecs = 0
-        self._grad = grad(self.loss)
 
     @classmethod
     def for_model(
@@ -78,6 +82,31 @@ class HessianOperator:
 
         return cls(loss, {k: full[k] for k in names})
 
+    @classmethod
+    def for_batches(
+        cls,
+        model: torch.nn.Module,
+        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        batches: list[tuple[torch.Tensor, torch.Tensor]],
+        *,
+        names: list[str] | None = None,
+    ) -> HessianOperator:
+        """Full-dataset Hessian of the mean ``loss_fn(model(x), y)`` over ``batches`` of
+        ``(x, y)``, weighted by batch size; HVPs visit one batch at a time."""
+        full = dict(model.named_parameters())
+        names = names or list(full)
+        unknown = set(names) - set(full)
+        if unknown:
+            raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
+        fixed = {k: v.detach() for k, v in full.items() if k not in names}
+        total = sum(len(x) for x, _ in batches)
+
+        def part(x: torch.Tensor, y: torch.Tensor):
+            return lambda p: loss_fn(functional_call(model, {**fixed, **p}, (x,)), y)
+
+        return cls([(len(x) / total, part(x, y)) for x, y in batches],
+                   {k: full[k] for k in names})
+
     def _unflatten(self, v: torch.Tensor) -> dict[str, torch.Tensor]:
         parts = torch.split(v, self.sizes)
         return {k: p.view(s) for k, p, s in zip(self.names, parts, self.shapes, strict=True)}
@@ -86,18 +115,24 @@ class HessianOperator:
         """``H v`` by forward-over-reverse differentiation (one jvp of the gradient)."""
         self.n_matvecs += 1
         tangent = self._unflatten(v.to(self.dtype))
-        _, hv = jvp(self._grad, (self.params,), (tangent,))
-        return torch.cat([hv[k].reshape(-1) for k in self.names])
+        out = 0.0
+        for w, g in self._parts:
+            _, hv = jvp(g, (self.params,), (tangent,))
+            out = out + w * torch.cat([hv[k].reshape(-1) for k in self.names])
+        return out
 
     def matmat(self, V: torch.Tensor) -> torch.Tensor:
         """``H V^T`` for a batch of vectors ``V (m, dim)``, as one vmapped HVP: ``(m, dim)``."""
         self.n_matvecs += V.shape[0]
 
-        def one(v: torch.Tensor) -> torch.Tensor:
-            _, hv = jvp(self._grad, (self.params,), (self._unflatten(v),))
-            return torch.cat([hv[k].reshape(-1) for k in self.names])
+        out = 0.0
+        for w, g in self._parts:
+            def one(v: torch.Tensor, g=g) -> torch.Tensor:
+                _, hv = jvp(g, (self.params,), (self._unflatten(v),))
+                return torch.cat([hv[k].reshape(-1) for k in self.names])
 
-        return vmap(one)(V.to(self.dtype))
+            out = out + w * vmap(one)(V.to(self.dtype))
+        return out
 
     def dense(self) -> torch.Tensor:
         """The full Hessian matrix (``dim`` matvecs): for tests and small problems."""
