@@ -1,0 +1,72 @@
+"""The bridge to ``synthetic/``: the theory's quantities measured on real encoder features.
+
+For features ``x = pool(E(text))`` before or after fine-tuning: the feature bound
+``B = max ||x_i||``, the hard-margin SVM margin ``gamma`` (or, when the features are not
+separable, the soft-margin SVM of Lemma A.2.5), the exact normalized leave-one-out stability of
+that SVM head (Definition 2.3), the distance between class centroids (what MMR enlarges), and
+``||theta - theta_0||`` of the encoder (what SURT is meant to shrink, Theorem 2.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from synthetic.stability import normalized_distance, paper_head, svm_loo_stability
+from synthetic.svm import HardMarginSVM, soft_margin_loo
+
+
+@torch.no_grad()
+def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,
+           device: str | torch.device = "cpu") -> np.ndarray:
+    """Pooled features ``(n, hidden)`` of ``texts`` (the head's input), in float64."""
+    model.eval()
+    out = []
+    for s in range(0, len(texts), batch_size):
+        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
+                return_tensors="pt").to(device)
+        out.append(model(b["input_ids"], b["attention_mask"]).features.double().cpu())
+    return torch.cat(out).numpy()
+
+
+def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
+                        max_loo: int = 300, seed: int = 0) -> dict:
+    """Theory quantities of binary features ``X (n, d)``, labels ``y`` in {0, 1} or {-1, +1}.
+
+    The LOO stability uses at most ``max_loo`` points (a seeded subsample; ``n_used`` says how
+    many): exact for the hard-margin SVM, and the soft-margin SVM (weight ``lam``) otherwise.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"feature_diagnostics needs binary labels (got {len(classes)} classes)")
+    ys = np.where(y == classes[1], 1.0, -1.0)
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(ys))[:max_loo]
+    Xs, ys_s = X[idx], ys[idx]
+    out = {"n": len(ys), "n_used": len(idx), "B": float(np.linalg.norm(X, axis=1).max()),
+           "centroid_distance": float(np.linalg.norm(X[ys > 0].mean(0) - X[ys < 0].mean(0)))}
+    try:
+        svm = HardMarginSVM().fit(Xs, ys_s)
+        st = svm_loo_stability(Xs[None], ys_s[None])
+        out.update(separable=True, margin=float(svm.margin_),
+                   margin_over_B=float(svm.margin_) / out["B"],
+                   loo_stability=float(st["stability"][0]), svm="hard-margin")
+    except ValueError:
+        v_loo, c_loo, v, c = soft_margin_loo(Xs, ys_s, lam=lam)
+        dist = normalized_distance(paper_head(v_loo, c_loo), paper_head(v, c))
+        out.update(separable=False, margin=float(1.0 / np.linalg.norm(v)), margin_over_B=float(
+            1.0 / np.linalg.norm(v)) / out["B"], loo_stability=float(dist.mean()),
+            svm=f"soft-margin (lam={lam})")
+    return out
+
+
+def parameter_distance(model: torch.nn.Module, reference: torch.nn.Module) -> float:
+    """``||theta - theta_0||`` over the encoder parameters the two models share by name."""
+    ref = dict(reference.named_parameters())
+    total = 0.0
+    for k, p in model.named_parameters():
+        if k in ref and ref[k].shape == p.shape:
+            total += float((p.detach().double() - ref[k].detach().double()).pow(2).sum())
+    return total**0.5
