@@ -85,6 +85,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
                                  pooling=cfg.pooling, eager=method.needs_inputs, seed=cfg.seed)
     method.prepare_model(model)
     model.to(device)
+    start_state = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
     if cfg.head_only:
         model.encoder.requires_grad_(False)
     trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -133,7 +134,11 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         losses.append(float(task.detach()))
         pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
     secs = time.perf_counter() - t0
-    metrics = {"train_steps": total}
+    # ||theta - theta_start|| of the encoder (Theorem 2.2's ||w0 - w*|| read on the run)
+    end_state = model.encoder.state_dict()
+    dist = sum(float((end_state[k].double() - v.double()).pow(2).sum())
+               for k, v in start_state.items() if v.is_floating_point()) ** 0.5
+    metrics = {"train_steps": total, "encoder_distance_from_start": dist}
     for split in ("dev", "test"):
         tx, ty = data.part(split)
         if len(tx):

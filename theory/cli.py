@@ -91,8 +91,10 @@ def _cmd_plm(args: argparse.Namespace) -> int:
         grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
                              train_size=args.train_size, finetune=ft)
     if args.scale == "quick":
+        surt = (("surt", '{"steps": 30}'),) if "surt" in grid.methods else ()
         grid = replace(grid, train_size=min(grid.train_size or 200, 200), eval_size=200,
-                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps or 30))
+                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps or 30),
+                       method_args=surt + grid.method_args)
     out = Path(args.out) / f"{grid.task.replace(':', '_').replace('/', '_')}-{grid.key()}"
     df = run_grid(grid, out)
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
