@@ -58,6 +58,7 @@ class StabilityGrid:
     levels: tuple[float, ...] = ()
     finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
     method_args: tuple[tuple[str, str], ...] = ()  # (method, JSON kwargs) overriding defaults
+    diagnostics: bool = False  # theory quantities of the fine-tuned test features per run
 
     def __post_init__(self) -> None:
         for m in self.methods:
@@ -134,10 +135,20 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
             kw = {**kw, "heads": int(lv)}
         elif grid.vary in ("epochs", "lr"):
             ft = replace(ft, **{grid.vary: lv})
-        res = finetune(data_cache[lv], make_method(m, **kw), ft)
+        res = finetune(data_cache[lv], make_method(m, **kw), ft, keep_model=grid.diagnostics)
         row = {"method": m, "level": lv, "seed": s, "task": grid.task, **res.metrics,
                "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
                "method_config": json.dumps(res.method)}
+        if grid.diagnostics and len(data_cache[lv].label_names) == 2:
+            from plm.diagnostics import encode, feature_diagnostics
+            from plm.models import load_tokenizer
+
+            tok = load_tokenizer(ft.model)
+            tx, ty = data_cache[lv].part("test")
+            X = encode(res.model, tok, tx, max_length=ft.max_length,
+                       device=next(res.model.parameters()).device)
+            diag = feature_diagnostics(X, ty, seed=s)
+            row.update({f"feat_{k}": v for k, v in diag.items()})
         path.write_text(json.dumps(row))
         rows.append(row)
     df = pd.DataFrame(rows)

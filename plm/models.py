@@ -100,5 +100,13 @@ def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 
     return EncoderClassifier(enc, num_labels, heads=heads, pooling=pooling, seed=seed), tok
 
 
+def load_tokenizer(name: str = DEFAULT_MODEL):
+    """The model's tokenizer, offline."""
+    _require_transformers()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve_model(name), local_files_only=True)
+
+
 def weights_file(name: str = DEFAULT_MODEL) -> Path:
     return Path(resolve_model(name)) / "model.safetensors"

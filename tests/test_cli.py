@@ -35,7 +35,10 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
     assert not report["meta"]["errors"]
     for c in report["claims"]:
         assert c["verdict"] in STATUSES
-        assert c["evidence"]["seed"] == 0
+        if c["verdict"] == "not-testable":  # e.g. plm claims without the plm packages
+            assert c["reason"]
+            continue
+        assert c["evidence"].get("seed", 0) == 0
         assert (tmp_path / c["figure"]).stat().st_size > 10_000
         assert (tmp_path / c["table"]).exists()
     md = (tmp_path / "audit.md").read_text()
