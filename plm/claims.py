@@ -126,7 +126,7 @@ def _mhloss_std(ctx: CheckContext) -> Verdict:
           "mean_mhloss": float(a.mean()), "mean_finetune": float(b.mean()), "std_ratio": float(r),
           "ci_low": float(lo), "ci_high": float(hi), "n_seeds": len(a), "scale": ctx.scale}
     txt = (f"std of test accuracy: MHLoss {ev['std_mhloss']:.4f} vs FineTune "
-           f"{ev['std_finetune']:.4f} (ratio {r:.2f}, 95% CI [{lo:.2f}, {hi:.2f}], {len(a)} seeds)")
+           f"{ev['std_finetune']:.4f} (ratio {r:.3g}, 95% CI [{lo:.3g}, {hi:.3g}], {len(a)} seeds)")
     status = "supported" if hi < 1 else "contradicted" if lo > 1 else "inconclusive"
     if degenerate:  # one class predicted on every seed: a zero std that says nothing
         status = "inconclusive"
