@@ -16,17 +16,13 @@ from synthetic.stability import normalized_distance, paper_head, svm_loo_stabili
 from synthetic.svm import HardMarginSVM, soft_margin_loo
 
 
-@torch.no_grad()
 def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,
            device: str | torch.device = "cpu") -> np.ndarray:
     """Pooled features ``(n, hidden)`` of ``texts`` (the head's input), in float64."""
-    model.eval()
-    out = []
-    for s in range(0, len(texts), batch_size):
-        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
-                return_tensors="pt").to(device)
-        out.append(model(b["input_ids"], b["attention_mask"]).features.double().cpu())
-    return torch.cat(out).numpy()
+    from plm.train import forward_texts
+
+    return forward_texts(model, tok, texts, max_length=max_length, device=device,
+                         batch_size=batch_size, field="features").double().numpy()
 
 
 def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,

@@ -63,14 +63,16 @@ def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, fl
 
 
 @torch.no_grad()
-def predict_logits(model, tok, texts: list[str], *, max_length: int, device, batch_size: int = 64
-                   ) -> torch.Tensor:
+def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
+                  batch_size: int = 64, field: str = "logits") -> torch.Tensor:
+    """``Forward.<field>`` (``logits`` or ``features``) of ``texts`` in evaluation mode, on the
+    CPU, batch by batch."""
     model.eval()
     out = []
     for s in range(0, len(texts), batch_size):
         b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
                 return_tensors="pt").to(device)
-        out.append(model(b["input_ids"], b["attention_mask"]).logits.float().cpu())
+        out.append(getattr(model(b["input_ids"], b["attention_mask"]), field).float().cpu())
     return torch.cat(out)
 
 
@@ -142,7 +144,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     for split in ("dev", "test"):
         tx, ty = data.part(split)
         if len(tx):
-            logits = predict_logits(model, tok, tx, max_length=cfg.max_length, device=device)
+            logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
             metrics.update(_metrics(logits, torch.as_tensor(ty), split))
     return FinetuneResult(metrics, losses, pens, secs, cfg.config(), method.describe(),
                           model if keep_model else None)

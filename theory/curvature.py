@@ -30,6 +30,17 @@ import torch
 from torch.func import functional_call, grad, jvp, vmap
 
 
+def _split_params(model: torch.nn.Module, names: list[str] | None):
+    """``(chosen, fixed)`` parameter dicts: the named ones (default all) and the rest, detached."""
+    full = dict(model.named_parameters())
+    names = names or list(full)
+    unknown = set(names) - set(full)
+    if unknown:
+        raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
+    fixed = {k: v.detach() for k, v in full.items() if k not in names}
+    return {k: full[k] for k in names}, fixed
+
+
 class HessianOperator:
     """The Hessian of ``loss(model(batch), batch)`` w.r.t. the parameters named in ``params``.
 
@@ -70,17 +81,12 @@ class HessianOperator:
     ) -> HessianOperator:
         """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
         (default: all); the rest of the model is held fixed."""
-        full = dict(model.named_parameters())
-        names = names or list(full)
-        unknown = set(names) - set(full)
-        if unknown:
-            raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
-        fixed = {k: v.detach() for k, v in full.items() if k not in names}
+        chosen, fixed = _split_params(model, names)
 
         def loss(p: Mapping[str, torch.Tensor]) -> torch.Tensor:
             return loss_of_output(functional_call(model, {**fixed, **p}, (inputs,)))
 
-        return cls(loss, {k: full[k] for k in names})
+        return cls(loss, chosen)
 
     @classmethod
     def for_batches(
@@ -93,19 +99,13 @@ class HessianOperator:
     ) -> HessianOperator:
         """Full-dataset Hessian of the mean ``loss_fn(model(x), y)`` over ``batches`` of
         ``(x, y)``, weighted by batch size; HVPs visit one batch at a time."""
-        full = dict(model.named_parameters())
-        names = names or list(full)
-        unknown = set(names) - set(full)
-        if unknown:
-            raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
-        fixed = {k: v.detach() for k, v in full.items() if k not in names}
+        chosen, fixed = _split_params(model, names)
         total = sum(len(x) for x, _ in batches)
 
         def part(x: torch.Tensor, y: torch.Tensor):
             return lambda p: loss_fn(functional_call(model, {**fixed, **p}, (x,)), y)
 
-        return cls([(len(x) / total, part(x, y)) for x, y in batches],
-                   {k: full[k] for k in names})
+        return cls([(len(x) / total, part(x, y)) for x, y in batches], chosen)
 
     def _unflatten(self, v: torch.Tensor) -> dict[str, torch.Tensor]:
         parts = torch.split(v, self.sizes)
