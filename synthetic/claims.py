@@ -14,7 +14,7 @@ from synthetic.experiments import HeadsRun, QuadraticGrid, SoftLOOGrid, SVMSweep
 from theory import plotting
 from theory import stability_bounds as sb
 from theory.claims import CheckContext, claim
-from theory.verdicts import BoundSides, Verdict, bound_verdict, trend_verdict
+from theory.verdicts import BoundSides, Verdict, bootstrap_mean, bound_verdict, trend_verdict
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps
 
@@ -204,9 +204,7 @@ def _soudry(ctx: CheckContext) -> Verdict:
     piv = one.pivot(index="dataset", columns="step", values="gap_to_svm")
     r = np.log(sb.direction_rate(piv.columns.to_numpy(dtype=float)))
     a = np.array([np.polyfit(r, np.log(row), 1)[0] for row in piv.to_numpy()])
-    rng = ctx.rng("soudry.direction-rate")
-    boot = np.array([a[rng.integers(0, len(a), len(a))].mean() for _ in range(1000)])
-    lo, hi = np.quantile(boot, [0.025, 0.975])
+    _, lo, hi = bootstrap_mean(a, rng=ctx.rng("soudry.direction-rate"))
     ev = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
           "tolerance": 0.1, "t_range": [int(piv.columns.min()), int(piv.columns.max())],
           "n_datasets": len(a), "seed": ctx.seed}

@@ -25,7 +25,7 @@ from synthetic.smoothing import MLPRun, measure, smoothed_last_layer_top_eig, tr
 from theory import plotting
 from theory.claims import CheckContext, claim
 from theory.smoothing import cor1_rhs
-from theory.verdicts import Verdict, trend_verdict
+from theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
 
 
 def _ad_cfg(ctx: CheckContext, label_noise: float) -> MLPRun:
@@ -280,9 +280,7 @@ def _jac_spectral(ctx: CheckContext) -> Verdict:
     top = df[df.lam == df.lam.max()]
     diff = top.spectral.to_numpy() - base.loc[list(zip(top.replica, top.example, strict=True))] \
         .to_numpy()
-    rng = ctx.rng("jachess.frobenius-lowers-spectral")
-    boot = np.array([diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(1000)])
-    lo, hi = np.quantile(boot, [0.025, 0.975])
+    _, lo, hi = bootstrap_mean(diff, rng=ctx.rng("jachess.frobenius-lowers-spectral"))
     med = df.groupby("lam")[["spectral", "frobenius", "test_acc"]].mean()
     ev = {"mean_spectral_change": float(diff.mean()), "ci_low": float(lo), "ci_high": float(hi),
           **{f"mean_spectral_lam_{k:g}": float(v) for k, v in med.spectral.items()},
@@ -290,7 +288,7 @@ def _jac_spectral(ctx: CheckContext) -> Verdict:
           "n_pairs": len(diff), "seeds": cfg.seeds, "seed": ctx.seed}
     what = (f"held-out spectral norm changes by {diff.mean():+.4g} (95% CI [{lo:+.4g}, {hi:+.4g}])"
             f" from lam = 0 to lam = {df.lam.max():g}")
-    status = "supported" if hi < 0 else "contradicted" if lo > 0 else "inconclusive"
+    status = interval_status(lo, hi, expected_sign=-1)
     verdict = Verdict(status, what, ev)
     fig, (ax,) = plotting.figure()
     for lam, g in df.groupby("lam"):

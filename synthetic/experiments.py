@@ -28,7 +28,6 @@ from synthetic.data import make_separable
 from synthetic.stability import (
     head_loo_stability,
     normalized_distance,
-    paper_head,
     soft_svm_loo_distance,
     svm_loo_stability,
 )
@@ -92,9 +91,8 @@ class HeadsRun:
         rng = np.random.default_rng([self.seed, 5])
         data = make_separable(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
                               bound=self.bound, seed=rng)
-        svm = HardMarginSVM().fit(data.X, data.y)
-        w_svm = paper_head(svm.coef_, svm.intercept_)
-        svm_stab = svm_loo_stability(data.X, data.y)["stability"]
+        svm = svm_loo_stability(data.X, data.y)  # one solve gives the heads and their LOO
+        w_svm, svm_stab = svm["w"], svm["stability"]
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False)
                         for _ in range(self.n_datasets)])
         rows = []

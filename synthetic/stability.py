@@ -30,14 +30,16 @@ def svm_loo_stability(X: np.ndarray, y: np.ndarray, *, progress: bool = False) -
     """Exact normalized LOO stability of the hard-margin SVM, every ``i`` of every dataset.
 
     Returns per dataset (arrays of length k): ``stability`` (mean over i of the normalized
-    distance), ``max_distance``, ``norm_v`` (= 1/margin), ``n_support``, and per sample
-    ``v_norm_loo`` (k, n) and ``w_norm_loo`` for Lemma A.2.4.
+    distance), ``max_distance``, ``norm_v`` (= 1/margin), ``n_support``, the full-data heads
+    ``w`` (k, d + 1) in the paper's ``[v, b]``, and per sample ``v_norm_loo`` (k, n) and
+    ``w_norm_loo`` for Lemma A.2.4.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     k, n, _ = X.shape
     out = {key: np.empty(k) for key in ("stability", "max_distance", "norm_v", "norm_w",
                                          "n_support")}
+    out["w"] = np.empty((k, X.shape[2] + 1))
     out["v_norm_loo"] = np.empty((k, n))
     out["w_norm_loo"] = np.empty((k, n))
     for j in tqdm(range(k), desc="SVM LOO", disable=not progress, leave=False):
@@ -46,6 +48,7 @@ def svm_loo_stability(X: np.ndarray, y: np.ndarray, *, progress: bool = False) -
         dist = normalized_distance(w_loo, w)
         out["stability"][j] = dist.mean()
         out["max_distance"][j] = dist.max()
+        out["w"][j] = w
         out["norm_v"][j] = np.linalg.norm(v)
         out["norm_w"][j] = np.linalg.norm(w)
         out["n_support"][j] = np.sum(np.any(v_loo != v, axis=-1) | (c_loo != c))

@@ -160,3 +160,26 @@ def trend_verdict(
     if sign * lo < 0 and sign * hi < 0:
         return Verdict("contradicted", f"{what} is not {expected} but the opposite: {ci}", ev)
     return Verdict("inconclusive", f"{what}: no clear trend, the interval contains 0 ({ci})", ev)
+
+
+def bootstrap_mean(
+    x: np.ndarray, *, rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
+) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``x`` with a percentile bootstrap interval (rows
+    resampled with replacement, all resamples drawn in one call)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"x must be a 1-D array of at least 2 values (got shape {x.shape})")
+    boot = x[rng.integers(0, x.size, (n_boot, x.size))].mean(1)
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return float(x.mean()), float(lo), float(hi)
+
+
+def interval_status(low: float, high: float, *, expected_sign: int) -> str:
+    """``supported`` when the interval lies on the expected side of 0, ``contradicted`` when on
+    the other side, else ``inconclusive``."""
+    if expected_sign * low > 0 and expected_sign * high > 0:
+        return "supported"
+    if expected_sign * low < 0 and expected_sign * high < 0:
+        return "contradicted"
+    return "inconclusive"
