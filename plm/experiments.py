@@ -28,7 +28,7 @@ from theory._meta import environment
 METHOD_DEFAULTS: dict[str, dict] = {
     "finetune": {}, "mixout": {"p": 0.1}, "lnsr": {"sigma": 0.01, "weight": 1.0},
     "mmr": {"alpha": 1.0}, "mhloss": {"heads": 50}, "surt": {"steps": 200},
-    "l2-init": {"lam": 1e-3}, "activation-decay": {"sigma": 0.05},
+    "l2-init": {"lam": 1e-3}, "activation-decay": {"sigma": 0.05}, "head-tuning": {},
 }
 VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction")
 
@@ -77,7 +77,17 @@ class StabilityGrid:
 
     @classmethod
     def from_json(cls, path: str | Path) -> StabilityGrid:
-        raw = json.loads(Path(path).read_text())
+        """A grid from a JSON file, or by the name of a bundled one in ``plm/sweeps/`` (e.g.
+        ``empythy-binary-stability``)."""
+        p = Path(path)
+        bundled = Path(__file__).parent / "sweeps" / f"{p.stem}.json"
+        if not p.exists() and bundled.exists():
+            p = bundled
+        if not p.exists():
+            known = sorted(q.stem for q in bundled.parent.glob("*.json"))
+            raise ValueError(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
+                             f"({known})")
+        raw = json.loads(p.read_text())
         ft = FinetuneConfig(**raw.pop("finetune", {}))
         for k in ("methods", "levels"):
             if k in raw:
@@ -122,6 +132,8 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
     rows = []
     data_cache: dict = {}
+    if grid.diagnostics:
+        _pretrained_diagnostics(grid, out)
     for m, lv, s in tqdm(todo, desc=f"stability grid {grid.task}", disable=not progress):
         path = cells / f"{m}-{lv}-{s}.json"
         if path.exists():
@@ -157,9 +169,34 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
     return df
 
 
+def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
+    """The diagnostics of the *pre-trained* encoder's test features (the same for every seed
+    and method, so computed once per grid), in ``<out>/diagnostics_pretrained.json``."""
+    path = out / "diagnostics_pretrained.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from plm.diagnostics import encode, feature_diagnostics
+    from plm.models import load_classifier, pick_device
+
+    data = _prepare_data(grid, None)
+    if len(data.label_names) != 2:
+        return {}
+    ft = grid.finetune
+    model, tok = load_classifier(ft.model, num_labels=2, pooling=ft.pooling)
+    device = pick_device(ft.device)
+    tx, ty = data.part("test")
+    diag = feature_diagnostics(encode(model.to(device), tok, tx, max_length=ft.max_length,
+                                      device=device), ty, seed=0)
+    path.write_text(json.dumps(diag))
+    return diag
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std across seeds of every test/dev metric, per method and level."""
-    metrics = [c for c in df.columns if c.startswith(("test_", "dev_"))]
+    """Mean and std across seeds of every test/dev metric and diagnostic, per method and
+    level."""
+    metrics = [c for c in df.columns if c.startswith(("test_", "dev_", "feat_"))
+               and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    metrics += [c for c in ("encoder_distance_from_start",) if c in df.columns]
     g = df.groupby(["method", "level"], dropna=False)[metrics]
     out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std"))
     out["n_seeds"] = g.size()

@@ -54,6 +54,9 @@ class EncoderClassifier(torch.nn.Module):
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls' (got {pooling!r})")
         self.encoder, self.pooling, self.num_labels = encoder, pooling, num_labels
+        if getattr(encoder, "pooler", None) is not None:
+            # our pooling replaces BERT's pooler: frozen, so DDP sees no unused trainable weights
+            encoder.pooler.requires_grad_(False)
         hidden = encoder.config.hidden_size
         gen = torch.Generator().manual_seed(seed)
         bound = 1.0 / hidden**0.5

@@ -3,7 +3,9 @@
 One loop for every method: the task loss comes from ``method.task_loss`` (MHLoss averages its
 heads), the extra term from ``method.penalty`` on the batch's :class:`Forward`. Full fine-tuning
 or head tuning (``head_only``: encoder frozen). CUDA when present (bf16 autocast), CPU otherwise,
-with no code change.
+with no code change. ``accelerate=True`` hands device placement, mixed precision and gradient
+synchronization to Hugging Face ``accelerate``: launched with ``accelerate launch`` on several
+GPUs, each process trains on its slice of every global batch and DDP averages the gradients.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class FinetuneConfig:
     pooling: str = "mean"
     seed: int = 0
     device: str | None = None
+    accelerate: bool = False  # use HF accelerate (multi-GPU under `accelerate launch`)
 
     def config(self) -> dict:
         return asdict(self)
@@ -62,6 +65,22 @@ def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, fl
             f"{prefix}_mcc": float(matthews_corrcoef(pred, y, **kw))}
 
 
+def _accelerator(cfg: FinetuneConfig, method: Method):
+    import importlib.util
+
+    if importlib.util.find_spec("accelerate") is None:
+        raise ValueError("accelerate=True needs Hugging Face accelerate: pip install -e "
+                         "'.[plm,multi-gpu]' (or pip install 'accelerate>=1,<2')")
+    from accelerate import Accelerator
+
+    cpu = cfg.device == "cpu" or not torch.cuda.is_available()
+    acc = Accelerator(cpu=cpu, mixed_precision="no" if cpu else "bf16")
+    if acc.num_processes > 1 and method.needs_inputs:
+        raise ValueError(f"method {method.name!r} differentiates through extra forward passes "
+                         "(double backward), which DDP does not support: run it on one device")
+    return acc
+
+
 @torch.no_grad()
 def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
                   batch_size: int = 64, field: str = "logits") -> torch.Tensor:
@@ -79,7 +98,8 @@ def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
 def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfig(), *,
              progress: bool = False, keep_model: bool = False) -> FinetuneResult:
     """Fine-tune on ``data``'s train split; report accuracy/F1/MCC on dev and test."""
-    device = pick_device(cfg.device)
+    acc = _accelerator(cfg, method) if cfg.accelerate else None
+    device = acc.device if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     texts, labels = data.part("train")
     start = method.prepare_start(cfg.model, texts, seed=cfg.seed)
@@ -96,14 +116,23 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     body = [p for k, p in trainable.items() if not k.startswith("head_")]
     groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
                                                       if body else [])
-    opt = method.wrap_optimizer(torch.optim.AdamW(groups, weight_decay=0.0))
+    base = torch.optim.AdamW(groups, weight_decay=0.0)
+    core = model
+    if acc is not None:
+        model, base = acc.prepare(model, base)
+    opt = method.wrap_optimizer(base)
     n = len(texts)
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
     rng = np.random.default_rng(cfg.seed)
     order = rng.permutation(n)
-    amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
-        torch.autocast("cpu", enabled=False)
+    def amp():  # a fresh context per step (accelerate's is single-use)
+        if acc is not None:  # accelerate owns mixed precision
+            return acc.autocast()
+        if device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cpu", enabled=False)
+
     losses, pens = [], []
     t0 = time.perf_counter()
     model.train()
@@ -112,12 +141,14 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         if pos == 0 and step > 0:
             order = rng.permutation(n)
         idx = order[pos:pos + cfg.batch_size]
+        if acc is not None and acc.num_processes > 1:  # this process's slice of the batch
+            idx = idx[acc.process_index::acc.num_processes]
         b = tok([texts[i] for i in idx], padding=True, truncation=True,
                 max_length=cfg.max_length, return_tensors="pt").to(device)
         y = torch.as_tensor(labels[idx], device=device)
-        with amp:
+        with amp():
             if method.needs_inputs:
-                emb = model.embed(b["input_ids"]).detach().requires_grad_(True)
+                emb = core.embed(b["input_ids"]).detach().requires_grad_(True)
                 fwd = model(attention_mask=b["attention_mask"], inputs_embeds=emb)
                 fwd.inputs, fwd.input_event_dims = emb, 2
                 fwd.fn = lambda e, m=b["attention_mask"]: model(attention_mask=m,
@@ -131,11 +162,15 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
             pen = method.penalty(fwd)
             loss = task + pen
         opt.zero_grad()
-        loss.backward()
+        if acc is not None:
+            acc.backward(loss)
+        else:
+            loss.backward()
         opt.step()
         losses.append(float(task.detach()))
         pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
     secs = time.perf_counter() - t0
+    model = core
     # ||theta - theta_start|| of the encoder (Theorem 2.2's ||w0 - w*|| read on the run)
     end_state = model.encoder.state_dict()
     dist = sum(float((end_state[k].double() - v.double()).pow(2).sum())

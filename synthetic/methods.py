@@ -193,6 +193,18 @@ class L2ToInit(Method):
         return {"method": self.name, "lam": self.lam}
 
 
+class HeadTuning(Method):
+    """Head tuning (Fu et al. Table 3): the encoder is frozen, only the linear head trains
+    (the same as the trainer's ``head_only``, as a method so a grid can compare it)."""
+
+    name = "head-tuning"
+
+    def prepare_model(self, model: torch.nn.Module) -> None:
+        if not hasattr(model, "encoder"):
+            raise ValueError("head tuning needs a model with an .encoder to freeze")
+        model.encoder.requires_grad_(False)
+
+
 class _MixoutParam(torch.nn.Module):
     """``mixout(w) = (M w + (1 - M) w0 - p w0) / (1 - p)``, ``M ~ Ber(1 - p)`` per entry, in
     training mode; ``w`` at evaluation. Unbiased: ``E mixout(w) = w``."""
@@ -287,7 +299,7 @@ class SURT(Method):
 
 METHODS = {"finetune": Method, "activation-decay": ActivationDecay, "jacobian": JacobianPenalty,
            "mhloss": MHLoss, "mmr": MMR, "l2-init": L2ToInit, "mixout": MixOut, "lnsr": LNSR,
-           "surt": SURT}
+           "surt": SURT, "head-tuning": HeadTuning}
 
 
 def make_method(name: str, **kwargs) -> Method:

@@ -113,3 +113,47 @@ def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, mon
                                                    strict=True)]
     assert any(moved)
     assert "re-initialized" in m.describe()["mlm_head"]
+
+
+def test_head_tuning_method_matches_the_head_only_switch(tiny):
+    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32)
+    a = finetune(tiny, make_method("head-tuning"), cfg, keep_model=True)
+    b = finetune(tiny, make_method("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
+    assert all(not p.requires_grad for p in a.model.encoder.parameters())
+    assert a.metrics["encoder_distance_from_start"] == 0.0
+    np.testing.assert_allclose(a.losses, b.losses, rtol=1e-6)
+    with pytest.raises(ValueError, match="encoder"):
+        make_method("head-tuning").prepare_model(torch.nn.Linear(2, 2))
+
+
+def test_accelerate_path_trains_like_the_plain_loop_on_one_process(tiny):
+    pytest.importorskip("accelerate")
+    cfg = FinetuneConfig(max_steps=4, batch_size=16, max_length=32, device="cpu")
+    plain = finetune(tiny, make_method("mmr"), cfg)
+    acc = finetune(tiny, make_method("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
+    np.testing.assert_allclose(acc.losses, plain.losses, rtol=1e-5)
+    assert acc.metrics["test_accuracy"] == plain.metrics["test_accuracy"]
+
+
+def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path):
+    # accelerate's multi-process path (what `accelerate launch` does on several GPUs), on gloo
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("accelerate")
+    worker = Path(__file__).with_name("ddp_worker.py")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                           str(worker), str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=Path(__file__).parents[1])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r0, r1 = (json.loads((tmp_path / f"rank{i}.json").read_text()) for i in (0, 1))
+    assert r0["world"] == r1["world"] == 2
+    assert r0["losses"] != r1["losses"]  # each rank saw its own half of every batch ...
+    # ... and the synchronized gradients kept the two replicas identical
+    assert r0["encoder_distance_from_start"] == pytest.approx(r1["encoder_distance_from_start"],
+                                                              rel=1e-6)
+    assert r0["encoder_distance_from_start"] > 0

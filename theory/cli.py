@@ -89,7 +89,8 @@ def _cmd_plm(args: argparse.Namespace) -> int:
         ft = FinetuneConfig(model=args.model, max_steps=args.steps, device=args.device,
                             head_only=args.head_only)
         grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
-                             train_size=args.train_size, finetune=ft)
+                             train_size=args.train_size, finetune=ft,
+                             diagnostics=args.diagnostics)
     if args.scale == "quick":
         surt = (("surt", '{"steps": 30}'),) if "surt" in grid.methods else ()
         grid = replace(grid, train_size=min(grid.train_size or 200, 200), eval_size=200,
@@ -99,7 +100,18 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     df = run_grid(grid, out)
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
             "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
-    print(summarize(df)[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    summary = summarize(df)
+    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    diag = [c for c in ("feat_B_mean", "feat_margin_over_B_mean", "feat_loo_stability_mean",
+                        "feat_centroid_distance_mean", "encoder_distance_from_start_mean")
+            if c in summary.columns]
+    if grid.diagnostics and diag:
+        print("\ndiagnostics of the fine-tuned test features (mean over seeds):")
+        print(summary[["method", "level", *diag]].to_string(index=False,
+                                                            float_format=lambda v: f"{v:.4g}"))
+        pre = out / "diagnostics_pretrained.json"
+        if pre.exists():
+            print(f"pre-trained encoder: {pre.read_text()}")
     print(f"results: {out}/results.csv, summary.csv, config.json")
     return 0
 
@@ -150,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--steps", type=int, default=None, help="training steps (default: 3 epochs)")
     r.add_argument("--train-size", type=int, default=1000)
     r.add_argument("--head-only", action="store_true", help="freeze the encoder")
+    r.add_argument("--diagnostics", action="store_true",
+                   help="theory quantities (B, SVM margin, LOO stability) of the features")
     sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):

