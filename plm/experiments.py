@@ -59,6 +59,7 @@ class StabilityGrid:
     finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
     method_args: tuple[tuple[str, str], ...] = ()  # (method, JSON kwargs) overriding defaults
     diagnostics: bool = False  # theory quantities of the fine-tuned test features per run
+    diagnostics_points: int = 300  # test points the SVM / LOO diagnostics use (seeded subsample)
 
     def __post_init__(self) -> None:
         for m in self.methods:
@@ -159,7 +160,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
             tx, ty = data_cache[lv].part("test")
             X = encode(res.model, tok, tx, max_length=ft.max_length,
                        device=next(res.model.parameters()).device)
-            diag = feature_diagnostics(X, ty, seed=s)
+            diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
             row.update({f"feat_{k}": v for k, v in diag.items()})
         path.write_text(json.dumps(row))
         rows.append(row)
@@ -186,7 +187,8 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
     device = pick_device(ft.device)
     tx, ty = data.part("test")
     diag = feature_diagnostics(encode(model.to(device), tok, tx, max_length=ft.max_length,
-                                      device=device), ty, seed=0)
+                                      device=device), ty, seed=0,
+                               max_loo=grid.diagnostics_points)
     path.write_text(json.dumps(diag))
     return diag
 

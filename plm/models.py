@@ -64,6 +64,13 @@ class EncoderClassifier(torch.nn.Module):
             (torch.rand(heads, num_labels, hidden, generator=gen) * 2 - 1) * bound)
         self.head_bias = torch.nn.Parameter(torch.zeros(heads, num_labels))
 
+    def pool(self, h: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """``(B, T, h) -> (B, h)``: the [CLS] token or the mean over the non-padding tokens."""
+        if self.pooling == "cls":
+            return h[:, 0]
+        m = attention_mask[..., None].to(h.dtype)
+        return (h * m).sum(1) / m.sum(1).clamp_min(1.0)
+
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.encoder.get_input_embeddings()(input_ids)
 
@@ -73,12 +80,7 @@ class EncoderClassifier(torch.nn.Module):
         out = self.encoder(input_ids=None if inputs_embeds is not None else input_ids,
                            inputs_embeds=inputs_embeds, attention_mask=attention_mask,
                            output_hidden_states=hidden_states)
-        h = out.last_hidden_state
-        if self.pooling == "cls":
-            feats = h[:, 0]
-        else:
-            m = attention_mask[..., None].to(h.dtype)
-            feats = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
+        feats = self.pool(out.last_hidden_state, attention_mask)
         head_logits = torch.einsum("bh,kch->kbc", feats, self.head_weight) + self.head_bias[:, None]
         return Forward(logits=head_logits.mean(0), features=feats, head_logits=head_logits,
                        hidden=list(out.hidden_states) if hidden_states else [])

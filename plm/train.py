@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from plm.data import TextData
 from plm.models import DEFAULT_MODEL, load_classifier, pick_device
-from synthetic.methods import Method
+from synthetic.methods import Forward, Method
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,13 @@ def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, fl
     pred = logits.argmax(-1)
     kw = {"task": task} if task == "binary" else {"task": task, "num_classes": c}
     f1_kw = kw if task == "binary" else {**kw, "average": "macro"}
+    from plm.evaluate import calibration
+
+    cal = calibration(logits, y)
     return {f"{prefix}_accuracy": float(accuracy(pred, y, **kw)),
             f"{prefix}_f1": float(f1_score(pred, y, **f1_kw)),
-            f"{prefix}_mcc": float(matthews_corrcoef(pred, y, **kw))}
+            f"{prefix}_mcc": float(matthews_corrcoef(pred, y, **kw)),
+            f"{prefix}_brier": cal["brier"], f"{prefix}_ece": cal["ece"]}
 
 
 def _accelerator(cfg: FinetuneConfig, method: Method):
@@ -95,9 +99,43 @@ def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
     return torch.cat(out)
 
 
+def _forward(model, core, b, y, method: Method) -> Forward:
+    """The batch's :class:`Forward`, with differentiable embeddings and re-run functions when
+    the method needs them (``model`` may be accelerate's wrapper of ``core``)."""
+    if not method.needs_inputs:
+        fwd = model(b["input_ids"], b["attention_mask"])
+    else:
+        m = b["attention_mask"]
+        emb = core.embed(b["input_ids"]).detach().requires_grad_(True)
+        fwd = model(attention_mask=m, inputs_embeds=emb)
+        fwd.inputs, fwd.input_event_dims = emb, 2
+        fwd.fn = lambda e: model(attention_mask=m, inputs_embeds=e).logits
+        fwd.feature_fn = lambda e: model(attention_mask=m, inputs_embeds=e).features
+
+        def hidden_fn(e, rows=slice(None)):  # one pass: each block's pooled output, logits
+            mm = m[rows]
+            out = model(attention_mask=mm, inputs_embeds=e, hidden_states=True)
+            return [core.pool(h, mm) for h in out.hidden[1:]], out.logits
+
+        fwd.hidden_fn = hidden_fn
+    fwd.labels = y
+    return fwd
+
+
 def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfig(), *,
-             progress: bool = False, keep_model: bool = False) -> FinetuneResult:
-    """Fine-tune on ``data``'s train split; report accuracy/F1/MCC on dev and test."""
+             progress: bool = False, keep_model: bool = False,
+             unlabeled: list[str] | None = None) -> FinetuneResult:
+    """Fine-tune on ``data``'s train split; report accuracy/F1/MCC, Brier and 8-bin ECE on dev
+    and test.
+
+    Methods with ``dual = True`` (JACHESS-unlab and the other ``*-unlab`` regularizers) alternate
+    a task-loss step on a labeled batch with a penalty-only step on a batch of ``unlabeled``
+    texts, one of each per step (the paper leaves the granularity open). Optimizers with
+    ``needs_closure`` (SAM) get a closure that re-runs the batch with the same dropout masks.
+    """
+    if method.dual and not unlabeled:
+        raise ValueError(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
+                         "(finetune(..., unlabeled=[...]))")
     acc = _accelerator(cfg, method) if cfg.accelerate else None
     device = acc.device if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
@@ -126,12 +164,30 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
     rng = np.random.default_rng(cfg.seed)
     order = rng.permutation(n)
+
     def amp():  # a fresh context per step (accelerate's is single-use)
         if acc is not None:  # accelerate owns mixed precision
             return acc.autocast()
         if device.type == "cuda":
             return torch.autocast("cuda", dtype=torch.bfloat16)
         return torch.autocast("cpu", enabled=False)
+
+    def tokenize(batch: list[str]):
+        return tok(batch, padding=True, truncation=True, max_length=cfg.max_length,
+                   return_tensors="pt").to(device)
+
+    def backward(loss: torch.Tensor) -> None:
+        if acc is not None:
+            acc.backward(loss)
+        else:
+            loss.backward()
+
+    def run(b, y, *, with_task: bool, with_penalty: bool):
+        with amp():
+            fwd = _forward(model, core, b, y, method)
+            task = method.task_loss(fwd, y) if with_task else torch.zeros((), device=device)
+            pen = method.penalty(fwd) if with_penalty else 0.0
+            return task, pen, task + pen
 
     losses, pens = [], []
     t0 = time.perf_counter()
@@ -143,30 +199,29 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         idx = order[pos:pos + cfg.batch_size]
         if acc is not None and acc.num_processes > 1:  # this process's slice of the batch
             idx = idx[acc.process_index::acc.num_processes]
-        b = tok([texts[i] for i in idx], padding=True, truncation=True,
-                max_length=cfg.max_length, return_tensors="pt").to(device)
+        b = tokenize([texts[i] for i in idx])
         y = torch.as_tensor(labels[idx], device=device)
-        with amp():
-            if method.needs_inputs:
-                emb = core.embed(b["input_ids"]).detach().requires_grad_(True)
-                fwd = model(attention_mask=b["attention_mask"], inputs_embeds=emb)
-                fwd.inputs, fwd.input_event_dims = emb, 2
-                fwd.fn = lambda e, m=b["attention_mask"]: model(attention_mask=m,
-                                                                inputs_embeds=e).logits
-                fwd.feature_fn = lambda e, m=b["attention_mask"]: model(
-                    attention_mask=m, inputs_embeds=e).features
-            else:
-                fwd = model(b["input_ids"], b["attention_mask"])
-            fwd.labels = y
-            task = method.task_loss(fwd, y)
-            pen = method.penalty(fwd)
-            loss = task + pen
+        rng_state = _rng_state(device)
+        task, pen, loss = run(b, y, with_task=True, with_penalty=not method.dual)
         opt.zero_grad()
-        if acc is not None:
-            acc.backward(loss)
+        backward(loss)
+        if getattr(opt, "needs_closure", False):
+            def closure(b=b, y=y, state=rng_state):
+                _set_rng_state(device, state)  # the same dropout masks as the first pass
+                loss2 = run(b, y, with_task=True, with_penalty=not method.dual)[2]
+                backward(loss2)
+                return loss2
+            opt.step(closure)
         else:
-            loss.backward()
-        opt.step()
+            opt.step()
+        if method.dual:  # a pure-regularizer step on unlabeled texts
+            u = rng.choice(len(unlabeled), size=min(cfg.batch_size, len(unlabeled)),
+                           replace=False)
+            _, pen, _ = run(tokenize([unlabeled[i] for i in u]), None, with_task=False,
+                            with_penalty=True)
+            opt.zero_grad()
+            backward(pen)
+            opt.step()
         losses.append(float(task.detach()))
         pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
     secs = time.perf_counter() - t0
@@ -183,3 +238,14 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
             metrics.update(_metrics(logits, torch.as_tensor(ty), split))
     return FinetuneResult(metrics, losses, pens, secs, cfg.config(), method.describe(),
                           model if keep_model else None)
+
+
+def _rng_state(device: torch.device):
+    return (torch.get_rng_state(),
+            torch.cuda.get_rng_state(device) if device.type == "cuda" else None)
+
+
+def _set_rng_state(device: torch.device, state) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state(state[1], device)

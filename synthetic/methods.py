@@ -28,16 +28,20 @@ class Forward:
     head_logits: torch.Tensor | None = None  # (H, B, c) for multi-head models
     labels: torch.Tensor | None = None  # (B,) the batch's labels, for label-aware penalties
     input_event_dims: int = 1  # trailing axes of ``inputs`` forming one example (2: tokens x emb)
+    # (inputs of some rows, those rows) -> (pooled output of every block, logits), one pass
+    hidden_fn: Callable[..., tuple[list[torch.Tensor], torch.Tensor]] | None = None
 
 
 class Method:
     """Plain fine-tuning: no extra term. Subclasses override :meth:`penalty`,
     :meth:`task_loss`, :meth:`setup` and/or :meth:`wrap_optimizer`; ``needs_inputs`` asks the
-    trainer for differentiable inputs, ``heads`` for a multi-head model."""
+    trainer for differentiable inputs, ``heads`` for a multi-head model, ``dual`` for JACHESS's
+    dual mode (the penalty is minimized alone on unlabeled batches, between task steps)."""
 
     name = "finetune"
     needs_inputs = False
     heads = 1
+    dual = False  # True: penalty-only steps on unlabeled data alternate with task steps
 
     def setup(self, params: dict[str, torch.Tensor]) -> None:
         """Called once with the trainable parameters before training (e.g. to keep theta_0)."""
@@ -297,9 +301,32 @@ class SURT(Method):
                 "word embeddings (the default model has no pre-trained MLM head)"}
 
 
+# the smoothness and UEGR methods build on the classes above (imported last on purpose)
+from synthetic.methods_smoothness import JACHESS, SAM, CrossHolder, Dropout, WeightDecay, ad_sam  # noqa: E402
+from synthetic.methods_uegr import UEGR  # noqa: E402
+
+
+def _dual(cls, name: str):
+    """The dual-mode (``*-unlab``) variant of a penalty method: its penalty is minimized alone
+    on unlabeled batches between task steps (JACHESS §3.3)."""
+
+    def make(**kw) -> Method:
+        if cls in (JACHESS, CrossHolder):
+            return cls(mode="unlab", **kw)
+        m = cls(**kw)
+        m.dual, m.name = True, name
+        return m
+
+    return make
+
+
 METHODS = {"finetune": Method, "activation-decay": ActivationDecay, "jacobian": JacobianPenalty,
            "mhloss": MHLoss, "mmr": MMR, "l2-init": L2ToInit, "mixout": MixOut, "lnsr": LNSR,
-           "surt": SURT, "head-tuning": HeadTuning}
+           "surt": SURT, "head-tuning": HeadTuning, "dropout": Dropout,
+           "weight-decay": WeightDecay, "sam": SAM, "ad+sam": ad_sam, "jachess": JACHESS,
+           "jachess-unlab": _dual(JACHESS, "jachess-unlab"), "cross-holder": CrossHolder,
+           "cross-holder-unlab": _dual(CrossHolder, "cross-holder-unlab"),
+           "jacobian-unlab": _dual(JacobianPenalty, "jacobian-unlab"), "uegr": UEGR}
 
 
 def make_method(name: str, **kwargs) -> Method:

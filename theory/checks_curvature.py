@@ -12,6 +12,7 @@ from torch.func import hessian, jacrev
 from theory import curvature as cv
 from theory import plotting
 from theory.claims import CheckContext, claim
+from theory.masked_gradient import keep_probability
 from theory.smoothing import GELU_LIPSCHITZ
 from theory.verdicts import BoundSides, Verdict, bound_evidence, bound_verdict
 
@@ -280,13 +281,6 @@ def _uegr_gp(ctx: CheckContext) -> Verdict:
     ax.legend(fontsize=7)
     out = ctx.save("uegr.gradient-penalty", df, fig, {"eps": [0.01, 0.1, 0.4]})
     return verdict.with_outputs(out["figure"], out["table"])
-
-
-def keep_probability(s_norm: np.ndarray, *, alpha: float, beta: float, flipped: bool) -> np.ndarray:
-    """UEGR eq. (9): ``p = 1/(1 + exp(2 beta (s~ - alpha)))`` as written (decreasing in the
-    saliency s~), or the sign-flipped reading ``1/(1 + exp(-2 beta (s~ - alpha)))``."""
-    z = 2.0 * beta * (np.asarray(s_norm) - alpha)
-    return 1.0 / (1.0 + np.exp(-z if flipped else z))
 
 
 @claim("uegr.mask-sign", paper="uegr", where="§3.2, eqs. (7)-(9)", kind="trend",

@@ -94,6 +94,7 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     if args.scale == "quick":
         surt = (("surt", '{"steps": 30}'),) if "surt" in grid.methods else ()
         grid = replace(grid, train_size=min(grid.train_size or 200, 200), eval_size=200,
+                       diagnostics_points=min(grid.diagnostics_points, 100),
                        finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps or 30),
                        method_args=surt + grid.method_args)
     out = Path(args.out) / f"{grid.task.replace(':', '_').replace('/', '_')}-{grid.key()}"
@@ -168,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("config")
     for q in (r, sw):
         q.add_argument("--scale", choices=("quick", "full"), default="full",
-                       help="quick: 200 training examples, 30 steps (CI)")
+                       help="quick: 200 training examples, 30 steps, 100 diagnostic points (CI)")
         q.add_argument("--out", default="results/plm", help="output folder")
         q.set_defaults(func=_cmd_plm)
     return p

@@ -13,6 +13,7 @@ eq. (18) itself shows the rescaled estimator's variance is *at least* that of ``
 from __future__ import annotations
 
 import numpy as np
+import torch
 from numpy.typing import ArrayLike
 
 from theory import _validate as v
@@ -20,6 +21,20 @@ from theory import _validate as v
 
 def _p(p: ArrayLike) -> np.ndarray:
     return v.in_interval("p", p, 0.0, 1.0, closed_lo=False, closed_hi=True)
+
+
+def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
+    """UEGR eq. (9): ``p = 1/(1 + exp(2 beta (s~ - alpha)))`` as written (decreasing in the
+    saliency s~), or the sign-flipped reading ``1/(1 + exp(-2 beta (s~ - alpha)))`` (increasing:
+    what the prose's "update only the key parameters" asks for). NumPy arrays or torch tensors.
+    """
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0 (got {beta})")
+    if isinstance(s_norm, torch.Tensor):
+        z = 2.0 * beta * (s_norm - alpha)
+        return torch.sigmoid(z if flipped else -z)
+    z = 2.0 * beta * (np.asarray(s_norm, dtype=np.float64) - alpha)
+    return 1.0 / (1.0 + np.exp(-z if flipped else z))
 
 
 def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:

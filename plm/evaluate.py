@@ -1,0 +1,175 @@
+"""Evaluation beyond accuracy: calibration (Brier, 8-bin ECE, reliability diagrams), robustness
+to Gaussian embedding noise and to token corruption, layer-wise linear CKA between two encoders,
+and the head's Hessian against the activation-decay erf bound on real features.
+
+JACHESS (paper 000) §2.4/§2.6 and UEGR (paper 001) Fig. 2 define what is measured; the exact
+forms the papers leave open are stated per function.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> dict[str, float]:
+    """Brier score and ``n_bins``-bin expected calibration error (torchmetrics, equal-width bins,
+    L1) of softmax confidences. Brier: ``mean (y - p_1)^2`` for two classes (JACHESS's code),
+    ``mean sum_c (p_c - 1[y = c])^2`` otherwise."""
+    from torchmetrics.functional.classification import binary_calibration_error, multiclass_calibration_error
+
+    p = torch.softmax(logits.float(), -1)
+    y = torch.as_tensor(y).long()
+    c = p.shape[-1]
+    if c == 2:
+        brier = float((y.float() - p[:, 1]).pow(2).mean())
+        ece = float(binary_calibration_error(p[:, 1], y, n_bins=n_bins, norm="l1"))
+    else:
+        onehot = torch.nn.functional.one_hot(y, c).float()
+        brier = float((p - onehot).pow(2).sum(-1).mean())
+        ece = float(multiclass_calibration_error(p, y, num_classes=c, n_bins=n_bins, norm="l1"))
+    return {"brier": brier, "ece": ece}
+
+
+def reliability(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> dict[str, np.ndarray]:
+    """Reliability-diagram data for the positive class (binary; JACHESS Fig. 2): per equal-width
+    bin of ``p_1``, the mean predicted probability, the fraction of positives and the count."""
+    p = torch.softmax(logits.float(), -1)
+    if p.shape[-1] != 2:
+        raise ValueError(f"reliability diagrams here are binary (got {p.shape[-1]} classes)")
+    p1 = p[:, 1].numpy()
+    yy = np.asarray(y)
+    b = np.minimum((p1 * n_bins).astype(int), n_bins - 1)
+    count = np.bincount(b, minlength=n_bins)
+    with np.errstate(invalid="ignore"):
+        conf = np.bincount(b, p1, minlength=n_bins) / count
+        frac = np.bincount(b, yy.astype(float), minlength=n_bins) / count
+    return {"bin": np.arange(n_bins), "mean_predicted": conf, "fraction_positive": frac,
+            "count": count}
+
+
+@torch.no_grad()
+def _accuracy(model, tok, texts, y, *, max_length, device, batch_size, perturb) -> float:
+    model.eval()
+    correct = 0
+    for s in range(0, len(texts), batch_size):
+        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
+                return_tensors="pt").to(device)
+        logits = perturb(model, b, s).logits
+        correct += int((logits.argmax(-1).cpu() == torch.as_tensor(y[s:s + batch_size])).sum())
+    return correct / len(texts)
+
+
+def noise_robustness(model, tok, texts: list[str], y: np.ndarray, *, deltas=(0.0, 0.01, 0.05, 0.1),
+                     max_length: int = 128, seed: int = 0, batch_size: int = 64,
+                     device: str | torch.device = "cpu") -> dict[float, float]:
+    """Accuracy with the word embeddings perturbed, ``e' = e + delta v``, ``v ~ N(0, I)`` per
+    entry (JACHESS §5.1), for each ``delta``; the same ``v`` for every delta (seeded)."""
+    if any(d < 0 for d in deltas):
+        raise ValueError(f"deltas must be >= 0 (got {deltas})")
+    out = {}
+    for d in deltas:
+        gen = torch.Generator().manual_seed(seed)
+
+        def perturb(m, b, s, d=d, gen=gen):
+            e = m.embed(b["input_ids"])
+            v = torch.randn(e.shape, generator=gen, dtype=e.dtype).to(e.device)
+            return m(attention_mask=b["attention_mask"], inputs_embeds=e + d * v)
+
+        out[float(d)] = _accuracy(model, tok, texts, y, max_length=max_length, device=device,
+                                  batch_size=batch_size, perturb=perturb)
+    return out
+
+
+def corrupt_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor, *, rate: float,
+                   unk_id: int, special_ids: list[int], generator: torch.Generator) -> torch.Tensor:
+    """Replace a fraction ``rate`` of the real (non-special, non-padding) tokens of each
+    sequence by ``unk_id`` (JACHESS §5.2), chosen uniformly without replacement."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must lie in [0, 1] (got {rate})")
+    ids = input_ids.clone()
+    real = attention_mask.bool() & ~torch.isin(ids, torch.as_tensor(special_ids, device=ids.device))
+    for i in range(ids.shape[0]):
+        pos = real[i].nonzero()[:, 0]
+        k = int(round(rate * len(pos)))
+        if k:
+            pick = pos[torch.randperm(len(pos), generator=generator)[:k].to(pos.device)]
+            ids[i, pick] = unk_id
+    return ids
+
+
+def corruption_robustness(model, tok, texts: list[str], y: np.ndarray, *,
+                          rates=(0.0, 0.05, 0.1, 0.15, 0.2), max_length: int = 128, seed: int = 0,
+                          batch_size: int = 64, device: str | torch.device = "cpu"
+                          ) -> dict[float, float]:
+    """Accuracy after replacing ``rate`` of the tokens by the tokenizer's unknown token."""
+    if tok.unk_token_id is None:
+        raise ValueError("the tokenizer has no unknown token to corrupt with")
+    out = {}
+    for r in rates:
+        gen = torch.Generator().manual_seed(seed)
+
+        def perturb(m, b, s, r=r, gen=gen):
+            ids = corrupt_tokens(b["input_ids"], b["attention_mask"], rate=r,
+                                 unk_id=tok.unk_token_id, special_ids=tok.all_special_ids,
+                                 generator=gen)
+            return m(ids, b["attention_mask"])
+
+        out[float(r)] = _accuracy(model, tok, texts, y, max_length=max_length, device=device,
+                                  batch_size=batch_size, perturb=perturb)
+    return out
+
+
+def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
+    """Linear CKA (Kornblith et al. 2019) of ``(n, p)`` and ``(n, q)`` representations:
+    ``||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F)`` with column-centred ``Xc, Yc``."""
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X and Y need the same number of rows (got {X.shape[0]}, {Y.shape[0]})")
+    X = (X - X.mean(0)).double()
+    Y = (Y - Y.mean(0)).double()
+    return float((Y.T @ X).pow(2).sum() / ((X.T @ X).norm() * (Y.T @ Y).norm()))
+
+
+@torch.no_grad()
+def layer_representations(model, tok, texts: list[str], *, max_length: int = 128,
+                          batch_size: int = 64, device: str | torch.device = "cpu"
+                          ) -> list[torch.Tensor]:
+    """The pooled output of the embedding layer and of every block, ``(n, hidden)`` each."""
+    model.eval()
+    per_layer: list[list[torch.Tensor]] = []
+    for s in range(0, len(texts), batch_size):
+        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
+                return_tensors="pt").to(device)
+        out = model(b["input_ids"], b["attention_mask"], hidden_states=True)
+        pooled = [model.pool(h, b["attention_mask"]).float().cpu() for h in out.hidden]
+        per_layer = [a + [p] for a, p in zip(per_layer, pooled, strict=True)] if per_layer \
+            else [[p] for p in pooled]
+    return [torch.cat(p) for p in per_layer]
+
+
+def layer_cka(model_a, model_b, tok, texts: list[str], **kw) -> list[float]:
+    """Linear CKA between the two models' pooled representations, layer by layer (UEGR Fig. 2a:
+    pre-trained vs fine-tuned)."""
+    ra = layer_representations(model_a, tok, texts, **kw)
+    rb = layer_representations(model_b, tok, texts, **kw)
+    return [linear_cka(a, b) for a, b in zip(ra, rb, strict=True)]
+
+
+def head_hessian(features: torch.Tensor, model, *, sigma: float = 0.0, n_mc: int = 400,
+                 seed: int = 0) -> dict[str, float]:
+    """Top eigenvalue of the mean CE Hessian w.r.t. the (mean) head ``W`` at the given features
+    (activation decay's Fig. 1a quantity on real features), and with ``sigma > 0`` its
+    Gaussian-smoothed value by Monte Carlo with confidence limits."""
+    from synthetic.smoothing import smoothed_last_layer_top_eig
+    from theory.curvature import last_layer_hessian
+
+    h = features.double()
+    W = model.head_weight.detach().double().mean(0).cpu()
+    hb = torch.cat([h, torch.ones(len(h), 1, dtype=h.dtype)], 1)  # the bias as a feature
+    Wb = torch.cat([W, model.head_bias.detach().double().mean(0).cpu()[:, None]], 1)
+    top = float(torch.linalg.eigvalsh(last_layer_hessian(hb, Wb))[-1])
+    out = {"top_eig": top, "feature_norm_max": float(h.norm(dim=1).max())}
+    if sigma > 0:
+        est, lo, hi = smoothed_last_layer_top_eig(hb, Wb, sigma=sigma, n_mc=n_mc, seed=seed)
+        out.update(smoothed_top_eig=est, smoothed_low=lo, smoothed_high=hi)
+    return out
