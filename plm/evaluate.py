@@ -173,3 +173,60 @@ def head_hessian(features: torch.Tensor, model, *, sigma: float = 0.0, n_mc: int
         est, lo, hi = smoothed_last_layer_top_eig(hb, Wb, sigma=sigma, n_mc=n_mc, seed=seed)
         out.update(smoothed_top_eig=est, smoothed_low=lo, smoothed_high=hi)
     return out
+
+
+_PRETRAINED: dict = {}
+
+
+def _pretrained(name: str, num_labels: int, pooling: str):
+    key = (name, num_labels, pooling)
+    if key not in _PRETRAINED:
+        from plm.models import load_classifier
+
+        _PRETRAINED.clear()  # one pre-trained model in memory at a time
+        _PRETRAINED[key] = load_classifier(name, num_labels=num_labels, pooling=pooling)[0]
+    return _PRETRAINED[key]
+
+
+def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
+    """Every issue-6 evaluation of one fine-tuned ``model`` on ``data``'s test split, as flat
+    columns: reliability bins (JSON), accuracy under embedding noise and token corruption (and
+    the drops ``acc(0) - mean acc(>0)``), layer-wise CKA to the pre-trained encoder, and the
+    head's Hessian top eigenvalue and gradient norm at the test features."""
+    import json
+
+    from plm.diagnostics import encode
+    from plm.models import load_tokenizer
+    from plm.train import forward_texts
+
+    ft = grid.finetune
+    device = next(model.parameters()).device
+    tok = load_tokenizer(ft.model)
+    tx, ty = data.part("test")
+    kw = {"max_length": ft.max_length, "device": device}
+    row: dict = {}
+    logits = forward_texts(model, tok, tx, **kw)
+    if logits.shape[-1] == 2:
+        rel = reliability(logits, torch.as_tensor(ty))
+        row["test_reliability"] = json.dumps({k: np.nan_to_num(v).tolist() for k, v in rel.items()})
+    noise = noise_robustness(model, tok, tx, ty, deltas=grid.deltas, seed=seed, **kw)
+    row.update({f"noise_acc_{d:g}": a for d, a in noise.items()})
+    row["noise_drop"] = noise[0.0] - float(np.mean([a for d, a in noise.items() if d > 0])) \
+        if 0.0 in noise and len(noise) > 1 else float("nan")
+    corr = corruption_robustness(model, tok, tx, ty, rates=grid.corruption_rates, seed=seed, **kw)
+    row.update({f"corrupt_acc_{r:g}": a for r, a in corr.items()})
+    row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0])) \
+        if 0.0 in corr and len(corr) > 1 else float("nan")
+    pre = _pretrained(ft.model, len(data.label_names), ft.pooling).to(device)
+    cka = layer_cka(pre, model, tok, tx, **kw)
+    row.update({f"cka_layer_{k}": c for k, c in enumerate(cka)})
+    row["cka_mean"] = float(np.mean(cka[1:]))  # the blocks (layer 0 is the embedding output)
+    h = torch.as_tensor(encode(model, tok, tx, **kw))
+    hh = head_hessian(h, model)
+    row.update(head_top_eig=hh["top_eig"], head_feature_norm_max=hh["feature_norm_max"])
+    W = model.head_weight.detach().double().mean(0).cpu().requires_grad_(True)
+    b = model.head_bias.detach().double().mean(0).cpu()
+    ce = torch.nn.functional.cross_entropy(h @ W.T + b, torch.as_tensor(ty).long())
+    (g,) = torch.autograd.grad(ce, W)
+    row["head_grad_norm"] = float(g.norm())
+    return row

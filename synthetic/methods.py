@@ -329,8 +329,31 @@ METHODS = {"finetune": Method, "activation-decay": ActivationDecay, "jacobian": 
            "jacobian-unlab": _dual(JacobianPenalty, "jacobian-unlab"), "uegr": UEGR}
 
 
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """``"name"`` or ``"name:key=value,key=value"`` -> ``(name, kwargs)``; values are read as
+    JSON when they parse (numbers, booleans, lists), else kept as strings."""
+    import json
+
+    name, _, rest = spec.partition(":")
+    kw: dict = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, val = part.partition("=")
+        if not eq or not key:
+            raise ValueError(f"method spec {spec!r}: expected name:key=value,... (got {part!r})")
+        try:
+            kw[key.strip()] = json.loads(val)
+        except json.JSONDecodeError:
+            kw[key.strip()] = val.strip()
+    return name, kw
+
+
 def make_method(name: str, **kwargs) -> Method:
-    """A method by name (``METHODS``) with its keyword arguments."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; known: {sorted(METHODS)}")
-    return METHODS[name](**kwargs)
+    """A method by name (``METHODS``) with its keyword arguments; ``name`` may carry some, as
+    in ``"jachess-unlab:layer_weights=uniform"`` (explicit ``kwargs`` win)."""
+    base, spec_kw = parse_spec(name)
+    if base not in METHODS:
+        raise ValueError(f"unknown method {base!r}; known: {sorted(METHODS)}")
+    method = METHODS[base](**{**spec_kw, **kwargs})
+    if spec_kw:
+        method.name = name
+    return method

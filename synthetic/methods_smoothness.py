@@ -253,12 +253,12 @@ class CrossHolder(Method):
     needs_inputs = True
 
     def __init__(self, lam: float = 0.01, *, n_proj: int = 1, mode: str = "train",
-                 seed: int = 0) -> None:
+                 reg_batch: int | None = None, seed: int = 0) -> None:
         if lam < 0:
             raise ValueError(f"lam must be >= 0 (got {lam})")
         if mode not in ("train", "unlab"):
             raise ValueError(f"mode must be 'train' or 'unlab' (got {mode!r})")
-        self.lam, self.n_proj, self.mode = lam, n_proj, mode
+        self.lam, self.n_proj, self.mode, self.reg_batch = lam, n_proj, mode, reg_batch
         self.dual = mode == "unlab"
         self.name = "cross-holder-unlab" if self.dual else "cross-holder"
         self.gen = torch.Generator().manual_seed(seed)
@@ -266,13 +266,22 @@ class CrossHolder(Method):
     def penalty(self, fwd: Forward) -> torch.Tensor:
         if fwd.inputs is None or fwd.fn is None:
             raise ValueError("Cross-Hölder needs Forward.inputs and Forward.fn")
-        x = fwd.inputs
-        jac = jacobian_frobenius(fwd.fn, x, n_proj=self.n_proj, seed=self.gen, create_graph=True,
+        x, fn = fwd.inputs, fwd.fn
+        if self.reg_batch is not None:  # the first rows only, in a pass of their own
+            if fwd.hidden_fn is None:
+                raise ValueError("Cross-Hölder with reg_batch needs Forward.hidden_fn")
+            rows = slice(0, self.reg_batch)
+            x = fwd.inputs[rows].detach().requires_grad_(True)
+
+            def fn(e):
+                return fwd.hidden_fn(e, rows)[1]
+        jac = jacobian_frobenius(fn, x, n_proj=self.n_proj, seed=self.gen, create_graph=True,
                                  event_dims=2)
         c = fwd.logits.shape[-1]
-        hess = hessian_frobenius(fwd.fn, x, dims=list(range(c)), n_proj=self.n_proj,
+        hess = hessian_frobenius(fn, x, dims=list(range(c)), n_proj=self.n_proj,
                                  seed=self.gen, create_graph=True)
         return self.lam * (jac + hess).mean()
 
     def describe(self) -> dict:
-        return {"method": self.name, "lam": self.lam, "n_proj": self.n_proj, "mode": self.mode}
+        return {"method": self.name, "lam": self.lam, "n_proj": self.n_proj, "mode": self.mode,
+                "reg_batch": self.reg_batch}

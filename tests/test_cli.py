@@ -24,12 +24,18 @@ def test_claims_json_lists_every_registered_claim():
     assert all({"id", "paper", "kind", "statement", "equation"} <= set(c) for c in out)
 
 
+# the issue-6 transformer claims fine-tune with second-order penalties: minutes each on the
+# CPU, so CI runs one of them (below) and the slow marker the rest
+HEAVY = ("jachess.plm.", "uegr.plm.", "ad.plm.")
+
+
 def test_audit_quick_writes_a_readable_report(tmp_path):
-    res = _boundbench("audit", "--scale", "quick", "--out", str(tmp_path))
+    light = [c for c in claims.registry() if not c.startswith(HEAVY)]
+    res = _boundbench("audit", "--scale", "quick", "--out", str(tmp_path), "--only", *light)
     assert "claims in" in res.stdout
     report = json.loads((tmp_path / "audit.json").read_text())
     ids = [c["id"] for c in report["claims"]]
-    assert ids == list(claims.registry())
+    assert ids == light
     assert report["meta"]["seed"] == 0 and report["meta"]["scale"] == "quick"
     assert "boundbench" in report["meta"]["environment"]
     assert not report["meta"]["errors"]

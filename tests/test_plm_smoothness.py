@@ -43,7 +43,8 @@ def baseline(tiny):
 
 PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
              ("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4, "layer_weights": "logits"}),
-             ("cross-holder", {"lam": 0.01}), ("uegr", {"eps": 0.1, "selective": False})]
+             ("cross-holder", {"lam": 0.01, "reg_batch": 4}),
+             ("uegr", {"eps": 0.1, "selective": False})]
 
 
 @pytest.mark.parametrize("name,kw", PENALTIES)

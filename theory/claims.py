@@ -48,6 +48,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "synthetic.claims",
     "synthetic.claims_smoothing",
     "plm.claims",
+    "plm.claims_smoothness",
 )
 
 

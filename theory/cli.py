@@ -90,14 +90,26 @@ def _cmd_plm(args: argparse.Namespace) -> int:
                             head_only=args.head_only)
         grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
                              train_size=args.train_size, finetune=ft,
-                             diagnostics=args.diagnostics)
+                             diagnostics=args.diagnostics, evaluation=args.evaluation)
     if args.scale == "quick":
-        surt = (("surt", '{"steps": 30}'),) if "surt" in grid.methods else ()
-        grid = replace(grid, train_size=min(grid.train_size or 200, 200), eval_size=200,
-                       diagnostics_points=min(grid.diagnostics_points, 100),
-                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps or 30),
-                       method_args=surt + grid.method_args)
-    out = Path(args.out) / f"{grid.task.replace(':', '_').replace('/', '_')}-{grid.key()}"
+        import json
+
+        from plm.experiments import QUICK_ARGS, sweep_quick_overrides
+        from synthetic.methods import parse_spec
+
+        q = sweep_quick_overrides(args.config) if args.plm_command == "sweep" else {}
+        quick = tuple((m, json.dumps(QUICK_ARGS[parse_spec(m)[0]])) for m in grid.methods
+                      if parse_spec(m)[0] in QUICK_ARGS)
+        grid = replace(grid, train_size=min(grid.train_size or 200, q.get("train_size", 200)),
+                       eval_size=q.get("eval_size", 200),
+                       diagnostics_points=min(grid.diagnostics_points,
+                                              q.get("diagnostics_points", 100)),
+                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps
+                                        or q.get("max_steps", 30)),
+                       method_args=quick + grid.method_args)
+    import re
+
+    out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
     df = run_grid(grid, out)
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
             "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
@@ -106,6 +118,13 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     diag = [c for c in ("feat_B_mean", "feat_margin_over_B_mean", "feat_loo_stability_mean",
                         "feat_centroid_distance_mean", "encoder_distance_from_start_mean")
             if c in summary.columns]
+    ev = [c for c in ("test_ece_mean", "test_brier_mean", "noise_drop_mean",
+                      "corrupt_drop_mean", "cka_mean_mean", "head_top_eig_mean") if c in summary]
+    if grid.evaluation and ev:
+        print("\ncalibration, robustness (accuracy drops), CKA to the pre-trained encoder, head "
+              "Hessian (means over seeds):")
+        print(summary[["method", "level", *ev]].to_string(index=False,
+                                                          float_format=lambda v: f"{v:.4g}"))
     if grid.diagnostics and diag:
         print("\ndiagnostics of the fine-tuned test features (mean over seeds):")
         print(summary[["method", "level", *diag]].to_string(index=False,
@@ -165,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--head-only", action="store_true", help="freeze the encoder")
     r.add_argument("--diagnostics", action="store_true",
                    help="theory quantities (B, SVM margin, LOO stability) of the features")
+    r.add_argument("--evaluation", action="store_true",
+                   help="calibration, noise/corruption robustness, CKA, head Hessian")
     sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):
