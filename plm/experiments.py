@@ -161,7 +161,8 @@ def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
 
 def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> pd.DataFrame:
     """Run (or resume) every cell; write ``results.csv`` (one row per run), ``summary.csv``
-    (mean and std per method and level) and ``config.json``; return the results table."""
+    (mean and std per method and level), ``config.json`` and the figure set (``figures/``, see
+    :func:`plm.figures.plot_grid`); return the results table."""
     import os
 
     out = Path(out)
@@ -220,8 +221,11 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
         rows.append(row)
     df = pd.DataFrame(rows)
     if writer:
+        from plm.figures import plot_grid
+
         df.to_csv(out / "results.csv", index=False)
         summarize(df).to_csv(out / "summary.csv", index=False)
+        plot_grid(df, out / "figures")
     return df
 
 
