@@ -15,6 +15,10 @@ import pandas as pd
 from theory import plotting
 
 
+def _color(i: int):
+    return plt.cm.tab20(i % 20)  # more methods than the default ten-colour cycle
+
+
 def _bars(ax, df: pd.DataFrame, col: str, ylabel: str) -> None:
     methods = list(dict.fromkeys(df.method))
     for i, m in enumerate(methods):
@@ -31,10 +35,10 @@ def _curves(ax, df: pd.DataFrame, prefix: str, xlabel: str) -> None:
     cols = sorted((c for c in df.columns if c.startswith(prefix)),
                   key=lambda c: float(c[len(prefix):]))
     x = [float(c[len(prefix):]) for c in cols]
-    for m, g in df.groupby("method", sort=False):
+    for i, (m, g) in enumerate(df.groupby("method", sort=False)):
         vals = g[cols].to_numpy(dtype=float)
         mean, sd = vals.mean(0), vals.std(0, ddof=1) if len(vals) > 1 else np.zeros(len(x))
-        line, = ax.plot(x, mean, "o-", ms=3, lw=1, label=m)
+        line, = ax.plot(x, mean, "o-", ms=3, lw=1, label=m, color=_color(i))
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.12)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test accuracy (mean ± std over seeds)")
@@ -77,13 +81,14 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
     if "test_reliability" in df:
         fig, (ax,) = plotting.figure(width=4.6, height=4.2)
         ax.plot([0, 1], [0, 1], "k--", lw=0.8, label="perfect calibration")
-        for m, g in df.groupby("method", sort=False):
+        for i, (m, g) in enumerate(df.groupby("method", sort=False)):
             bins = [json.loads(r) for r in g.test_reliability]
             count = np.sum([b["count"] for b in bins], 0)
             conf = np.sum([np.multiply(b["mean_predicted"], b["count"]) for b in bins], 0)
             frac = np.sum([np.multiply(b["fraction_positive"], b["count"]) for b in bins], 0)
             ok = count > 0
-            ax.plot(conf[ok] / count[ok], frac[ok] / count[ok], "o-", ms=3, lw=1, label=m)
+            ax.plot(conf[ok] / count[ok], frac[ok] / count[ok], "o-", ms=3, lw=1, label=m,
+                    color=_color(i))
         ax.set_xlabel("mean predicted probability (8 bins, pooled over seeds)")
         ax.set_ylabel("fraction of positives")
         ax.legend(fontsize=6, ncol=2)
