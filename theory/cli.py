@@ -92,14 +92,10 @@ def _cmd_plm(args: argparse.Namespace) -> int:
                              train_size=args.train_size, finetune=ft,
                              diagnostics=args.diagnostics, evaluation=args.evaluation)
     if args.scale == "quick":
-        import json
-
-        from plm.experiments import QUICK_ARGS, sweep_quick_overrides
-        from synthetic.methods import parse_spec
+        from plm.experiments import quick_method_args, sweep_quick_overrides
 
         q = sweep_quick_overrides(args.config) if args.plm_command == "sweep" else {}
-        quick = tuple((m, json.dumps(QUICK_ARGS[parse_spec(m)[0]])) for m in grid.methods
-                      if parse_spec(m)[0] in QUICK_ARGS)
+        quick = quick_method_args(grid.methods)
         grid = replace(grid, train_size=min(grid.train_size or 200, q.get("train_size", 200)),
                        eval_size=q.get("eval_size", 200),
                        diagnostics_points=min(grid.diagnostics_points,
