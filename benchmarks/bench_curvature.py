@@ -14,8 +14,8 @@ import time
 import torch
 from torch.func import grad
 
-from synthetic.smoothing import make_clusters
-from theory.curvature import HessianOperator, top_eigenvalue_lanczos, top_eigenvalue_power
+from boundbench.synthetic.mlp import make_clusters
+from boundbench.theory.curvature import HessianOperator, top_eigenvalue_lanczos, top_eigenvalue_power
 
 
 def case(train_steps: int) -> None:

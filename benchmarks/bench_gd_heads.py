@@ -14,8 +14,8 @@ import time
 import numpy as np
 import torch
 
-from synthetic.data import make_separable
-from synthetic.train import augment, train_heads
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.train import augment, train_heads
 
 
 def loop_version(X, y, loo, *, steps: int, lr: float, seed: int) -> np.ndarray:

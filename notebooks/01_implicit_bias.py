@@ -26,10 +26,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from synthetic.data import make_separable
-from synthetic.stability import normalized_distance, paper_head
-from synthetic.svm import HardMarginSVM
-from synthetic.train import train_heads
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.stability import normalized_distance, paper_head
+from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.synthetic.train import train_heads
 
 data = make_separable(n_datasets=1, n=60, d=2, margin=0.1, bound=1.0, seed=3)
 X, y = data.X[0], data.y[0]

@@ -30,10 +30,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from synthetic.data import make_separable
-from synthetic.stability import head_loo_stability, svm_loo_stability
-from synthetic.train import train_heads
-from theory import stability_bounds as sb
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.stability import head_loo_stability, svm_loo_stability
+from boundbench.synthetic.train import train_heads
+from boundbench.theory import stability_bounds as sb
 
 
 def svm_stability(n=100, margin=0.1, bound=1.0, d=5, datasets=4, seed=0):
@@ -113,7 +113,7 @@ plt.show()
 # (Spearman rank correlation with a bootstrap interval). The verdicts at quick scale:
 
 # %%
-from theory import claims
+from boundbench.theory import claims
 
 ctx = claims.CheckContext(seed=0, scale="quick")
 for cid in ("fu.fig6.n", "fu.fig7.margin", "fu.fig9.bound", "fu.fig5.heads"):

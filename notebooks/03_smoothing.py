@@ -28,7 +28,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from theory import smoothing as sm
+from boundbench.theory import smoothing as sm
 
 # %% [markdown]
 # ## The Huber loss attains the bound
@@ -95,7 +95,7 @@ plt.show()
 # last-layer Hessian exactly (it is small: classes × hidden).
 
 # %%
-from synthetic.smoothing import MLPRun, measure, train_mlps
+from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 
 cfg = MLPRun(strengths=(0.0, 0.05, 0.1, 0.2, 0.5), seeds=2, n_train=1000, n_test=1000, steps=800)
 m = measure(train_mlps(cfg), trace_probes=5)

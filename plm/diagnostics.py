@@ -12,17 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from synthetic.stability import normalized_distance, paper_head, svm_loo_stability
-from synthetic.svm import HardMarginSVM, soft_margin_loo
-
-
-def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,
-           device: str | torch.device = "cpu") -> np.ndarray:
-    """Pooled features ``(n, hidden)`` of ``texts`` (the head's input), in float64."""
-    from plm.train import forward_texts
-
-    return forward_texts(model, tok, texts, max_length=max_length, device=device,
-                         batch_size=batch_size, field="features").double().numpy()
+from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
+from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
 
 
 def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,

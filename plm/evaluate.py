@@ -160,8 +160,8 @@ def head_hessian(features: torch.Tensor, model, *, sigma: float = 0.0, n_mc: int
     """Top eigenvalue of the mean CE Hessian w.r.t. the (mean) head ``W`` at the given features
     (activation decay's Fig. 1a quantity on real features), and with ``sigma > 0`` its
     Gaussian-smoothed value by Monte Carlo with confidence limits."""
-    from synthetic.smoothing import smoothed_last_layer_top_eig
-    from theory.curvature import last_layer_hessian
+    from boundbench.synthetic.mlp import smoothed_last_layer_top_eig
+    from boundbench.theory.curvature import last_layer_hessian
 
     h = features.double()
     W = model.head_weight.detach().double().mean(0).cpu()
@@ -181,7 +181,7 @@ _PRETRAINED: dict = {}
 def _pretrained(name: str, num_labels: int, pooling: str):
     key = (name, num_labels, pooling)
     if key not in _PRETRAINED:
-        from plm.models import load_classifier
+        from boundbench.plm.models import load_classifier
 
         _PRETRAINED.clear()  # one pre-trained model in memory at a time
         _PRETRAINED[key] = load_classifier(name, num_labels=num_labels, pooling=pooling)[0]
@@ -189,15 +189,14 @@ def _pretrained(name: str, num_labels: int, pooling: str):
 
 
 def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
-    """Every issue-6 evaluation of one fine-tuned ``model`` on ``data``'s test split, as flat
+    """Every evaluation of one fine-tuned ``model`` on ``data``'s test split, as flat
     columns: reliability bins (JSON), accuracy under embedding noise and token corruption (and
     the drops ``acc(0) - mean acc(>0)``), layer-wise CKA to the pre-trained encoder, and the
     head's Hessian top eigenvalue and gradient norm at the test features."""
     import json
 
-    from plm.diagnostics import encode
-    from plm.models import load_tokenizer
-    from plm.train import forward_texts
+    from boundbench.plm.encode import encode, forward_texts
+    from boundbench.plm.models import load_tokenizer
 
     ft = grid.finetune
     device = next(model.parameters()).device

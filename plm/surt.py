@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from plm.models import resolve_model
+from boundbench.plm.models import resolve_model
 
 
 def _cache_dir() -> Path:

@@ -17,9 +17,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from plm.data import TextData
-from plm.models import DEFAULT_MODEL, load_classifier, pick_device
-from synthetic.methods import Forward, Method
+from boundbench.plm.data import TextData
+from boundbench.plm.encode import forward_texts
+from boundbench.plm.evaluate import calibration
+from boundbench.plm.methods import dropout_rate
+from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
+from boundbench.synthetic.methods import Forward, Method
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,6 @@ def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, fl
     pred = logits.argmax(-1)
     kw = {"task": task} if task == "binary" else {"task": task, "num_classes": c}
     f1_kw = kw if task == "binary" else {**kw, "average": "macro"}
-    from plm.evaluate import calibration
-
     cal = calibration(logits, y)
     return {f"{prefix}_accuracy": float(accuracy(pred, y, **kw)),
             f"{prefix}_f1": float(f1_score(pred, y, **f1_kw)),
@@ -74,7 +75,7 @@ def _accelerator(cfg: FinetuneConfig, method: Method):
 
     if importlib.util.find_spec("accelerate") is None:
         raise ValueError("accelerate=True needs Hugging Face accelerate: pip install -e "
-                         "'.[plm,multi-gpu]' (or pip install 'accelerate>=1,<2')")
+                         "'.[plm]' (or pip install 'accelerate>=1,<2')")
     from accelerate import Accelerator
 
     cpu = cfg.device == "cpu" or not torch.cuda.is_available()
@@ -85,21 +86,7 @@ def _accelerator(cfg: FinetuneConfig, method: Method):
     return acc
 
 
-@torch.no_grad()
-def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
-                  batch_size: int = 64, field: str = "logits") -> torch.Tensor:
-    """``Forward.<field>`` (``logits`` or ``features``) of ``texts`` in evaluation mode, on the
-    CPU, batch by batch."""
-    model.eval()
-    out = []
-    for s in range(0, len(texts), batch_size):
-        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
-                return_tensors="pt").to(device)
-        out.append(getattr(model(b["input_ids"], b["attention_mask"]), field).float().cpu())
-    return torch.cat(out)
-
-
-def _forward(model, core, b, y, method: Method) -> Forward:
+def _forward(model, core, b, y, method: Method, params) -> Forward:
     """The batch's :class:`Forward`, with differentiable embeddings and re-run functions when
     the method needs them (``model`` may be accelerate's wrapper of ``core``)."""
     if not method.needs_inputs:
@@ -117,8 +104,12 @@ def _forward(model, core, b, y, method: Method) -> Forward:
             out = model(attention_mask=mm, inputs_embeds=e, hidden_states=True)
             return [core.pool(h, mm) for h in out.hidden[1:]], out.logits
 
-        fwd.hidden_fn = hidden_fn
-    fwd.labels = y
+        def dropout_fn(e, rate):  # every dropout at `rate` for this pass only
+            with dropout_rate(core, rate):
+                return model(attention_mask=m, inputs_embeds=e).logits
+
+        fwd.hidden_fn, fwd.dropout_fn = hidden_fn, dropout_fn
+    fwd.labels, fwd.params = y, params
     return fwd
 
 
@@ -128,7 +119,9 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     """Fine-tune on ``data``'s train split; report accuracy/F1/MCC, Brier and 8-bin ECE on dev
     and test.
 
-    Methods with ``dual = True`` (JACHESS-unlab and the other ``*-unlab`` regularizers) alternate
+    The method's model changes (``method.applied``) last this run only; its state
+    (``method.init_state``) is taken at its first penalty, before any update, from the run's
+    seed. Methods with ``dual = True`` (JACHESS-unlab and the other ``*-unlab`` regularizers) alternate
     a task-loss step on a labeled batch with a penalty-only step on a batch of ``unlabeled``
     texts, one of each per step (the paper leaves the granularity open). Optimizers with
     ``needs_closure`` (SAM) get a closure that re-runs the batch with the same dropout masks.
@@ -140,16 +133,36 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     device = acc.device if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     texts, labels = data.part("train")
-    start = method.prepare_start(cfg.model, texts, seed=cfg.seed)
+    start_model = getattr(method, "start_model", None)  # SURT: continued pre-training first
+    start = start_model(cfg.model, texts, seed=cfg.seed) if start_model else cfg.model
     model, tok = load_classifier(start, num_labels=len(data.label_names), heads=method.heads,
                                  pooling=cfg.pooling, eager=method.needs_inputs, seed=cfg.seed)
-    method.prepare_model(model)
     model.to(device)
     start_state = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
+    with method.applied(model):
+        losses, pens, secs, report = _train(model, tok, method, cfg, device, acc, texts, labels,
+                                            progress=progress, unlabeled=unlabeled)
+    # ||theta - theta_start|| of the encoder (Theorem 2.2's ||w0 - w*|| read on the run)
+    end_state = model.encoder.state_dict()
+    dist = sum(float((end_state[k].double() - v.double()).pow(2).sum())
+               for k, v in start_state.items() if v.is_floating_point()) ** 0.5
+    total = len(losses)
+    metrics = {"train_steps": total, "encoder_distance_from_start": dist}
+    for split in ("dev", "test"):
+        tx, ty = data.part(split)
+        if len(tx):
+            logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
+            metrics.update(_metrics(logits, torch.as_tensor(ty), split))
+    return FinetuneResult(metrics, losses, pens, secs, cfg.config(),
+                          {**method.describe(), **report}, model if keep_model else None)
+
+
+def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, labels, *,
+           progress: bool, unlabeled: list[str] | None):
+    """The training loop of :func:`finetune`: ``(losses, penalties, seconds, report)``."""
     if cfg.head_only:
         model.encoder.requires_grad_(False)
     trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
-    method.setup(trainable)
     head = [p for k, p in trainable.items() if k.startswith("head_")]
     body = [p for k, p in trainable.items() if not k.startswith("head_")]
     groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
@@ -158,7 +171,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     core = model
     if acc is not None:
         model, base = acc.prepare(model, base)
-    opt = method.wrap_optimizer(base)
+    opt = method.optimizer(base, seed=cfg.seed)
     n = len(texts)
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
@@ -182,11 +195,15 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         else:
             loss.backward()
 
+    state: dict = {}
+
     def run(b, y, *, with_task: bool, with_penalty: bool):
         with amp():
-            fwd = _forward(model, core, b, y, method)
+            fwd = _forward(model, core, b, y, method, trainable)
             task = method.task_loss(fwd, y) if with_task else torch.zeros((), device=device)
-            pen = method.penalty(fwd) if with_penalty else 0.0
+            if with_penalty and not state:  # the method's state, before any update
+                state.update(method.init_state(fwd, seed=cfg.seed), ready=True)
+            pen = method.penalty(fwd, state) if with_penalty else 0.0
             return task, pen, task + pen
 
     losses, pens = [], []
@@ -206,8 +223,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         opt.zero_grad()
         backward(loss)
         if getattr(opt, "needs_closure", False):
-            def closure(b=b, y=y, state=rng_state):
-                _set_rng_state(device, state)  # the same dropout masks as the first pass
+            def closure(b=b, y=y, rng_state=rng_state):
+                _set_rng_state(device, rng_state)  # the same dropout masks as the first pass
                 loss2 = run(b, y, with_task=True, with_penalty=not method.dual)[2]
                 backward(loss2)
                 return loss2
@@ -225,19 +242,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         losses.append(float(task.detach()))
         pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
     secs = time.perf_counter() - t0
-    model = core
-    # ||theta - theta_start|| of the encoder (Theorem 2.2's ||w0 - w*|| read on the run)
-    end_state = model.encoder.state_dict()
-    dist = sum(float((end_state[k].double() - v.double()).pow(2).sum())
-               for k, v in start_state.items() if v.is_floating_point()) ** 0.5
-    metrics = {"train_steps": total, "encoder_distance_from_start": dist}
-    for split in ("dev", "test"):
-        tx, ty = data.part(split)
-        if len(tx):
-            logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
-            metrics.update(_metrics(logits, torch.as_tensor(ty), split))
-    return FinetuneResult(metrics, losses, pens, secs, cfg.config(), method.describe(),
-                          model if keep_model else None)
+    report = {**method.report(state), **(opt.report() if hasattr(opt, "report") else {})}
+    return losses, pens, secs, report
 
 
 def _rng_state(device: torch.device):

@@ -21,11 +21,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from synthetic.smoothing import MLPRun, measure, smoothed_last_layer_top_eig, train_mlps
-from theory import plotting
-from theory.claims import CheckContext, claim
-from theory.smoothing import cor1_rhs
-from theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
+from boundbench.synthetic.mlp import MLPRun, measure, smoothed_last_layer_top_eig, train_mlps
+from boundbench.synthetic.penalties import JacobianPenalty
+from boundbench.theory import plotting
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.smoothing import cor1_rhs
+from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
 
 
 def _ad_cfg(ctx: CheckContext, label_noise: float) -> MLPRun:
@@ -111,13 +112,12 @@ def _cor1_frame(ctx: CheckContext) -> tuple[pd.DataFrame, MLPRun]:
        "for the last layer of trained MLPs.",
        equation="||Hess E_Delta L(W + Delta)|| <= H erf(eps / (sqrt(2) H sigma)),  eps = sqrt(2) "
        "mean||h||, H = lambda_max(mean h h^T)/2")
-def _cor1_global(ctx: CheckContext) -> Verdict:
+def _cor1_global(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     verdict = _cor1_verdict(df, np.asarray(df.rhs_global), "global eps and H")
-    verdict.evidence.update(mc_samples=ctx.pick(200, 2000), seeds=cfg.seeds, seed=ctx.seed)
-    fig = _cor1_figure(df, f"ad.cor1.global: {verdict.status}")
-    out = ctx.save("ad.cor1.global", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    verdict = verdict.with_evidence(mc_samples=ctx.pick(200, 2000), seeds=cfg.seeds, seed=ctx.seed)
+    fig = _cor1_figure(df, f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 @claim("ad.cor1.paper-eps", paper="ad", where="Corollary 1 as used in §4.1 (Fig. 1a)",
@@ -130,7 +130,7 @@ def _cor1_global(ctx: CheckContext) -> Verdict:
        "verdict uses the mean minibatch gradient norm over the last 10% of steps; the reason also "
        "gives the full-batch gradient norm at the end. The corollary needs ||grad L|| <= eps "
        "wherever the Gaussian reaches, not only at the minimum.")
-def _cor1_paper(ctx: CheckContext) -> Verdict:
+def _cor1_paper(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     verdict = _cor1_verdict(df, np.asarray(df.rhs_paper), "paper's eps (minibatch)")
     # the other reading of "the gradient's norm near the minimum": the full-batch gradient
@@ -139,17 +139,16 @@ def _cor1_paper(ctx: CheckContext) -> Verdict:
     verdict = Verdict(verdict.status, f"{verdict.reason}. With the full-batch gradient norm at the"
                       f" end instead: {full.status} ({full.evidence['n_lower_above_bound']} of "
                       f"{len(df)} models above the bound)", verdict.evidence)
-    verdict.evidence.update(full_batch_eps_verdict=full.status,
+    verdict = verdict.with_evidence(full_batch_eps_verdict=full.status,
                             full_batch_eps_n_above_bound=full.evidence["n_lower_above_bound"],
                             full_batch_eps_worst_estimate_over_rhs=full.evidence[
                                 "worst_estimate_over_rhs"],
                             median_eps_full_batch=float(df.grad_norm_full_end.median()))
-    verdict.evidence.update(mc_samples=ctx.pick(200, 2000), seeds=cfg.seeds,
+    verdict = verdict.with_evidence(mc_samples=ctx.pick(200, 2000), seeds=cfg.seeds,
                             median_eps_paper=float(df.grad_norm_end.median()),
                             median_eps_global=float(df.eps_global.median()), seed=ctx.seed)
-    fig = _cor1_figure(df, f"ad.cor1.paper-eps: {verdict.status}")
-    out = ctx.save("ad.cor1.paper-eps", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    fig = _cor1_figure(df, f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 @claim("ad.fig1a", paper="ad", where="§4.1, Figure 1a", kind="trend",
@@ -159,14 +158,14 @@ def _cor1_paper(ctx: CheckContext) -> Verdict:
        notes="H0 = lambda_max of the sigma = 0 model of the same seed (the paper does not say how "
        "H was chosen); eps_end as in ad.cor1.paper-eps; exact eigenvalues. Verdict on the rank "
        "correlation across sigma > 0; evidence counts where the 'bound' is exceeded.")
-def _fig1a(ctx: CheckContext) -> Verdict:
+def _fig1a(ctx: CheckContext) -> Outcome:
     df, cfg = _ad_table(ctx)
     h0 = df[df.sigma == 0].set_index("replica").lambda_max_W2
     d = df[df.sigma > 0].copy()
     d["rhs"] = cor1_rhs(H=h0.loc[d.replica].to_numpy(), eps=d.grad_norm_end, sigma=d.sigma)
     verdict = trend_verdict(d.rhs.to_numpy(), d.lambda_max_W2.to_numpy(), expected="increasing",
-                            rng=ctx.rng("ad.fig1a"), what="top eigenvalue vs erf bound across sigma")
-    verdict.evidence.update(n_exceeding_bound=int((d.lambda_max_W2 > d.rhs).sum()),
+                            rng=ctx.rng(), what="top eigenvalue vs erf bound across sigma")
+    verdict = verdict.with_evidence(n_exceeding_bound=int((d.lambda_max_W2 > d.rhs).sum()),
                             n_models=len(d), seeds=cfg.seeds, seed=ctx.seed,
                             lambda_at_sigma0_median=float(h0.median()))
     fig, (ax,) = plotting.figure()
@@ -176,11 +175,10 @@ def _fig1a(ctx: CheckContext) -> Verdict:
     ax.set_yscale("log")
     ax.set_xlabel("sigma")
     ax.set_ylabel("last-layer Hessian, training set")
-    ax.set_title(f"ad.fig1a: {verdict.status}; bound exceeded on "
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}; bound exceeded on "
                  f"{verdict.evidence['n_exceeding_bound']}/{len(d)}", fontsize=9)
     ax.legend(fontsize=7)
-    out = ctx.save("ad.fig1a", d, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, d, fig, cfg.config())
 
 
 @claim("ad.fig3", paper="ad", where="§4.1, Figure 3", kind="trend",
@@ -190,7 +188,7 @@ def _fig1a(ctx: CheckContext) -> Verdict:
        notes="Paired per seed (same init and batches); interval by bootstrap over test examples "
        "and seeds at the best sigma (chosen on the same data: optimistic). The Hessian trace vs "
        "sigma is reported as evidence.")
-def _fig3(ctx: CheckContext) -> Verdict:
+def _fig3(ctx: CheckContext) -> Outcome:
     df, cfg = _ad_table(ctx, label_noise=0.3)
     base = df[df.sigma == 0].set_index("replica")
     df = df.assign(acc_diff=df.test_acc - base.test_acc.loc[df.replica].to_numpy())
@@ -203,7 +201,7 @@ def _fig3(ctx: CheckContext) -> Verdict:
                  * 2 / n_test / len(d_best))
     lo, hi = d_best.mean() - 2 * se, d_best.mean() + 2 * se
     rho = trend_verdict(df.sigma.to_numpy(), df.trace_all.to_numpy(), expected="increasing",
-                        rng=ctx.rng("ad.fig3"), what="Hessian trace vs sigma")
+                        rng=ctx.rng(), what="Hessian trace vs sigma")
     ev = {"best_sigma": float(best), "acc_diff_at_best": float(d_best.mean()),
           "approx_ci_low": float(lo), "approx_ci_high": float(hi),
           "acc_diff_at_largest_sigma": float(g.acc_diff.mean().iloc[-1]),
@@ -240,8 +238,7 @@ def _fig3(ctx: CheckContext) -> Verdict:
         ax.set_xlabel("sigma")
         ax.legend(fontsize=7)
     a1.set_title(f"ad.fig3 (30% label noise): {status}", fontsize=9)
-    out = ctx.save("ad.fig3", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 @claim("jachess.frobenius-lowers-spectral", paper="jachess", where="§3.1-3.3 (Frobenius as a "
@@ -252,8 +249,8 @@ def _fig3(ctx: CheckContext) -> Verdict:
        notes="Bias-free GELU MLP 20 -> 32 -> 5 on clusters, eq. (5) with one projection per step "
        "(differentiable), lam in {0, 0.01, 0.1}; spectral norms exact (per-sample c x d "
        "Jacobians). Paired per seed and held-out input; interval by bootstrap.")
-def _jac_spectral(ctx: CheckContext) -> Verdict:
-    cfg = MLPRun(method="jacobian", strengths=(0.0, 0.01, 0.1), seeds=ctx.pick(2, 5),
+def _jac_spectral(ctx: CheckContext) -> Outcome:
+    cfg = MLPRun(method=JacobianPenalty(), strength="lam", strengths=(0.0, 0.01, 0.1), seeds=ctx.pick(2, 5),
                  n_train=ctx.pick(500, 2000), n_test=ctx.pick(500, 2000), hidden=32,
                  activation="gelu", steps=ctx.pick(400, 3000), seed=ctx.seed)
 
@@ -280,7 +277,7 @@ def _jac_spectral(ctx: CheckContext) -> Verdict:
     top = df[df.lam == df.lam.max()]
     diff = top.spectral.to_numpy() - base.loc[list(zip(top.replica, top.example, strict=True))] \
         .to_numpy()
-    _, lo, hi = bootstrap_mean(diff, rng=ctx.rng("jachess.frobenius-lowers-spectral"))
+    _, lo, hi = bootstrap_mean(diff, rng=ctx.rng())
     med = df.groupby("lam")[["spectral", "frobenius", "test_acc"]].mean()
     ev = {"mean_spectral_change": float(diff.mean()), "ci_low": float(lo), "ci_high": float(hi),
           **{f"mean_spectral_lam_{k:g}": float(v) for k, v in med.spectral.items()},
@@ -296,6 +293,5 @@ def _jac_spectral(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("||d logits / d x||_2 on held-out inputs")
     ax.set_ylabel("inputs")
     ax.legend(fontsize=7)
-    ax.set_title(f"jachess.frobenius-lowers-spectral: {status}", fontsize=9)
-    out = ctx.save("jachess.frobenius-lowers-spectral", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    ax.set_title(f"{ctx.claim_id}: {status}", fontsize=9)
+    return Outcome(verdict, df, fig, cfg.config())

@@ -38,7 +38,7 @@ class SeparableData:
 
     def svm_margin(self) -> np.ndarray:
         """Realised hard-margin SVM margin per dataset (solves the SVMs)."""
-        from synthetic.svm import HardMarginSVM
+        from boundbench.synthetic.svm import HardMarginSVM
 
         return HardMarginSVM().fit(self.X, self.y).margin_
 

@@ -24,15 +24,15 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from synthetic.data import make_separable
-from synthetic.stability import (
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.stability import (
     head_loo_stability,
     normalized_distance,
     soft_svm_loo_distance,
     svm_loo_stability,
 )
-from synthetic.svm import HardMarginSVM
-from synthetic.train import gd_quadratic_loo, make_quadratic_setting, train_heads
+from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.synthetic.train import gd_quadratic_loo, make_quadratic_setting, train_heads
 
 
 @dataclass(frozen=True)

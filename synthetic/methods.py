@@ -1,24 +1,43 @@
-"""The method interface shared by ``synthetic`` and ``plm``: a method is a loss term on what a
-forward pass exposes, optionally an optimizer wrapper. Written once, used by both trainers.
+"""The method interface shared by ``synthetic`` and ``plm``, and the registry of method names.
 
-A trainer builds a :class:`Forward` for each batch (logits, the input of the final linear layer,
-hidden states, the differentiable inputs and a function re-running the model from them) and
-adds ``method.penalty(fwd)`` to the task loss. Penalties keep a leading model axis if the trainer
-batches several models (e.g. a grid of sigma), so one call serves all of them.
+A method is a typed, frozen configuration (one dataclass per method; its fields are its
+parameters, validated on construction) with
+
+* pure loss terms: :meth:`Method.task_loss` and :meth:`Method.penalty`, functions of the batch's
+  :class:`Forward` and of the run's method state (:meth:`Method.init_state`: generators,
+  theta_0, layer weights measured before the first update);
+* and/or an optimizer wrapper with its own state (:meth:`Method.optimizer`, a
+  ``torch.optim.Optimizer`` with ``state_dict``), as SAM;
+* model changes that last one run only (:meth:`Method.applied`, a context manager that undoes
+  them on exit).
+
+A method never changes itself, and never changes a model beyond the ``with method.applied(model)``
+block. Strings appear only at the command-line/JSON edge: :func:`parse_method` and
+:func:`method_from_config` read them against the dataclass's typed fields.
+
+A trainer builds a :class:`Forward` per batch and adds ``method.penalty(fwd, state)`` to
+``method.task_loss(fwd, y)``. Penalties keep a leading model axis if the trainer batches several
+models (a grid of sigma): one call serves all of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import torch
-
-from theory.curvature import jacobian_frobenius
 
 
 @dataclass
 class Forward:
+    """What one forward pass exposes to a method (built by the trainer, per batch)."""
+
     logits: torch.Tensor  # (..., B, c): what the model predicts with (mean head for MHLoss)
     features: torch.Tensor  # (..., B, h): input of the final linear layer, h^(L-1)
     inputs: torch.Tensor | None = None  # differentiable inputs (embeddings) when needed
@@ -30,28 +49,40 @@ class Forward:
     input_event_dims: int = 1  # trailing axes of ``inputs`` forming one example (2: tokens x emb)
     # (inputs of some rows, those rows) -> (pooled output of every block, logits), one pass
     hidden_fn: Callable[..., tuple[list[torch.Tensor], torch.Tensor]] | None = None
+    # (inputs, dropout rate) -> logits with every dropout of the model at that rate, this pass only
+    dropout_fn: Callable[[torch.Tensor, float], torch.Tensor] | None = None
+    params: Mapping[str, torch.Tensor] | None = None  # the trainable parameters (live)
 
 
+@dataclass(frozen=True)
 class Method:
-    """Plain fine-tuning: no extra term. Subclasses override :meth:`penalty`,
-    :meth:`task_loss`, :meth:`setup` and/or :meth:`wrap_optimizer`; ``needs_inputs`` asks the
-    trainer for differentiable inputs, ``heads`` for a multi-head model, ``dual`` for JACHESS's
-    dual mode (the penalty is minimized alone on unlabeled batches, between task steps)."""
+    """Plain fine-tuning: no extra term, no wrapper, no model change.
 
-    name = "finetune"
-    needs_inputs = False
-    heads = 1
-    dual = False  # True: penalty-only steps on unlabeled data alternate with task steps
+    Subclasses are frozen dataclasses whose fields are their parameters; they override what
+    they need. ``needs_inputs`` asks the trainer for differentiable inputs (and ``fn``,
+    ``feature_fn``, ``hidden_fn``, ``dropout_fn``); ``heads`` for a multi-head model; ``dual``
+    (the ``mode="unlab"`` variants) for JACHESS's dual mode: the penalty is minimized alone on
+    unlabeled batches between task steps."""
 
-    def setup(self, params: dict[str, torch.Tensor]) -> None:
-        """Called once with the trainable parameters before training (e.g. to keep theta_0)."""
+    base_name: ClassVar[str] = "finetune"
+    needs_inputs: ClassVar[bool] = False
+    notes: ClassVar[Mapping[str, str]] = {}  # readings of the paper, recorded with every result
 
-    def prepare_model(self, model: torch.nn.Module) -> None:
-        """Called once with the model before training (e.g. to install MixOut)."""
+    @property
+    def name(self) -> str:
+        return self.base_name + ("-unlab" if self.dual else "")
 
-    def prepare_start(self, model_name: str, train_texts: list[str], *, seed: int) -> str:
-        """The model to start fine-tuning from (SURT continues pre-training first)."""
-        return model_name
+    @property
+    def heads(self) -> int:
+        return 1
+
+    @property
+    def dual(self) -> bool:
+        return getattr(self, "mode", "train") == "unlab"
+
+    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
+        """The run's method state, from the first batch before any update (default: none)."""
+        return {}
 
     def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy of the prediction logits (batch axis -2, classes last)."""
@@ -61,299 +92,188 @@ class Method:
                                                reduction="none")
         return ce.view(fwd.logits.shape[:-1]).mean(-1)
 
-    def penalty(self, fwd: Forward) -> torch.Tensor | float:
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor | float:
         return 0.0
 
-    def wrap_optimizer(self, optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
-        return optimizer
-
-    def describe(self) -> dict:
-        return {"method": self.name}
-
-
-class ActivationDecay(Method):
-    """Activation decay (paper 002, eq. after Theorem 2): ``sigma^2/2 * mean_batch ||h^(L-1)||^2``,
-    the Theorem 2 upper bound of Gaussian smoothing of the last layer with std sigma.
-
-    ``sigma`` may be a tensor with one value per model of a batched trainer (leading axis); the
-    batch reduction is the mean, matching the CE mean (the paper does not say)."""
-
-    name = "activation-decay"
-
-    def __init__(self, sigma: float | torch.Tensor) -> None:
-        sig = torch.as_tensor(sigma, dtype=torch.float64)
-        if torch.any(sig < 0):
-            raise ValueError(f"sigma must be >= 0 (got {sigma})")
-        self.sigma = sig
-
-    def penalty(self, fwd: Forward) -> torch.Tensor:
-        sq = fwd.features.pow(2).sum(-1).mean(-1)  # (...,)
-        return 0.5 * self.sigma.to(sq) ** 2 * sq
-
-    def describe(self) -> dict:
-        return {"method": self.name, "sigma": self.sigma.tolist()}
-
-
-class JacobianPenalty(Method):
-    """``lam * mean_batch ||d logits / d inputs||_F`` estimated by JACHESS eq. (5) with ``n_proj``
-    random projections, differentiable (``create_graph``): the Jacobian-regularization baseline,
-    and JACHESS's first-order term on the logits."""
-
-    name = "jacobian"
-    needs_inputs = True
-
-    def __init__(self, lam: float | torch.Tensor, *, n_proj: int = 1, seed: int = 0) -> None:
-        lm = torch.as_tensor(lam, dtype=torch.float64)
-        if torch.any(lm < 0):
-            raise ValueError(f"lam must be >= 0 (got {lam})")
-        self.lam, self.n_proj = lm, n_proj
-        self.gen = torch.Generator().manual_seed(seed)
-
-    def penalty(self, fwd: Forward) -> torch.Tensor:
-        if fwd.inputs is None or fwd.fn is None:
-            raise ValueError("JacobianPenalty needs Forward.inputs and Forward.fn")
-        est = jacobian_frobenius(fwd.fn, fwd.inputs, n_proj=self.n_proj, seed=self.gen,
-                                 create_graph=True, event_dims=fwd.input_event_dims)  # (..., B)
-        return self.lam.to(est) * est.mean(-1)
-
-    def describe(self) -> dict:
-        return {"method": self.name, "lam": self.lam.tolist(), "n_proj": self.n_proj}
-
-
-class MHLoss(Method):
-    """Multi-head loss (Fu et al. eq. 10): ``H`` linear heads from independent inits, loss
-    ``(1/(nH)) sum_h sum_i l(w_h^T x_i y_i)``; predictions use the mean head (the trainer builds
-    the model with ``heads`` heads and puts the mean in ``Forward.logits``)."""
-
-    name = "mhloss"
-
-    def __init__(self, heads: int = 50) -> None:
-        if heads < 1:
-            raise ValueError(f"heads must be >= 1 (got {heads})")
-        self.heads = heads
-
-    def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
-        if fwd.head_logits is None:
-            raise ValueError("MHLoss needs a multi-head model (Forward.head_logits)")
-        H, B, c = fwd.head_logits.shape
-        return torch.nn.functional.cross_entropy(fwd.head_logits.reshape(H * B, c),
-                                                 y.repeat(H))
-
-    def describe(self) -> dict:
-        return {"method": self.name, "heads": self.heads}
-
-
-class MMR(Method):
-    """Max-margin regularizer (Fu et al. eqs. 8-9): ``alpha / (1 + ||centroid_+ - centroid_-||)``
-    of the batch's features, with centroids per class. For more than two classes (the paper's
-    case is binary) the mean of the term over class pairs present in the batch."""
-
-    name = "mmr"
-
-    def __init__(self, alpha: float = 1.0) -> None:
-        if alpha < 0:
-            raise ValueError(f"alpha must be >= 0 (got {alpha})")
-        self.alpha = alpha
-
-    def penalty(self, fwd: Forward) -> torch.Tensor:
-        if fwd.labels is None:
-            raise ValueError("MMR needs the batch labels (Forward.labels)")
-        y, h = fwd.labels, fwd.features
-        present = torch.unique(y)
-        if len(present) < 2:
-            return h.sum() * 0.0  # one class in the batch: no margin to measure
-        cents = torch.stack([h[y == c].mean(0) for c in present])
-        i, j = torch.triu_indices(len(present), len(present), 1)
-        dist = (cents[i] - cents[j]).norm(dim=-1)
-        return self.alpha * (1.0 / (1.0 + dist)).mean()
-
-    def describe(self) -> dict:
-        return {"method": self.name, "alpha": self.alpha}
-
-
-class L2ToInit(Method):
-    """``lam * ||theta - theta_0||^2`` over the trainable parameters: a simple stability
-    baseline (Theorem 2.2's ||w0 - w*|| read as a regularizer)."""
-
-    name = "l2-init"
-
-    def __init__(self, lam: float = 1e-3) -> None:
-        if lam < 0:
-            raise ValueError(f"lam must be >= 0 (got {lam})")
-        self.lam = lam
-        self.params: dict[str, torch.Tensor] = {}
-        self.init: dict[str, torch.Tensor] = {}
-
-    def setup(self, params: dict[str, torch.Tensor]) -> None:
-        self.params = params
-        self.init = {k: p.detach().clone() for k, p in params.items()}
-
-    def penalty(self, fwd: Forward) -> torch.Tensor:
-        if not self.params:
-            raise ValueError("L2ToInit.setup must be called with the parameters first")
-        return self.lam * sum((p - self.init[k]).pow(2).sum() for k, p in self.params.items())
-
-    def describe(self) -> dict:
-        return {"method": self.name, "lam": self.lam}
-
-
-class HeadTuning(Method):
-    """Head tuning (Fu et al. Table 3): the encoder is frozen, only the linear head trains
-    (the same as the trainer's ``head_only``, as a method so a grid can compare it)."""
-
-    name = "head-tuning"
-
-    def prepare_model(self, model: torch.nn.Module) -> None:
-        if not hasattr(model, "encoder"):
-            raise ValueError("head tuning needs a model with an .encoder to freeze")
-        model.encoder.requires_grad_(False)
-
-
-class _MixoutParam(torch.nn.Module):
-    """``mixout(w) = (M w + (1 - M) w0 - p w0) / (1 - p)``, ``M ~ Ber(1 - p)`` per entry, in
-    training mode; ``w`` at evaluation. Unbiased: ``E mixout(w) = w``."""
-
-    def __init__(self, w0: torch.Tensor, p: float) -> None:
-        super().__init__()
-        self.register_buffer("w0", w0.detach().clone())
-        self.p = p
-
-    def forward(self, w: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0:
-            return w
-        keep = (torch.rand_like(w) >= self.p).to(w.dtype)
-        return (keep * w + (1 - keep) * self.w0 - self.p * self.w0) / (1 - self.p)
-
-
-class MixOut(Method):
-    """MixOut (Lee et al. 2019): during training every weight entry of the encoder's linear
-    layers is swapped for its pre-trained value with probability ``p`` (and the result rescaled
-    to stay unbiased). Installed with ``torch.nn.utils.parametrize``."""
-
-    name = "mixout"
-
-    def __init__(self, p: float = 0.1) -> None:
-        if not 0 <= p < 1:
-            raise ValueError(f"p must lie in [0, 1) (got {p})")
-        self.p = p
-
-    def prepare_model(self, model: torch.nn.Module) -> None:
-        from torch.nn.utils import parametrize
-
-        root = getattr(model, "encoder", model)
-        for mod in root.modules():
-            if isinstance(mod, torch.nn.Linear) and not parametrize.is_parametrized(mod):
-                parametrize.register_parametrization(mod, "weight",
-                                                     _MixoutParam(mod.weight, self.p))
-
-    def describe(self) -> dict:
-        return {"method": self.name, "p": self.p}
-
-
-class LNSR(Method):
-    """LNSR (Hua et al. 2021): Gaussian noise ``N(0, sigma^2)`` on the input embeddings and a
-    penalty ``weight * mean ||f(x + noise) - f(x)||^2`` on the change of the features (the
-    encoder's pooled output)."""
-
-    name = "lnsr"
-    needs_inputs = True
-
-    def __init__(self, sigma: float = 0.01, weight: float = 1.0, *, seed: int = 0) -> None:
-        if sigma < 0 or weight < 0:
-            raise ValueError(f"sigma and weight must be >= 0 (got {sigma}, {weight})")
-        self.sigma, self.weight = sigma, weight
-        self.gen = torch.Generator().manual_seed(seed)
-
-    def penalty(self, fwd: Forward) -> torch.Tensor:
-        if fwd.inputs is None or fwd.feature_fn is None:
-            raise ValueError("LNSR needs Forward.inputs and Forward.feature_fn")
-        noise = torch.randn(fwd.inputs.shape, generator=self.gen, dtype=fwd.inputs.dtype)
-        noisy = fwd.feature_fn(fwd.inputs + self.sigma * noise.to(fwd.inputs.device))
-        return self.weight * (noisy - fwd.features).pow(2).sum(-1).mean()
-
-    def describe(self) -> dict:
-        return {"method": self.name, "sigma": self.sigma, "weight": self.weight}
-
-
-class SURT(Method):
-    """SURT (Fu et al. §3.3): continue masked-LM training of the encoder on the task's own
-    training texts (no labels), then fine-tune. The default offline MiniLM ships no pre-trained
-    MLM head, so the head is freshly initialized with its decoder tied to the word embeddings
-    (recorded in ``describe``). Implemented in :func:`plm.surt.continue_pretraining`."""
-
-    name = "surt"
-
-    def __init__(self, steps: int = 200, lr: float = 5e-5, mask_prob: float = 0.15,
-                 batch_size: int = 16, max_length: int = 128) -> None:
-        self.steps, self.lr, self.mask_prob = steps, lr, mask_prob
-        self.batch_size, self.max_length = batch_size, max_length
-
-    def prepare_start(self, model_name: str, train_texts: list[str], *, seed: int) -> str:
-        from plm.surt import continue_pretraining
-
-        return continue_pretraining(model_name, train_texts, steps=self.steps, lr=self.lr,
-                                    mask_prob=self.mask_prob, batch_size=self.batch_size,
-                                    max_length=self.max_length, seed=seed)
-
-    def describe(self) -> dict:
-        return {"method": self.name, "steps": self.steps, "lr": self.lr,
-                "mask_prob": self.mask_prob, "mlm_head": "re-initialized, decoder tied to the "
-                "word embeddings (the default model has no pre-trained MLM head)"}
-
-
-# the smoothness and UEGR methods build on the classes above (imported last on purpose)
-from synthetic.methods_smoothness import JACHESS, SAM, CrossHolder, Dropout, WeightDecay, ad_sam  # noqa: E402
-from synthetic.methods_uegr import UEGR  # noqa: E402
-
-
-def _dual(cls, name: str):
-    """The dual-mode (``*-unlab``) variant of a penalty method: its penalty is minimized alone
-    on unlabeled batches between task steps (JACHESS §3.3)."""
-
-    def make(**kw) -> Method:
-        if cls in (JACHESS, CrossHolder):
-            return cls(mode="unlab", **kw)
-        m = cls(**kw)
-        m.dual, m.name = True, name
-        return m
-
-    return make
-
-
-METHODS = {"finetune": Method, "activation-decay": ActivationDecay, "jacobian": JacobianPenalty,
-           "mhloss": MHLoss, "mmr": MMR, "l2-init": L2ToInit, "mixout": MixOut, "lnsr": LNSR,
-           "surt": SURT, "head-tuning": HeadTuning, "dropout": Dropout,
-           "weight-decay": WeightDecay, "sam": SAM, "ad+sam": ad_sam, "jachess": JACHESS,
-           "jachess-unlab": _dual(JACHESS, "jachess-unlab"), "cross-holder": CrossHolder,
-           "cross-holder-unlab": _dual(CrossHolder, "cross-holder-unlab"),
-           "jacobian-unlab": _dual(JacobianPenalty, "jacobian-unlab"), "uegr": UEGR}
-
-
-def parse_spec(spec: str) -> tuple[str, dict]:
-    """``"name"`` or ``"name:key=value,key=value"`` -> ``(name, kwargs)``; values are read as
-    JSON when they parse (numbers, booleans, lists), else kept as strings."""
-    import json
-
-    name, _, rest = spec.partition(":")
-    kw: dict = {}
-    for part in filter(None, rest.split(",")):
-        key, eq, val = part.partition("=")
-        if not eq or not key:
-            raise ValueError(f"method spec {spec!r}: expected name:key=value,... (got {part!r})")
+    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
+        """The optimizer the trainer steps: ``base`` or a wrapper around it with its own state."""
+        return base
+
+    @contextmanager
+    def applied(self, model: torch.nn.Module) -> Iterator[None]:
+        """Model changes for one run (MixOut, a frozen encoder, dropout rates), undone on exit."""
+        yield
+
+    def describe(self) -> dict[str, Any]:
+        """The method's name and parameters (and its readings of the paper), for results."""
+        params = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                  if f.init}
+        return {"method": self.name, **params, **self.notes}
+
+    def report(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """What the run's state says about the method at the end (recorded with the result)."""
+        return {}
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.tolist()
+    if isinstance(x, Method):
+        return x.describe()
+    if isinstance(x, tuple):
+        return [_plain(v) for v in x]
+    return x
+
+
+# ------------------------------------------------------------------ names (the string edge)
+
+_METHODS: dict[str, tuple[type[Method], dict[str, Any]]] = {}
+
+
+def register(cls: type[Method]) -> type[Method]:
+    """Register a method class under its ``base_name`` (and ``<name>-unlab`` when it has a
+    ``mode`` field)."""
+    for name, fixed in [(cls.base_name, {})] + (
+            [(f"{cls.base_name}-unlab", {"mode": "unlab"})]
+            if any(f.name == "mode" for f in dataclasses.fields(cls)) else []):
+        if name in _METHODS and _METHODS[name][0] is not cls:
+            raise ValueError(f"method name {name!r} is registered twice")
+        _METHODS[name] = (cls, fixed)
+    return cls
+
+
+register(Method)
+
+
+def known_methods() -> list[str]:
+    """Every registered method name (``boundbench.plm`` adds the transformer methods on
+    import)."""
+    return sorted(_METHODS)
+
+
+def _split_args(text: str) -> list[str]:
+    """``"a=1,b=[1,2]"`` -> ``["a=1", "b=[1,2]"]``: commas inside brackets stay."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += 1 if ch in "[(" else -1 if ch in "])" else 0
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if depth != 0:
+        raise ValueError(f"unbalanced brackets in method arguments {text!r}")
+    return [p for p in [*parts, cur] if p.strip()]
+
+
+def _coerce(method: str, key: str, hint: Any, value: Any) -> Any:
+    """``value`` (a string from the command line, or a JSON value) as the field's type."""
+    where = f"method {method!r}: parameter {key!r}"
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+            if type(None) in args:
+                return None
+        inner = [a for a in args if a is not type(None)]
+        errors = []
+        for a in inner:
+            try:
+                return _coerce(method, key, a, value)
+            except ValueError as exc:
+                errors.append(str(exc))
+        raise ValueError(errors[0] if errors else f"{where}: cannot read {value!r}")
+    if origin is typing.Literal:
+        if value not in args:
+            raise ValueError(f"{where} must be one of {list(args)} (got {value!r})")
+        return value
+    if origin is tuple:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = [v for v in value.strip("()[]").split(";") if v.strip()]
+        if not isinstance(value, list | tuple):
+            value = [value]
+        item = args[0] if args else float
+        return tuple(_coerce(method, key, item, v) for v in value)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+            return value.strip().lower() in ("true", "1")
+        raise ValueError(f"{where} must be true or false (got {value!r})")
+    if hint is int:
         try:
-            kw[key.strip()] = json.loads(val)
-        except json.JSONDecodeError:
-            kw[key.strip()] = val.strip()
-    return name, kw
+            f = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} must be an integer (got {value!r})") from None
+        if isinstance(value, bool) or not f.is_integer():
+            raise ValueError(f"{where} must be an integer (got {value!r})")
+        return int(f)
+    if hint is float:
+        if isinstance(value, bool):
+            raise ValueError(f"{where} must be a number (got {value!r})")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} must be a number (got {value!r})") from None
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{where} must be a string (got {value!r})")
+        return value.strip()
+    return value
 
 
-def make_method(name: str, **kwargs) -> Method:
-    """A method by name (``METHODS``) with its keyword arguments; ``name`` may carry some, as
-    in ``"jachess-unlab:layer_weights=uniform"`` (explicit ``kwargs`` win)."""
-    base, spec_kw = parse_spec(name)
-    if base not in METHODS:
-        raise ValueError(f"unknown method {base!r}; known: {sorted(METHODS)}")
-    method = METHODS[base](**{**spec_kw, **kwargs})
-    if spec_kw:
-        method.name = name
-    return method
+def method_from_config(name: str, params: Mapping[str, Any] | None = None) -> Method:
+    """The method ``name`` with ``params`` (strings or JSON values) read against its typed
+    fields; unknown names, unknown parameters and ill-typed values raise ``ValueError``."""
+    if name not in _METHODS:
+        raise ValueError(f"unknown method {name!r}; known: {known_methods()}")
+    cls, fixed = _METHODS[name]
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls) if f.init} - set(fixed)
+    kw = {}
+    for key, value in (params or {}).items():
+        if key not in fields:
+            raise ValueError(f"method {name!r} has no parameter {key!r}; its parameters: "
+                             f"{sorted(fields) or 'none'}")
+        kw[key] = _coerce(name, key, hints[key], value)
+    return cls(**fixed, **kw)
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``"name:key=value,key=value"`` -> ``(name, {key: value})``, the values still strings."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"method must be a non-empty name (got {spec!r})")
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, str] = {}
+    for part in _split_args(rest) if rest.strip() else []:
+        key, eq, val = part.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"method spec {spec!r}: expected name:key=value,... (got {part!r})")
+        if key.strip() in params:
+            raise ValueError(f"method spec {spec!r} sets {key.strip()!r} twice")
+        params[key.strip()] = val.strip()
+    return name.strip(), params
+
+
+def parse_method(spec: str) -> Method:
+    """``"name"`` or ``"name:key=value,key=value"`` (lists in brackets: ``rates=[0.3,0.5]``) ->
+    the method, its arguments read against its typed fields."""
+    return method_from_config(*split_spec(spec))
+
+
+def spec(method: Method) -> str:
+    """The inverse of :func:`parse_method`: the name and the parameters that differ from the
+    defaults (``"jachess:dims=1,reg_batch=2"``)."""
+    _, fixed = _METHODS[method.name]
+    defaults = type(method)(**fixed)
+    args = []
+    for f in dataclasses.fields(method):
+        if f.name in fixed or not f.init:
+            continue
+        v, d = getattr(method, f.name), getattr(defaults, f.name)
+        if isinstance(v, torch.Tensor) or v != d:
+            args.append(f"{f.name}={json.dumps(_plain(v)).replace(' ', '')}"
+                        if not isinstance(v, str) else f"{f.name}={v}")
+    return method.name + (":" + ",".join(args) if args else "")

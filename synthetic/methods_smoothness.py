@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from synthetic.methods import Forward, Method
-from theory.curvature import hessian_frobenius, jacobian_frobenius
+from boundbench.synthetic.methods import Forward, Method
+from boundbench.theory.curvature import hessian_frobenius, jacobian_frobenius
 
 
 class Dropout(Method):
@@ -145,7 +145,7 @@ class Combined(Method):
 
 
 def ad_sam(sigma: float = 0.05, rho: float = 0.05) -> Combined:
-    from synthetic.methods import ActivationDecay
+    from boundbench.synthetic.methods import ActivationDecay
 
     return Combined(ActivationDecay(sigma), SAM(rho))
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from synthetic.methods import Forward, Method
-from theory.masked_gradient import keep_probability
+from boundbench.synthetic.methods import Forward, Method
+from boundbench.theory.masked_gradient import keep_probability
 
 
 def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from synthetic.svm import hard_margin_loo, soft_margin_loo
+from boundbench.synthetic.svm import hard_margin_loo, soft_margin_loo
 
 
 def normalized_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:

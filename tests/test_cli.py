@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from theory import claims
-from theory.verdicts import STATUSES
+from boundbench.theory import claims
+from boundbench.theory.verdicts import STATUSES
 
 
 def _boundbench(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
     exe = shutil.which("boundbench", path=str(Path(sys.executable).parent))
-    cmd = [exe] if exe else [sys.executable, "-m", "theory.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "boundbench.cli"]
     return subprocess.run([*cmd, *args], capture_output=True, text=True, check=check,
                           timeout=timeout)
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch.func import hessian, jacrev
 
-from theory import curvature as cv
+from boundbench.theory import curvature as cv
 
 
 @pytest.fixture(autouse=True)

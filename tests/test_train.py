@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 import torch
 
-from synthetic.data import make_separable
-from synthetic.stability import head_loo_stability, normalized_distance, paper_head
-from synthetic.svm import HardMarginSVM
-from synthetic.train import (
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.stability import head_loo_stability, normalized_distance, paper_head
+from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.synthetic.train import (
     augment,
     gd_quadratic_loo,
     make_quadratic_setting,
     stable_lr,
     train_heads,
 )
-from theory import stability_bounds as sb
+from boundbench.theory import stability_bounds as sb
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from theory import claims, smoothing, stability_bounds
-from theory.verdicts import STATUSES, BoundSides, Verdict, bound_verdict, equality_verdict
+from boundbench.theory import claims, smoothing, stability_bounds
+from boundbench.theory.verdicts import STATUSES, BoundSides, Verdict, bound_verdict, equality_verdict
 
 
 def test_bound_verdict_reports_both_sides():
@@ -116,7 +116,7 @@ def test_experiment_tables_are_cached_by_config(tmp_path):
 
 
 def test_trend_verdict_directions():
-    from theory.verdicts import trend_verdict
+    from boundbench.theory.verdicts import trend_verdict
 
     rng = np.random.default_rng(0)
     x = np.repeat(np.arange(5.0), 20)

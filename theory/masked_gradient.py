@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from theory import _validate as v
+from boundbench.theory import _validate as v
 
 
 def _p(p: ArrayLike) -> np.ndarray:

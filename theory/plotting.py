@@ -1,13 +1,12 @@
-"""Figure conventions shared by every claim: paper-like, labelled, readable in grey-scale."""
+"""Figure conventions shared by every claim: paper-like, labelled, readable in grey-scale.
+
+Importing this module leaves matplotlib's backend alone (a notebook keeps its inline one); the
+command line picks the non-interactive ``Agg`` backend itself."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 STYLE = {
     "figure.figsize": (5.2, 3.6),

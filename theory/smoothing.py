@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
-from theory import _validate as v
+from boundbench.theory import _validate as v
 
 
 def _gelu_lipschitz() -> float:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from theory import _validate as v
-from theory.verdicts import BoundSides
+from boundbench.theory import _validate as v
+from boundbench.theory.verdicts import BoundSides
 
 
 def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.ndarray:

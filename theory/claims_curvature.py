@@ -9,12 +9,12 @@ import pandas as pd
 import torch
 from torch.func import hessian, jacrev
 
-from theory import curvature as cv
-from theory import plotting
-from theory.claims import CheckContext, claim
-from theory.masked_gradient import keep_probability
-from theory.smoothing import GELU_LIPSCHITZ
-from theory.verdicts import BoundSides, Verdict, bound_evidence, bound_verdict
+from boundbench.theory import curvature as cv
+from boundbench.theory import plotting
+from boundbench.theory.masked_gradient import keep_probability
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.smoothing import GELU_LIPSCHITZ
+from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, bound_verdict
 
 _ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
 
@@ -67,7 +67,7 @@ def _thm1_instance(rng: np.random.Generator, act: str) -> dict:
 
 def _thm1_table(ctx: CheckContext) -> pd.DataFrame:
     def compute() -> pd.DataFrame:
-        rng = np.random.default_rng([ctx.seed, 101])
+        rng = ctx.table_rng("thm1-mlps")
         k = ctx.pick(60, 500)
         return pd.DataFrame([_thm1_instance(rng, a) for a in ("relu", "gelu") for _ in range(k)])
 
@@ -96,16 +96,15 @@ def _thm1_figure(df: pd.DataFrame, lhs: str, rhs: str, title: str):
        notes="theta includes W^(L), but dh^(L-1)/dW^(L) = 0: the W^(L) block is missing from the "
        "right side. Random bias-free MLPs 4-6-5-3, squared loss, one input, target = output; "
        "exact Hessians (torch.func); activations 'contractant' as the paper assumes.")
-def _thm1_literal(ctx: CheckContext) -> Verdict:
+def _thm1_literal(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_full.to_numpy(), df.rhs_contractant.to_numpy()),
                             rtol=1e-9, what="full-theta Hessian norm <= Theorem 1")
     # the extract's scalar counterexample: L = 1/2 (w relu(a x) - y)^2, x = 1, a = 2, w = 0.5
-    verdict.evidence.update(scalar_counterexample_lhs=0.5**2 + 2.0**2,
+    verdict = verdict.with_evidence(scalar_counterexample_lhs=0.5**2 + 2.0**2,
                             scalar_counterexample_rhs=1.0**2 * 0.5**2, seed=ctx.seed)
-    fig = _thm1_figure(df, "hess_full", "rhs_contractant", f"ad.thm1.literal: {verdict.status}")
-    out = ctx.save("ad.thm1.literal", df, fig, {"k": len(df)})
-    return verdict.with_outputs(out["figure"], out["table"])
+    fig = _thm1_figure(df, "hess_full", "rhs_contractant", f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, df, fig, {"k": len(df)})
 
 
 @claim("ad.thm1.block", paper="ad", where="Theorem 1, eq. (2), restricted to W^(1..L-1)",
@@ -116,19 +115,18 @@ def _thm1_literal(ctx: CheckContext) -> Verdict:
        "||Hess_{h^(L-1)} L||",
        notes="dh^(j)/dtheta is read as the direct partial w.r.t. W^(j) (its exact spectral norm "
        "is used). Evidence also counts GELU instances that break the bound without the 1.1289.")
-def _thm1_block(ctx: CheckContext) -> Verdict:
+def _thm1_block(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_block.to_numpy(), df.rhs_lipschitz.to_numpy()),
                             rtol=1e-9, what="W^(1..L-1) Hessian norm <= Theorem 1 (Lipschitz)")
     gelu = df[df.activation == "gelu"]
     no_factor = bound_evidence(BoundSides(gelu.hess_block.to_numpy(),
                                           gelu.rhs_contractant.to_numpy()), rtol=1e-9, atol=0)
-    verdict.evidence.update(gelu_without_1_1289_violations=no_factor["n_violations"],
+    verdict = verdict.with_evidence(gelu_without_1_1289_violations=no_factor["n_violations"],
                             gelu_without_1_1289_worst_ratio=no_factor.get("worst_lhs_over_rhs"),
                             seed=ctx.seed)
-    fig = _thm1_figure(df, "hess_block", "rhs_lipschitz", f"ad.thm1.block: {verdict.status}")
-    out = ctx.save("ad.thm1.block", df, fig, {"k": len(df)})
-    return verdict.with_outputs(out["figure"], out["table"])
+    fig = _thm1_figure(df, "hess_block", "rhs_lipschitz", f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, df, fig, {"k": len(df)})
 
 
 @claim("ad.last-layer-hessian", paper="ad", where="Appendix B (Hessian of the last layer)",
@@ -136,8 +134,8 @@ def _thm1_block(ctx: CheckContext) -> Verdict:
        statement="The cross-entropy Hessian w.r.t. the last layer is at most half the top "
        "eigenvalue of the penultimate activations' second moment: shrinking ||h|| flattens it.",
        equation="||Hess_{W^(L)} CE|| <= 1/2 lambda_max(mean_n h_n h_n^T) <= 1/2 mean ||h_n||^2")
-def _last_layer(ctx: CheckContext) -> Verdict:
-    rng = np.random.default_rng([ctx.seed, 102])
+def _last_layer(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     rows = []
     for _ in range(ctx.pick(100, 1000)):
         n, k, c = int(rng.integers(2, 40)), int(rng.integers(1, 10)), int(rng.integers(2, 6))
@@ -151,12 +149,11 @@ def _last_layer(ctx: CheckContext) -> Verdict:
     df = pd.DataFrame(rows)
     verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=1e-9,
                             what="||Hess_W CE|| <= lambda_max(mean h h^T)/2")
-    verdict.evidence["seed"] = ctx.seed
+    verdict = verdict.with_evidence(seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     plotting.ratio_histogram(ax, (df.lhs / df.rhs).to_numpy(), df.family.to_numpy(),
                              xlabel="||Hess_W CE|| / (lambda_max(mean h h^T)/2)")
-    out = ctx.save("ad.last-layer-hessian", df, fig, {"instances": len(df)})
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, {"instances": len(df)})
 
 
 @claim("jachess.estimator", paper="jachess", where="§3.2, eqs. (5)-(6)", kind="trend",
@@ -169,7 +166,7 @@ def _last_layer(ctx: CheckContext) -> Verdict:
        "relative error over repetitions; exponent fitted on log-log over p >= 4 (at p = 1 the "
        "square root's bias flattens the curve), interval by bootstrap over repetitions; "
        "supported if the interval reaches -1/2 or below.")
-def _jachess_estimator(ctx: CheckContext) -> Verdict:
+def _jachess_estimator(ctx: CheckContext) -> Outcome:
     g = torch.Generator().manual_seed(ctx.seed)
     W1 = torch.randn(16, 8, generator=g, dtype=torch.float64) / 8**0.5
     W2 = torch.randn(6, 16, generator=g, dtype=torch.float64) / 4.0
@@ -192,7 +189,7 @@ def _jachess_estimator(ctx: CheckContext) -> Verdict:
             rows.append({"p": p, "rep": r, "jac_rel_err": ((je - jac) / jac).pow(2).mean().sqrt()
                          .item(), "hess_rel_err": ((he - hes) / hes).pow(2).mean().sqrt().item()})
     df = pd.DataFrame(rows)
-    rng = ctx.rng("jachess.estimator")
+    rng = ctx.rng()
     ev: dict = {"seed": ctx.seed, "repetitions": reps, "p_grid": list(ps)}
     ok = True
     for col in ("jac_rel_err", "hess_rel_err"):
@@ -229,8 +226,7 @@ def _jachess_estimator(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("random projections p")
     ax.set_ylabel("relative error of the norm estimate")
     ax.legend(fontsize=7)
-    out = ctx.save("jachess.estimator", df, fig, {"p": list(ps), "reps": reps})
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, {"p": list(ps), "reps": reps})
 
 
 @claim("uegr.gradient-penalty", paper="uegr", where="§3.1, eqs. (13)-(14)", kind="equality",
@@ -240,8 +236,8 @@ def _jachess_estimator(ctx: CheckContext) -> Verdict:
        equation="L(x + eps g/||g||) - L(x) = eps ||g|| + O(eps^2),  g = grad_x L(x)",
        notes="Small tanh MLP on Gaussian clusters; the relative error should vanish linearly in "
        "eps: holds if its median is below 5% at eps = 0.01 and grows with eps.")
-def _uegr_gp(ctx: CheckContext) -> Verdict:
-    rng = np.random.default_rng([ctx.seed, 103])
+def _uegr_gp(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     X = torch.as_tensor(rng.standard_normal((ctx.pick(200, 2000), 10)))
     y = torch.as_tensor(rng.integers(0, 3, len(X)))
     W1 = torch.as_tensor(rng.standard_normal((32, 10)) / np.sqrt(10))
@@ -279,8 +275,7 @@ def _uegr_gp(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("eps ||grad_x L||")
     ax.set_ylabel("L(x + delta_adv) - L(x)")
     ax.legend(fontsize=7)
-    out = ctx.save("uegr.gradient-penalty", df, fig, {"eps": [0.01, 0.1, 0.4]})
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, {"eps": [0.01, 0.1, 0.4]})
 
 
 @claim("uegr.mask-sign", paper="uegr", where="§3.2, eqs. (7)-(9)", kind="trend",
@@ -291,8 +286,8 @@ def _uegr_gp(ctx: CheckContext) -> Verdict:
        "7) of a small trained tanh MLP; normalized globally (eq. 8 as written). Evidence gives "
        "the expected update fraction E[p] under eq. 9 as written and sign-flipped for the "
        "paper's alpha in [0.6, 0.95], beta in {1, 5, 10}.")
-def _uegr_mask(ctx: CheckContext) -> Verdict:
-    rng = np.random.default_rng([ctx.seed, 104])
+def _uegr_mask(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     X = torch.as_tensor(rng.standard_normal((256, 10)))
     y = torch.as_tensor(rng.integers(0, 3, 256))
     W1 = torch.as_tensor(rng.standard_normal((32, 10)) / np.sqrt(10)).requires_grad_(True)
@@ -348,5 +343,4 @@ def _uegr_mask(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("normalized saliency s~ (alpha = 0.8)")
     ax.set_ylabel("keep probability p")
     ax.legend(fontsize=6, loc="center right")
-    out = ctx.save("uegr.mask-sign", df, fig, {"alpha": [0.6, 0.95], "beta": [1, 5, 10]})
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, {"alpha": [0.6, 0.95], "beta": [1, 5, 10]})

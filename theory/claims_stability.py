@@ -1,4 +1,5 @@
-"""Claims of Fu et al. (paper 003) that need no training: Lemmas A.1.2, A.1.3, A.2.1, A.2.3, A.5.1.
+"""Claims of Fu et al. (paper 003) that need neither data nor training: Lemmas A.1.2, A.1.3,
+A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims_stability`).
 
 Each check draws many random instances inside the lemma's assumptions, computes both sides
 with :mod:`theory.stability_bounds`, and reports the worst ratio. Where cheap, it also runs a
@@ -11,39 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theory import plotting
-from theory import stability_bounds as sb
-from theory.claims import CheckContext, claim
-from theory.problems import random_logistic, random_quadratics
-from theory.verdicts import BoundSides, Verdict, bound_verdict
-
-RTOL, ATOL = 1e-9, 1e-12
-
-
-def _report(
-    ctx: CheckContext,
-    claim_id: str,
-    df: pd.DataFrame,
-    *,
-    what: str,
-    xlabel: str,
-    extra: dict | None = None,
-    ratio: pd.Series | None = None,
-) -> Verdict:
-    """Verdict over ``df.lhs <= df.rhs`` plus a histogram by ``df.family`` of ``ratio``
-    (default ``lhs/rhs`` where ``rhs > 0``), with the bound at 1."""
-    verdict = bound_verdict(
-        BoundSides(df["lhs"].to_numpy(), df["rhs"].to_numpy()), rtol=RTOL, atol=ATOL, what=what
-    )
-    verdict.evidence.update({"seed": ctx.seed, **(extra or {})})
-    fig, (ax,) = plotting.figure()
-    if ratio is None:
-        ratio = (df["lhs"] / df["rhs"])[df["rhs"] > 0]
-    family = df["family"][ratio.index].str.replace(r" d=\d+$", "", regex=True)
-    plotting.ratio_histogram(ax, ratio.to_numpy(), family.to_numpy(), xlabel=xlabel)
-    ax.set_title(f"{claim_id}: {verdict.status}", fontsize=9)
-    out = ctx.save(claim_id, df, fig)
-    return verdict.with_outputs(out["figure"], out["table"])
+from boundbench.theory import stability_bounds as sb
+from boundbench.theory.problems import random_logistic, random_quadratics
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.reports import ratio_histogram_outcome
 
 
 def _families(rng: np.random.Generator, k: int, *, convex: bool):
@@ -68,8 +40,8 @@ def _families(rng: np.random.Generator, k: int, *, convex: bool):
     "step never moves two points further apart (the GD map is non-expansive).",
     equation="||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||",
 )
-def _check_a12(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("fu.lemma-a.1.2")
+def _check_a12(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []
     for name, prob in _families(rng, k, convex=True):
@@ -92,9 +64,9 @@ def _check_a12(ctx: CheckContext) -> Verdict:
     eta = 2.2 / q.beta[:, None]
     ctrl = np.linalg.norm((u - eta * q.grad(u)) - (w - eta * q.grad(w)), axis=-1) / np.linalg.norm(
         u - w, axis=-1)
-    return _report(ctx, "fu.lemma-a.1.2", df, what="||GD(u) - GD(w)|| <= ||u - w||",
+    return ratio_histogram_outcome(ctx, df, what="||GD(u) - GD(w)|| <= ||u - w||",
                    xlabel="||GD(u) - GD(w)|| / ||u - w||",
-                   extra={"control_eta_2.2_over_beta_worst_ratio": float(ctrl.max())})
+                   evidence={"control_eta_2.2_over_beta_worst_ratio": float(ctrl.max())})
 
 
 @claim(
@@ -106,8 +78,8 @@ def _check_a12(ctx: CheckContext) -> Verdict:
     "most 2 beta times its value.",
     equation="||grad f(w)||^2 <= 2 beta f(w)",
 )
-def _check_a13(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("fu.lemma-a.1.3")
+def _check_a13(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []
     for name, prob in _families(rng, k, convex=True):
@@ -120,9 +92,9 @@ def _check_a13(ctx: CheckContext) -> Verdict:
     q = random_quadratics(rng, 200, 5)
     w = q.c + np.linalg.eigh(q.A)[1][:, :, -1]
     ctrl = np.sum(q.grad(w) ** 2, -1) / (2 * (q.beta / 2) * q.value(w))
-    return _report(ctx, "fu.lemma-a.1.3", df, what="||grad f||^2 <= 2 beta f",
+    return ratio_histogram_outcome(ctx, df, what="||grad f||^2 <= 2 beta f",
                    xlabel="||grad f||^2 / (2 beta f)",
-                   extra={"control_beta_halved_worst_ratio": float(ctrl.max())})
+                   evidence={"control_beta_halved_worst_ratio": float(ctrl.max())})
 
 
 @claim(
@@ -134,8 +106,8 @@ def _check_a13(ctx: CheckContext) -> Verdict:
     "least r (the sharp constant is 1/r).",
     equation="|| x/||x|| - y/||y|| || <= (2/r) ||x - y||   for ||x||, ||y|| >= r",
 )
-def _check_a21(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("fu.lemma-a.2.1")
+def _check_a21(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(2000, 50000)
     rows = []
     for d in (2, 10, 100):
@@ -156,38 +128,10 @@ def _check_a21(ctx: CheckContext) -> Verdict:
     # control: the same comparison inside the ball, ||x|| = ||y|| = r/10, orthogonal
     e1, e2 = np.eye(2)
     ctrl = np.linalg.norm(e1 - e2) / (2.0 * np.linalg.norm(0.1 * e1 - 0.1 * e2))
-    return _report(ctx, "fu.lemma-a.2.1", df, what="normalization is (2/r)-Lipschitz",
+    return ratio_histogram_outcome(ctx, df, what="normalization is (2/r)-Lipschitz",
                    xlabel="|| x/|x| - y/|y| || / ((2/r) ||x - y||)",
-                   extra={"worst_ratio_to_sharp_constant_1_over_r": sharp,
+                   evidence={"worst_ratio_to_sharp_constant_1_over_r": sharp,
                           "control_inside_ball_ratio": float(ctrl)})
-
-
-@claim(
-    "fu.lemma-a.2.3",
-    paper="fu",
-    where="Lemma A.2.3",
-    kind="bound",
-    statement="The intercept of the hard-margin SVM is at most 1 + ||v_hat|| B in absolute value, "
-    "with B the largest feature norm.",
-    equation="|b_hat| <= 1 + ||v_hat|| B,   B = max_i ||x_i||,   classifier sign(v^T x - b)",
-)
-def _check_a23(ctx: CheckContext) -> Verdict:
-    from synthetic.data import make_separable
-    from synthetic.svm import HardMarginSVM
-
-    rng = ctx.rng("fu.lemma-a.2.3")
-    rows = []
-    for d in (2, 5, 20):
-        # bound 3, margin 0.2: plane offsets up to 0.7 make |b| a sizeable part of the bound
-        data = make_separable(n_datasets=ctx.pick(10, 100), n=60, d=d, margin=0.2, bound=3.0,
-                              seed=rng)
-        svm = HardMarginSVM().fit(data.X, data.y)
-        s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=data.max_norm)
-        rows.append(pd.DataFrame({"family": f"d={d}", "B": data.max_norm, "margin": svm.margin_,
-                                  "n_support": [len(x) for x in svm.support_], "lhs": s.lhs,
-                                  "rhs": s.rhs}))
-    return _report(ctx, "fu.lemma-a.2.3", pd.concat(rows, ignore_index=True),
-                   what="|b| <= 1 + ||v|| B", xlabel="|b_hat| / (1 + ||v_hat|| B)")
 
 
 @claim(
@@ -199,8 +143,8 @@ def _check_a23(ctx: CheckContext) -> Verdict:
     "at least (eta/2) times the squared gradient norm (the descent lemma).",
     equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2",
 )
-def _check_a51(ctx: CheckContext) -> Verdict:
-    rng = ctx.rng("fu.lemma-a.5.1")
+def _check_a51(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []
     for name, prob in _families(rng, k, convex=False):
@@ -219,6 +163,6 @@ def _check_a51(ctx: CheckContext) -> Verdict:
     actual = df["f_now"] - df["lhs"]
     moved = guaranteed > 0
     df["guaranteed_over_actual_decrease"] = np.where(moved, guaranteed / actual.where(moved, 1), 0)
-    return _report(ctx, "fu.lemma-a.5.1", df, what="f(w - eta g) <= f(w) - (eta/2)||g||^2",
+    return ratio_histogram_outcome(ctx, df, what="f(w - eta g) <= f(w) - (eta/2)||g||^2",
                    xlabel="guaranteed decrease (eta/2)||g||^2 / actual decrease",
                    ratio=df["guaranteed_over_actual_decrease"][moved])

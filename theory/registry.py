@@ -1,14 +1,18 @@
 """The claims registry: every bound and effect the project tests, with the check that tests it.
 
-A claim is registered by decorating its check function::
+Adding a claim takes one function and one decorator::
 
     @claim("fu.lemma-a.1.3", paper="fu", where="Lemma A.1.3", kind="bound",
            statement="...", equation="...")
-    def _check(ctx: CheckContext) -> Verdict: ...
+    def _check(ctx: CheckContext) -> Outcome:
+        x = ctx.rng().standard_normal(ctx.pick(quick=100, paper=10_000))
+        verdict = bound_verdict(BoundSides(lhs, rhs), evidence={"n_draws": x.size})
+        return Outcome(verdict, table=df, figure=fig, config={...})
 
-Checks receive a :class:`CheckContext` (seed, scale, output folder) and return a
-:class:`~theory.verdicts.Verdict`. Modules that register claims are listed in
-``CLAIM_MODULES``; later packages (``synthetic``, ``plm``) add theirs there.
+The registry does the rest: the claim's id, a generator seeded from (seed, claim id), the PNG,
+CSV and JSON outputs, timing and error capture. The registry knows no claim module: the
+application's catalogue (``boundbench.catalogue``) hands it the list to import with
+:func:`load`.
 """
 
 from __future__ import annotations
@@ -17,17 +21,19 @@ import hashlib
 import importlib
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from theory.verdicts import Verdict
+from boundbench.theory.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
 SCALES = ("quick", "paper")
+"""Every scale a check, an experiment or the command line knows: ``quick`` (CI, seconds to a
+few minutes on 2 cores) and ``paper`` (the papers' sizes where stated)."""
 
 PAPERS: dict[str, str] = {
     "fu": "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model (003)",
@@ -39,17 +45,16 @@ PAPERS: dict[str, str] = {
     "soudry": "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
 }
 
-# Imported on first use of the registry; a module that does not exist yet is skipped.
-CLAIM_MODULES: tuple[str, ...] = (
-    "theory.checks_stability",
-    "theory.checks_smoothing",
-    "theory.checks_masked_gradient",
-    "theory.checks_curvature",
-    "synthetic.claims",
-    "synthetic.claims_smoothing",
-    "plm.claims",
-    "plm.claims_smoothness",
-)
+
+def check_scale(scale: str) -> str:
+    """``scale`` if it is one of :data:`SCALES`, else a ``ValueError`` naming it."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES} (got {scale!r})")
+    return scale
+
+
+def _salt(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 _MEMO: dict[str, Any] = {}  # experiment tables shared by the claims of one process
@@ -65,17 +70,27 @@ class CheckContext:
     out_dir: Path | None = None
     force: bool = False  # recompute cached experiment tables
     progress: bool = False  # progress bars on long work
+    claim_id: str = ""  # set by the registry when it runs a check
 
     def __post_init__(self) -> None:
-        if self.scale not in SCALES:
-            raise ValueError(f"scale must be one of {SCALES} (got {self.scale!r})")
+        check_scale(self.scale)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0 (got {self.seed!r})")
 
-    def rng(self, claim_id: str) -> np.random.Generator:
-        """A generator that depends on the seed and the claim only, not on run order."""
-        salt = int.from_bytes(hashlib.sha256(claim_id.encode()).digest()[:8], "little")
-        return np.random.default_rng([self.seed, salt])
+    def rng(self, *streams: str) -> np.random.Generator:
+        """A generator that depends on the seed and the claim only (not on run order); named
+        ``streams`` give independent generators within one claim."""
+        if not self.claim_id:
+            raise ValueError("CheckContext.rng needs claim_id (the registry sets it)")
+        return np.random.default_rng([self.seed, _salt(self.claim_id), *map(_salt, streams)])
+
+    def table_rng(self, table: str) -> np.random.Generator:
+        """A generator for an experiment table several claims share: it depends on the seed and
+        the table's name, so the cached table is the same whichever claim computes it first."""
+        return np.random.default_rng([self.seed, _salt(table)])
 
     def pick(self, quick: Any, paper: Any) -> Any:
+        """The value for this scale: ``quick`` or ``paper``."""
         return quick if self.scale == "quick" else paper
 
     def cached(self, name: str, config: dict[str, Any], compute: Callable[[], Any]) -> Any:
@@ -87,7 +102,7 @@ class CheckContext:
 
         import pandas as pd
 
-        from theory._meta import version
+        from boundbench.theory._meta import version
 
         blob = json.dumps({"name": name, "config": config, "version": version()}, sort_keys=True,
                           default=str)
@@ -106,38 +121,43 @@ class CheckContext:
             path.with_suffix(".json").write_text(blob + "\n")
         return df
 
-    def save(
-        self, claim_id: str, table: Any = None, figure: Any = None, config: Any = None
-    ) -> dict[str, str | None]:
-        """Write ``table`` (DataFrame, CSV) and ``figure`` (matplotlib, PNG) as ``<id>.*``, and
-        ``<id>.json``: the experiment ``config``, seed, scale and package versions."""
-        paths: dict[str, str | None] = {"figure": None, "table": None}
-        if self.out_dir is None:
-            if figure is not None:
-                import matplotlib.pyplot as plt
 
-                plt.close(figure)
-            return paths
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class Outcome:
+    """What a check returns: its verdict, the tidy table its figure was drawn from, the figure
+    (matplotlib) and the experiment's config; the registry saves them as ``<claim id>.*``."""
+
+    verdict: Verdict
+    table: Any = None  # pandas DataFrame
+    figure: Any = None  # matplotlib Figure
+    config: Any = None
+
+
+def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
+    """Write ``<id>.json`` (config, seed, scale, versions), ``<id>.csv`` and ``<id>.png`` into
+    ``ctx.out_dir``; return the figure's and the table's file names."""
+    fig_name = table_name = None
+    if outcome.figure is not None:
+        import matplotlib.pyplot as plt
+    if ctx.out_dir is not None:
         import json
 
-        from theory._meta import environment
+        from boundbench.theory._meta import environment
 
-        meta = {"claim": claim_id, "seed": self.seed, "scale": self.scale, "config": config,
-                "environment": environment()}
-        (self.out_dir / f"{claim_id}.json").write_text(json.dumps(meta, indent=2, default=str))
-        if table is not None:
-            p = self.out_dir / f"{claim_id}.csv"
-            table.to_csv(p, index=False)
-            paths["table"] = p.name
-        if figure is not None:
-            import matplotlib.pyplot as plt
-
-            p = self.out_dir / f"{claim_id}.png"
-            figure.savefig(p, dpi=130, bbox_inches="tight")
-            plt.close(figure)
-            paths["figure"] = p.name
-        return paths
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
+                "config": outcome.config, "environment": environment()}
+        (ctx.out_dir / f"{ctx.claim_id}.json").write_text(json.dumps(meta, indent=2, default=str))
+        if outcome.table is not None:
+            outcome.table.to_csv(ctx.out_dir / f"{ctx.claim_id}.csv", index=False)
+            table_name = f"{ctx.claim_id}.csv"
+        if outcome.figure is not None:
+            outcome.figure.savefig(ctx.out_dir / f"{ctx.claim_id}.png", dpi=130,
+                                   bbox_inches="tight")
+            fig_name = f"{ctx.claim_id}.png"
+    if outcome.figure is not None:
+        plt.close(outcome.figure)
+    return fig_name, table_name
 
 
 @dataclass(frozen=True)
@@ -148,7 +168,7 @@ class Claim:
     statement: str
     equation: str
     kind: str
-    check: Callable[[CheckContext], Verdict] = field(repr=False, compare=False)
+    check: Callable[[CheckContext], Outcome] = field(repr=False, compare=False)
     notes: str = ""
 
     def describe(self) -> dict[str, str]:
@@ -165,7 +185,6 @@ class Claim:
 
 
 _REGISTRY: dict[str, Claim] = {}
-_loaded = False
 
 
 def claim(
@@ -177,14 +196,14 @@ def claim(
     statement: str,
     equation: str,
     notes: str = "",
-) -> Callable[[Callable[[CheckContext], Verdict]], Callable[[CheckContext], Verdict]]:
+) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {sorted(PAPERS)} (got {paper!r})")
 
-    def register(fn: Callable[[CheckContext], Verdict]) -> Callable[[CheckContext], Verdict]:
+    def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes)
@@ -193,27 +212,24 @@ def claim(
     return register
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    for name in CLAIM_MODULES:
-        try:
+_MODULES: list[str] = []  # claim modules in load order: the report's order
+
+
+def load(modules: Iterable[str]) -> None:
+    """Import the claim modules ``modules`` (the application's catalogue) so they register."""
+    for name in modules:
+        if name not in _MODULES:
             importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a real missing dependency inside the module
-                raise
-    _loaded = True
+            _MODULES.append(name)
 
 
 def registry() -> dict[str, Claim]:
-    """All registered claims by id: in ``CLAIM_MODULES`` order, then registration order
-    (independent of which module happened to be imported first)."""
-    _load()
+    """All registered claims by id: in the order their modules were loaded (:func:`load`), then
+    registration order (independent of which module happened to be imported first)."""
 
     def module_rank(c: Claim) -> int:
         mod = c.check.__module__
-        return CLAIM_MODULES.index(mod) if mod in CLAIM_MODULES else len(CLAIM_MODULES)
+        return _MODULES.index(mod) if mod in _MODULES else len(_MODULES)
 
     order = {cid: i for i, cid in enumerate(_REGISTRY)}
     ranked = sorted(_REGISTRY.values(), key=lambda c: (module_rank(c), order[c.id]))
@@ -256,12 +272,21 @@ class Result:
 
 
 def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
-    """Run one claim's check. With ``catch``, a raising check is reported, not re-raised:
-    its verdict is ``inconclusive`` and the traceback is kept in ``error``."""
+    """Run one claim's check with ``ctx`` bound to the claim, save its outputs and time it.
+    With ``catch``, a raising check is reported, not re-raised: its verdict is
+    ``inconclusive`` and the traceback is kept in ``error``."""
     c = get(claim_id)
+    ctx = replace(ctx, claim_id=c.id)
     t0 = time.perf_counter()
     try:
-        verdict = c.check(ctx)
+        outcome = c.check(ctx)
+        if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
+            outcome = Outcome(outcome)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
+                            "Outcome")
+        figure, table = _save(ctx, outcome)
+        verdict = outcome.verdict.with_outputs(figure, table)
         err = None
     except Exception as exc:  # noqa: BLE001 - reported in full below
         if not catch:

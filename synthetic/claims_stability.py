@@ -1,5 +1,5 @@
-"""Claims of Fu et al. that need data, SVMs or training: Figures 5-9, Theorem 2.2, Lemmas A.2.4,
-A.2.5, Corollary 3.1's head rate and Soudry et al.'s direction rate.
+"""Claims of Fu et al. that need data, SVMs or training: Figures 5-9, Theorem 2.2, Lemmas A.2.3,
+A.2.4, A.2.5, Corollary 3.1's head rate and Soudry et al.'s direction rate.
 
 Each check: experiment config (scale-dependent) -> cached tidy table -> verdict -> figure. The
 choices the paper leaves open are documented in :mod:`synthetic.experiments`.
@@ -10,11 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthetic.experiments import HeadsRun, QuadraticGrid, SoftLOOGrid, SVMSweep
-from theory import plotting
-from theory import stability_bounds as sb
-from theory.claims import CheckContext, claim
-from theory.verdicts import BoundSides, Verdict, bootstrap_mean, bound_verdict, trend_verdict
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.experiments import HeadsRun, QuadraticGrid, SoftLOOGrid, SVMSweep
+from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.theory import plotting
+from boundbench.theory import stability_bounds as sb
+from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.reports import ratio_histogram_outcome
+from boundbench.theory.verdicts import BoundSides, Verdict, bootstrap_mean, bound_verdict, trend_verdict
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps
 
@@ -26,13 +29,13 @@ def _sweep(ctx: CheckContext, vary: str, quick: tuple, paper: tuple, **kw) -> tu
     return ctx.cached(f"svm-sweep-{vary}", cfg.config(), lambda: cfg.run(ctx.progress)), cfg
 
 
-def _sweep_claim(ctx: CheckContext, claim_id: str, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
-                 xlabel: str, expected: str, logx: bool) -> Verdict:
+def _sweep_claim(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
+                 xlabel: str, expected: str, logx: bool) -> Outcome:
     verdict = trend_verdict(df[x].to_numpy(), df["stability"].to_numpy(), expected=expected,
-                            rng=ctx.rng(claim_id), what=f"normalized LOO stability vs {xlabel}")
+                            rng=ctx.rng(), what=f"normalized LOO stability vs {xlabel}")
     med = df.groupby(f"{cfg.vary}_level")["stability"].median()
-    verdict.evidence.update({f"median_stability_at_{k:g}": float(v) for k, v in med.items()})
-    verdict.evidence.update(n_datasets_per_level=cfg.n_datasets, n=cfg.n if cfg.vary != "n"
+    verdict = verdict.with_evidence(**{f"median_stability_at_{k:g}": float(v) for k, v in med.items()})
+    verdict = verdict.with_evidence(n_datasets_per_level=cfg.n_datasets, n=cfg.n if cfg.vary != "n"
                             else "varied", d=cfg.d, seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     ax.scatter(df[x], df["stability"], s=4, alpha=0.25, color="grey", label="one dataset")
@@ -43,11 +46,10 @@ def _sweep_claim(ctx: CheckContext, claim_id: str, df: pd.DataFrame, cfg: SVMSwe
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"normalized LOO stability $\|\hat\Delta\|$ (SVM)")
-    ax.set_title(f"{claim_id}: {verdict.status} (rho = {verdict.evidence['spearman_rho']:.2f})",
+    ax.set_title(f"{ctx.claim_id}: {verdict.status} (rho = {verdict.evidence['spearman_rho']:.2f})",
                  fontsize=9)
     ax.legend(fontsize=7)
-    out = ctx.save(claim_id, df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 _SWEEP_NOTE = ("Measured on the exact hard-margin SVM (the direction GD converges to), every i "
@@ -59,9 +61,9 @@ _SWEEP_NOTE = ("Measured on the exact hard-margin SVM (the direction GD converge
        statement="Fine-tuning a linear head becomes more stable as the number of training "
        "samples n grows.", equation="E_i ||w(S^i)/||w(S^i)|| - w(S)/||w(S)|| || decreases in n",
        notes=_SWEEP_NOTE)
-def _fig6(ctx: CheckContext) -> Verdict:
+def _fig6(ctx: CheckContext) -> Outcome:
     df, cfg = _sweep(ctx, "n", (100, 200, 400, 800), (250, 500, 1000, 2000, 4000))
-    return _sweep_claim(ctx, "fu.fig6.n", df, cfg, x="n", xlabel="training samples n",
+    return _sweep_claim(ctx, df, cfg, x="n", xlabel="training samples n",
                         expected="decreasing", logx=True)
 
 
@@ -70,9 +72,9 @@ def _fig6(ctx: CheckContext) -> Verdict:
        equation="E_i ||Delta_hat|| decreases in the SVM margin gamma_S",
        notes=_SWEEP_NOTE + " The paper moves class centres; we set the margin slab directly and "
        "plot against the realised SVM margin.")
-def _fig7(ctx: CheckContext) -> Verdict:
+def _fig7(ctx: CheckContext) -> Outcome:
     df, cfg = _sweep(ctx, "margin", (0.02, 0.05, 0.1, 0.2, 0.4), (0.02, 0.05, 0.1, 0.2, 0.4))
-    return _sweep_claim(ctx, "fu.fig7.margin", df, cfg, x="svm_margin",
+    return _sweep_claim(ctx, df, cfg, x="svm_margin",
                         xlabel="realised SVM margin gamma_S", expected="decreasing", logx=True)
 
 
@@ -80,9 +82,9 @@ def _fig7(ctx: CheckContext) -> Verdict:
        statement="Stability improves as the bound B on the feature norms decreases.",
        equation="E_i ||Delta_hat|| increases in B = max_i ||x_i||",
        notes=_SWEEP_NOTE + " B varies at a fixed margin of 0.1.")
-def _fig9(ctx: CheckContext) -> Verdict:
+def _fig9(ctx: CheckContext) -> Outcome:
     df, cfg = _sweep(ctx, "bound", (0.5, 1.0, 2.0, 4.0, 8.0), (0.5, 1.0, 2.0, 4.0, 8.0))
-    return _sweep_claim(ctx, "fu.fig9.bound", df, cfg, x="max_norm",
+    return _sweep_claim(ctx, df, cfg, x="max_norm",
                         xlabel="feature bound B = max ||x_i||", expected="increasing", logx=True)
 
 
@@ -101,15 +103,15 @@ def _heads(ctx: CheckContext) -> tuple[pd.DataFrame, HeadsRun]:
        equation="E_i ||Delta_hat(t)|| of the mean head decreases in H at fixed t",
        notes="Logistic loss, GD step 1/beta_eff, heads from N(0, 1/D), LOO on sampled i; the "
        "dashed line is the exact SVM's stability on the same datasets.")
-def _fig5(ctx: CheckContext) -> Verdict:
+def _fig5(ctx: CheckContext) -> Outcome:
     df, cfg = _heads(ctx)
     last = df[df.step == df.step.max()]
     verdict = trend_verdict(last.heads.to_numpy(), last.loo_stability.to_numpy(),
-                            expected="decreasing", rng=ctx.rng("fu.fig5.heads"),
+                            expected="decreasing", rng=ctx.rng(),
                             what=f"LOO stability at t = {cfg.steps} vs H")
     med = last.groupby("heads")["loo_stability"].median()
-    verdict.evidence.update({f"median_stability_H{h}": float(v) for h, v in med.items()})
-    verdict.evidence.update(svm_median_stability=float(last.svm_loo_stability.median()),
+    verdict = verdict.with_evidence(**{f"median_stability_H{h}": float(v) for h, v in med.items()})
+    verdict = verdict.with_evidence(svm_median_stability=float(last.svm_loo_stability.median()),
                             steps=cfg.steps, n_datasets=cfg.n_datasets, n=cfg.n, seed=ctx.seed)
     fig, (a1, a2) = plotting.figure(2)
     for h in cfg.heads:
@@ -124,9 +126,8 @@ def _fig5(ctx: CheckContext) -> Verdict:
         ax.set_xlabel("GD steps t")
         ax.set_ylabel(lab)
     a1.legend(fontsize=7)
-    a1.set_title(f"fu.fig5.heads: {verdict.status}", fontsize=9)
-    out = ctx.save("fu.fig5.heads", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    a1.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 @claim("fu.cor3.1.sqrt-h", paper="fu", where="Corollary 3.1, eq. (11)", kind="trend",
@@ -138,10 +139,10 @@ def _fig5(ctx: CheckContext) -> Verdict:
        "recorded step; interval by bootstrap over datasets. The verdict is taken at the last "
        "step: supported if the interval reaches -1/2 or below, contradicted if it lies above "
        "-1/2 (slower than predicted).")
-def _cor31(ctx: CheckContext) -> Verdict:
+def _cor31(ctx: CheckContext) -> Outcome:
     df, cfg = _heads(ctx)
     sub = df[df.heads >= 5]
-    rng = ctx.rng("fu.cor3.1.sqrt-h")
+    rng = ctx.rng()
     rows = []
     for t, g in sub.groupby("step"):
         piv = g.pivot(index="dataset", columns="heads", values="gap_to_svm")
@@ -185,9 +186,8 @@ def _cor31(ctx: CheckContext) -> Verdict:
     a2.set_xlabel("GD steps t")
     a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
     a2.legend(fontsize=7)
-    a2.set_title(f"fu.cor3.1.sqrt-h: {verdict.status}", fontsize=9)
-    out = ctx.save("fu.cor3.1.sqrt-h", fits, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    a2.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, fits, fig, cfg.config())
 
 
 @claim("soudry.direction-rate", paper="soudry", where="Theorem 5 (used by Fu et al. Thm 2.4)",
@@ -198,13 +198,13 @@ def _cor31(ctx: CheckContext) -> Verdict:
        notes="One head, logistic loss. Per dataset, the exponent a of gap ~ (log log t/log t)^a "
        "is fitted over t >= 20; the rate holds if a >= 1 (tolerance 0.1): supported if the "
        "bootstrap interval of the mean exponent lies above 0.9, contradicted if below.")
-def _soudry(ctx: CheckContext) -> Verdict:
+def _soudry(ctx: CheckContext) -> Outcome:
     df, cfg = _heads(ctx)
     one = df[(df.heads == 1) & (df.step >= 20)]
     piv = one.pivot(index="dataset", columns="step", values="gap_to_svm")
     r = np.log(sb.direction_rate(piv.columns.to_numpy(dtype=float)))
     a = np.array([np.polyfit(r, np.log(row), 1)[0] for row in piv.to_numpy()])
-    _, lo, hi = bootstrap_mean(a, rng=ctx.rng("soudry.direction-rate"))
+    _, lo, hi = bootstrap_mean(a, rng=ctx.rng())
     ev = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
           "tolerance": 0.1, "t_range": [int(piv.columns.min()), int(piv.columns.max())],
           "n_datasets": len(a), "seed": ctx.seed}
@@ -223,8 +223,7 @@ def _soudry(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("GD steps t")
     ax.set_ylabel("direction gap to the SVM")
     ax.legend(fontsize=7)
-    out = ctx.save("soudry.direction-rate", sub, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, sub, fig, cfg.config())
 
 
 # ----------------------------------------------------------- Theorem 2.2 and Figure 8
@@ -246,14 +245,14 @@ def _thm22_table(df: pd.DataFrame) -> pd.DataFrame:
     return cells
 
 
-def _thm22_claim(ctx: CheckContext, claim_id: str, form: str) -> Verdict:
+def _thm22_claim(ctx: CheckContext, form: str) -> Outcome:
     df, cfg = _quadratic(ctx)
     cells = _thm22_table(df)
     verdict = bound_verdict(BoundSides(cells.loo_distance.to_numpy(), cells[f"rhs_{form}"]
                                        .to_numpy()), rtol=1e-9,
                             what=f"E ||A(S^i) - A(S)|| <= {form} right side")
     worst = cells.loc[(cells.loo_distance / cells[f"rhs_{form}"]).idxmax()]
-    verdict.evidence.update(worst_cell=f"dist0={worst.dist0:g}, mu/beta={worst.kappa:g}, "
+    verdict = verdict.with_evidence(worst_cell=f"dist0={worst.dist0:g}, mu/beta={worst.kappa:g}, "
                             f"n={int(worst.n)}", lipschitz="beta * dist0 (valid on the ball GD "
                             "visits)", n_datasets_per_cell=cfg.n_datasets, k_loo=cfg.k_loo,
                             seed=ctx.seed)
@@ -266,10 +265,9 @@ def _thm22_claim(ctx: CheckContext, claim_id: str, form: str) -> Verdict:
     ax.set_yscale("log")
     ax.set_xlabel("||w0 - w*||")
     ax.set_ylabel("E sup_t ||w_t(S^i) - w_t(S)||  (dashed: bound)")
-    ax.set_title(f"{claim_id}: {verdict.status}", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     ax.legend(fontsize=6)
-    out = ctx.save(claim_id, cells, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    return Outcome(verdict, cells, fig, cfg.config())
 
 
 _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu I + (beta - mu) "
@@ -281,8 +279,8 @@ _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu 
        "which grows linearly in ||w0 - w*||.",
        equation="E||A(S^i) - A(S)|| <= sqrt(2L) ||w0 - w*|| / beta / (n ((1 - mu/beta)^(-1/4) - 1))",
        notes=_THM22 + " The main-text form differs from what the appendix proves.")
-def _thm22_main(ctx: CheckContext) -> Verdict:
-    return _thm22_claim(ctx, "fu.thm2.2.main", "main")
+def _thm22_main(ctx: CheckContext) -> Outcome:
+    return _thm22_claim(ctx, "main")
 
 
 @claim("fu.thm2.2.appendix", paper="fu", where="Theorem 2.2, Appendix A.1 (the proof's form)",
@@ -291,8 +289,8 @@ def _thm22_main(ctx: CheckContext) -> Verdict:
        "proof derives.",
        equation="E||A(S^i) - A(S)|| <= sqrt(2 L ||w0 - w*|| / beta) / (n ((1 - mu/beta)^(-1/4) - 1))",
        notes=_THM22)
-def _thm22_appendix(ctx: CheckContext) -> Verdict:
-    return _thm22_claim(ctx, "fu.thm2.2.appendix", "appendix")
+def _thm22_appendix(ctx: CheckContext) -> Outcome:
+    return _thm22_claim(ctx, "appendix")
 
 
 @claim("fu.fig8.distance", paper="fu", where="§4.3.4, Figure 8", kind="trend",
@@ -301,11 +299,11 @@ def _thm22_appendix(ctx: CheckContext) -> Verdict:
        equation="E||A(S^i) - A(S)|| increases in ||w0 - w*||",
        notes=_THM22 + " The paper's Fig. 8 plots the normalized ||Delta_hat||; we use Theorem "
        "2.2's own quantity and setting, since separable GD has no finite w*.")
-def _fig8(ctx: CheckContext) -> Verdict:
+def _fig8(ctx: CheckContext) -> Outcome:
     df, cfg = _quadratic(ctx)
     verdict = trend_verdict(df.dist0.to_numpy(), df.loo_distance.to_numpy(), expected="increasing",
-                            rng=ctx.rng("fu.fig8.distance"), what="LOO distance vs ||w0 - w*||")
-    verdict.evidence.update(n_datasets_per_cell=cfg.n_datasets, seed=ctx.seed)
+                            rng=ctx.rng(), what="LOO distance vs ||w0 - w*||")
+    verdict = verdict.with_evidence(n_datasets_per_cell=cfg.n_datasets, seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     for (kappa, n), g in df.groupby(["kappa", "n"]):
         plotting.median_band(ax, g.dist0, g.loo_distance, label=f"mu/beta={kappa:g}, n={n}")
@@ -314,17 +312,15 @@ def _fig8(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("||w0 - w*||")
     ax.set_ylabel("E_i sup_t ||w_t(S^i) - w_t(S)||")
     ax.legend(fontsize=7)
-    ax.set_title(f"fu.fig8.distance: {verdict.status}", fontsize=9)
-    out = ctx.save("fu.fig8.distance", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df, fig, cfg.config())
 
 
 # ---------------------------------------------------------------- Lemmas A.2.4 and A.2.5
 
 
 def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
-    from synthetic.data import make_separable
-    from synthetic.stability import svm_loo_stability
+    from boundbench.synthetic.stability import svm_loo_stability
 
     cfg = {"n_datasets": ctx.pick(30, 500), "n": ctx.pick(200, 2000), "d": 5, "margin": 0.1,
            "bound": 1.0, "seed": ctx.seed}
@@ -332,7 +328,7 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     def compute() -> pd.DataFrame:
         data = make_separable(n_datasets=cfg["n_datasets"], n=cfg["n"], d=cfg["d"],
                               margin=cfg["margin"], bound=cfg["bound"],
-                              seed=np.random.default_rng([ctx.seed, 24]))
+                              seed=ctx.table_rng("lemma-a24"))
         st = svm_loo_stability(data.X, data.y, progress=ctx.progress)
         k, n = st["v_norm_loo"].shape
         return pd.DataFrame({"dataset": np.repeat(np.arange(k), n), "i": np.tile(np.arange(n), k),
@@ -344,21 +340,20 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     return ctx.cached("lemma-a24", cfg, compute), cfg
 
 
-def _lemma24_claim(ctx: CheckContext, claim_id: str, part: str) -> Verdict:
+def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
     df, cfg = _lemma24_table(ctx)
     changed = df[df[f"{part}_norm_loo"] != df[f"{part}_norm"]]  # support vectors
     verdict = bound_verdict(BoundSides(df[f"{part}_norm_loo"].to_numpy(),
                                        df[f"{part}_norm"].to_numpy()), rtol=1e-6,
                             what=f"||{part}_hat(S^i)|| <= ||{part}_hat(S)||")
-    verdict.evidence.update(n_support_vector_removals=len(changed), tolerance_note="rtol 1e-6: "
+    verdict = verdict.with_evidence(n_support_vector_removals=len(changed), tolerance_note="rtol 1e-6: "
                             "solver accuracy", seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     plotting.ratio_histogram(ax, (changed[f"{part}_norm_loo"] / changed[f"{part}_norm"])
                              .to_numpy(), np.full(len(changed), "support vectors removed"),
                              xlabel=f"||{part}(S^i)|| / ||{part}(S)||")
-    ax.set_title(f"{claim_id}: {verdict.status}", fontsize=9)
-    out = ctx.save(claim_id, changed, fig, cfg)
-    return verdict.with_outputs(out["figure"], out["table"])
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, changed, fig, cfg)
 
 
 @claim("fu.lemma-a.2.4", paper="fu", where="Lemma A.2.4 (as stated)", kind="bound",
@@ -367,16 +362,16 @@ def _lemma24_claim(ctx: CheckContext, claim_id: str, part: str) -> Verdict:
        equation="||w_hat(S^i)|| <= ||w_hat(S)||,  w = [v, b]",
        notes="The proof only shows the v part (the objective is ||v||^2, b is free): see "
        "fu.lemma-a.2.4.v.")
-def _a24(ctx: CheckContext) -> Verdict:
-    return _lemma24_claim(ctx, "fu.lemma-a.2.4", "w")
+def _a24(ctx: CheckContext) -> Outcome:
+    return _lemma24_claim(ctx, "w")
 
 
 @claim("fu.lemma-a.2.4.v", paper="fu", where="Lemma A.2.4 (the proof's reading)", kind="bound",
        statement="Removing a training point cannot increase the norm of the hard-margin SVM "
        "weight vector (equivalently, cannot shrink the margin).",
        equation="||v_hat(S^i)|| <= ||v_hat(S)||")
-def _a24v(ctx: CheckContext) -> Verdict:
-    return _lemma24_claim(ctx, "fu.lemma-a.2.4.v", "v")
+def _a24v(ctx: CheckContext) -> Outcome:
+    return _lemma24_claim(ctx, "v")
 
 
 @claim("fu.lemma-a.2.5", paper="fu", where="Lemma A.2.5", kind="bound",
@@ -386,14 +381,14 @@ def _a24v(ctx: CheckContext) -> Verdict:
        "+ 8 n lam (1 + B/gamma_S))) / (2 n lam) }",
        notes="Soft-margin objective lam ||v||^2 + (1/n) sum hinge (1/(n-1) without i); gamma_S "
        "is the hard-margin margin, as the lemma writes it; LHS is the max over all i.")
-def _a25(ctx: CheckContext) -> Verdict:
+def _a25(ctx: CheckContext) -> Outcome:
     cfg = SoftLOOGrid(n=ctx.pick((20, 50), (20, 50, 100, 200)), n_datasets=ctx.pick(2, 10),
                       seed=ctx.seed)
     df = ctx.cached("soft-loo", cfg.config(), lambda: cfg.run(ctx.progress))
     df = df.assign(rhs=sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard))
     verdict = bound_verdict(BoundSides(df.loo_distance_max.to_numpy(), df.rhs.to_numpy()),
                             rtol=1e-6, what="max_i ||w(S^i) - w(S)|| <= Lemma A.2.5")
-    verdict.evidence.update(seed=ctx.seed, n_datasets_per_cell=cfg.n_datasets)
+    verdict = verdict.with_evidence(seed=ctx.seed, n_datasets_per_cell=cfg.n_datasets)
     fig, (ax,) = plotting.figure()
     for n, g in df.groupby("n"):
         (line,) = ax.plot(g.lam, g.loo_distance_max, "o", ms=4, label=f"measured, n={n}")
@@ -404,6 +399,30 @@ def _a25(ctx: CheckContext) -> Verdict:
     ax.set_xlabel("lam")
     ax.set_ylabel("max_i ||w(S^i) - w(S)||  (dashed: Lemma A.2.5)")
     ax.legend(fontsize=7)
-    ax.set_title(f"fu.lemma-a.2.5: {verdict.status}", fontsize=9)
-    out = ctx.save("fu.lemma-a.2.5", df, fig, cfg.config())
-    return verdict.with_outputs(out["figure"], out["table"])
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df, fig, cfg.config())
+@claim(
+    "fu.lemma-a.2.3",
+    paper="fu",
+    where="Lemma A.2.3",
+    kind="bound",
+    statement="The intercept of the hard-margin SVM is at most 1 + ||v_hat|| B in absolute value, "
+    "with B the largest feature norm.",
+    equation="|b_hat| <= 1 + ||v_hat|| B,   B = max_i ||x_i||,   classifier sign(v^T x - b)",
+)
+def _check_a23(ctx: CheckContext) -> Outcome:
+    rng = ctx.rng()
+    rows = []
+    for d in (2, 5, 20):
+        # bound 3, margin 0.2: plane offsets up to 0.7 make |b| a sizeable part of the bound
+        data = make_separable(n_datasets=ctx.pick(10, 100), n=60, d=d, margin=0.2, bound=3.0,
+                              seed=rng)
+        svm = HardMarginSVM().fit(data.X, data.y)
+        s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=data.max_norm)
+        rows.append(pd.DataFrame({"family": f"d={d}", "B": data.max_norm, "margin": svm.margin_,
+                                  "n_support": [len(x) for x in svm.support_], "lhs": s.lhs,
+                                  "rhs": s.rhs}))
+    return ratio_histogram_outcome(ctx, pd.concat(rows, ignore_index=True),
+                   what="|b| <= 1 + ||v|| B", xlabel="|b_hat| / (1 + ||v_hat|| B)")
+
+

@@ -1,0 +1,164 @@
+"""JACHESS (paper 000, eq. 7) on a transformer's blocks, in train and dual (unlabeled) mode, and
+its Cross-Hölder baseline (logits Jacobian + Hessian). The Jacobian penalty of the logits alone
+is model-agnostic: :class:`boundbench.synthetic.penalties.JacobianPenalty`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.theory.curvature import hessian_frobenius, jacobian_frobenius
+
+LAYER_WEIGHTS = ("soft", "uniform", "inverse", "logits")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in ("train", "unlab"):
+        raise ValueError(f"mode must be 'train' or 'unlab' (got {mode!r})")
+
+
+@register
+@dataclass(frozen=True)
+class JACHESS(Method):
+    """JACHESS (paper 000, eq. 7): ``weight * sum_k lam_k (||J^(k)||_F + sum_{d in D_k}
+    ||H_d^(k)||_F)`` w.r.t. the input word embeddings, every block ``k`` from *one* forward pass
+    with all hidden states, norms by the random-projection estimators (5)-(6), ``dims`` = |D_k|
+    output dimensions drawn afresh per call (10 in the paper).
+
+    Readings (the paper leaves them open; recorded with every result):
+
+    * a block's output is its pooled representation (the classifier's pooling; the paper sums
+      per-token norms, its code takes the [CLS] position only);
+    * ``layer_weights``: ``"soft"`` = softmax(-j) (the paper's choice), ``"inverse"`` =
+      softmax(j), ``"uniform"`` = 1/K, ``"logits"`` = the logits only (Table 5's strategies),
+      where ``j_k`` is the mean Jacobian norm of block ``k`` of the *base* model, measured on
+      the first batch before any update (the run's state);
+    * ``weight`` is the global multiplier the paper does not give (ours: 1e-3, ~0.1 of the CE
+      at the start); ``reg_batch`` regularizes only the first examples of each batch (a CPU
+      budget knob; None = all).
+
+    ``mode="unlab"`` (``jachess-unlab``) is the dual mode: the trainer alternates task steps
+    with steps on the penalty alone over unlabeled texts."""
+
+    base_name = "jachess"
+    needs_inputs = True
+    notes = {"pooling": "classifier pooling per block"}
+    weight: float = 1e-3
+    layer_weights: Literal["soft", "uniform", "inverse", "logits"] = "soft"
+    dims: int = 10
+    n_proj: int = 1
+    mode: Literal["train", "unlab"] = "train"
+    reg_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.weight >= 0:
+            raise ValueError(f"weight must be >= 0 (got {self.weight})")
+        if self.layer_weights not in LAYER_WEIGHTS:
+            raise ValueError(f"layer_weights must be one of {LAYER_WEIGHTS} (got "
+                             f"{self.layer_weights!r})")
+        _check_mode(self.mode)
+        if self.dims < 0 or self.n_proj < 1:
+            raise ValueError(f"dims must be >= 0 and n_proj >= 1 (got {self.dims}, {self.n_proj})")
+        if self.reg_batch is not None and self.reg_batch < 1:
+            raise ValueError(f"reg_batch must be >= 1 or None (got {self.reg_batch})")
+
+    def _norms(self, z: torch.Tensor, x: torch.Tensor, gen: torch.Generator, *,
+               create_graph: bool, hessian: bool) -> torch.Tensor:
+        def f(_):
+            return z
+
+        jac = jacobian_frobenius(f, x, n_proj=self.n_proj, seed=gen, create_graph=create_graph,
+                                 event_dims=2)
+        if not hessian or self.dims == 0:
+            return jac
+        return jac + hessian_frobenius(f, x, dims=self.dims, n_proj=self.n_proj, seed=gen,
+                                       create_graph=create_graph)
+
+    def _rows(self, fwd: Forward) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+        if fwd.inputs is None or fwd.hidden_fn is None:
+            raise ValueError("JACHESS needs Forward.inputs and Forward.hidden_fn")
+        x = fwd.inputs if self.reg_batch is None else fwd.inputs[: self.reg_batch]
+        sub = x.detach().requires_grad_(True)
+        layers, logits = fwd.hidden_fn(sub, slice(0, sub.shape[0]))  # one pass, first rows
+        return layers, logits, sub
+
+    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
+        """The layer weights lam_k from the base model's Jacobian norms on the first batch."""
+        gen = torch.Generator().manual_seed(seed)
+        if self.layer_weights == "logits":
+            return {"generator": gen, "lam": None, "base_norms": []}
+        layers, _, sub = self._rows(fwd)
+        j = torch.stack([self._norms(z, sub, gen, create_graph=False, hessian=False).mean()
+                         .detach() for z in layers]).double().cpu()
+        K = len(layers)
+        lam = (torch.softmax(-j, 0) if self.layer_weights == "soft" else
+               torch.softmax(j, 0) if self.layer_weights == "inverse" else
+               torch.full((K,), 1.0 / K, dtype=torch.float64))
+        return {"generator": gen, "lam": lam, "base_norms": j.tolist()}
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        layers, logits, sub = self._rows(fwd)
+        gen = state["generator"]
+        if self.layer_weights == "logits":
+            return self.weight * self._norms(logits, sub, gen, create_graph=True,
+                                             hessian=True).mean()
+        total = 0.0
+        for lam, z in zip(state["lam"].tolist(), layers, strict=True):
+            total = total + lam * self._norms(z, sub, gen, create_graph=True, hessian=True).mean()
+        return self.weight * total
+
+    def report(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        lam = state.get("lam")
+        return {"lambda": None if lam is None else lam.tolist(),
+                "base_jacobian_norms": list(state.get("base_norms", []))}
+
+
+@register
+@dataclass(frozen=True)
+class CrossHolder(Method):
+    """Cross-Hölder (Mustafa et al. 2020; JACHESS's baseline): ``lam * mean_batch (||J||_F +
+    sum_d ||H_d||_F)`` of the logits w.r.t. the input embeddings, every logit dimension."""
+
+    base_name = "cross-holder"
+    needs_inputs = True
+    lam: float = 1e-3
+    n_proj: int = 1
+    mode: Literal["train", "unlab"] = "train"
+    reg_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.lam >= 0:
+            raise ValueError(f"lam must be >= 0 (got {self.lam})")
+        _check_mode(self.mode)
+        if self.n_proj < 1:
+            raise ValueError(f"n_proj must be >= 1 (got {self.n_proj})")
+        if self.reg_batch is not None and self.reg_batch < 1:
+            raise ValueError(f"reg_batch must be >= 1 or None (got {self.reg_batch})")
+
+    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
+        return {"generator": torch.Generator().manual_seed(seed)}
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        if fwd.inputs is None or fwd.fn is None:
+            raise ValueError("Cross-Hölder needs Forward.inputs and Forward.fn")
+        x, fn = fwd.inputs, fwd.fn
+        if self.reg_batch is not None:  # the first rows only, in a pass of their own
+            if fwd.hidden_fn is None:
+                raise ValueError("Cross-Hölder with reg_batch needs Forward.hidden_fn")
+            rows = slice(0, self.reg_batch)
+            x = fwd.inputs[rows].detach().requires_grad_(True)
+
+            def fn(e):
+                return fwd.hidden_fn(e, rows)[1]
+        gen = state["generator"]
+        jac = jacobian_frobenius(fn, x, n_proj=self.n_proj, seed=gen, create_graph=True,
+                                 event_dims=2)
+        c = fwd.logits.shape[-1]
+        hess = hessian_frobenius(fn, x, dims=list(range(c)), n_proj=self.n_proj, seed=gen,
+                                 create_graph=True)
+        return self.lam * (jac + hess).mean()

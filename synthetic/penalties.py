@@ -1,0 +1,148 @@
+"""Methods that are loss terms on what any model's forward pass exposes: activation decay, the
+Jacobian penalty, Fu et al.'s multi-head loss and max-margin regularizer, and L2 to the start.
+
+Each works on the MLPs of :mod:`boundbench.synthetic.mlp` and on the transformers of
+:mod:`boundbench.plm` alike. Default values are the papers' where stated (MHLoss H = 50, AD
+sigma = 0.05), else ours (chosen so the term is ~0.1 of the CE at the start on the default
+model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.theory.curvature import jacobian_frobenius
+
+
+def _nonnegative(name: str, value: Any) -> None:
+    if isinstance(value, bool) or torch.any(torch.as_tensor(value, dtype=torch.float64) < 0) or \
+            not torch.all(torch.isfinite(torch.as_tensor(value, dtype=torch.float64))):
+        raise ValueError(f"{name} must be finite and >= 0 (got {value})")
+
+
+@register
+@dataclass(frozen=True)
+class ActivationDecay(Method):
+    """Activation decay (paper 002, eq. after Theorem 2): ``sigma^2/2 * mean_batch ||h^(L-1)||^2``,
+    the Theorem 2 upper bound of Gaussian smoothing of the last layer with std sigma.
+
+    ``sigma`` may be a tensor with one value per model of a batched trainer (leading axis); the
+    batch reduction is the mean, matching the CE mean (the paper does not say)."""
+
+    base_name = "activation-decay"
+    sigma: float = 0.05
+
+    def __post_init__(self) -> None:
+        _nonnegative("sigma", self.sigma)
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        sq = fwd.features.pow(2).sum(-1).mean(-1)  # (...,)
+        return 0.5 * torch.as_tensor(self.sigma).to(sq) ** 2 * sq
+
+
+@register
+@dataclass(frozen=True)
+class JacobianPenalty(Method):
+    """``lam * mean_batch ||d logits / d inputs||_F`` estimated by JACHESS eq. (5) with ``n_proj``
+    random projections, differentiable (``create_graph``): the Jacobian-regularization baseline,
+    and JACHESS's first-order term on the logits. ``mode="unlab"``: dual mode."""
+
+    base_name = "jacobian"
+    needs_inputs = True
+    lam: float = 0.05
+    n_proj: int = 1
+    mode: Literal["train", "unlab"] = "train"
+
+    def __post_init__(self) -> None:
+        _nonnegative("lam", self.lam)
+        if self.n_proj < 1:
+            raise ValueError(f"n_proj must be >= 1 (got {self.n_proj})")
+        if self.mode not in ("train", "unlab"):
+            raise ValueError(f"mode must be 'train' or 'unlab' (got {self.mode!r})")
+
+    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
+        return {"generator": torch.Generator().manual_seed(seed)}
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        if fwd.inputs is None or fwd.fn is None:
+            raise ValueError("JacobianPenalty needs Forward.inputs and Forward.fn")
+        est = jacobian_frobenius(fwd.fn, fwd.inputs, n_proj=self.n_proj, seed=state["generator"],
+                                 create_graph=True, event_dims=fwd.input_event_dims)  # (..., B)
+        return torch.as_tensor(self.lam).to(est) * est.mean(-1)
+
+
+@register
+@dataclass(frozen=True)
+class MHLoss(Method):
+    """Multi-head loss (Fu et al. eq. 10): ``H`` linear heads from independent inits, loss
+    ``(1/(nH)) sum_h sum_i l(w_h^T x_i y_i)``; predictions use the mean head (the trainer builds
+    the model with ``heads`` heads and puts the mean in ``Forward.logits``)."""
+
+    base_name = "mhloss"
+    heads: int = 50  # a field here, the base's property elsewhere
+
+    def __post_init__(self) -> None:
+        if isinstance(self.heads, bool) or int(self.heads) != self.heads or self.heads < 1:
+            raise ValueError(f"heads must be an integer >= 1 (got {self.heads})")
+
+    def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
+        if fwd.head_logits is None:
+            raise ValueError("MHLoss needs a multi-head model (Forward.head_logits)")
+        H, B, c = fwd.head_logits.shape
+        return torch.nn.functional.cross_entropy(fwd.head_logits.reshape(H * B, c), y.repeat(H))
+
+
+@register
+@dataclass(frozen=True)
+class MMR(Method):
+    """Max-margin regularizer (Fu et al. eqs. 8-9): ``alpha / (1 + ||centroid_+ - centroid_-||)``
+    of the batch's features, with centroids per class. For more than two classes (the paper's
+    case is binary) the mean of the term over class pairs present in the batch."""
+
+    base_name = "mmr"
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        _nonnegative("alpha", self.alpha)
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        if fwd.labels is None:
+            raise ValueError("MMR needs the batch labels (Forward.labels)")
+        y, h = fwd.labels, fwd.features
+        present = torch.unique(y)
+        if len(present) < 2:
+            return h.sum() * 0.0  # one class in the batch: no margin to measure
+        cents = torch.stack([h[y == c].mean(0) for c in present])
+        i, j = torch.triu_indices(len(present), len(present), 1)
+        dist = (cents[i] - cents[j]).norm(dim=-1)
+        return self.alpha * (1.0 / (1.0 + dist)).mean()
+
+
+@register
+@dataclass(frozen=True)
+class L2ToInit(Method):
+    """``lam * ||theta - theta_0||^2`` over the trainable parameters: a simple stability
+    baseline (Theorem 2.2's ||w0 - w*|| read as a regularizer). ``theta_0`` is the run's state,
+    taken before the first update."""
+
+    base_name = "l2-init"
+    lam: float = 1e-3
+
+    def __post_init__(self) -> None:
+        _nonnegative("lam", self.lam)
+
+    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
+        if fwd.params is None:
+            raise ValueError("L2ToInit needs the trainable parameters (Forward.params)")
+        return {"theta0": {k: p.detach().clone() for k, p in fwd.params.items()}}
+
+    def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
+        if fwd.params is None:
+            raise ValueError("L2ToInit needs the trainable parameters (Forward.params)")
+        theta0 = state["theta0"]
+        return self.lam * sum((p - theta0[k]).pow(2).sum() for k, p in fwd.params.items())
