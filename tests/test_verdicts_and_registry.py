@@ -5,8 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from boundbench.theory import claims, smoothing, stability_bounds
+from boundbench import catalogue
+from boundbench.theory import registry as claims
+from boundbench.theory import smoothing, stability_bounds
 from boundbench.theory.verdicts import STATUSES, BoundSides, Verdict, bound_verdict, equality_verdict
+
+catalogue.load()
 
 
 def test_bound_verdict_reports_both_sides():
@@ -30,7 +34,7 @@ def test_equality_verdict_and_status_vocabulary():
 
 
 def test_registry_records_are_complete():
-    reg = claims.registry()
+    reg = catalogue.registry()
     expected = {"fu.lemma-a.1.2", "fu.lemma-a.1.3", "fu.lemma-a.2.1", "fu.lemma-a.2.3",
                 "fu.lemma-a.5.1", "ad.cor1.huber-tight", "ad.thm2", "ad.thm3.not-a-bound",
                 "uegr.thm1.unbiased", "uegr.thm1.variance-reduction"}
@@ -125,3 +129,26 @@ def test_trend_verdict_directions():
     assert trend_verdict(x, y, expected="increasing", rng=rng, what="y").status == "contradicted"
     noise = rng.standard_normal(100)
     assert trend_verdict(x, noise, expected="increasing", rng=rng, what="y").status == "inconclusive"
+
+
+def test_evidence_is_built_once():
+    v = Verdict("holds", "x", {"a": 1})
+    with pytest.raises(TypeError, match="built once"):
+        v.evidence["b"] = 2
+    with pytest.raises(TypeError, match="built once"):
+        v.evidence.update(b=2)
+    w = v.with_evidence(b=2)
+    assert dict(v.evidence) == {"a": 1} and dict(w.evidence) == {"a": 1, "b": 2}
+    assert json.loads(json.dumps(w.evidence)) == {"a": 1, "b": 2}
+
+
+def test_context_seeds_from_seed_and_claim_id():
+    a = claims.CheckContext(seed=1, claim_id="x.one").rng().random(3)
+    b = claims.CheckContext(seed=1, claim_id="x.one").rng().random(3)
+    c = claims.CheckContext(seed=1, claim_id="x.two").rng().random(3)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    with pytest.raises(ValueError, match="scale must be one of"):
+        claims.CheckContext(scale="full")
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        claims.CheckContext(seed=-1)

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
 
 STATUSES = ("holds", "violated", "supported", "contradicted", "inconclusive", "not-testable")
+
+
+class Evidence(dict):
+    """A verdict's evidence: a plain dict for readers (JSON, pandas), read-only for writers."""
+
+    def _read_only(self, *args: Any, **kwargs: Any):
+        raise TypeError("a verdict's evidence is built once: use Verdict.with_evidence(...)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (Evidence, (dict(self),))
 
 
 class BoundSides(NamedTuple):
@@ -35,8 +47,8 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES} (got {self.status!r})")
-        # evidence is built once: a read-only view of a private copy
-        object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
+        # evidence is built once: a read-only copy
+        object.__setattr__(self, "evidence", Evidence(self.evidence))
 
     def with_outputs(self, figure: str | None, table: str | None) -> Verdict:
         return Verdict(self.status, self.reason, self.evidence, figure, table)
@@ -46,9 +58,6 @@ class Verdict:
         e.g. from its status); the status and reason are unchanged."""
         return Verdict(self.status, self.reason, {**self.evidence, **extra}, self.figure,
                        self.table)
-
-    def __reduce__(self):  # MappingProxyType does not pickle (multiprocessing, caches)
-        return (Verdict, (self.status, self.reason, dict(self.evidence), self.figure, self.table))
 
 
 def _num(x: Any) -> Any:
