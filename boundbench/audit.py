@@ -55,8 +55,8 @@ def run_audit(
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them."""
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
-    ids = list(only) if only else list(catalogue.registry())
     catalogue.load()
+    ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
         _claims.get(cid)  # unknown ids fail before any work
     t0 = time.perf_counter()

@@ -62,6 +62,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_figures(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
+    catalogue.load()
     ids = args.only or list(catalogue.registry())
     for cid in ids:
         _claims.get(cid)

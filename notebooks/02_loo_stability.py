@@ -113,11 +113,13 @@ plt.show()
 # (Spearman rank correlation with a bootstrap interval). The verdicts at quick scale:
 
 # %%
-from boundbench.theory import claims
+from boundbench import catalogue
+from boundbench.theory import registry
 
-ctx = claims.CheckContext(seed=0, scale="quick")
+catalogue.load()
+ctx = registry.CheckContext(seed=0, scale="quick")
 for cid in ("fu.fig6.n", "fu.fig7.margin", "fu.fig9.bound", "fu.fig5.heads"):
-    r = claims.run(cid, ctx)
+    r = registry.run(cid, ctx)
     print(f"{cid:16s} {r.verdict.status:12s} {r.verdict.reason[:110]}")
 
 # %% [markdown]

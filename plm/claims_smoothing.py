@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from boundbench.plm.claims_stability import _bar, _not_testable, _paired, _paired_verdict, _run
+from boundbench.plm.reports import bar_outcome, cached_grid, not_testable, paired, paired_verdict
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.smoothing import cor1_rhs
@@ -47,17 +47,17 @@ def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
 
 def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
                labels: tuple[str, str], expected: str) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _SHARED)
-    df = _run(ctx, grid)
-    vs = [_paired_verdict(ctx, _paired(df, c, method, "finetune"), expected=expected,
+    df = cached_grid(ctx, grid)
+    vs = [paired_verdict(ctx, paired(df, c, method, "finetune"), expected=expected,
                           what=f"{lab}, {method} - FineTune") for c, lab in zip(cols, labels,
                                                                                 strict=True)]
     v = _both(*vs, what=ctx.claim_id)
     sub = df[df.method.isin(["finetune", method])]
-    return _bar(ctx, sub, cols[0], labels[0], grid, v)
+    return bar_outcome(ctx, sub, cols[0], labels[0], grid, v)
 
 
 @claim("jachess.plm.robustness", paper="jachess", where="§5.1-5.2, Fig. 1, Table 1", kind="trend",
@@ -105,14 +105,14 @@ def _uegr_robust(ctx: CheckContext) -> Outcome:
        equation="mean over blocks of linear CKA(pre-trained, fine-tuned): UEGR > FineTune (paired)",
        notes="Linear CKA of mean-pooled block outputs on the test texts.")
 def _uegr_cka(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _SHARED)
-    df = _run(ctx, grid)
-    v = _paired_verdict(ctx, _paired(df, "cka_mean", "uegr", "finetune"), expected="increase",
+    df = cached_grid(ctx, grid)
+    v = paired_verdict(ctx, paired(df, "cka_mean", "uegr", "finetune"), expected="increase",
                         what="mean block CKA to the pre-trained encoder, UEGR - FineTune")
-    return _bar(ctx, df[df.method.isin(["finetune", "uegr"])], "cka_mean",
+    return bar_outcome(ctx, df[df.method.isin(["finetune", "uegr"])], "cka_mean",
                 "mean linear CKA to the pre-trained encoder", grid, v)
 
 
@@ -128,11 +128,11 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
        equation="acc: Soft > Uni > Logits > Inv (Spearman of accuracy with the predicted rank)",
        notes="JACHESS_unlab; the base norms j and the weights are recorded per run.")
 def _layer_weights(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _STRATEGIES)
-    df = _run(ctx, grid)
+    df = cached_grid(ctx, grid)
     score = {m: len(_STRATEGIES) - i for i, m in enumerate(_STRATEGIES)}  # 4 = predicted best
     v = trend_verdict(df.method.map(score).to_numpy(), df.test_accuracy.to_numpy(),
                       expected="increasing", rng=ctx.rng(),
@@ -140,7 +140,7 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     means = df.groupby("method").test_accuracy.mean()
     v = v.with_evidence(**{f"mean_accuracy[{m}]": float(means[m]) for m in _STRATEGIES},
                       n_seeds=int(df.seed.nunique()), scale=ctx.scale)
-    return _bar(ctx, df, "test_accuracy", "test accuracy", grid, v)
+    return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
 @claim("ad.plm.hessian", paper="ad", where="§4.1, Figure 1a (on a real encoder)", kind="trend",
@@ -152,12 +152,12 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
        "seed), eps = the head-gradient norm at the test features: the paper's reading, which "
        "does not make the right side a bound (see ad.cor1.paper-eps).")
 def _ad_hessian(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = replace(_grid(ctx, ("activation-decay",)), vary="sigma",
                    levels=ctx.pick((0.0, 0.05, 0.1, 0.2), (0.0, 0.01, 0.05, 0.1, 0.2)))
-    df = _run(ctx, grid)
+    df = cached_grid(ctx, grid)
     v = trend_verdict(df.level.to_numpy(), df.head_top_eig.to_numpy(), expected="decreasing",
                       rng=ctx.rng(), what="head Hessian top eigenvalue vs sigma")
     h0 = df[df.level == 0].set_index("seed").head_top_eig

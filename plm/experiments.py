@@ -183,7 +183,12 @@ class StabilityGrid:
             raise ValueError(f"sweep config {str(p)!r} must be a JSON object (got "
                              f"{type(raw).__name__})")
         quick = raw.pop("quick", {})
-        ft = FinetuneConfig(**raw.pop("finetune", {}))
+        ft_raw = raw.pop("finetune", {})
+        ft_known = {f.name for f in fields(FinetuneConfig)}
+        if not isinstance(ft_raw, dict) or set(ft_raw) - ft_known:
+            raise ValueError(f"sweep config {str(p)!r}: 'finetune' must be an object with keys "
+                             f"among {sorted(ft_known)} (got {ft_raw!r})")
+        ft = FinetuneConfig(**ft_raw)
         for k in ("methods", "levels", "deltas", "corruption_rates"):
             if k in raw:
                 if not isinstance(raw[k], list):

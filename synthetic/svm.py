@@ -168,7 +168,8 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
     """
     Xb, yb, batched = _check_xy(X, y)
     if batched:
-        raise ValueError("hard_margin_loo takes one dataset; loop or use loo_stability_svm")
+        raise ValueError("X must be one dataset (n, d) for hard_margin_loo; for a batch use "
+                         "boundbench.synthetic.stability.svm_loo_stability")
     X, y = Xb[0], yb[0]
     if min((y > 0).sum(), (y < 0).sum()) < 2:
         raise ValueError("every class needs >= 2 points so that each leave-one-out set has both")

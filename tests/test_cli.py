@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from boundbench import catalogue
-from boundbench.theory import registry as claims
 from boundbench.theory.verdicts import STATUSES
 
 

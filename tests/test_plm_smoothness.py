@@ -21,8 +21,8 @@ from boundbench.plm.evaluate import (  # noqa: E402
 )
 from boundbench.plm.models import load_classifier  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
-from boundbench.synthetic.methods import method_from_config  # noqa: E402
 from boundbench.plm.uegr import js_divergence  # noqa: E402
+from boundbench.synthetic.methods import method_from_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
