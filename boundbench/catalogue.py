@@ -13,6 +13,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "boundbench.theory.claims_curvature",
     "boundbench.synthetic.claims_stability",
     "boundbench.synthetic.claims_smoothing",
+    "boundbench.plm.claims_features",
     "boundbench.plm.claims_stability",
     "boundbench.plm.claims_smoothing",
 )

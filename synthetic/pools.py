@@ -1,0 +1,230 @@
+"""Fu et al.'s stability experiments on a *pool* of features: training sets drawn from it,
+linear heads fitted on each, their exact leave-one-out stability. The pool is any ``(N, d)``
+array: separable synthetic data (:func:`boundbench.synthetic.data.make_separable`) or the frozen
+features of a real pre-trained encoder (``boundbench.plm.features``); one code path serves both,
+so their curves compare like for like.
+
+The head is the ridge-logistic one, ``min_w mean_i log(1 + exp(-y_i w^T [x_i, -1])) +
+(lam/2) ||w||^2`` on the augmented features (the intercept is penalized with the weights, as
+GD on augmented features treats it). Where a training set is separable and ``lam`` is small,
+its direction approaches the max-margin one (Rosset et al. 2004) without the hard-margin QP's
+cost in 384 dimensions; where it is not, it is the regularized head of Lemma A.2.5's kind.
+Every leave-one-out solution is solved to a gradient norm below ``tol`` (exact up to it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from boundbench.synthetic.stability import normalized_distance
+from boundbench.synthetic.train import augment
+
+
+def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.shape != (len(X),):
+        raise ValueError(f"the pool must be X (N, d) with labels y (N,) (got {X.shape}, {y.shape})")
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"the pool needs binary labels (got {len(classes)} classes)")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("the pool's features must be finite")
+    return X, np.where(y == classes[1], 1.0, -1.0)
+
+
+def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator,
+              min_per_class: int = 2) -> np.ndarray:
+    """``k`` training sets of ``n`` distinct pool indices ``(k, n)``, each with at least
+    ``min_per_class`` points of either class (redrawn otherwise)."""
+    N = len(y)
+    if not 2 * min_per_class <= n <= N:
+        raise ValueError(f"n must lie in [{2 * min_per_class}, {N}] (got {n})")
+    out = np.empty((k, n), dtype=int)
+    for j in range(k):
+        for _ in range(1000):
+            idx = rng.choice(N, n, replace=False)
+            pos = int((y[idx] > 0).sum())
+            if min(pos, n - pos) >= min_per_class:
+                out[j] = idx
+                break
+        else:
+            raise ValueError(f"cannot draw {n} points with {min_per_class} of each class")
+    return out
+
+
+def _loss_parts(W: torch.Tensor, Z: torch.Tensor):
+    """For heads ``W (k, m, D)`` and signed features ``Z = y x~ (k, n, D)``: ``s = sigmoid(-m)``
+    and ``h = s (1 - s)`` at the margins ``m = W Z^T`` ``(k, m, n)``."""
+    s = torch.sigmoid(-torch.bmm(W, Z.transpose(1, 2)))
+    return s, s * (1 - s)
+
+
+def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float = 1e-10,
+                       max_iter: int = 200) -> np.ndarray:
+    """Ridge-logistic heads ``w = [v, b]`` of datasets ``X (k, n, d)``, ``y (k, n)`` in {-1, 1}
+    by Newton's method: ``(k, d + 1)``."""
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0 (got {lam})")
+    Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
+        torch.as_tensor(np.asarray(X, dtype=np.float64)))
+    k, n, D = Z.shape
+    W = torch.zeros(k, 1, D, dtype=torch.float64)
+    eye = torch.eye(D, dtype=torch.float64)
+    for _ in range(max_iter):
+        s, h = _loss_parts(W, Z)
+        g = -torch.bmm(s, Z)[:, 0] / n + lam * W[:, 0]
+        if float(g.norm(dim=-1).max()) < tol:
+            break
+        H = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / n + lam * eye
+        W = W - torch.linalg.solve(H, g)[:, None]
+    else:
+        raise ValueError(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
+    return W[:, 0].numpy()
+
+
+def ridge_logistic_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float = 1e-10,
+                       max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
+    """Every leave-one-out ridge-logistic head of datasets ``X (k, n, d)``, ``y (k, n)``:
+    ``(w_loo (k, n, d + 1), w (k, d + 1))``.
+
+    Each of the ``k n`` problems (``mean`` over the other ``n - 1`` points) starts at the
+    full-data head and takes chord-Newton steps with the full-data Hessian less the left-out
+    point's term (a rank-one downdate, applied by Sherman-Morrison), until its own gradient
+    norm is below ``tol``: exact up to ``tol``, all problems in batched matrix products."""
+    w = fit_ridge_logistic(X, y, lam=lam, tol=tol)
+    Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
+        torch.as_tensor(np.asarray(X, dtype=np.float64)))
+    k, n, D = Z.shape
+    Wf = torch.as_tensor(w)[:, None]
+    _, h = _loss_parts(Wf, Z)
+    eye = torch.eye(D, dtype=torch.float64)
+    M = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / (n - 1) + lam * eye
+    Minv = torch.linalg.inv(M)
+    U = torch.bmm(Z, Minv)  # (k, n, D): M^-1 z_i (M is symmetric)
+    c = h[:, 0] / (n - 1)  # the left-out point's Hessian weight
+    denom = 1 - c * (U * Z).sum(-1)  # (k, n) > 0: M - c z z^T stays positive definite
+    keep = 1 - torch.eye(n, dtype=torch.float64)  # row i: every point but i
+    W = Wf.expand(k, n, D).clone()
+    for _ in range(max_iter):
+        s, _ = _loss_parts(W, Z)
+        g = -torch.bmm(s * keep, Z) / (n - 1) + lam * W  # (k, n, D)
+        if float(g.norm(dim=-1).max()) < tol:
+            break
+        Mg = torch.bmm(g, Minv)
+        step = Mg + U * (c * (U * g).sum(-1) / denom)[..., None]
+        W = W - step
+    else:
+        raise ValueError(f"the leave-one-out solves did not reach tol={tol} in {max_iter} "
+                         f"steps (lam={lam}); a larger lam converges faster")
+    return W.numpy(), w
+
+
+@dataclass(frozen=True)
+class PoolStability:
+    """Normalized LOO stability (Fu et al. Def. 2.3) of the ridge-logistic head on ``k``
+    training sets of each size ``n`` drawn from a pool."""
+
+    levels: tuple[int, ...] = (40, 80, 160, 320)
+    k: int = 60
+    lam: float = 1e-2
+    seed: int = 0
+
+    def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        X, ys = _check_pool(X, y)
+        rng = np.random.default_rng(self.seed)
+        cols: dict[str, list] = {"n": [], "dataset": [], "stability": [], "max_distance": [],
+                                 "max_norm": [], "train_accuracy": []}
+        for n in self.levels:
+            idx = draw_sets(ys, n=n, k=self.k, rng=rng)
+            w_loo, w = ridge_logistic_loo(X[idx], ys[idx], lam=self.lam)
+            dist = normalized_distance(w_loo, w[:, None])
+            margins = ys[idx] * (np.einsum("knd,kd->kn", X[idx], w[:, :-1]) - w[:, -1:])
+            cols["n"] += [n] * self.k
+            cols["dataset"] += list(range(self.k))
+            cols["stability"] += list(dist.mean(1))
+            cols["max_distance"] += list(dist.max(1))
+            cols["max_norm"] += list(np.linalg.norm(X[idx], axis=-1).max(1))
+            cols["train_accuracy"] += list((margins > 0).mean(1))
+        return {key: np.asarray(v) for key, v in cols.items()}
+
+
+@dataclass(frozen=True)
+class PoolHeads:
+    """MHLoss on a pool (Fu et al. Fig. 5 on given features): GD on the mean logistic loss with
+    ``H`` heads, normalized LOO stability of the mean head after ``steps`` steps, ``k_loo``
+    left-out points per training set of ``n``."""
+
+    heads: tuple[int, ...] = (1, 4, 16)
+    n: int = 100
+    k: int = 30
+    k_loo: int = 3
+    steps: int = 300
+    seed: int = 0
+
+    def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        from boundbench.synthetic.stability import head_loo_stability
+        from boundbench.synthetic.train import train_heads
+
+        X, ys = _check_pool(X, y)
+        rng = np.random.default_rng(self.seed)
+        idx = draw_sets(ys, n=self.n, k=self.k, rng=rng)
+        loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
+        cols: dict[str, list] = {"heads": [], "dataset": [], "stability": []}
+        for h in self.heads:
+            res = train_heads(X[idx], ys[idx], steps=self.steps, heads=h, loo=loo,
+                              seed=self.seed + 1000 * h)
+            stab = head_loo_stability(res.directions)[:, :, -1].mean(1)  # (k,) at the end
+            cols["heads"] += [h] * self.k
+            cols["dataset"] += list(range(self.k))
+            cols["stability"] += list(stab)
+        return {key: np.asarray(v) for key, v in cols.items()}
+
+
+@dataclass(frozen=True)
+class PoolDistance:
+    """Theorem 2.2 on a pool: GD on the ridge-logistic objective (strongly convex with
+    ``mu = lam``) from ``w0 = w* + r u`` (``u`` a random unit vector, ``w*`` the full-data head)
+    with the same ``w0`` for the full and the leave-one-out runs; ``sup_t ||w_t(S^i) -
+    w_t(S)||`` against ``r = ||w0 - w*||``."""
+
+    distances: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+    n: int = 100
+    k: int = 30
+    k_loo: int = 3
+    steps: int = 300
+    lam: float = 1e-2
+    seed: int = 0
+
+    def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        X, ys = _check_pool(X, y)
+        rng = np.random.default_rng(self.seed)
+        idx = draw_sets(ys, n=self.n, k=self.k, rng=rng)
+        loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
+        w_star = fit_ridge_logistic(X[idx], ys[idx], lam=self.lam)
+        Z = torch.as_tensor(ys[idx])[..., None] * augment(torch.as_tensor(X[idx]))
+        k, n, D = Z.shape
+        # beta of the objective: the largest eigenvalue of mean z z^T / 4 plus lam
+        beta = torch.linalg.eigvalsh(torch.einsum("kni,knj->kij", Z, Z) / n)[:, -1] / 4 + self.lam
+        eta = (1.0 / beta)[:, None, None, None]
+        R1, L = self.k_loo + 1, len(self.distances)
+        mask = torch.ones(k, R1, n, dtype=torch.float64)
+        mask[:, 1:].scatter_(-1, torch.as_tensor(loo)[..., None], 0.0)
+        weight = (mask / mask.sum(-1, keepdim=True))[:, None]  # (k, 1, R1, n)
+        u = torch.as_tensor(rng.standard_normal((k, L, D)))
+        u = u / u.norm(dim=-1, keepdim=True)
+        r = torch.as_tensor(self.distances, dtype=torch.float64)[None, :, None]
+        W = (torch.as_tensor(w_star)[:, None] + r * u)[:, :, None].expand(k, L, R1, D).clone()
+        sup = torch.zeros(k, L, R1 - 1, dtype=torch.float64)
+        for _ in range(self.steps):
+            m = torch.einsum("klrd,knd->klrn", W, Z)
+            s = torch.sigmoid(-m) * weight
+            grad = -torch.einsum("klrn,knd->klrd", s, Z) + self.lam * W
+            W = W - eta * grad
+            sup = torch.maximum(sup, (W[:, :, 1:] - W[:, :, :1]).norm(dim=-1))
+        out = sup.mean(-1).numpy()  # (k, L): mean over the left-out points
+        return {"distance": np.repeat(np.asarray(self.distances)[None], k, 0).ravel(),
+                "dataset": np.repeat(np.arange(k), L), "loo_distance": out.ravel()}
