@@ -1,9 +1,57 @@
-"""Batched inference of a classifier on texts: logits or pooled features, in evaluation mode."""
+"""Tokenization once per task, padded batches, and batched inference of a classifier on texts
+(logits or pooled features, in evaluation mode)."""
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
 import numpy as np
 import torch
+
+_TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
+
+
+def token_ids(tok, texts: list[str], *, max_length: int) -> list[list[int]]:
+    """Each text's token ids (truncated to ``max_length``, unpadded), tokenized once per
+    tokenizer, length and text list in this process (a grid's seeds and methods share it)."""
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()
+    key = (getattr(tok, "name_or_path", id(tok)), type(tok).__name__, max_length, digest)
+    if key not in _TOKENS:
+        _TOKENS[key] = tok(texts, truncation=True, max_length=max_length)["input_ids"]
+        while len(_TOKENS) > 8:  # a few tasks at a time
+            _TOKENS.popitem(last=False)
+    _TOKENS.move_to_end(key)
+    return _TOKENS[key]
+
+
+def pad_batch(ids: list[list[int]], *, pad_id: int, device=None) -> dict[str, torch.Tensor]:
+    """``input_ids`` and ``attention_mask`` of a batch, padded on the right to its longest."""
+    width = max(len(t) for t in ids)
+    out = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for r, t in enumerate(ids):
+        out[r, :len(t)] = torch.as_tensor(t)
+        mask[r, :len(t)] = 1
+    return {"input_ids": out.to(device), "attention_mask": mask.to(device)}
+
+
+def length_grouped_batches(lengths: np.ndarray, *, batch_size: int, group: int,
+                           rng: np.random.Generator) -> list[np.ndarray]:
+    """One epoch of batches: a random permutation cut into chunks of ``group`` batches, each
+    chunk sorted by length (less padding), the batches in random order. ``group <= 1``: plain
+    random batches. The chunks are drawn afresh each epoch, so batch composition stays random
+    across epochs and seeds."""
+    n = len(lengths)
+    order = rng.permutation(n)
+    if group > 1:
+        size = group * batch_size
+        order = np.concatenate([c[np.argsort(-lengths[c], kind="stable")]
+                                for c in (order[i:i + size] for i in range(0, n, size))])
+    batches = [order[i:i + batch_size] for i in range(0, n, batch_size)]
+    if group > 1:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
 
 
 @torch.no_grad()

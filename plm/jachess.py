@@ -47,6 +47,7 @@ class JACHESS(Method):
 
     base_name = "jachess"
     needs_inputs = True
+    double_backward = True
     notes = {"pooling": "classifier pooling per block"}
     weight: float = 1e-3
     layer_weights: Literal["soft", "uniform", "inverse", "logits"] = "soft"
@@ -126,6 +127,7 @@ class CrossHolder(Method):
 
     base_name = "cross-holder"
     needs_inputs = True
+    double_backward = True
     lam: float = 1e-3
     n_proj: int = 1
     mode: Literal["train", "unlab"] = "train"

@@ -18,7 +18,7 @@ import torch
 from tqdm.auto import tqdm
 
 from boundbench.plm.data import TextData
-from boundbench.plm.encode import forward_texts
+from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
 from boundbench.plm.evaluate import calibration
 from boundbench.plm.methods import dropout_rate
 from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
@@ -39,6 +39,19 @@ class FinetuneConfig:
     seed: int = 0
     device: str | None = None
     accelerate: bool = False  # use HF accelerate (multi-GPU under `accelerate launch`)
+    # batches from chunks of this many batches sorted by length (less padding); 1: plain random
+    length_groups: int = 4
+
+    def __post_init__(self) -> None:
+        if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
+            raise ValueError(f"max_steps must be >= 1 or None (got {self.max_steps!r})")
+        if not self.epochs > 0:
+            raise ValueError(f"epochs must be > 0 (got {self.epochs})")
+        if self.batch_size < 1 or self.max_length < 2 or self.length_groups < 1:
+            raise ValueError(f"batch_size and length_groups must be >= 1 and max_length >= 2 "
+                             f"(got {self.batch_size}, {self.length_groups}, {self.max_length})")
+        if not (self.lr > 0 and self.head_lr > 0):
+            raise ValueError(f"lr and head_lr must be > 0 (got {self.lr}, {self.head_lr})")
 
     def config(self) -> dict:
         return asdict(self)
@@ -136,7 +149,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     start_model = getattr(method, "start_model", None)  # SURT: continued pre-training first
     start = start_model(cfg.model, texts, seed=cfg.seed) if start_model else cfg.model
     model, tok = load_classifier(start, num_labels=len(data.label_names), heads=method.heads,
-                                 pooling=cfg.pooling, eager=method.needs_inputs, seed=cfg.seed)
+                                 pooling=cfg.pooling, eager=method.double_backward, seed=cfg.seed)
     model.to(device)
     start_state = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
     with method.applied(model):
@@ -167,7 +180,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     body = [p for k, p in trainable.items() if not k.startswith("head_")]
     groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
                                                       if body else [])
-    base = torch.optim.AdamW(groups, weight_decay=0.0)
+    base = _adamw(groups, device)
     core = model
     if acc is not None:
         model, base = acc.prepare(model, base)
@@ -176,7 +189,9 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
     rng = np.random.default_rng(cfg.seed)
-    order = rng.permutation(n)
+    ids = token_ids(tok, list(texts), max_length=cfg.max_length)  # once per task
+    lengths = np.array([len(t) for t in ids])
+    batches: list[np.ndarray] = []
 
     def amp():  # a fresh context per step (accelerate's is single-use)
         if acc is not None:  # accelerate owns mixed precision
@@ -188,6 +203,8 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     def tokenize(batch: list[str]):
         return tok(batch, padding=True, truncation=True, max_length=cfg.max_length,
                    return_tensors="pt").to(device)
+
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
 
     def backward(loss: torch.Tensor) -> None:
         if acc is not None:
@@ -209,14 +226,14 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     losses, pens = [], []
     t0 = time.perf_counter()
     model.train()
-    for step in tqdm(range(total), desc="fine-tune", disable=not progress):
-        pos = (step % steps_per_epoch) * cfg.batch_size
-        if pos == 0 and step > 0:
-            order = rng.permutation(n)
-        idx = order[pos:pos + cfg.batch_size]
+    for _ in tqdm(range(total), desc="fine-tune", disable=not progress):
+        if not batches:  # a new epoch
+            batches = length_grouped_batches(lengths, batch_size=cfg.batch_size,
+                                             group=cfg.length_groups, rng=rng)
+        idx = batches.pop(0)
         if acc is not None and acc.num_processes > 1:  # this process's slice of the batch
             idx = idx[acc.process_index::acc.num_processes]
-        b = tokenize([texts[i] for i in idx])
+        b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
         rng_state = _rng_state(device)
         task, pen, loss = run(b, y, with_task=True, with_penalty=not method.dual)
@@ -244,6 +261,15 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     secs = time.perf_counter() - t0
     report = {**method.report(state), **(opt.report() if hasattr(opt, "report") else {})}
     return losses, pens, secs, report
+
+
+def _adamw(groups: list[dict], device: torch.device) -> torch.optim.Optimizer:
+    """AdamW without weight decay (a method adds it), fused where torch has the kernel (CPU and
+    CUDA, as ``transformers.Trainer`` uses it)."""
+    try:
+        return torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
+    except (RuntimeError, ValueError):
+        return torch.optim.AdamW(groups, weight_decay=0.0)
 
 
 def _rng_state(device: torch.device):

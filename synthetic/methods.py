@@ -66,6 +66,8 @@ class Method:
 
     base_name: ClassVar[str] = "finetune"
     needs_inputs: ClassVar[bool] = False
+    # differentiates through a gradient (create_graph): the trainer loads eager attention
+    double_backward: ClassVar[bool] = False
     notes: ClassVar[Mapping[str, str]] = {}  # readings of the paper, recorded with every result
 
     @property

@@ -233,6 +233,10 @@ class Combined(Method):
     def needs_inputs(self) -> bool:  # type: ignore[override]
         return any(m.needs_inputs for m in self.parts)
 
+    @property
+    def double_backward(self) -> bool:  # type: ignore[override]
+        return any(m.double_backward for m in self.parts)
+
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         return {str(i): m.init_state(fwd, seed=seed) for i, m in enumerate(self.parts)}
 

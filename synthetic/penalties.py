@@ -54,6 +54,7 @@ class JacobianPenalty(Method):
 
     base_name = "jacobian"
     needs_inputs = True
+    double_backward = True
     lam: float = 0.05
     n_proj: int = 1
     mode: Literal["train", "unlab"] = "train"
