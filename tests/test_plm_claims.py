@@ -36,11 +36,17 @@ def tiny_grids(monkeypatch):
 @pytest.mark.parametrize("cid", ["uegr.plm.cka", "jachess.plm.calibration", "ad.plm.hessian"])
 def test_smoothness_claims_on_a_tiny_grid(tiny_grids, tmp_path, cid):
     r = claims.run(cid, claims.CheckContext(scale="quick", out_dir=tmp_path))
-    assert r.verdict.status in ("supported", "contradicted", "inconclusive")
+    # at quick scale a fine-tuning claim is a smoke run that says so and decides nothing
+    assert r.verdict.status == "inconclusive" and r.verdict.reason.startswith("smoke run")
     ev = r.verdict.evidence
-    assert ev.get("n_seeds", ev.get("first_n_seeds")) == 2
-    if cid != "ad.plm.hessian":  # paired verdicts say their seed count in words
-        assert "over 2 seeds" in r.verdict.reason
+    assert ev["smoke_run"] and ev["status_if_decided"] in ("supported", "contradicted",
+                                                           "inconclusive")
+    if cid != "ad.plm.hessian":  # paired verdicts count seeds and runs that did not train
+        n_runs = ev.get("n_runs", ev.get("first_n_runs"))
+        assert n_runs == 4 and ev.get("n_runs_not_trained", ev.get("first_n_runs_not_trained")) <= 4
+        assert "over 2 seeds" in r.verdict.reason or "did not train" in r.verdict.reason
+    else:
+        assert ev["n_seeds"] == 2
     assert (tmp_path / f"{cid}.png").stat().st_size > 10_000
     assert (tmp_path / f"{cid}.csv").exists()
 
@@ -60,3 +66,37 @@ def test_evaluation_columns_of_a_grid(tmp_path):
     # the pre-trained embedding layer is untouched by 2 steps: CKA ~1 there, <= 1 everywhere
     assert row["cka_layer_0"] > 0.99 and all(row[f"cka_layer_{k}"] <= 1 + 1e-9 for k in range(7))
     assert replace(grid, seeds=2).key() != grid.key()
+
+
+def test_paired_verdicts_leave_out_runs_that_did_not_train_and_size_the_power():
+    import numpy as np
+    import pandas as pd
+
+    from boundbench.plm.reports import Z_ALPHA, Z_BETA, paired_verdict, seeds_needed, smoke
+
+    rng = np.random.default_rng(0)
+    seeds = np.arange(8)
+    a = pd.DataFrame({"method": "a", "seed": seeds, "x": 1.0 + 0.1 * rng.standard_normal(8),
+                      "test_f1": 0.6, "test_mcc": 0.4})
+    b = pd.DataFrame({"method": "b", "seed": seeds, "x": 0.9 + 0.1 * rng.standard_normal(8),
+                      "test_f1": 0.6, "test_mcc": 0.4})
+    b.loc[b.seed == 3, ["test_f1", "test_mcc"]] = 0.0  # seed 3's b run stayed at the majority
+    df = pd.concat([a, b], ignore_index=True)
+    ctx = claims.CheckContext(scale="paper", claim_id="x.test")
+    v = paired_verdict(ctx, df, "x", "a", "b", expected="increase", what="x")
+    ev = v.evidence
+    assert ev["n_seeds"] == 7 and ev["n_runs_not_trained"] == 1
+    diff = (a.set_index("seed").x - b.set_index("seed").x).drop(3)
+    assert ev["effect"] == pytest.approx(diff.mean())
+    assert ev["paired_sd"] == pytest.approx(diff.std(ddof=1))
+    n = int(np.ceil(((Z_ALPHA + Z_BETA) * diff.std(ddof=1) / diff.mean()) ** 2))
+    assert ev["seeds_needed"] == max(2, n) == seeds_needed(diff.mean(), diff.std(ddof=1))
+    # every run at the majority class: no evidence at all
+    dead = df.assign(test_f1=0.0)
+    v0 = paired_verdict(ctx, dead, "x", "a", "b", expected="increase", what="x")
+    assert v0.status == "inconclusive" and "did not train" in v0.reason
+    # the smoke label only at quick scale
+    grid = type("G", (), {"finetune": type("F", (), {"max_steps": 6})()})()
+    assert smoke(ctx, v, df, grid) is v
+    q = smoke(claims.CheckContext(scale="quick", claim_id="x.test"), v, df, grid)
+    assert q.status == "inconclusive" and q.evidence["status_if_decided"] == v.status
