@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 
 from boundbench.plm.reports import (
-    TRAINED_MIN,
     bar_outcome,
     cached_grid,
     did_not_train,
     not_testable,
+    not_trained_verdict,
     paired_verdict,
     smoke,
     trend_power,
@@ -151,9 +151,7 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     ev = {"n_seeds": int(df.seed.nunique()), "n_runs_not_trained": int(len(df) - len(trained)),
           "scale": ctx.scale}
     if len(trained) < 4 or trained.method.nunique() < 2:
-        v = Verdict("inconclusive", f"the runs did not train: {ev['n_runs_not_trained']} of "
-                    f"{len(df)} still predict the majority class (test F1 or MCC < "
-                    f"{TRAINED_MIN}); more steps would decide", ev)
+        v = not_trained_verdict(ev["n_runs_not_trained"], len(df), ev)
     else:
         v = trend_verdict(trained.method.map(score).to_numpy(), trained.test_accuracy.to_numpy(),
                           expected="increasing", rng=ctx.rng(),

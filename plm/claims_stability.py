@@ -10,13 +10,13 @@ from dataclasses import replace
 import numpy as np
 
 from boundbench.plm.reports import (
-    TRAINED_MIN,
     Z_ALPHA,
     Z_BETA,
     bar_outcome,
     cached_grid,
     did_not_train,
     not_testable,
+    not_trained_verdict,
     paired,
     paired_verdict,
     smoke,
@@ -65,11 +65,9 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                 "n_trained_finetune": len(b), "scale": ctx.scale,
                 **{f"n_not_trained_{m}": k for m, k in untrained.items()}}
     if min(len(a), len(b)) < 3:  # a std needs a few runs that trained
-        v = Verdict("inconclusive", f"the runs did not train: of {ev['n_seeds']} seeds, "
-                    f"{untrained['mhloss']} MHLoss and {untrained['finetune']} FineTune runs "
-                    f"still predict the majority class (test F1 or MCC < {TRAINED_MIN}); a std "
-                    "of the test accuracy needs at least 3 trained runs per method: more steps",
-                    ev)
+        v = not_trained_verdict(sum(untrained.values()), 2 * ev["n_seeds"], ev,
+                                left=" (a std of the test accuracy needs at least 3 trained runs "
+                                "per method)")
         return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])], "test_accuracy",
                            "test accuracy", grid, v)
     rng = ctx.rng()
@@ -151,9 +149,7 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
     ev = {"n_seeds": int(df.seed.nunique()), "n_runs_not_trained": int(len(df) - len(trained)),
           "scale": ctx.scale}
     if len(trained) < 4 or trained.level.nunique() < 2:
-        v = Verdict("inconclusive", f"the runs did not train: {ev['n_runs_not_trained']} of "
-                    f"{len(df)} still predict the majority class (test F1 or MCC < "
-                    f"{TRAINED_MIN}); more steps would decide", ev)
+        v = not_trained_verdict(ev["n_runs_not_trained"], len(df), ev)
     else:
         dev = (trained.test_accuracy - trained.groupby("level").test_accuracy.transform("mean")
                ).abs()

@@ -45,6 +45,16 @@ def did_not_train(df: pd.DataFrame) -> pd.Series:
     return (df.test_f1 < TRAINED_MIN) | (df.test_mcc < TRAINED_MIN)
 
 
+def not_trained_verdict(untrained: int, runs: int, evidence: dict, *, what: str = "",
+                        left: str = "") -> Verdict:
+    """``inconclusive`` because too few runs trained to be evidence; says how many and what
+    would decide."""
+    head = f"{what}: " if what else ""
+    return Verdict("inconclusive", f"{head}the runs did not train: {untrained} of {runs} still "
+                   f"predict the majority class (test F1 or MCC < {TRAINED_MIN}){left}; more "
+                   "steps would decide", evidence)
+
+
 def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
     """``col`` of method ``a`` minus method ``b``, paired by seed, over the seeds where both
     runs trained (:func:`did_not_train`)."""
@@ -109,10 +119,8 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     ev = {"n_seeds": len(diff), "n_runs": len(runs), "n_runs_not_trained": untrained,
           "seed": ctx.seed, "scale": ctx.scale, **power_evidence(diff)}
     if len(diff) < 2:
-        return Verdict("inconclusive", f"{what}: the runs did not train: {untrained} of "
-                       f"{len(runs)} still predict the majority class (test F1 or MCC < "
-                       f"{TRAINED_MIN}), leaving {len(diff)} paired seeds; more steps would "
-                       "decide", ev)
+        return not_trained_verdict(untrained, len(runs), ev, what=what,
+                                   left=f", leaving {len(diff)} paired seeds")
     mean, lo, hi = bootstrap_mean(diff, rng=ctx.rng(what))
     ev.update(mean_difference=mean, ci_low=lo, ci_high=hi)
     txt = (f"{what}: mean paired change {mean:+.4g} (95% bootstrap CI [{lo:+.4g}, "
