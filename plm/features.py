@@ -108,7 +108,7 @@ def _write(path: Path, X: np.ndarray, y: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def task_features(spec: FeatureSpec, *, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def task_features(spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray]:
     """``(X (n, hidden) float64, y (n,))``: the frozen encoder's pooled features of the spec's
     texts and their labels, from the cache when it holds them."""
     path = _cache_dir() / f"{spec.key()}.npz"

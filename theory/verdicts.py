@@ -141,6 +141,57 @@ def equality_verdict(
         f"{ev['n_violations']} of {m.size} instances", ev)
 
 
+def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman rank correlation of ``x`` and ``y`` along the last axis, one per row (0 where a
+    row is constant)."""
+    from scipy.stats import rankdata
+
+    rx = rankdata(x, axis=-1)
+    ry = rankdata(y, axis=-1)
+    rx -= rx.mean(-1, keepdims=True)
+    ry -= ry.mean(-1, keepdims=True)
+    den = np.sqrt((rx**2).sum(-1) * (ry**2).sum(-1))
+    return np.where(den > 0, (rx * ry).sum(-1) / np.where(den > 0, den, 1), 0.0)
+
+
+def _trend_status(lo: float, hi: float, expected: str, what: str, ci: str, ev: dict) -> Verdict:
+    sign = 1.0 if expected == "increasing" else -1.0
+    if sign * lo > 0 and sign * hi > 0:
+        return Verdict("supported", f"{what} is {expected}: {ci}", ev)
+    if sign * lo < 0 and sign * hi < 0:
+        return Verdict("contradicted", f"{what} is not {expected} but the opposite: {ci}", ev)
+    return Verdict("inconclusive", f"{what}: no clear trend, the interval contains 0 ({ci})", ev)
+
+
+def paired_trend_verdict(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    expected: str,
+    rng: np.random.Generator,
+    what: str,
+    evidence: Mapping[str, Any] | None = None,
+) -> Verdict:
+    """The trend of ``y (sets, levels)`` in ``x (levels,)`` when every set (a training set, a
+    seed) is measured at every level: the mean over sets of their own Spearman correlation, with
+    a bootstrap interval over sets, so the spread between sets does not hide the effect.
+    Statuses as :func:`trend_verdict`."""
+    if expected not in ("increasing", "decreasing"):
+        raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
+    y = np.asarray(y, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    if y.ndim != 2 or x.shape != y.shape[1:] or y.shape[0] < 2 or y.shape[1] < 2:
+        raise ValueError(f"y must be (sets >= 2, levels >= 2) with x (levels,) (got {y.shape}, "
+                         f"{x.shape})")
+    rho = spearman_rows(np.broadcast_to(x, y.shape), y)
+    mean, lo, hi = bootstrap_mean(rho, rng=rng)
+    ev = {"mean_within_set_spearman": mean, "ci_low": lo, "ci_high": hi, "n_sets": len(rho),
+          "n_levels": y.shape[1], "expected": expected, **(evidence or {})}
+    ci = (f"mean within-set Spearman rho = {mean:.3f}, 95% CI [{lo:.3f}, {hi:.3f}], "
+          f"{len(rho)} sets x {y.shape[1]} levels")
+    return _trend_status(lo, hi, expected, what, ci, ev)
+
+
 def trend_verdict(
     x: np.ndarray,
     y: np.ndarray,
@@ -157,8 +208,6 @@ def trend_verdict(
     ``supported`` when the interval lies on the ``expected`` side of 0 (``"increasing"`` or
     ``"decreasing"``), ``contradicted`` when it lies on the other side, else ``inconclusive``.
     """
-    from scipy.stats import rankdata
-
     if expected not in ("increasing", "decreasing"):
         raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     x = np.asarray(x, dtype=np.float64).ravel()
@@ -166,27 +215,15 @@ def trend_verdict(
     if x.shape != y.shape or x.size < 4:
         raise ValueError("a trend needs x and y of one shape with at least 4 points")
 
-    def spearman(ix: np.ndarray) -> np.ndarray:
-        rx = rankdata(x[ix], axis=-1)
-        ry = rankdata(y[ix], axis=-1)
-        rx -= rx.mean(-1, keepdims=True)
-        ry -= ry.mean(-1, keepdims=True)
-        den = np.sqrt((rx**2).sum(-1) * (ry**2).sum(-1))
-        return np.where(den > 0, (rx * ry).sum(-1) / np.where(den > 0, den, 1), 0.0)
-
-    rho = float(spearman(np.arange(x.size)[None])[0])
-    boot = spearman(rng.integers(0, x.size, (n_boot, x.size)))
+    rho = float(spearman_rows(x[None], y[None])[0])
+    ix = rng.integers(0, x.size, (n_boot, x.size))
+    boot = spearman_rows(x[ix], y[ix])
     lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
-    sign = 1.0 if expected == "increasing" else -1.0
     ev = {"spearman_rho": rho, "ci_low": float(lo), "ci_high": float(hi), "ci_level": level,
           "n_points": int(x.size), "n_bootstrap": n_boot, "expected": expected,
           **(evidence or {})}
     ci = f"Spearman rho = {rho:.3f}, {level:.0%} CI [{lo:.3f}, {hi:.3f}], {x.size} points"
-    if sign * lo > 0 and sign * hi > 0:
-        return Verdict("supported", f"{what} is {expected}: {ci}", ev)
-    if sign * lo < 0 and sign * hi < 0:
-        return Verdict("contradicted", f"{what} is not {expected} but the opposite: {ci}", ev)
-    return Verdict("inconclusive", f"{what}: no clear trend, the interval contains 0 ({ci})", ev)
+    return _trend_status(lo, hi, expected, what, ci, ev)
 
 
 def bootstrap_mean(
