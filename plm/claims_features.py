@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boundbench.plm.reports import not_testable
+from boundbench.plm.reports import needs_plm
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 from boundbench.theory import plotting
@@ -140,10 +140,8 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
        equation="E_i ||w(S^i)/||w(S^i)|| - w(S)/||w(S)|| || decreases in n (ridge-logistic head)",
        notes=_NOTE + " Head: ridge-logistic, lam = 1e-2, every leave-one-out solution exact to a "
        "gradient norm of 1e-10.")
+@needs_plm
 def _features_n(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return Outcome(nt)
     exp = PoolStability(levels=ctx.pick((50, 100, 200), (50, 100, 200, 400, 800)),
                         k=ctx.pick(50, 200), seed=ctx.seed)
     df, config = _table(ctx, "features-n", exp)
@@ -158,10 +156,8 @@ def _features_n(ctx: CheckContext) -> Outcome:
        "more stable head after the same number of GD steps.",
        equation="E_i ||Delta_hat(t)|| of the mean head decreases in H at fixed t",
        notes=_NOTE + " GD on the mean logistic loss with step 1/beta_eff, heads from N(0, 1/D).")
+@needs_plm
 def _features_heads(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return Outcome(nt)
     exp = PoolHeads(heads=ctx.pick((1, 4, 16), (1, 5, 10, 20, 50)), n=ctx.pick(100, 400),
                     k=ctx.pick(40, 200), steps=ctx.pick(300, 3000), seed=ctx.seed)
     df, config = _table(ctx, "features-heads", exp)
@@ -180,10 +176,8 @@ def _features_heads(ctx: CheckContext) -> Outcome:
        "||w0 - w*||; a flat curve does not violate it, but contradicts the effect drawn from it "
        "(Fig. 8): with a Lipschitz loss the trajectories' difference is driven by the left-out "
        "point's bounded gradient, not by the start.")
+@needs_plm
 def _features_distance(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return Outcome(nt)
     exp = PoolDistance(distances=ctx.pick((0.01, 0.1, 1.0, 10.0), (0.001, 0.01, 0.1, 1.0, 10.0)),
                        n=ctx.pick(100, 400), k=ctx.pick(40, 200), steps=ctx.pick(300, 3000),
                        seed=ctx.seed)

@@ -15,7 +15,7 @@ from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
     did_not_train,
-    not_testable,
+    needs_plm,
     not_trained_verdict,
     paired_verdict,
     smoke,
@@ -60,9 +60,6 @@ def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
 
 def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
                labels: tuple[str, str], expected: str) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _SHARED)
     df = cached_grid(ctx, grid)
     vs = [paired_verdict(ctx, df, c, method, "finetune", expected=expected,
@@ -81,6 +78,7 @@ def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
        notes="Dual mode on unlabeled training-split texts; delta in {0.01, 0.02, 0.05} (the word "
        "embeddings' entries have std ~0.05). Quick scale: 1 sampled Hessian dimension per block on "
        "2 examples per batch.")
+@needs_plm
 def _jachess_robust(ctx: CheckContext) -> Outcome:
     return _two_probe(ctx, "jachess-unlab",
                       ("noise_drop", "corrupt_drop"),
@@ -94,6 +92,7 @@ def _jachess_robust(ctx: CheckContext) -> Outcome:
        equation="ECE_8(JACHESS_unlab) < ECE_8(FineTune) and Brier likewise (paired by seed)",
        notes="ECE by torchmetrics, 8 equal-width bins, softmax confidence; reliability bins per "
        "run are in the table.")
+@needs_plm
 def _jachess_calibration(ctx: CheckContext) -> Outcome:
     return _two_probe(ctx, "jachess-unlab",
                       ("test_ece", "test_brier"), ("8-bin ECE", "Brier score"), "decrease")
@@ -106,6 +105,7 @@ def _jachess_calibration(ctx: CheckContext) -> Outcome:
        "(paired by seed)",
        notes="Eq. 9 read sign-flipped (high saliency, high update probability), recorded per run; "
        "Gaussian embedding noise stands in for the paper's unspecified attack.")
+@needs_plm
 def _uegr_robust(ctx: CheckContext) -> Outcome:
     return _two_probe(ctx, "uegr", ("noise_drop", "corrupt_drop"),
                       ("accuracy drop under embedding noise", "accuracy drop under corruption"),
@@ -117,10 +117,8 @@ def _uegr_robust(ctx: CheckContext) -> Outcome:
        "pre-trained ones: higher layer-wise CKA than plain fine-tuning.",
        equation="mean over blocks of linear CKA(pre-trained, fine-tuned): UEGR > FineTune (paired)",
        notes="Linear CKA of mean-pooled block outputs on the test texts.")
+@needs_plm
 def _uegr_cka(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _SHARED)
     df = cached_grid(ctx, grid)
     v = paired_verdict(ctx, df, "cka_mean", "uegr", "finetune", expected="increase",
@@ -140,10 +138,8 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
        "uniform weights, which beat regularizing the logits only, which beats inverse weights.",
        equation="acc: Soft > Uni > Logits > Inv (Spearman of accuracy with the predicted rank)",
        notes="JACHESS_unlab; the base norms j and the weights are recorded per run.")
+@needs_plm
 def _layer_weights(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _STRATEGIES)
     df = cached_grid(ctx, grid)
     score = {m: len(_STRATEGIES) - i for i, m in enumerate(_STRATEGIES)}  # 4 = predicted best
@@ -171,10 +167,8 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
        notes="sigma = 0 is plain fine-tuning. H0 = the sigma = 0 run's top eigenvalue (same "
        "seed), eps = the head-gradient norm at the test features: the paper's reading, which "
        "does not make the right side a bound (see ad.cor1.paper-eps).")
+@needs_plm
 def _ad_hessian(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = replace(_grid(ctx, ("activation-decay",)), vary="sigma",
                    levels=ctx.pick((0.0, 0.05, 0.1, 0.2), (0.0, 0.01, 0.05, 0.1, 0.2)))
     df = cached_grid(ctx, grid)

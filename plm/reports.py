@@ -3,7 +3,9 @@ differences over seeds with a bootstrap interval, and a bar figure of the runs."
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -134,6 +136,18 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     return Verdict(status, txt, ev)
 
 
+def needs_plm(check: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
+    """A claim check that runs only when the plm extra and the offline model and data are
+    installed; otherwise its outcome is ``not-testable``, naming what is missing."""
+
+    @functools.wraps(check)
+    def run(ctx: CheckContext) -> Outcome:
+        nt = not_testable()
+        return Outcome(nt) if nt else check(ctx)
+
+    return run
+
+
 def not_testable() -> Verdict | None:
     """A ``not-testable`` verdict naming the missing packages, or None when all are there."""
     miss = missing_packages()
@@ -145,7 +159,9 @@ def not_testable() -> Verdict | None:
 
 def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid,
                 verdict: Verdict) -> Outcome:
-    """The verdict with a figure of ``col`` per method: every seed and the mean +- std."""
+    """The verdict (a smoke run at quick scale) with a figure of ``col`` per method: every seed
+    and the mean +- std."""
+    verdict = smoke(ctx, verdict, df, grid)
     fig, (ax,) = plotting.figure()
     methods = list(dict.fromkeys(df.method))
     for i, m in enumerate(methods):
@@ -156,7 +172,6 @@ def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{ctx.claim_id}: {smoke(ctx, verdict, df, grid).status} "
-                 f"({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
     ax.legend(fontsize=7)
-    return Outcome(smoke(ctx, verdict, df, grid), df, fig, grid.config())
+    return Outcome(verdict, df, fig, grid.config())

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.theory.files import write_atomic
 from boundbench.theory.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
@@ -117,8 +118,8 @@ class CheckContext:
         _FRESH.add(key)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            df.to_parquet(path, index=False)
-            path.with_suffix(".json").write_text(blob + "\n")
+            write_atomic(path, lambda t: df.to_parquet(t, index=False))
+            write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
         return df
 
 
@@ -147,13 +148,16 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
                 "config": outcome.config, "environment": environment()}
-        (ctx.out_dir / f"{ctx.claim_id}.json").write_text(json.dumps(meta, indent=2, default=str))
+        text = json.dumps(meta, indent=2, default=str)
+        write_atomic(ctx.out_dir / f"{ctx.claim_id}.json", lambda t: t.write_text(text))
         if outcome.table is not None:
-            outcome.table.to_csv(ctx.out_dir / f"{ctx.claim_id}.csv", index=False)
+            write_atomic(ctx.out_dir / f"{ctx.claim_id}.csv",
+                         lambda t: outcome.table.to_csv(t, index=False))
             table_name = f"{ctx.claim_id}.csv"
         if outcome.figure is not None:
-            outcome.figure.savefig(ctx.out_dir / f"{ctx.claim_id}.png", dpi=130,
-                                   bbox_inches="tight")
+            write_atomic(ctx.out_dir / f"{ctx.claim_id}.png",
+                         lambda t: outcome.figure.savefig(t, format="png", dpi=130,
+                                                          bbox_inches="tight"))
             fig_name = f"{ctx.claim_id}.png"
     if outcome.figure is not None:
         plt.close(outcome.figure)
