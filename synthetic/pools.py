@@ -228,3 +228,79 @@ class PoolDistance:
         out = sup.mean(-1).numpy()  # (k, L): mean over the left-out points
         return {"distance": np.repeat(np.asarray(self.distances)[None], k, 0).ravel(),
                 "dataset": np.repeat(np.arange(k), L), "loo_distance": out.ravel()}
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """Head tuning's spread across seeds (Fu et al. Table 3's protocol on given features): for
+    each number of heads ``H``, ``seeds`` runs of mini-batch Adam (the plm trainer's head
+    optimizer and step size) on MHLoss's mean logistic loss of ``H`` heads, each run with its own
+    initial heads ``N(0, 1/D)`` and its own mini-batch order, the heads of one run sharing its
+    batches; the test accuracy of each run's mean head. All runs of all ``H`` go in one tensor
+    (Adam acts entrywise, so one optimizer over the stack is the runs' own optimizers)."""
+
+    heads: tuple[int, ...] = (1, 50)
+    seeds: int = 100
+    epochs: float = 5.0
+    batch_size: int = 16
+    lr: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.heads or min(self.heads) < 1:
+            raise ValueError(f"heads must be integers >= 1 (got {self.heads!r})")
+        if self.seeds < 2:
+            raise ValueError(f"seeds must be >= 2: a spread needs two runs (got {self.seeds})")
+        if not self.epochs > 0 or self.batch_size < 1 or not self.lr > 0:
+            raise ValueError(f"epochs and lr must be > 0 and batch_size >= 1 (got {self.epochs}, "
+                             f"{self.lr}, {self.batch_size})")
+
+    def run(self, X: np.ndarray, y: np.ndarray, X_test: np.ndarray,
+            y_test: np.ndarray) -> dict[str, np.ndarray]:
+        X, ys = _check_pool(X, y)
+        Xt, yt = _check_pool(X_test, y_test)
+        if Xt.shape[1] != X.shape[1]:
+            raise ValueError(f"X_test must have X's {X.shape[1]} columns (got {Xt.shape[1]})")
+        if not np.array_equal(np.unique(y), np.unique(y_test)):
+            raise ValueError(f"y_test must have y's two classes {np.unique(y).tolist()} (got "
+                             f"{np.unique(y_test).tolist()})")
+        n, S, Hs = len(X), self.seeds, self.heads
+        b = min(self.batch_size, n)
+        steps = max(1, int(np.ceil(self.epochs * n / b)))
+        rng = np.random.default_rng(self.seed)
+        # each run's batches: fresh permutations, epoch after epoch
+        per_epoch = n // b
+        epochs = -(-steps // per_epoch)
+        order = np.stack([np.concatenate([rng.permutation(n)[:per_epoch * b]
+                                          for _ in range(epochs)])[:steps * b]
+                          for _ in range(S)]).reshape(S, steps, b)
+        Z = torch.as_tensor(ys)[:, None] * augment(torch.as_tensor(X))  # (n, D)
+        D = Z.shape[1]
+        # one (S, H, D) tensor of heads per H; a run's heads share its batches
+        Ws = [torch.as_tensor(rng.standard_normal((S, h, D)) / np.sqrt(D)).requires_grad_(True)
+              for h in Hs]
+        opt = torch.optim.Adam(Ws, lr=self.lr)
+        idx = torch.as_tensor(order)
+        for t in range(steps):
+            batch = Z[idx[:, t]]  # (S, b, D)
+            # sum over runs of each run's mean loss over its heads and batch: the runs'
+            # gradients stay independent
+            loss = sum(torch.nn.functional.softplus(-torch.einsum("shd,sbd->shb", W, batch))
+                       .mean((1, 2)).sum() for W in Ws)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        Xa = augment(torch.as_tensor(Xt))
+        cols: dict[str, list] = {"heads": [], "run": [], "test_accuracy": [],
+                                 "train_accuracy": []}
+        with torch.no_grad():
+            for h, W in zip(Hs, Ws, strict=True):
+                mean_head = W.mean(1)  # (S, D)
+                cols["heads"] += [h] * S
+                cols["run"] += list(range(S))
+                cols["test_accuracy"] += list(((Xa @ mean_head.T > 0).double() * 2 - 1 ==
+                                               torch.as_tensor(yt)[:, None]).double().mean(0)
+                                              .numpy())
+                cols["train_accuracy"] += list((Z @ mean_head.T > 0).double().mean(0).numpy())
+        return {**{k: np.asarray(v) for k, v in cols.items()},
+                "steps": np.full(S * len(Hs), steps)}

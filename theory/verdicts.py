@@ -247,3 +247,55 @@ def interval_status(low: float, high: float, *, expected_sign: int) -> str:
     if expected_sign * low < 0 and expected_sign * high < 0:
         return "contradicted"
     return "inconclusive"
+
+
+Z_ALPHA, Z_BETA = 1.959964, 0.841621  # two-sided 5% test, 80% power
+
+
+def std_ratio_verdict(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    what: str,
+    names: tuple[str, str] = ("a", "b"),
+    equivalence: float | None = None,
+    n_boot: int = 2000,
+    evidence: dict[str, Any] | None = None,
+) -> Verdict:
+    """Is the spread of ``a`` smaller than that of ``b``? The ratio of their standard deviations
+    with a 95% bootstrap interval (each sample resampled on its own): ``supported`` below 1,
+    ``contradicted`` above 1, or, with ``equivalence``, when the interval lies inside
+    ``1 +- equivalence`` (no effect); otherwise ``inconclusive`` with the runs per sample an F
+    test of the variances would need at this ratio, ``1 + ((z_a + z_b) / ln r)^2``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(len(a), len(b)) < 3:
+        raise ValueError(f"a and b need at least 3 values each (got {len(a)} and {len(b)})")
+    sa, sb = float(np.std(a, ddof=1)), float(np.std(b, ddof=1))
+    r = sa / sb if sb > 0 else np.inf
+    boot_a = np.std(a[rng.integers(0, len(a), (n_boot, len(a)))], axis=1, ddof=1)
+    boot_b = np.std(b[rng.integers(0, len(b), (n_boot, len(b)))], axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(boot_b > 0, boot_a / np.where(boot_b > 0, boot_b, 1), np.inf)
+    lo, hi = (float(q) for q in np.quantile(ratios, [0.025, 0.975]))
+    need = (None if not np.isfinite(r) or r <= 0 or r == 1 else
+            max(3, int(np.ceil(1 + ((Z_ALPHA + Z_BETA) / np.log(r)) ** 2))))
+    na, nb = names
+    ev = {**(evidence or {}), f"std_{na}": sa, f"std_{nb}": sb, f"mean_{na}": float(a.mean()),
+          f"mean_{nb}": float(b.mean()), f"n_{na}": len(a), f"n_{nb}": len(b),
+          "std_ratio": r if np.isfinite(r) else None, "effect": r if np.isfinite(r) else None,
+          "ci_low": lo, "ci_high": hi,
+          "seeds_needed": need}
+    txt = (f"{what}: std {na} {sa:.4g} vs {nb} {sb:.4g} (ratio {r:.3g}, 95% bootstrap CI "
+           f"[{lo:.3g}, {hi:.3g}], {len(a)} and {len(b)} runs)")
+    if hi < 1:
+        return Verdict("supported", txt, ev)
+    if lo > 1:
+        return Verdict("contradicted", txt, ev)
+    if equivalence is not None and 1 - equivalence <= lo and hi <= 1 + equivalence:
+        ev["equivalence_margin"] = equivalence
+        return Verdict("contradicted", f"no effect: the interval lies inside 1 +- {equivalence:g}; "
+                       + txt, ev)
+    if need:
+        txt += f"; a decision at this ratio needs about {need} runs each"
+    return Verdict("inconclusive", txt, ev)
