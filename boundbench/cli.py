@@ -134,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         q.add_argument("--scale", choices=_claims.SCALES, default="quick",
-                       help="quick (CI, minutes; fine-tuning claims are smoke runs), standard (fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper (the papers' sizes)")
+                       help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
+                       "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
+                       "(the papers' sizes)")
 
     k = sub.add_parser("check", help="run the checks of some claims")
     k.add_argument("ids", nargs="+", metavar="ID")
