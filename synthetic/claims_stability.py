@@ -53,8 +53,9 @@ def _sweep_claim(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
 
 
 _SWEEP_NOTE = ("Measured on the exact hard-margin SVM (the direction GD converges to), every i "
-               "of every dataset; data from make_separable (d = 5, balanced, uniform in the ball "
-               "outside a margin slab).")
+               "of every dataset; data from make_separable (d = 5, balanced; the coordinate along "
+               "the normal uniform on each side of the margin slab, the rest uniform in that "
+               "slice of the ball, so not uniform in the ball).")
 
 
 @claim("fu.fig6.n", paper="fu", where="§4.3.2, Figure 6", kind="trend",
@@ -331,7 +332,13 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
                               seed=ctx.table_rng("lemma-a24"))
         st = svm_loo_stability(data.X, data.y, progress=ctx.progress)
         k, n = st["v_norm_loo"].shape
+        # support vectors from the constraint duals (> 1e-6 of the largest), not from a float
+        # comparison of the re-solved norms
+        support = np.zeros((k, n), dtype=bool)
+        for j, idx in enumerate(HardMarginSVM().fit(data.X, data.y).support_):
+            support[j, idx] = True
         return pd.DataFrame({"dataset": np.repeat(np.arange(k), n), "i": np.tile(np.arange(n), k),
+                             "support_vector": support.ravel(),
                              "v_norm_loo": st["v_norm_loo"].ravel(),
                              "v_norm": np.repeat(st["norm_v"], n),
                              "w_norm_loo": st["w_norm_loo"].ravel(),
@@ -342,12 +349,17 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
 
 def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
     df, cfg = _lemma24_table(ctx)
-    changed = df[df[f"{part}_norm_loo"] != df[f"{part}_norm"]]  # support vectors
+    changed = df[df.support_vector]
     verdict = bound_verdict(BoundSides(df[f"{part}_norm_loo"].to_numpy(),
                                        df[f"{part}_norm"].to_numpy()), rtol=1e-6,
                             what=f"||{part}_hat(S^i)|| <= ||{part}_hat(S)||")
-    verdict = verdict.with_evidence(n_support_vector_removals=len(changed), tolerance_note="rtol 1e-6: "
-                            "solver accuracy", seed=ctx.seed)
+    rel = (df[f"{part}_norm_loo"] - df[f"{part}_norm"]).abs() / df[f"{part}_norm"]
+    verdict = verdict.with_evidence(
+        n_support_vector_removals=len(changed),
+        n_support_vectors_per_dataset=float(changed.groupby("dataset").size().mean()),
+        n_non_support_moved=int((~df.support_vector & (rel > 1e-6)).sum()),
+        tolerance_note="rtol 1e-6: solver accuracy; support vectors: duals > 1e-6 of the "
+        "largest", seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     plotting.ratio_histogram(ax, (changed[f"{part}_norm_loo"] / changed[f"{part}_norm"])
                              .to_numpy(), np.full(len(changed), "support vectors removed"),
@@ -374,33 +386,103 @@ def _a24v(ctx: CheckContext) -> Outcome:
     return _lemma24_claim(ctx, "v")
 
 
+def _soft_loo(ctx: CheckContext) -> tuple[pd.DataFrame, SoftLOOGrid]:
+    """The soft-margin LOO table Lemma A.2.5, Theorem 2.4's second term and Corollary 2.5 share:
+    lam over 1e-3 .. 10, n from 10 up."""
+    cfg = SoftLOOGrid(n=ctx.pick((10, 20, 50), (10, 20, 50, 100, 200)),
+                      n_datasets=ctx.pick(3, 10), seed=ctx.seed)
+    return ctx.cached("soft-loo", cfg.config(), lambda: cfg.run(ctx.progress)), cfg
+
+
+_STRONG_CONVEXITY = (
+    "The proofs call (v, b) -> lam ||v||^2 2*lam-strongly convex, but the intercept b is not "
+    "penalized: removing one point can move b by O(1) whatever lam is, so for lam >= 1 (where "
+    "the claimed bound shrinks like 1/(lam n)) the measured move exceeds it.")
+
+
+def _by_lam(df: pd.DataFrame, lhs: str) -> dict:
+    """Worst lhs/rhs per lam and the largest intercept and v moves there: where the bound fails
+    and why."""
+    g = df.assign(ratio=df[lhs] / df.rhs).groupby("lam")
+    return {"worst_ratio_by_lam": {f"{k:g}": float(x) for k, x in g.ratio.max().items()},
+            "intercept_move_max_by_lam": {f"{k:g}": float(x) for k, x in
+                                          g.intercept_move_max.max().items()},
+            "v_move_max_by_lam": {f"{k:g}": float(x) for k, x in g.v_move_max.max().items()}}
+
+
+def _soft_loo_outcome(ctx: CheckContext, df: pd.DataFrame, cfg: SoftLOOGrid, *, lhs: str,
+                      what: str, ylabel: str) -> Outcome:
+    verdict = bound_verdict(BoundSides(df[lhs].to_numpy(), df.rhs.to_numpy()), rtol=1e-6,
+                            what=what, evidence={"seed": ctx.seed,
+                                                 "n_datasets_per_cell": cfg.n_datasets,
+                                                 **_by_lam(df, lhs)})
+    if verdict.status == "violated":
+        verdict = Verdict(verdict.status, verdict.reason + ". " + _STRONG_CONVEXITY,
+                          verdict.evidence)
+    fig, (ax,) = plotting.figure()
+    for n, g in df.groupby("n"):
+        plotting.median_band(ax, g.lam, g[lhs] / g.rhs, label=f"n={n}")
+    ax.axhline(1.0, color="k", lw=0.8, ls="--", label="bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("lam (soft-margin weight)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df, fig, cfg.config())
+
+
 @claim("fu.lemma-a.2.5", paper="fu", where="Lemma A.2.5", kind="bound",
        statement="The soft-margin SVM moves by at most the lemma's amount when one training "
        "point is removed.",
        equation="||w_hat(S^i) - w_hat(S)|| <= max{ sqrt(2/(lam n) (1 + B/gamma_S)), (B + sqrt(B^2 "
        "+ 8 n lam (1 + B/gamma_S))) / (2 n lam) }",
        notes="Soft-margin objective lam ||v||^2 + (1/n) sum hinge (1/(n-1) without i); gamma_S "
-       "is the hard-margin margin, as the lemma writes it; LHS is the max over all i.")
+       "is the hard-margin margin, as the lemma writes it; LHS is the max over all i; lam from "
+       "1e-3 to 10 and n from 10 (the lemma states no range).")
 def _a25(ctx: CheckContext) -> Outcome:
-    cfg = SoftLOOGrid(n=ctx.pick((20, 50), (20, 50, 100, 200)), n_datasets=ctx.pick(2, 10),
-                      seed=ctx.seed)
-    df = ctx.cached("soft-loo", cfg.config(), lambda: cfg.run(ctx.progress))
+    df, cfg = _soft_loo(ctx)
     df = df.assign(rhs=sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard))
-    verdict = bound_verdict(BoundSides(df.loo_distance_max.to_numpy(), df.rhs.to_numpy()),
-                            rtol=1e-6, what="max_i ||w(S^i) - w(S)|| <= Lemma A.2.5")
-    verdict = verdict.with_evidence(seed=ctx.seed, n_datasets_per_cell=cfg.n_datasets)
-    fig, (ax,) = plotting.figure()
-    for n, g in df.groupby("n"):
-        (line,) = ax.plot(g.lam, g.loo_distance_max, "o", ms=4, label=f"measured, n={n}")
-        gm = g.groupby("lam").rhs.median()
-        ax.plot(gm.index, gm.values, "--", color=line.get_color(), lw=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("lam")
-    ax.set_ylabel("max_i ||w(S^i) - w(S)||  (dashed: Lemma A.2.5)")
-    ax.legend(fontsize=7)
-    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
-    return Outcome(verdict, df, fig, cfg.config())
+    return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
+                             what="max_i ||w(S^i) - w(S)|| <= Lemma A.2.5",
+                             ylabel="max_i ||w(S^i) - w(S)|| / Lemma A.2.5")
+
+
+@claim("fu.thm2.4.second-term", paper="fu", where="Theorem 2.4, eq. (6), second term",
+       kind="bound",
+       statement="The soft-margin SVM's direction moves by at most nu times Lemma A.2.5's amount "
+       "when one point is removed (nu = 2/r, r the smallest norm of the solutions compared): "
+       "the explicit half of the head-tuning stability bound.",
+       equation="max_i ||w(S^i)/||w(S^i)|| - w(S)/||w(S)|| || <= (2/r) max{ sqrt(2/(lam n) (1 + "
+       "B/gamma_S)), (B + sqrt(B^2 + 8 n lam (1 + B/gamma_S))) / (2 n lam) }",
+       notes="r = min(||w(S)||, min_i ||w(S^i)||), Lemma A.2.1's radius; the first term (C log "
+       "log t / log t) has an unspecified constant and is checked as a rate "
+       "(soudry.direction-rate).")
+def _thm24_second(ctx: CheckContext) -> Outcome:
+    df, cfg = _soft_loo(ctx)
+    df = df.assign(rhs=sb.thm24_second_term(r=df.r, lam=df.lam, n=df.n, B=df.B,
+                                            gamma=df.gamma_hard))
+    return _soft_loo_outcome(ctx, df, cfg, lhs="direction_distance_max",
+                             what="max_i ||direction change|| <= (2/r) Lemma A.2.5",
+                             ylabel="direction change / Theorem 2.4's second term")
+
+
+@claim("fu.cor2.5", paper="fu", where="Corollary 2.5 and its proof (A.3)", kind="bound",
+       statement="Removing one point moves the soft-margin SVM by at most L/(lam n), L the "
+       "Lipschitz constant of the per-sample hinge loss in w (the piece Corollary 2.5 puts in "
+       "place of Theorem 2.4's second term, times nu).",
+       equation="max_i ||w(S^i) - w(S)|| <= L / (lam n),   L = sqrt(B^2 + 1)",
+       notes="L = max_i ||[x_i, -1]|| <= sqrt(B^2 + 1), the hinge's Lipschitz constant in w = [v, "
+       "b] on the augmented features; the proof's n ~ n - 1 is kept.")
+def _cor25(ctx: CheckContext) -> Outcome:
+    df, cfg = _soft_loo(ctx)
+    df = df.assign(lipschitz=np.sqrt(df.B**2 + 1))
+    df = df.assign(rhs=sb.cor25_second_term(nu=1.0, lipschitz=df.lipschitz, lam=df.lam, n=df.n))
+    return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
+                             what="max_i ||w(S^i) - w(S)|| <= L/(lam n)",
+                             ylabel="max_i ||w(S^i) - w(S)|| / (L / (lam n))")
+
+
 @claim(
     "fu.lemma-a.2.3",
     paper="fu",

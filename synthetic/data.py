@@ -3,7 +3,9 @@
 Construction (one batched call for all datasets): a random unit normal ``u`` and offset ``c``
 per dataset; each point's coordinate along ``u`` is drawn uniformly from the allowed side
 (``t >= c + margin`` for ``y = +1``, ``t <= c - margin`` for ``y = -1``, ``|t| <= bound``), its
-orthogonal part uniformly from the ``(d-1)``-ball of radius ``sqrt(bound^2 - t^2)``. Hence
+orthogonal part uniformly from the ``(d-1)``-ball of radius ``sqrt(bound^2 - t^2)``. The points
+are therefore *not* uniform in the ball: ``t`` is uniform along ``u``, so the thin caps near
+``|t| = bound`` hold as many points as the wide middle. Hence
 ``||x_i|| <= bound`` exactly and the plane ``u^T x = c`` separates the classes with geometric
 margin at least ``margin``, so the hard-margin SVM margin is at least ``margin`` (usually close
 to it: points are drawn down to the edge of the gap).

@@ -28,10 +28,10 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import (
     head_loo_stability,
     normalized_distance,
-    soft_svm_loo_distance,
+    paper_head,
     svm_loo_stability,
 )
-from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
 from boundbench.synthetic.train import gd_quadratic_loo, make_quadratic_setting, train_heads
 
 
@@ -149,10 +149,15 @@ class QuadraticGrid:
 
 @dataclass(frozen=True)
 class SoftLOOGrid:
-    """Soft-margin SVM LOO distances over a grid of (lam, n) for Lemma A.2.5."""
+    """Soft-margin SVM LOO distances over a grid of (lam, n) for Lemma A.2.5, Theorem 2.4's
+    second term and Corollary 2.5: per dataset, the largest unnormalized move
+    ``max_i ||w(S^i) - w(S)||`` with ``w = [v, b]``, the largest move of the direction, the
+    smallest norm ``r`` among ``w(S)`` and the ``w(S^i)``, and the largest moves of ``v`` and of
+    the (unpenalized) intercept. The default grid spans the lemmas' whole range: lam from 1e-3
+    to 10 (no upper limit is stated) and n down to 10."""
 
-    lam: tuple[float, ...] = (1e-3, 1e-2, 1e-1)
-    n: tuple[int, ...] = (20, 50, 100)
+    lam: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    n: tuple[int, ...] = (10, 20, 50, 100)
     d: int = 5
     margin: float = 0.1
     bound: float = 1.0
@@ -167,10 +172,19 @@ class SoftLOOGrid:
             gamma = HardMarginSVM().fit(data.X, data.y).margin_
             for lam in tqdm(self.lam, desc=f"soft LOO n={n}", disable=not progress):
                 for k in range(self.n_datasets):
-                    dist = soft_svm_loo_distance(data.X[k], data.y[k], lam=lam)
+                    v_loo, c_loo, v, c = soft_margin_loo(data.X[k], data.y[k], lam=lam)
+                    w_loo, w = paper_head(v_loo, c_loo), paper_head(v, c)
+                    dist = np.linalg.norm(w_loo - w, axis=-1)
+                    norms = np.linalg.norm(w_loo, axis=-1)
+                    direction = np.linalg.norm(w_loo / norms[:, None] - w / np.linalg.norm(w),
+                                               axis=-1)
                     rows.append({"lam": lam, "n": n, "dataset": k, "B": data.max_norm[k],
                                  "gamma_hard": gamma[k], "loo_distance_max": dist.max(),
-                                 "loo_distance_mean": dist.mean()})
+                                 "loo_distance_mean": dist.mean(),
+                                 "direction_distance_max": direction.max(),
+                                 "r": min(float(np.linalg.norm(w)), float(norms.min())),
+                                 "v_move_max": float(np.linalg.norm(v_loo - v, axis=-1).max()),
+                                 "intercept_move_max": float(np.abs(c_loo - c).max())})
         return pd.DataFrame(rows)
 
     def config(self) -> dict:

@@ -143,3 +143,34 @@ def test_batched_hvps_equal_the_full_dataset_hessian():
     torch.testing.assert_close(batched.dense(), full.dense())
     v = torch.randn(full.dim, generator=g)
     torch.testing.assert_close(batched.matvec(v), full.matvec(v))
+
+
+def test_lanczos_defaults_to_the_spectral_norm_and_both_report_their_residual():
+    """Cor. 1 and Fig. 1a bound ||H||_2, the largest *magnitude*: on an indefinite Hessian the
+    default must find -3, not 2. Power iteration on a 1.0 / 0.995 gap stops early at tol 1e-6;
+    its residual ||Hv - lambda v|| must cover the error it actually has (an eigenvalue lies
+    within the residual of a Rayleigh quotient)."""
+    d = torch.tensor([-3.0, 2.0, 1.0, 0.5], dtype=torch.float64)
+    op = cv.HessianOperator(lambda p: 0.5 * (d * p["w"] ** 2).sum(),
+                            {"w": torch.ones(4, dtype=torch.float64)})
+    assert cv.top_eigenvalue_lanczos(op, tol=1e-10).value == pytest.approx(-3.0)
+    assert cv.top_eigenvalue_lanczos(op, tol=1e-10, which="LA").value == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="which"):
+        cv.top_eigenvalue_lanczos(op, which="SA")
+    gap = torch.tensor([1.0, 0.995] + [0.5] * 30, dtype=torch.float64)
+    op2 = cv.HessianOperator(lambda p: 0.5 * (gap * p["w"] ** 2).sum(),
+                             {"w": torch.ones(32, dtype=torch.float64)})
+    r = cv.top_eigenvalue_power(op2, tol=1e-6, max_iter=10_000, seed=0)
+    err = float((gap - r.value).abs().min())
+    assert r.residual >= err  # the reported accuracy is honest
+    lz = cv.top_eigenvalue_lanczos(op2, tol=1e-12)
+    assert lz.value == pytest.approx(1.0, abs=1e-9) and lz.residual < 1e-8
+
+
+def test_thm1_scalar_counterexample_is_computed_not_typed():
+    from boundbench.theory.claims_curvature import _scalar_counterexample
+
+    lhs, rhs = _scalar_counterexample()
+    # Hess = J^T J at zero loss, J = (w x, relu(a x)) = (0.5, 2): ||H|| = 4.25; right side
+    # ||dh/da||^2 w^2 = 0.25
+    assert lhs == pytest.approx(4.25) and rhs == pytest.approx(0.25)

@@ -169,3 +169,36 @@ def test_direction_rate_needs_t_above_e():
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_soft_margin_lemmas_are_checked_over_their_whole_range():
+    """Lemma A.2.5 and Cor. 2.5's L/(lam n) fail for lam >= 1 (the unpenalized intercept moves
+    by O(1)); a grid stopping at lam = 0.1 would call them holding. Theorem 2.4's second term is
+    checked on the same table."""
+    from boundbench import catalogue
+    from boundbench.theory import registry
+
+    catalogue.load()
+    ctx = registry.CheckContext(scale="quick")
+    a25 = registry.run("fu.lemma-a.2.5", ctx).verdict
+    cor = registry.run("fu.cor2.5", ctx).verdict
+    thm = registry.run("fu.thm2.4.second-term", ctx).verdict
+    for v in (a25, cor):
+        by_lam = v.evidence["worst_ratio_by_lam"]
+        assert v.status == "violated" and "not penalized" in v.reason
+        assert by_lam["0.1"] < 1 < by_lam["10"]
+        assert v.evidence["n_binding"] > 0
+        assert min(v.evidence["intercept_move_max_by_lam"][k] for k in ("1", "10")) > 0.5
+    assert thm.status in ("holds", "violated") and thm.evidence["n_instances"] == 45
+
+
+def test_lemma_a24_counts_support_vectors_from_the_duals():
+    from boundbench import catalogue
+    from boundbench.theory import registry
+
+    catalogue.load()
+    v = registry.run("fu.lemma-a.2.4.v", registry.CheckContext(scale="quick")).verdict
+    ev = v.evidence
+    # 30 datasets of 200 points in d = 5: a handful of support vectors each, not ~1,000 in all
+    assert ev["n_support_vector_removals"] < 30 * 12
+    assert ev["n_non_support_moved"] == 0

@@ -88,6 +88,26 @@ def _thm1_figure(df: pd.DataFrame, lhs: str, rhs: str, title: str):
     return fig
 
 
+def _scalar_counterexample() -> tuple[float, float]:
+    """The extract's scalar counterexample, by autograd: ``L = 1/2 (w relu(a x) - y)^2`` at
+    ``x = 1, a = 2, w = 0.5`` and ``y`` the output (zero loss). Left: ``||Hess_(a, w) L||_2``;
+    right: ``||dh/da||^2 ||Hess_h L||`` with ``h = relu(a x)`` (the only layer before the last,
+    no products of later weights)."""
+    from torch.func import hessian, jacrev
+
+    x = torch.tensor(1.0, dtype=torch.float64)
+    theta = torch.tensor([2.0, 0.5], dtype=torch.float64)  # (a, w)
+    y = theta[1] * torch.relu(theta[0] * x)
+
+    def loss(t: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (t[1] * torch.relu(t[0] * x) - y) ** 2
+
+    lhs = torch.linalg.matrix_norm(hessian(loss)(theta), 2).item()
+    dh_da = jacrev(lambda a: torch.relu(a * x))(theta[0]).abs().item()
+    hess_h = hessian(lambda h: 0.5 * (theta[1] * h - y) ** 2)(torch.relu(theta[0] * x)).item()
+    return lhs, dh_da**2 * abs(hess_h)
+
+
 @claim("ad.thm1.literal", paper="ad", where="Theorem 1, eq. (2)", kind="bound",
        statement="At a zero-loss point the Hessian's spectral norm over all weights is bounded by "
        "the layerwise product formula times the Hessian w.r.t. the penultimate activations.",
@@ -100,9 +120,9 @@ def _thm1_literal(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_full.to_numpy(), df.rhs_contractant.to_numpy()),
                             rtol=1e-9, what="full-theta Hessian norm <= Theorem 1")
-    # the extract's scalar counterexample: L = 1/2 (w relu(a x) - y)^2, x = 1, a = 2, w = 0.5
-    verdict = verdict.with_evidence(scalar_counterexample_lhs=0.5**2 + 2.0**2,
-                            scalar_counterexample_rhs=1.0**2 * 0.5**2, seed=ctx.seed)
+    lhs, rhs = _scalar_counterexample()
+    verdict = verdict.with_evidence(scalar_counterexample_lhs=lhs, scalar_counterexample_rhs=rhs,
+                                    seed=ctx.seed)
     fig = _thm1_figure(df, "hess_full", "rhs_contractant", f"{ctx.claim_id}: {verdict.status}")
     return Outcome(verdict, df, fig, {"k": len(df)})
 

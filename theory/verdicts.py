@@ -67,6 +67,9 @@ def _num(x: Any) -> Any:
     return x
 
 
+BINDING = 0.10  # an instance binds when its lhs is within 10% of its rhs
+
+
 def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, Any]:
     """Counts and extremes of ``lhs <= rhs * (1 + rtol) + atol`` over all instances."""
     lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
@@ -88,6 +91,9 @@ def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, 
         "max_lhs_minus_rhs": _num(excess.max()),
     }
     pos = rhs > 0
+    # instances where the bound binds (lhs within 10% of rhs) or fails: a check with none of
+    # them would pass a bound many times too loose
+    ev["n_binding"] = int((lhs[pos] >= (1 - BINDING) * rhs[pos]).sum() + (excess[~pos] >= 0).sum())
     if pos.any():
         ratio = lhs[pos] / rhs[pos]
         ev["worst_lhs_over_rhs"] = _num(ratio.max())
@@ -106,6 +112,7 @@ def bound_verdict(
     if nv == 0:
         ratio = ev.get("worst_lhs_over_rhs")
         tight = f"; worst lhs/rhs = {ratio:.6g}" if ratio is not None else ""
+        tight += f"; {ev['n_binding']} within {BINDING:.0%} of the bound"
         return Verdict("holds", f"{what} on all {n} instances{tight}", ev)
     ratio = ev.get("worst_lhs_over_rhs")
     worst = f"worst lhs/rhs = {ratio:.4g}, " if ratio is not None else ""
