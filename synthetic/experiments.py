@@ -31,7 +31,7 @@ from boundbench.synthetic.stability import (
     paper_head,
     svm_loo_stability,
 )
-from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
+from boundbench.synthetic.svm import BiasPenalizedSVM, HardMarginSVM, soft_margin_loo
 from boundbench.synthetic.train import gd_quadratic_loo, make_quadratic_setting, train_heads
 
 
@@ -73,7 +73,10 @@ class SVMSweep:
 
 @dataclass(frozen=True)
 class HeadsRun:
-    """GD (MHLoss) heads: direction gap to the SVM and normalized LOO stability vs steps."""
+    """GD (MHLoss) heads: direction gaps to the two max-margin solutions (the free-intercept SVM
+    the paper names, and the bias-penalized one GD on ``[x, -1]`` converges to; see
+    :class:`~boundbench.synthetic.svm.BiasPenalizedSVM`) and normalized LOO stability vs
+    steps."""
 
     heads: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
     n_datasets: int = 100
@@ -93,6 +96,7 @@ class HeadsRun:
                               bound=self.bound, seed=rng)
         svm = svm_loo_stability(data.X, data.y)  # one solve gives the heads and their LOO
         w_svm, svm_stab = svm["w"], svm["stability"]
+        w_pen = BiasPenalizedSVM().fit(data.X, data.y).coef_
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False)
                         for _ in range(self.n_datasets)])
         rows = []
@@ -101,11 +105,13 @@ class HeadsRun:
                               init_scale=self.init_scale, seed=self.seed + 1000 * h,
                               progress=progress)
             gap = normalized_distance(res.directions[:, 0], w_svm[:, None, :])  # (k, T)
+            gap_pen = normalized_distance(res.directions[:, 0], w_pen[:, None, :])
             stab = head_loo_stability(res.directions).mean(1)  # (k, T)
             k, T = gap.shape
             rows.append(pd.DataFrame({
                 "heads": h, "dataset": np.repeat(np.arange(k), T),
                 "step": np.tile(res.steps, k), "gap_to_svm": gap.ravel(),
+                "gap_to_penalized_svm": gap_pen.ravel(),
                 "loo_stability": stab.ravel(), "svm_loo_stability": np.repeat(svm_stab, T)}))
         return pd.DataFrame(pd.concat(rows, ignore_index=True))
 

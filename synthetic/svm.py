@@ -244,3 +244,37 @@ def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float):
         w[i] = 0.0
         v_loo[i], c_loo[i] = _soft_solve(X, y, w, lam)
     return v_loo, c_loo, v, c
+
+
+class BiasPenalizedSVM:
+    """``min 1/2 ||w||^2  s.t.  y_i w^T [x_i, -1] >= 1``: the hard-margin SVM on the augmented
+    features, its intercept ``b`` penalized with ``v`` (``w = [v, b]``). Gradient descent on a
+    separable logistic or exponential loss of ``y w^T x~`` converges in direction to *this*
+    solution (Soudry et al. 2018, Thm 3, applied to ``x~``), not to :class:`HardMarginSVM`, whose
+    intercept is free; the two differ wherever the intercept matters.
+
+    ``fit(X, y)`` takes ``(n, d)`` or a batch ``(k, n, d)``; ``coef_`` is ``w = [v, b]``
+    (``(d + 1,)`` or ``(k, d + 1)``), ``margin_ = 1/||w||``. Non-separable data (through the
+    origin of the augmented space) or a solver status other than optimal raise ``ValueError``."""
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> BiasPenalizedSVM:
+        Xb, yb, batched = _check_xy(X, y)
+        k, n, d = Xb.shape
+        Z = cp.Parameter((n, d + 1))
+        w = cp.Variable(d + 1)
+        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), [Z @ w >= 1])
+        coefs = []
+        for Xk, yk in zip(Xb, yb, strict=True):
+            Z.value = yk[:, None] * np.concatenate([Xk, -np.ones((n, 1))], axis=1)
+            prob.solve(solver=SOLVER)
+            if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                raise ValueError(f"X, y are not separable by a plane w^T [x, -1] = 0 (solver "
+                                 f"status {prob.status!r})")
+            if prob.status != cp.OPTIMAL:
+                raise ValueError(f"bias-penalized SVM solver status {prob.status!r}, not "
+                                 "'optimal'")
+            coefs.append(np.array(w.value))
+        coef = np.stack(coefs)
+        self.coef_ = coef if batched else coef[0]
+        self.margin_ = 1.0 / np.linalg.norm(self.coef_, axis=-1)
+        return self
