@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from boundbench import catalogue
+from boundbench import catalogue, errata
 from boundbench.theory import registry as _claims
 from boundbench.theory._meta import environment
+from boundbench.theory.files import write_atomic
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance, within the "
@@ -76,9 +77,13 @@ def run_audit(
         "claims": results,
     }
     report = _jsonable(report)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / "audit.json").write_text(json.dumps(report, indent=2) + "\n")
-    (Path(out_dir) / "audit.md").write_text(render_markdown(report))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(report, indent=2) + "\n"
+    write_atomic(out / "audit.json", lambda t: t.write_text(text))
+    md = render_markdown(report)
+    write_atomic(out / "audit.md", lambda t: t.write_text(md))
+    errata.write(out)  # the errata sheet of this audit, beside it
     return report
 
 

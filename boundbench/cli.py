@@ -52,10 +52,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                        only=args.only or None, force=args.force)
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
-    print(f"report: {Path(args.out) / 'audit.md'} and audit.json")
+    print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _cmd_errata(args: argparse.Namespace) -> int:
+    from boundbench import errata
+
+    path = errata.write(Path(args.out), paper=args.paper,
+                        audit=Path(args.audit) if args.audit else None)
+    print(f"errata: {path}")
     return 0
 
 
@@ -151,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables")
     a.set_defaults(func=_cmd_audit)
+
+    e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
+    e.add_argument("paper", nargs="?", choices=sorted(_claims.PAPERS),
+                   help="one paper (default: all, one page each)")
+    e.add_argument("--out", default="figures", help="the audit's folder (default: figures)")
+    e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
+    e.set_defaults(func=_cmd_errata)
 
     f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
     common(f)

@@ -410,7 +410,8 @@ def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
                              .to_numpy(), np.full(len(changed), "support vectors removed"),
                              xlabel=f"||{part}(S^i)|| / ||{part}(S)||")
     ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
-    return Outcome(verdict, changed, fig, cfg)
+    return Outcome(verdict, changed.assign(lhs=changed[f"{part}_norm_loo"],
+                                           rhs=changed[f"{part}_norm"]), fig, cfg)
 
 
 @claim("fu.lemma-a.2.4", paper="fu", where="Lemma A.2.4 (as stated)", kind="bound",
@@ -418,7 +419,10 @@ def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
        "solution, including its intercept.",
        equation="||w_hat(S^i)|| <= ||w_hat(S)||,  w = [v, b]",
        notes="The proof only shows the v part (the objective is ||v||^2, b is free): see "
-       "fu.lemma-a.2.4.v.")
+       "fu.lemma-a.2.4.v.",
+       correction="||v_hat(S^i)|| <= ||v_hat(S)||: removing a point cannot shrink the margin "
+       "(what the proof shows, and what holds on every instance: fu.lemma-a.2.4.v); the "
+       "intercept can grow.")
 def _a24(ctx: CheckContext) -> Outcome:
     return _lemma24_claim(ctx, "w")
 
@@ -457,6 +461,7 @@ def _by_lam(df: pd.DataFrame, lhs: str) -> dict:
 
 def _soft_loo_outcome(ctx: CheckContext, df: pd.DataFrame, cfg: SoftLOOGrid, *, lhs: str,
                       what: str, ylabel: str) -> Outcome:
+    df = df.assign(lhs=df[lhs])  # the errata sheet reads lhs/rhs
     verdict = bound_verdict(BoundSides(df[lhs].to_numpy(), df.rhs.to_numpy()), rtol=1e-6,
                             what=what, evidence={"seed": ctx.seed,
                                                  "n_datasets_per_cell": cfg.n_datasets,
@@ -484,7 +489,10 @@ def _soft_loo_outcome(ctx: CheckContext, df: pd.DataFrame, cfg: SoftLOOGrid, *, 
        "+ 8 n lam (1 + B/gamma_S))) / (2 n lam) }",
        notes="Soft-margin objective lam ||v||^2 + (1/n) sum hinge (1/(n-1) without i); gamma_S "
        "is the hard-margin margin, as the lemma writes it; LHS is the max over all i; lam from "
-       "1e-3 to 10 and n from 10 (the lemma states no range).")
+       "1e-3 to 10 and n from 10 (the lemma states no range).",
+       correction="Not known in closed form. The proof's step needs lam ||[v, b]||^2 (the "
+       "intercept penalized too, which makes the objective 2 lam-strongly convex in w); with "
+       "b free the bound fails for lam >= 1, and held here only for lam <= 0.1.")
 def _a25(ctx: CheckContext) -> Outcome:
     df, cfg = _soft_loo(ctx)
     df = df.assign(rhs=sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard))
@@ -518,7 +526,9 @@ def _thm24_second(ctx: CheckContext) -> Outcome:
        "place of Theorem 2.4's second term, times nu).",
        equation="max_i ||w(S^i) - w(S)|| <= L / (lam n),   L = sqrt(B^2 + 1)",
        notes="L = max_i ||[x_i, -1]|| <= sqrt(B^2 + 1), the hinge's Lipschitz constant in w = [v, "
-       "b] on the augmented features; the proof's n ~ n - 1 is kept.")
+       "b] on the augmented features; the proof's n ~ n - 1 is kept.",
+       correction="Not known in closed form: the L/(lam n) step assumes strong convexity in the "
+       "unpenalized intercept (as Lemma A.2.5 does); it held here only for lam <= 0.1.")
 def _cor25(ctx: CheckContext) -> Outcome:
     df, cfg = _soft_loo(ctx)
     df = df.assign(lipschitz=np.sqrt(df.B**2 + 1))
@@ -628,7 +638,10 @@ def _limit_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
        "solution argmin ||[v, b]|| s.t. y w^T x~ >= 1. Both references are computed exactly "
        "(cvxpy); GD with logistic loss, step 1/beta_eff, one head. A dataset decides when the "
        "two references are > 0.02 apart: the premise fails there if at the last step GD is "
-       "closer to the penalized solution than half their separation and the free SVM is not.")
+       "closer to the penalized solution than half their separation and the free SVM is not.",
+       correction="GD on [x, -1] converges in direction to argmin ||[v, b]|| s.t. y (v^T x - b) "
+       ">= 1, the bias-penalized SVM; Theorem 2.4's telescoping and Lemma A.2.5 must compare "
+       "against that solution (or GD must leave the intercept unpenalized by other means).")
 def _svm_limit(ctx: CheckContext) -> Outcome:
     df, cfg = _limit_table(ctx)
     last = df[df.step == df.step.max()]

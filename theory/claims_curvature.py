@@ -115,7 +115,10 @@ def _scalar_counterexample() -> tuple[float, float]:
        "||Hess_{h^(L-1)} L||",
        notes="theta includes W^(L), but dh^(L-1)/dW^(L) = 0: the W^(L) block is missing from the "
        "right side. Random bias-free MLPs 4-6-5-3, squared loss, one input, target = output; "
-       "exact Hessians (torch.func); activations 'contractant' as the paper assumes.")
+       "exact Hessians (torch.func); activations 'contractant' as the paper assumes.",
+       correction="Restricted to W^(1..L-1), with each ||W^(l)|| multiplied by the activation's "
+       "Lipschitz constant (1 for ReLU, 1.1289 for GELU), the bound holds on every tested "
+       "instance (ad.thm1.block); the W^(L) block needs a term of its own.")
 def _thm1_literal(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_full.to_numpy(), df.rhs_contractant.to_numpy()),
@@ -124,7 +127,8 @@ def _thm1_literal(ctx: CheckContext) -> Outcome:
     verdict = verdict.with_evidence(scalar_counterexample_lhs=lhs, scalar_counterexample_rhs=rhs,
                                     seed=ctx.seed)
     fig = _thm1_figure(df, "hess_full", "rhs_contractant", f"{ctx.claim_id}: {verdict.status}")
-    return Outcome(verdict, df, fig, {"k": len(df)})
+    return Outcome(verdict, df.assign(lhs=df.hess_full, rhs=df.rhs_contractant), fig,
+                   {"k": len(df)})
 
 
 @claim("ad.thm1.block", paper="ad", where="Theorem 1, eq. (2), restricted to W^(1..L-1)",

@@ -183,6 +183,7 @@ class Claim:
     kind: str
     check: Callable[[CheckContext], Outcome] = field(repr=False, compare=False)
     notes: str = ""
+    correction: str = ""  # the corrected statement, where one is known (the errata sheet's)
 
     def describe(self) -> dict[str, str]:
         return {
@@ -194,6 +195,7 @@ class Claim:
             "statement": self.statement,
             "equation": self.equation,
             "notes": self.notes,
+            "correction": self.correction,
         }
 
 
@@ -209,8 +211,10 @@ def claim(
     statement: str,
     equation: str,
     notes: str = "",
+    correction: str = "",
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
-    """Register the decorated function as the check of claim ``id``."""
+    """Register the decorated function as the check of claim ``id``; ``correction`` is the
+    corrected statement where one is known (shown on the errata sheet when the claim fails)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
@@ -219,7 +223,8 @@ def claim(
     def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
-        _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes)
+        _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
+                              correction)
         return fn
 
     return register
