@@ -33,10 +33,30 @@ def _sweep_claim(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
                  xlabel: str, expected: str, logx: bool) -> Outcome:
     verdict = trend_verdict(df[x].to_numpy(), df["stability"].to_numpy(), expected=expected,
                             rng=ctx.rng(), what=f"normalized LOO stability vs {xlabel}")
-    med = df.groupby(f"{cfg.vary}_level")["stability"].median()
+    med = df.groupby(f"{cfg.vary}_level")["stability"].median().sort_index()
+    steps = np.diff(med.to_numpy())
+    monotone = bool(np.all(steps < 0) if expected == "decreasing" else np.all(steps > 0))
     verdict = verdict.with_evidence(**{f"median_stability_at_{k:g}": float(v) for k, v in med.items()})
-    verdict = verdict.with_evidence(n_datasets_per_level=cfg.n_datasets, n=cfg.n if cfg.vary != "n"
-                            else "varied", d=cfg.d, seed=ctx.seed)
+    realised = (df.svm_margin / cfg.margin).groupby(df[f"{cfg.vary}_level"]).median()
+    verdict = verdict.with_evidence(
+        n_datasets_per_level=cfg.n_datasets, n=cfg.n if cfg.vary != "n" else "varied", d=cfg.d,
+        medians_monotone=monotone, median_end_ratio=float(med.iloc[-1] / med.iloc[0]),
+        **({} if cfg.vary == "margin" else
+           {f"realised_margin_over_requested_at_{k:g}": float(v) for k, v in realised.items()}),
+        seed=ctx.seed)
+    if verdict.status == "supported" and not monotone:
+        # a rank correlation over thousands of points can be "significant" while the level
+        # medians wander: the effect is not identified over the range
+        verdict = Verdict("inconclusive", f"{verdict.reason}; but the per-level medians are not "
+                          f"monotone ({', '.join(f'{v:.3g}' for v in med)}; end-to-end ratio "
+                          f"{med.iloc[-1] / med.iloc[0]:.3g}), so the trend is not identified",
+                          verdict.evidence)
+    if cfg.vary == "bound":
+        lo, hi = realised.iloc[0], realised.iloc[-1]
+        verdict = Verdict(verdict.status, f"{verdict.reason}. The margin is not fixed: the "
+                          f"realised SVM margin is {lo:.3g}x the requested {cfg.margin:g} at "
+                          f"B = {realised.index[0]:g} and {hi:.3g}x at B = {realised.index[-1]:g}",
+                          verdict.evidence)
     fig, (ax,) = plotting.figure()
     ax.scatter(df[x], df["stability"], s=4, alpha=0.25, color="grey", label="one dataset")
     plotting.median_band(ax, df[x], df["stability"], group=df[f"{cfg.vary}_level"],

@@ -202,3 +202,31 @@ def test_lemma_a24_counts_support_vectors_from_the_duals():
     # 30 datasets of 200 points in d = 5: a handful of support vectors each, not ~1,000 in all
     assert ev["n_support_vector_removals"] < 30 * 12
     assert ev["n_non_support_moved"] == 0
+
+
+def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
+    """fu.fig7.margin used to say 'supported' on rho = -0.32 with non-monotone medians."""
+    import pandas as pd
+
+    from boundbench.synthetic.claims_stability import _sweep_claim
+    from boundbench.synthetic.experiments import SVMSweep
+    from boundbench.theory import registry
+
+    rng = np.random.default_rng(0)
+    levels = (0.02, 0.05, 0.1, 0.2, 0.4)
+    centre = {0.02: 1.0, 0.05: 1.3, 0.1: 1.1, 0.2: 1.2, 0.4: 0.5}  # falls, but not monotone
+    df = pd.DataFrame([{"margin_level": lv, "dataset": k, "svm_margin": lv * 1.1,
+                        "stability": centre[lv] * np.exp(0.1 * rng.standard_normal())}
+                       for lv in levels for k in range(200)])
+    cfg = SVMSweep(vary="margin", levels=levels, n_datasets=200)
+    ctx = registry.CheckContext(claim_id="x.test")
+    v = _sweep_claim(ctx, df, cfg, x="svm_margin", xlabel="m", expected="decreasing",
+                     logx=True).verdict
+    assert v.status == "inconclusive" and "not monotone" in v.reason
+    assert v.evidence["spearman_rho"] < 0 and not v.evidence["medians_monotone"]
+    # control: the same spread around monotone medians is support
+    mono = df.assign(stability=df.margin_level.map({0.02: 1.3, 0.05: 1.2, 0.1: 1.1, 0.2: 1.0,
+                                                    0.4: 0.5}) * df.stability
+                     / df.margin_level.map(centre))
+    assert _sweep_claim(ctx, mono, cfg, x="svm_margin", xlabel="m", expected="decreasing",
+                        logx=True).verdict.status == "supported"
