@@ -15,7 +15,7 @@ import torch
 
 from boundbench.synthetic.methods import Forward, Method, register
 from boundbench.synthetic.penalties import ActivationDecay
-from boundbench.theory.masked_gradient import keep_probability
+from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 
 
 class _Wrapper(torch.optim.Optimizer):
@@ -105,15 +105,10 @@ class SelectiveUpdate(_Wrapper):
     def step(self, closure=None):
         loss = closure() if closure is not None else None
         grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
-        sal = [g.float().pow(2) for g in grads]
-        hi = max(float(s.max()) for s in sal)
-        lo = min(float(s.min()) for s in sal)
-        span = hi - lo
         kept = total = 0
-        for g, s in zip(grads, sal, strict=True):
-            s_norm = s / span if span > 0 else torch.zeros_like(s)
+        for g, s_norm in zip(grads, normalized_saliency(grads), strict=True):
             p = keep_probability(s_norm, alpha=self.alpha, beta=self.beta, flipped=self.flipped)
-            u = torch.rand(s.shape, generator=self.gen).to(s.device)
+            u = torch.rand(s_norm.shape, generator=self.gen).to(s_norm.device)
             m = u < p
             # a kept entry has p > u >= 0, so the division is finite; dropped entries are 0
             g.copy_(torch.where(m, g / torch.where(m, p, 1.0).to(g.dtype), 0.0))

@@ -11,7 +11,7 @@ from torch.func import hessian, jacrev
 
 from boundbench.theory import curvature as cv
 from boundbench.theory import plotting
-from boundbench.theory.masked_gradient import keep_probability
+from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.smoothing import GELU_LIPSCHITZ
 from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, bound_verdict
@@ -306,8 +306,11 @@ def _uegr_gp(ctx: CheckContext) -> Outcome:
        statement="The selective update keeps 'only the key parameters': the keep probability "
        "grows with a parameter's Fisher saliency.",
        equation="p = 1/(1 + exp(2 beta (s~ - alpha))),  s~ = s / (max|s| - min|s|)",
-       notes="Saliency: squared per-parameter gradients summed over a batch (reading (a) of eq. "
-       "7) of a small trained tanh MLP; normalized globally (eq. 8 as written). Evidence gives "
+       notes="Saliency: one reading everywhere (theory.masked_gradient.normalized_saliency, as "
+       "the SelectiveUpdate optimizer uses it): the squared mini-batch gradient (32 examples) of "
+       "a small tanh MLP, normalized globally (eq. 8 as written). Eq. 9 as written is decreasing "
+       "in s~ for every beta > 0, so its sign is algebra; what is measured is which parameters "
+       "each reading updates on real saliencies. Evidence gives "
        "the expected update fraction E[p] under eq. 9 as written and sign-flipped for the "
        "paper's alpha in [0.6, 0.95], beta in {1, 5, 10}.")
 def _uegr_mask(ctx: CheckContext) -> Outcome:
@@ -316,12 +319,12 @@ def _uegr_mask(ctx: CheckContext) -> Outcome:
     y = torch.as_tensor(rng.integers(0, 3, 256))
     W1 = torch.as_tensor(rng.standard_normal((32, 10)) / np.sqrt(10)).requires_grad_(True)
     W2 = torch.as_tensor(rng.standard_normal((3, 32)) / np.sqrt(32)).requires_grad_(True)
-    per_sample = []
-    for i in range(len(X)):
-        ls = torch.nn.functional.cross_entropy(torch.tanh(X[i:i + 1] @ W1.T) @ W2.T, y[i:i + 1])
-        per_sample.append(torch.cat([g.reshape(-1) for g in torch.autograd.grad(ls, [W1, W2])]))
-    s = torch.stack(per_sample).pow(2).sum(0).numpy()
-    s_norm = s / (np.abs(s).max() - np.abs(s).min())
+    # the optimizer's reading (normalized_saliency): the squared gradient of one mini-batch
+    batch = slice(0, 32)
+    ls = torch.nn.functional.cross_entropy(torch.tanh(X[batch] @ W1.T) @ W2.T, y[batch])
+    s_norm = torch.cat([t.reshape(-1) for t in
+                        normalized_saliency(list(torch.autograd.grad(ls, [W1, W2])))]).numpy()
+    s = s_norm
     rows = []
     for alpha in (0.6, 0.7, 0.8, 0.9, 0.95):
         for beta in (1.0, 5.0, 10.0):

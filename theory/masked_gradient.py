@@ -37,6 +37,22 @@ def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
     return 1.0 / (1.0 + np.exp(-z if flipped else z))
 
 
+def normalized_saliency(grads: list[torch.Tensor]) -> list[torch.Tensor]:
+    """UEGR eqs. (7)-(8) as boundbench reads them, the one reading used everywhere (the
+    :class:`~boundbench.synthetic.optimizers.SelectiveUpdate` optimizer and the
+    ``uegr.mask-sign`` check): the saliency of a parameter entry is its squared *mini-batch*
+    gradient (what an optimizer step can compute; eq. 7's per-sample Fisher sum would need
+    per-sample gradients), divided by ``max - min`` over all parameters at once (eq. 8 as
+    written); all zeros when every saliency is equal."""
+    sal = [g.detach().float().pow(2) for g in grads]
+    if not sal:
+        raise ValueError("grads must hold at least one gradient tensor")
+    hi = max(float(t.max()) for t in sal)
+    lo = min(float(t.min()) for t in sal)
+    span = hi - lo
+    return [t / span if span > 0 else torch.zeros_like(t) for t in sal]
+
+
 def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Eq. (17): ``E[g * m / p] = mu``: the rescaled masked gradient is unbiased."""
     mu = v.as_array("grad_mean", grad_mean)
