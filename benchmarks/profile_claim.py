@@ -23,11 +23,11 @@ PHASES = {
     "load_task": "data loading", "load_classifier": "model load",
     "from_pretrained": "  (HF from_pretrained)", "__call__ (tokenization_utils_base)":
     "tokenization", "_train": "training steps", "continue_pretraining": "SURT MLM",
-    "forward_texts": "inference (eval, probes)", "feature_diagnostics": "diagnostics (SVM, LOO)",
+    "forward_all": "inference (eval, probes)", "feature_diagnostics": "diagnostics (SVM, LOO)",
     "hard_margin_loo": "  SVM LOO", "soft_margin_loo": "  soft SVM LOO",
     "_pretrained_diagnostics": "pre-trained diagnostics", "evaluate_run": "evaluation probes",
     "noise_robustness": "  noise probe", "corruption_robustness": "  corruption probe",
-    "layer_cka": "  CKA", "head_hessian": "  head Hessian", "_save": "figure/table save",
+    "_pretrained_representations": "  CKA (pre-trained, once)", "head_hessian": "  head Hessian", "_save": "figure/table save",
 }
 
 
