@@ -27,7 +27,8 @@ PHASES = {
     "hard_margin_loo": "  SVM LOO", "soft_margin_loo": "  soft SVM LOO",
     "_pretrained_diagnostics": "pre-trained diagnostics", "evaluate_run": "evaluation probes",
     "noise_robustness": "  noise probe", "corruption_robustness": "  corruption probe",
-    "_pretrained_representations": "  CKA (pre-trained, once)", "head_hessian": "  head Hessian", "_save": "figure/table save",
+    "_pretrained_representations": "  CKA (pre-trained, once)",
+    "head_hessian": "  head Hessian", "_save": "figure/table save",
 }
 
 
