@@ -48,6 +48,11 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
     md = (tmp_path / "audit.md").read_text()
     for c in report["claims"]:
         assert f"## {c['id']}" in md and c["statement"] in md
+    # the errata sheet is part of the first command's output: every finding is on it
+    errata = (tmp_path / "errata.md").read_text()
+    for c in report["claims"]:
+        if c["verdict"] in ("violated", "contradicted"):
+            assert f"`{c['id']}`" in errata
 
 
 def test_check_prints_evidence_and_rejects_unknown_ids(tmp_path):
