@@ -197,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     for q in (r, sw):
         q.add_argument("--scale", choices=_claims.SCALES, default="paper",
                        help="quick: at most 200 training examples, 30 steps, 100 diagnostic "
-                       "points, the methods' quick arguments (CI); paper: as configured")
+                       "points, the methods' quick arguments (CI); standard: 1,000 examples, "
+                       "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
+                       "configured")
         q.add_argument("--out", default="results/plm", help="output folder")
         q.set_defaults(func=_cmd_plm)
     return p
