@@ -205,7 +205,8 @@ class StabilityGrid:
         known = {f.name for f in fields(cls)}
         if set(raw) - known:
             raise ValueError(f"sweep config {str(p)!r}: unknown keys {sorted(set(raw) - known)}")
-        return cls(finetune=ft, **raw).at_scale(scale, **quick)
+        # a sweep file's "quick" block sizes the quick scale only
+        return cls(finetune=ft, **raw).at_scale(scale, **(quick if scale == "quick" else {}))
 
 
 def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:

@@ -64,6 +64,10 @@ def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
     # the quick arguments fill what the user left at its default, never what they set
     assert quick.methods[1].dims == QUICK_ARGS["jachess"]["dims"]
     assert quick.methods[2].steps == 7
+    # standard: the sizes that train on 2 CPU cores; the sweep's quick block does not apply
+    std = StabilityGrid(methods=("finetune", "jachess"), train_size=None).at_scale("standard")
+    assert (std.train_size, std.eval_size, std.finetune.max_steps) == (1000, 300, 40)
+    assert std.methods[1].dims == QUICK_ARGS["jachess"]["dims"]
     assert [d["method"] for d in quick.config()["methods"]] == ["finetune", "jachess", "surt"]
     for bad, match in [({"methods": "finetune"}, "must be a list"), ([1, 2], "JSON object"),
                        ({"methods": ["finetune"], "seed": 3}, "unknown keys"),
