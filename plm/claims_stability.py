@@ -113,7 +113,8 @@ def _surt_distance(ctx: CheckContext) -> Outcome:
        statement="Fine-tuning becomes more stable (smaller std across seeds) as the fraction of "
        "training samples used grows.",
        equation="std_seeds acc decreases in the training-sample ratio",
-       notes="Levels 50% and 100% (quick) or 40-100% (paper) of the (subsampled) training set; "
+       notes="Levels 50% and 100% (quick), 25, 50 and 100% (standard) or 40-100% (paper) of the "
+       "(subsampled) training set; "
        "trend by Spearman between the ratio and each run's absolute deviation from its level's "
        "mean accuracy.")
 @needs_plm
