@@ -129,3 +129,24 @@ def test_standard_scale_says_what_would_decide():
     # pick: the standard value where a check gives one, the quick one where it does not
     assert std.pick(1, 3, standard=2) == 2 and std.pick(1, 3) == 1
     assert claims.CheckContext(scale="paper").pick(1, 3, standard=2) == 3
+
+
+def test_layer_weights_reads_each_runs_strategy_from_its_config(monkeypatch, tmp_path):
+    """The grid labels carry the scale's CPU arguments (``jachess-unlab:dims=1,reg_batch=2``):
+    the strategies must come from each run's recorded config, or every run scores NaN and the
+    trend is a constant (the standard audit of 2026-11-22 reported rho = 0, CI [0, 0])."""
+    import numpy as np
+    import pandas as pd
+
+    acc = {"soft": 0.9, "uniform": 0.85, "logits": 0.8, "inverse": 0.75}  # Table 5's order
+    rows = [{"method": f"jachess-unlab:layer_weights={w},dims=1,reg_batch=2", "seed": s,
+             "level": None, "test_accuracy": a + 0.001 * s, "test_f1": 0.7, "test_mcc": 0.5,
+             "method_config": json.dumps({"name": "jachess-unlab", "layer_weights": w})}
+            for w, a in acc.items() for s in range(5)]
+    monkeypatch.setattr(cs, "cached_grid", lambda ctx, grid: pd.DataFrame(rows))
+    r = claims.run("jachess.plm.layer-weights", claims.CheckContext(scale="standard",
+                                                                   out_dir=tmp_path))
+    ev = r.verdict.evidence
+    assert ev["n_strategies"] == 4 and r.verdict.status == "supported"
+    assert ev["spearman_rho"] > 0.8
+    assert all(np.isfinite(ev[f"mean_accuracy[{w}]"]) for w in acc)
