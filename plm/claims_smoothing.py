@@ -148,9 +148,9 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
        notes="JACHESS_unlab; the base norms j and the weights are recorded per run.")
 @needs_plm
 def _layer_weights(ctx: CheckContext) -> Outcome:
-    # four JACHESS runs a seed (~100 s each on 2 cores): 3 seeds at standard scale, and no
-    # robustness probes (the claim reads the test accuracy only)
-    grid = _grid(ctx, _STRATEGIES, seeds=ctx.pick(2, 5, standard=3), evaluation=False)
+    # four JACHESS runs a seed (~100 s each on 2 cores): 1 seed at quick scale (a smoke run),
+    # 3 at standard, and no robustness probes (the claim reads the test accuracy only)
+    grid = _grid(ctx, _STRATEGIES, seeds=ctx.pick(1, 5, standard=3), evaluation=False)
     df = cached_grid(ctx, grid)
     # each run's strategy from its recorded method config, not from its label: the labels are
     # full specs that carry the scale's CPU arguments ("jachess-unlab:dims=1,reg_batch=2")
