@@ -217,13 +217,30 @@ def _cor31(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, fits, fig, cfg.config())
 
 
-def _rate_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
-    """One GD head per dataset over several decades of t, with its gaps to both max-margin
-    solutions."""
+def _gd_gaps(X: np.ndarray, y: np.ndarray, *, steps: int, record: int, seed: int) -> dict:
+    """One GD head per dataset and its direction gaps, at every recorded step, to the two
+    max-margin solutions (unit vectors): the free-intercept SVM and the bias-penalized one."""
     from boundbench.synthetic.stability import paper_head
     from boundbench.synthetic.svm import BiasPenalizedSVM
     from boundbench.synthetic.train import train_heads
 
+    svm = HardMarginSVM().fit(X, y)
+    refs = {"free": paper_head(svm.coef_, svm.intercept_),
+            "penalized": BiasPenalizedSVM().fit(X, y).coef_}
+    refs = {k: r / np.linalg.norm(r, axis=-1, keepdims=True) for k, r in refs.items()}
+    gd = train_heads(X, y, steps=steps, record=record, seed=seed)
+    dirs, T = gd.directions[:, 0], len(gd.steps)  # (k, T, D)
+    return {"dataset": np.repeat(np.arange(len(X)), T), "step": np.tile(gd.steps, len(X)),
+            "gap_free_svm": np.linalg.norm(dirs - refs["free"][:, None], axis=-1).ravel(),
+            "gap_penalized_svm": np.linalg.norm(dirs - refs["penalized"][:, None],
+                                                axis=-1).ravel(),
+            "svm_separation": np.repeat(np.linalg.norm(refs["free"] - refs["penalized"],
+                                                       axis=-1), T)}
+
+
+def _rate_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
+    """One GD head per dataset over several decades of t, with its gaps to both max-margin
+    solutions."""
     cfg = {"k": ctx.pick(12, 100), "n": 100, "d": 5, "margin": 0.1, "bound": 1.0,
            "steps": ctx.pick(100_000, 1_000_000), "seed": ctx.seed}
 
@@ -231,20 +248,9 @@ def _rate_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
         rng = ctx.table_rng("soudry-rate")
         data = make_separable(n_datasets=cfg["k"], n=cfg["n"], d=cfg["d"], margin=cfg["margin"],
                               bound=cfg["bound"], seed=rng)
-        svm = HardMarginSVM().fit(data.X, data.y)
-        free = paper_head(svm.coef_, svm.intercept_)
-        pen = BiasPenalizedSVM().fit(data.X, data.y).coef_
-        gd = train_heads(data.X, data.y, steps=cfg["steps"], record=40,
-                         seed=int(rng.integers(2**31)))
-        dirs, T = gd.directions[:, 0], len(gd.steps)
-
-        def gap(ref):
-            ref = ref / np.linalg.norm(ref, axis=-1, keepdims=True)
-            return np.linalg.norm(dirs - ref[:, None], axis=-1).ravel()
-
-        return pd.DataFrame({"dataset": np.repeat(np.arange(cfg["k"]), T),
-                             "step": np.tile(gd.steps, cfg["k"]),
-                             "gap_penalized_svm": gap(pen), "gap_free_svm": gap(free)})
+        gaps = _gd_gaps(data.X, data.y, steps=cfg["steps"], record=40,
+                        seed=int(rng.integers(2**31)))
+        return pd.DataFrame({k: v for k, v in gaps.items() if k != "svm_separation"})
 
     return ctx.cached("soudry-rate", cfg, compute), cfg
 
@@ -609,9 +615,6 @@ def _far_gaussians(k: int, n: int, rng: np.random.Generator):
 
 
 def _limit_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
-    from boundbench.synthetic.stability import paper_head
-    from boundbench.synthetic.svm import BiasPenalizedSVM
-    from boundbench.synthetic.train import train_heads
 
     cfg = {"families": [(2, 1.0), (20, 1.0), (5, 4.0), "gaussian"], "n": 60, "margin": 0.1,
            "k": ctx.pick(8, 50), "steps": ctx.pick(20_000, 1_000_000), "seed": ctx.seed}
@@ -627,21 +630,8 @@ def _limit_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
                 data = make_separable(n_datasets=cfg["k"], n=cfg["n"], d=d, margin=cfg["margin"],
                                       bound=B, seed=rng)
                 name = f"d={d}, B={B:g}"
-            svm = HardMarginSVM().fit(data.X, data.y)
-            free = paper_head(svm.coef_, svm.intercept_)
-            pen = BiasPenalizedSVM().fit(data.X, data.y).coef_
-            free /= np.linalg.norm(free, axis=-1, keepdims=True)
-            pen /= np.linalg.norm(pen, axis=-1, keepdims=True)
-            gd = train_heads(data.X, data.y, steps=cfg["steps"], record=25,
-                             seed=int(rng.integers(2**31)))
-            dirs = gd.directions[:, 0]  # (k, T, D)
-            T = len(gd.steps)
-            frames.append(pd.DataFrame({
-                "family": name, "dataset": np.repeat(np.arange(cfg["k"]), T),
-                "step": np.tile(gd.steps, cfg["k"]),
-                "gap_free_svm": np.linalg.norm(dirs - free[:, None], axis=-1).ravel(),
-                "gap_penalized_svm": np.linalg.norm(dirs - pen[:, None], axis=-1).ravel(),
-                "svm_separation": np.repeat(np.linalg.norm(free - pen, axis=-1), T)}))
+            frames.append(pd.DataFrame({"family": name, **_gd_gaps(
+                data.X, data.y, steps=cfg["steps"], record=25, seed=int(rng.integers(2**31)))}))
         return pd.concat(frames, ignore_index=True)
 
     return ctx.cached("gd-limit", cfg, compute), cfg

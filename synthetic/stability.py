@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from boundbench.synthetic.svm import hard_margin_loo, soft_margin_loo
+from boundbench.synthetic.svm import hard_margin_loo
 
 
 def normalized_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -55,12 +55,6 @@ def svm_loo_stability(X: np.ndarray, y: np.ndarray, *, progress: bool = False) -
         out["v_norm_loo"][j] = np.linalg.norm(v_loo, axis=-1)
         out["w_norm_loo"][j] = np.linalg.norm(w_loo, axis=-1)
     return out
-
-
-def soft_svm_loo_distance(X: np.ndarray, y: np.ndarray, *, lam: float) -> np.ndarray:
-    """Unnormalized ``||w_hat(S^i) - w_hat(S)||`` of the soft-margin SVM, every i: ``(n,)``."""
-    v_loo, c_loo, v, c = soft_margin_loo(X, y, lam=lam)
-    return np.linalg.norm(paper_head(v_loo, c_loo) - paper_head(v, c), axis=-1)
 
 
 def head_loo_stability(directions: np.ndarray) -> np.ndarray:
