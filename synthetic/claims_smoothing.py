@@ -26,7 +26,13 @@ from boundbench.synthetic.penalties import JacobianPenalty
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.smoothing import cor1_rhs
-from boundbench.theory.verdicts import Verdict, bootstrap_mean, interval_status, trend_verdict
+from boundbench.theory.verdicts import (
+    BINDING,
+    Verdict,
+    bootstrap_mean,
+    interval_status,
+    trend_verdict,
+)
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
 
@@ -86,6 +92,11 @@ def _cor1_verdict(df: pd.DataFrame, rhs: np.ndarray, what: str) -> Verdict:
     ev = {"n_models": len(df), "n_upper_within_bound": int((hi <= rhs).sum()),
           "n_lower_above_bound": int((lo > rhs).sum()),
           "worst_estimate_over_rhs": float(np.max(df.smoothed_lam / rhs)),
+          # models whose estimate is within 10% of the bound, and the check against half the
+          # bound (a wrong constant), which must fail on them
+          "n_binding": int((df.smoothed_lam >= (1 - BINDING) * rhs).sum()),
+          "control_bound_halved_n_lower_above": int((lo > rhs / 2).sum()),
+          "control_bound_halved_worst_ratio": float(np.max(2 * df.smoothed_lam / rhs)),
           "min_rhs": float(rhs.min()), "max_smoothed_lambda": float(df.smoothed_lam.max())}
     if ev["n_lower_above_bound"]:
         return Verdict("violated", f"{what}: the measured smoothed-Hessian norm exceeds the erf "

@@ -585,6 +585,22 @@ def _check_a23(ctx: CheckContext) -> Outcome:
         rows.append(pd.DataFrame({"family": f"d={d}", "B": data.max_norm, "margin": svm.margin_,
                                   "n_support": [len(x) for x in svm.support_], "lhs": s.lhs,
                                   "rhs": s.rhs}))
+    # where the bound binds: both classes far out along the normal u (at distance ~10, margin
+    # 0.1, spread 0.2 along u and 0.01 across), so the support vectors are nearly parallel to
+    # v_hat and nearly as long as B, and |b| -> 1 + ||v|| B as spread and margin shrink
+    k, n, d = ctx.pick(10, 100), 60, 5
+    u = rng.standard_normal((k, 1, d))
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
+    t = 10.0 + 0.2 * rng.uniform(size=(k, n)) + np.where(y > 0, 0.4, 0.0)
+    X = t[..., None] * u + 0.01 * rng.standard_normal((k, n, d))
+    Y = np.broadcast_to(y, (k, n))
+    svm = HardMarginSVM().fit(X, Y)
+    B = np.linalg.norm(X, axis=-1).max(-1)
+    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=B)
+    rows.append(pd.DataFrame({"family": "d=5, far along the normal", "B": B,
+                              "margin": svm.margin_, "n_support": [len(x) for x in svm.support_],
+                              "lhs": s.lhs, "rhs": s.rhs}))
     return ratio_histogram_outcome(ctx, pd.concat(rows, ignore_index=True),
                    what="|b| <= 1 + ||v|| B", xlabel="|b_hat| / (1 + ||v_hat|| B)")
 

@@ -189,3 +189,32 @@ def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
         assert small.evidence["seeds_needed"] == need and f"about {need} runs" in small.reason
     with pytest.raises(ValueError, match="at least 3"):
         std_ratio_verdict([1.0, 2.0], [1.0, 2.0, 3.0], rng=rng, what="x")
+
+
+# bound claims whose stated right side cannot come within 10% of the measurement, each a finding
+# (its reason and evidence say how loose): no instance binds, by the claim's own maths or scale
+LOOSE_BY_STATEMENT = {
+    "fu.lemma-a.2.1": "2/r is twice the sharp Lipschitz constant 1/r (binds at 1/r)",
+    "fu.thm2.2.appendix": "the appendix form is >= 50x above every measured LOO distance",
+    "fu.thm2.4.second-term": "nu = 2/r doubles a bound the direction change stays 3x below",
+    "ad.cor1.paper-eps": "the paper's eps exceeds the measured one; the global eps binds",
+}
+
+
+@pytest.mark.parametrize("cid", sorted(c for c, r in catalogue.registry().items()
+                                       if r.kind == "bound"))
+def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp_path):
+    """A bound check that no instance comes near could pass a bound many times too loose: each
+    reports the instances within 10% of its bound (``n_binding``) and a ``control_`` comparison
+    (a wrong constant, half the bound, a point inside the ball) that must fail (> 1)."""
+    r = claims.run(cid, claims.CheckContext(out_dir=tmp_path, progress=False))
+    ev = r.verdict.evidence
+    assert "n_binding" in ev, cid
+    controls = {k: v for k, v in ev.items() if k.startswith("control_")
+                and isinstance(v, int | float)}
+    assert controls, cid
+    if cid in LOOSE_BY_STATEMENT:
+        assert ev["n_binding"] == 0, (cid, "binds now: drop it from LOOSE_BY_STATEMENT")
+    else:
+        assert ev["n_binding"] > 0, cid
+        assert max(controls.values()) > 1, (cid, controls)

@@ -19,15 +19,25 @@ from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, boun
 _ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
 
 
-def _thm1_instance(rng: np.random.Generator, act: str) -> dict:
+def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -> dict:
     """A random bias-free MLP 4 -> 6 -> 5 -> 3 at a zero-loss point of the squared loss on one
-    input: exact Hessians by torch.func, both sides of Theorem 1."""
-    dims = (4, 6, 5, 3)
+    input: exact Hessians by torch.func, both sides of Theorem 1. ``chain``: the scalar chain
+    1 -> 1 -> 1 -> 1 with a positive input and weights, W^(1) << W^(2) = 1, where the block
+    bound binds: its Hessian norm over (W^(1), W^(2)) is c^2 (a^2 + b^2) against the right
+    side's c^2 (|a| + |b|)^2, a ratio -> 1 as a/b -> 0."""
+    dims = (1, 1, 1, 1) if chain else (4, 6, 5, 3)
     s = _ACT[act]
-    Ws = [torch.as_tensor(rng.standard_normal((dims[i + 1], dims[i])) / np.sqrt(dims[i]))
-          for i in range(3)]
-    Ws[2] = Ws[2] * 10.0 ** rng.uniform(-2, 0.5)  # the last layer's scale decides the literal case
-    x = torch.as_tensor(rng.standard_normal(4))
+    if chain:
+        Ws = [torch.tensor([[10.0 ** rng.uniform(-2.5, -1.5)]], dtype=torch.float64),
+              torch.tensor([[1.0]], dtype=torch.float64),
+              torch.tensor([[10.0 ** rng.uniform(-1, 0.5)]], dtype=torch.float64)]
+        x = torch.tensor([1.0], dtype=torch.float64)
+    else:
+        Ws = [torch.as_tensor(rng.standard_normal((dims[i + 1], dims[i])) / np.sqrt(dims[i]))
+              for i in range(3)]
+        # the last layer's scale decides the literal case
+        Ws[2] = Ws[2] * 10.0 ** rng.uniform(-2, 0.5)
+        x = torch.as_tensor(rng.standard_normal(4))
     sizes = [w.numel() for w in Ws]
 
     def unpack(theta):
@@ -59,7 +69,8 @@ def _thm1_instance(rng: np.random.Generator, act: str) -> dict:
     w2 = torch.linalg.matrix_norm(W2, 2).item()
     hz = torch.linalg.matrix_norm(W3.T @ W3, 2).item()  # Hessian of L w.r.t. h^(L-1)
     lip = 1.0 if act == "relu" else GELU_LIPSCHITZ
-    return {"activation": act, "last_layer_scale": torch.linalg.matrix_norm(W3, 2).item(),
+    return {"activation": act, "family": "chain" if chain else "mlp",
+            "last_layer_scale": torch.linalg.matrix_norm(W3, 2).item(),
             "hess_full": full, "hess_block": block,
             "rhs_contractant": (n1 * w2 + n2) ** 2 * hz,
             "rhs_lipschitz": (n1 * w2 * lip + n2) ** 2 * hz}
@@ -69,9 +80,12 @@ def _thm1_table(ctx: CheckContext) -> pd.DataFrame:
     def compute() -> pd.DataFrame:
         rng = ctx.table_rng("thm1-mlps")
         k = ctx.pick(60, 500)
-        return pd.DataFrame([_thm1_instance(rng, a) for a in ("relu", "gelu") for _ in range(k)])
+        rows = [_thm1_instance(rng, a) for a in ("relu", "gelu") for _ in range(k)]
+        rows += [_thm1_instance(rng, a, chain=True) for a in ("relu", "gelu") for _ in range(10)]
+        return pd.DataFrame(rows)
 
-    return ctx.cached("thm1-mlps", {"k": ctx.pick(60, 500), "seed": ctx.seed}, compute)
+    return ctx.cached("thm1-mlps", {"k": ctx.pick(60, 500), "chains": 10, "seed": ctx.seed},
+                      compute)
 
 
 def _thm1_figure(df: pd.DataFrame, lhs: str, rhs: str, title: str):

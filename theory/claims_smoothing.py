@@ -162,6 +162,13 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
         "min_gap_over_s2_half": float(gap.min()),
         "mc_vs_exact_2class_max_z": float(np.max(np.abs(two.smoothed_mc - two.smoothed_exact)
                                                  / two.smoothed_se.clip(lower=1e-300))),
+        # the two-sided bound binds on its Jensen side as s -> 0 (CE within 10% of the smoothed
+        # CE); the upper side's tightness is max_gap_over_s2_half
+        "n_binding": lower["n_binding"] + upper["n_binding"],
+        "n_binding_lower": lower["n_binding"],
+        "n_binding_upper": upper["n_binding"],
+        # control: an upper bound of s^2/4 (a factor 2 lost) must fail where the gap is large
+        "control_upper_halved_worst_ratio": float(gap.max() * 2.0),
         "seed": ctx.seed,
     }
     bad = ev["upper_violations"] + ev["lower_violations"] + ev["exact_2class_violations"]
@@ -218,6 +225,11 @@ def _check_thm3(ctx: CheckContext) -> Outcome:
         "min_taylor_minus_exact": float(err.min()),
         "sign_rule_agreement_small_s": float(rule.mean()),
         "taylor_over_thm2_bound_violations": int(np.sum(taylor > upper + 1e-12)),
+        # "Taylor <= Thm 2's bound": instances within 10% of it, and the same comparison
+        # against half the bound, which a wrong constant would fail
+        "n_binding": bound_evidence(BoundSides(taylor.ravel(), upper.ravel()), rtol=0.0,
+                                    atol=1e-12)["n_binding"],
+        "control_bound_halved_worst_ratio": float(np.max(taylor / (upper / 2))),
         **{f"taylor_minus_exact[{k_}]": v_ for k_, v_ in ex.items()},
         "seed": ctx.seed,
     }

@@ -93,11 +93,16 @@ def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, 
     pos = rhs > 0
     # instances where the bound binds (lhs within 10% of rhs) or fails: a check with none of
     # them would pass a bound many times too loose
-    ev["n_binding"] = int((lhs[pos] >= (1 - BINDING) * rhs[pos]).sum() + (excess[~pos] >= 0).sum())
+    # (0 <= 0, e.g. a dead unit's zero Hessian, binds nothing)
+    ev["n_binding"] = int((lhs[pos] >= (1 - BINDING) * rhs[pos]).sum()
+                          + ((excess[~pos] >= 0) & (lhs[~pos] != 0)).sum())
     if pos.any():
         ratio = lhs[pos] / rhs[pos]
         ev["worst_lhs_over_rhs"] = _num(ratio.max())
         ev["median_lhs_over_rhs"] = _num(np.median(ratio))
+        # control: the same check against a right side half as large (a wrong constant, a
+        # missing factor 2) must fail somewhere, else the check could not tell them apart
+        ev["control_bound_halved_worst_ratio"] = _num(2.0 * ratio.max())
     return ev
 
 
