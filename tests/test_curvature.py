@@ -5,7 +5,11 @@ import pytest
 import torch
 from torch.func import hessian, jacrev
 
+from boundbench import catalogue
 from boundbench.theory import curvature as cv
+from boundbench.theory import registry as claims
+
+catalogue.load()
 
 
 @pytest.fixture(autouse=True)
@@ -174,3 +178,21 @@ def test_thm1_scalar_counterexample_is_computed_not_typed():
     # Hess = J^T J at zero loss, J = (w x, relu(a x)) = (0.5, 2): ||H|| = 4.25; right side
     # ||dh/da||^2 w^2 = 0.25
     assert lhs == pytest.approx(4.25) and rhs == pytest.approx(0.25)
+
+
+def test_eq13_is_eq12_only_for_identical_masks():
+    """UEGR eq. 12 -> 13 with dropout masks: eps ||g1 + g2|| equals eps (||g1|| + ||g2||) for
+    identical masks and falls below it for independent ones (the triangle inequality); the
+    measured loss rise at eq. 12's maximizer matches its first-order value."""
+    from boundbench.theory.claims_curvature import _eq13_rows
+
+    rng = np.random.default_rng(0)
+    same = _eq13_rows(rng, 200, (0.0, 0.0), 1e-3)
+    np.testing.assert_allclose(same.eq12_first_order, same.eq13, rtol=1e-12)
+    apart = _eq13_rows(rng, 200, (0.3, 0.5), 1e-3)
+    ratio = apart.eq12_first_order / apart.eq13
+    assert (ratio <= 1 + 1e-12).all() and np.median(ratio) < 0.97
+    np.testing.assert_allclose(apart.eq12_measured, apart.eq12_first_order, rtol=0.02)
+    r = claims.run("uegr.eq13.masks", claims.CheckContext(out_dir=None, progress=False))
+    assert r.verdict.status == "violated"
+    assert r.verdict.evidence["control_identical_masks_max_abs_ratio_minus_1"] < 1e-9
