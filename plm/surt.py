@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from boundbench.plm.models import resolve_model
+from boundbench.theory.files import key_lock, set_aside, sha256_file
 
 
 def _cache_dir() -> Path:
@@ -27,15 +29,39 @@ def continue_pretraining(model_name: str, texts: list[str], *, steps: int = 200,
                          max_length: int = 128, seed: int = 0) -> str:
     """Masked-LM training of ``model_name`` on ``texts`` for ``steps`` steps; returns the path of
     the saved encoder (loadable by :func:`plm.models.load_classifier`)."""
-    from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForLanguageModeling
-
     path = resolve_model(model_name)
     key = hashlib.sha256(json.dumps([path, steps, lr, mask_prob, batch_size, max_length, seed,
                                      hashlib.sha256("\n".join(texts).encode()).hexdigest()])
                          .encode()).hexdigest()[:16]
     out = _cache_dir() / key
-    if (out / "config.json").exists():
-        return str(out)
+    with key_lock(out):  # one process trains a key; a second waits and reuses it
+        if _verified(out):
+            return str(out)
+        return _train(path, out, texts, steps=steps, lr=lr, mask_prob=mask_prob,
+                      batch_size=batch_size, max_length=max_length, seed=seed)
+
+
+def _verified(out: Path) -> bool:
+    """Whether ``out`` holds a complete saved stage: ``surt.json`` (written last) whose weights
+    hash matches; a folder that fails is set aside (and recomputed by the caller)."""
+    if not out.exists():
+        return False
+    meta = out / "surt.json"
+    try:
+        want = json.loads(meta.read_text())["weights_sha256"]
+        ok = sha256_file(out / "model.safetensors") == want
+    except (OSError, ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        set_aside(out, "incomplete or altered SURT stage (no surt.json, or weights that do not "
+                  "match its sha256)")
+    return ok
+
+
+def _train(path: str, out: Path, texts: list[str], *, steps: int, lr: float, mask_prob: float,
+           batch_size: int, max_length: int, seed: int) -> str:
+    from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForLanguageModeling
+
     tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     torch.manual_seed(seed)
     # the MLM head (cls.predictions) is missing from the checkpoint: freshly initialized, its
@@ -53,10 +79,14 @@ def continue_pretraining(model_name: str, texts: list[str], *, steps: int = 200,
         opt.zero_grad()
         loss.backward()
         opt.step()
-    out.mkdir(parents=True, exist_ok=True)
-    mlm.bert.save_pretrained(out)
-    tok.save_pretrained(out)
-    (out / "surt.json").write_text(json.dumps({"base": path, "steps": steps, "lr": lr,
-                                               "mask_prob": mask_prob, "seed": seed,
-                                               "n_texts": len(texts)}))
+    # saved into a temporary folder, hashed, then renamed: a killed save leaves no stage behind
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    mlm.bert.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "surt.json").write_text(json.dumps({
+        "base": path, "steps": steps, "lr": lr, "mask_prob": mask_prob, "seed": seed,
+        "n_texts": len(texts), "weights_sha256": sha256_file(tmp / "model.safetensors")}))
+    os.replace(tmp, out)
     return str(out)

@@ -36,6 +36,8 @@ def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]
     if y.shape != X.shape[:2]:
         raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} (got "
                          f"{y.shape if batched else y.shape[1:]})")
+    if X.shape[-1] == 0 or X.shape[-2] < 2:
+        raise ValueError(f"X must have at least 2 samples and 1 feature (got shape {X.shape})")
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite")
     if not np.all(np.isin(y, (-1.0, 1.0))):
@@ -85,9 +87,23 @@ def hard_margin_exact(
     leave-one-out re-solves); by default the 8 points per class nearest the other class along
     the class-mean direction.
     """
+    # solved on X / (its largest row norm) and mapped back (v / s, c, duals / s^2), so data
+    # at scale 1e-8 or 1e8 meet the solver's absolute tolerances like data at scale 1
+    scale = float(np.linalg.norm(X, axis=1).max())
+    if not scale > 0:
+        raise ValueError("X, y are not linearly separable: every x_i is 0")
+    v, c, duals, work = _exact_unit(X / scale, y, exclude=exclude, start=start)
+    return v / scale, c, duals / scale**2, work
+
+
+def _exact_unit(
+    X: np.ndarray, y: np.ndarray, *, exclude: int | None, start: np.ndarray | None
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     n = X.shape[0]
     keep = np.ones(n, dtype=bool)
     if exclude is not None:
+        if not 0 <= exclude < n:
+            raise ValueError(f"exclude must be a sample index in [0, {n}) (got {exclude})")
         keep[exclude] = False
     if start is None:
         a = X[y > 0].mean(0) - X[y < 0].mean(0)
@@ -113,7 +129,28 @@ def hard_margin_exact(
     raise RuntimeError("hard-margin working set did not converge in 64 rounds")
 
 
-class HardMarginSVM:
+class _Linear:
+    """``decision_function`` and ``predict`` of a fitted linear classifier (``coef_``,
+    ``intercept_``), for one dataset or a batch."""
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        if not hasattr(self, "coef_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
+        X = np.asarray(X, dtype=np.float64)
+        if X.shape[-1:] != np.shape(self.coef_)[-1:]:
+            raise ValueError(f"X must have {np.shape(self.coef_)[-1]} features (got shape "
+                             f"{X.shape})")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X must be finite (a NaN row has no label)")
+        if np.ndim(self.coef_) == 2:
+            return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
+        return X @ self.coef_ + self.intercept_
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
+
+
+class HardMarginSVM(_Linear):
     """``min 1/2 ||v||^2  s.t.  y_i (v^T x_i + c) >= 1`` solved exactly with cvxpy.
 
     ``fit(X, y)`` takes one dataset ``(n, d)`` or a batch ``(k, n, d)``; learned attributes then
@@ -124,16 +161,26 @@ class HardMarginSVM:
     carrying the solver status.
     """
 
-    def __init__(self, *, support_tol: float = 1e-6) -> None:
+    def __init__(self, *, support_tol: float = 1e-6, margin_tol: float = 1e-6) -> None:
         self.support_tol = support_tol
+        self.margin_tol = margin_tol
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> HardMarginSVM:
+        for name in ("support_tol", "margin_tol"):
+            t = getattr(self, name)
+            if not (isinstance(t, int | float) and 0 < t < 1):
+                raise ValueError(f"{name} must be in (0, 1) (got {t!r})")
         Xb, yb, batched = _check_xy(X, y)
         out = [hard_margin_exact(Xk, yk) for Xk, yk in zip(Xb, yb, strict=True)]
         coef = np.stack([o[0] for o in out])
         intercept = np.array([o[1] for o in out])
         duals = np.stack([o[2] for o in out])
-        support = [np.flatnonzero(dk > self.support_tol * dk.max()) for dk in duals]
+        # a support vector has a dual above support_tol of the largest *and* sits on the margin
+        # (y f(x) = 1 within margin_tol): a solver's small positive duals off the margin are not
+        margins = yb * (np.einsum("knd,kd->kn", Xb, coef) + intercept[:, None])
+        support = [np.flatnonzero((dk > self.support_tol * dk.max())
+                                  & (np.abs(mk - 1.0) <= self.margin_tol))
+                   for dk, mk in zip(duals, margins, strict=True)]
         self.coef_ = coef if batched else coef[0]
         self.intercept_ = intercept if batched else float(intercept[0])
         self.dual_coef_ = duals if batched else duals[0]
@@ -142,15 +189,6 @@ class HardMarginSVM:
         self.n_working_ = np.array([len(o[3]) for o in out]) if batched else len(out[0][3])
         self.working_sets_ = [o[3] for o in out]
         return self
-
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if np.ndim(self.coef_) == 2:
-            return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
-        return X @ self.coef_ + self.intercept_
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
 
 
 def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
@@ -202,7 +240,7 @@ def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float):
     return np.array(v.value), float(c.value)
 
 
-class SoftMarginSVM:
+class SoftMarginSVM(_Linear):
     """Lemma A.2.5's objective exactly: ``min lam ||v||^2 + (1/n) sum_i hinge(y_i (v^T x_i + c))``.
 
     The intercept is not penalized (as in the paper's ``L_S(v, b)``). Attributes as
@@ -213,8 +251,8 @@ class SoftMarginSVM:
         self.lam = lam
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SoftMarginSVM:
-        if not self.lam > 0:
-            raise ValueError(f"lam must be > 0 (got {self.lam})")
+        if not (isinstance(self.lam, int | float) and 0 < self.lam < np.inf):
+            raise ValueError(f"lam must be a finite number > 0 (got {self.lam!r})")
         Xb, yb, batched = _check_xy(X, y)
         n = Xb.shape[1]
         out = [_soft_solve(Xk, yk, np.full(n, 1.0 / n), self.lam) for Xk, yk in zip(Xb, yb,

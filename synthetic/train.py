@@ -9,6 +9,7 @@ those starts, so a LOO difference measures the algorithm, not the initialization
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,10 @@ def train_heads(
         raise ValueError(f"loss must be one of {LOSSES} (got {loss!r})")
     if steps < 1 or heads < 1:
         raise ValueError(f"steps and heads must be >= 1 (got {steps}, {heads})")
+    if lr is not None and not (isinstance(lr, int | float) and 0 < lr < math.inf):
+        raise ValueError(f"lr must be a finite number > 0 or None (got {lr!r})")
+    if not (isinstance(init_scale, int | float) and 0 <= init_scale < math.inf):
+        raise ValueError(f"init_scale must be a finite number >= 0 (got {init_scale!r})")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 3 or y.shape != X.shape[:2]:
@@ -115,6 +120,10 @@ def train_heads(
         kc, D = Xa.shape[0], Xa.shape[-1]
         W0 = torch.randn(kc, heads, D, generator=gen, dtype=dtype).to(dev) * init_scale / D**0.5
         limit = stable_lr(Xa, yy, W0, loss)
+        if not bool(torch.all(torch.isfinite(limit) & (limit > 0))):
+            raise ValueError(f"init_scale={init_scale} leaves no stable step for the {loss} loss "
+                             f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
+                             "overflows); use a smaller init_scale")
         if lr is None:
             eta = limit / 2
         else:
@@ -196,7 +205,14 @@ def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int |
     steps = steps or int(np.ceil(40 * beta / mu))
     outer = torch.einsum("kni,knj->knij", U, U)
     S = outer.sum(1)
-    idx = torch.as_tensor(np.asarray(loo, dtype=int))
+    loo = np.asarray(loo)
+    if loo.ndim != 2 or loo.shape[0] != k or not np.issubdtype(loo.dtype, np.integer):
+        raise ValueError(f"loo must be a ({k}, R) array of sample indices (got {loo.dtype} "
+                         f"with shape {loo.shape})")
+    if np.any((loo < 0) | (loo >= n)):
+        raise ValueError(f"loo must hold sample indices in [0, {n}) (got min {loo.min()}, max "
+                         f"{loo.max()})")
+    idx = torch.as_tensor(loo)
     left = outer[torch.arange(k)[:, None], idx]  # (k, R, d, d)
     eye = torch.eye(d, dtype=U.dtype)
     A_full = mu * eye + (beta - mu) * S / n

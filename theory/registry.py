@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.theory.files import write_atomic
+from boundbench.theory.files import key_lock, read_verified, write_atomic, write_verified
 from boundbench.theory.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
@@ -120,14 +120,21 @@ class CheckContext:
         if key in _MEMO and (not self.force or key in _FRESH):
             return _MEMO[key]
         path = self.out_dir / ".cache" / f"{name}-{key}.parquet" if self.out_dir else None
-        if path is not None and path.exists() and not self.force:
-            _MEMO[key] = pd.read_parquet(path)
-            return _MEMO[key]
-        df = _MEMO[key] = compute()
-        _FRESH.add(key)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, lambda t: df.to_parquet(t, index=False))
+        if path is None:
+            df = _MEMO[key] = compute()
+            _FRESH.add(key)
+            return df
+        # one process computes an entry at a time; a second waits and then reads its result
+        with key_lock(path):
+            if not self.force:
+                # a truncated, edited or unverifiable file is named, set aside and recomputed
+                df = read_verified(path, pd.read_parquet)
+                if df is not None:
+                    _MEMO[key] = df
+                    return df
+            df = _MEMO[key] = compute()
+            _FRESH.add(key)
+            write_verified(path, lambda t: df.to_parquet(t, index=False))
             write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
         return df
 
