@@ -1,9 +1,13 @@
 """Batched GD heads (datasets x LOO replicas x heads in one tensor program) vs a Python loop.
 
-The loop trains each (dataset, replica) separately with the same torch operations; both run
-side by side here and the ratio is printed, with the max difference of the final heads.
+The loop trains each (dataset, replica, head) separately with the same torch operations; both
+run side by side here and the ratio is printed, with the max difference of the final heads.
+A third timing is the bare pair of batched matmuls a GD step needs (same shapes and FLOPs, no
+logistic slope, no step scaling): its ratio says how far the elementwise work is from the
+matmul floor.
 
-    python benchmarks/bench_gd_heads.py [--datasets 20] [--replicas 5] [--n 2000] [--steps 200]
+    python benchmarks/bench_gd_heads.py [--datasets 20] [--replicas 5] [--heads 1] [--n 2000]
+                                        [--steps 200]
 """
 
 from __future__ import annotations
@@ -18,11 +22,11 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.train import augment, train_heads
 
 
-def loop_version(X, y, loo, *, steps: int, lr: float, seed: int) -> np.ndarray:
+def loop_version(X, y, loo, *, steps: int, lr: float, seed: int, heads: int = 1) -> np.ndarray:
     k, n, d = X.shape
     gen = torch.Generator().manual_seed(seed)
-    W0 = torch.randn(k, 1, d + 1, generator=gen, dtype=torch.float64) / (d + 1) ** 0.5
-    out = np.empty((k, loo.shape[1] + 1, d + 1))
+    W0 = torch.randn(k, heads, d + 1, generator=gen, dtype=torch.float64) / (d + 1) ** 0.5
+    out = np.empty((k, loo.shape[1] + 1, heads, d + 1))
     for j in range(k):
         Z = torch.as_tensor(y[j])[:, None] * augment(torch.as_tensor(X[j]))
         for r in range(loo.shape[1] + 1):
@@ -30,18 +34,33 @@ def loop_version(X, y, loo, *, steps: int, lr: float, seed: int) -> np.ndarray:
             if r > 0:
                 keep[loo[j, r - 1]] = False
             Zr = Z[keep]
-            w = W0[j, 0].clone()
-            for _ in range(steps):
-                m = Zr @ w
-                w -= lr * (-torch.sigmoid(-m)) @ Zr / Zr.shape[0]
-            out[j, r] = w.numpy()
+            for h in range(heads):
+                w = W0[j, h].clone()
+                for _ in range(steps):
+                    m = Zr @ w
+                    w -= lr * (-torch.sigmoid(-m)) @ Zr / Zr.shape[0]
+                out[j, r, h] = w.numpy()
     return out
+
+
+def bare_matmuls(k: int, rows: int, n: int, D: int, steps: int) -> float:
+    """Seconds for ``steps`` pairs of the batched matmuls one GD step makes, nothing else."""
+    Z = torch.randn(k, n, D, dtype=torch.float64)
+    Zt = Z.transpose(1, 2).contiguous()
+    W = torch.randn(k, rows, D, dtype=torch.float64)
+    S = torch.empty(k, rows, n, dtype=torch.float64)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        torch.bmm(W, Zt, out=S)
+        W.baddbmm_(S, Z, alpha=0.0)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", type=int, default=20)
     ap.add_argument("--replicas", type=int, default=5)
+    ap.add_argument("--heads", type=int, default=1, help="MHLoss heads (Fig. 5 uses 1-100)")
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--steps", type=int, default=200)
     args = ap.parse_args()
@@ -50,16 +69,21 @@ def main() -> None:
     lr = 1.0
 
     t0 = time.perf_counter()
-    res = train_heads(data.X, data.y, steps=args.steps, loo=loo, lr=lr, seed=0, record=2)
+    res = train_heads(data.X, data.y, steps=args.steps, loo=loo, lr=lr, seed=0, record=2,
+                      heads=args.heads)
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ref = loop_version(data.X, data.y, loo, steps=args.steps, lr=lr, seed=0)
+    ref = loop_version(data.X, data.y, loo, steps=args.steps, lr=lr, seed=0, heads=args.heads)
     t_loop = time.perf_counter() - t0
-    diff = np.abs(res.weights[:, :, 0] - ref).max()
-    runs = args.datasets * (args.replicas + 1)
-    print(f"{runs} GD runs (datasets x replicas), n = {args.n}, {args.steps} steps, torch "
-          f"{torch.__version__}, {torch.get_num_threads()} threads")
+    rows = (args.replicas + 1) * args.heads
+    t_bare = bare_matmuls(args.datasets, rows, args.n, data.X.shape[-1] + 1, args.steps)
+    diff = np.abs(res.weights - ref).max()
+    runs = args.datasets * rows
+    print(f"{runs} GD runs (datasets x replicas x heads), n = {args.n}, {args.steps} steps, "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"batched: {t_batched:7.2f} s   loop: {t_loop:7.2f} s   speed-up: {t_loop / t_batched:.1f}x")
+    print(f"bare matmuls of the same shapes: {t_bare:7.3f} s   batched / bare: "
+          f"{t_batched / t_bare:.1f}x")
     print(f"max |W_batched - W_loop| = {diff:.2e}")
 
 
