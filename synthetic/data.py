@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from boundbench.theory._validate import Float, Int, Seed, checked
+
 
 @dataclass(frozen=True)
 class SeparableData:
@@ -45,6 +47,9 @@ class SeparableData:
         return HardMarginSVM().fit(self.X, self.y).margin_
 
 
+@checked(
+    n_datasets=Int(1), n=Int(2), d=Int(1), margin=Float(0, lo_open=True), bound=Float(0,
+    lo_open=True), balance=Float(0, 1, lo_open=True, hi_open=True), seed=Seed(generator=True))
 def make_separable(
     *,
     n_datasets: int,

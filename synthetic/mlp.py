@@ -17,9 +17,13 @@ import torch
 
 from boundbench.synthetic.methods import Forward, Method
 from boundbench.synthetic.penalties import ActivationDecay
+from boundbench.theory._validate import Float, Int, Seed, Tensor, checked
 from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
 
 
+@checked(
+    n=Int(2), d=Int(1), classes=Int(2), spread=Float(0, lo_open=True), separation=Float(0),
+    label_noise=Float(0, 1), seed=Seed(generator=True))
 def make_clusters(
     *, n: int, d: int, classes: int, spread: float = 1.0, separation: float = 2.0,
     label_noise: float = 0.0, seed: int | np.random.Generator = 0,
@@ -164,6 +168,9 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
     return out
 
 
+@checked(
+    h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=Int(1),
+    n_batches=Int(2), z=Float(0, lo_open=True), seed=Seed())
 def smoothed_last_layer_top_eig(
     h: torch.Tensor, W: torch.Tensor, *, sigma: float, n_mc: int, n_batches: int = 10,
     z: float = 3.0, seed: int = 0,

@@ -21,6 +21,7 @@ import torch
 
 from boundbench.synthetic.stability import normalized_distance
 from boundbench.synthetic.train import augment
+from boundbench.theory._validate import Array, Float, Int, Rng, Seed, Seq, check_fields, checked
 
 
 def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,6 +37,7 @@ def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(y == classes[1], 1.0, -1.0)
 
 
+@checked(y=Array(ndim=1), n=Int(2), k=Int(1), rng=Rng(), min_per_class=Int(1))
 def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator,
               min_per_class: int = 2) -> np.ndarray:
     """``k`` training sets of ``n`` distinct pool indices ``(k, n)``, each with at least
@@ -63,6 +65,9 @@ def _loss_parts(W: torch.Tensor, Z: torch.Tensor):
     return s, s * (1 - s)
 
 
+@checked(
+    X=Array(ndim=3), y=Array(ndim=2), lam=Float(0, lo_open=True), tol=Float(0, lo_open=True),
+    max_iter=Int(1))
 def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float = 1e-10,
                        max_iter: int = 200) -> np.ndarray:
     """Ridge-logistic heads ``w = [v, b]`` of datasets ``X (k, n, d)``, ``y (k, n)`` in {-1, 1}
@@ -86,6 +91,9 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
     return W[:, 0].numpy()
 
 
+@checked(
+    X=Array(ndim=3), y=Array(ndim=2), lam=Float(0, lo_open=True), tol=Float(0, lo_open=True),
+    max_iter=Int(1))
 def ridge_logistic_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float = 1e-10,
                        max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
     """Every leave-one-out ridge-logistic head of datasets ``X (k, n, d)``, ``y (k, n)``:
@@ -133,6 +141,10 @@ class PoolStability:
     lam: float = 1e-2
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_fields(self, levels=Seq(Int(2)), k=Int(1), lam=Float(0, lo_open=True),
+                     seed=Seed())
+
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         X, ys = _check_pool(X, y)
         rng = np.random.default_rng(self.seed)
@@ -164,6 +176,10 @@ class PoolHeads:
     k_loo: int = 3
     steps: int = 300
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=Int(1), seed=Seed())
+        check_fields(self, k_loo=Int(1, self.n))
 
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         from boundbench.synthetic.stability import head_loo_stability
@@ -198,6 +214,11 @@ class PoolDistance:
     steps: int = 300
     lam: float = 1e-2
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_fields(self, distances=Seq(Float(0, lo_open=True)), n=Int(4), k=Int(1),
+                     steps=Int(1), lam=Float(0, lo_open=True), seed=Seed())
+        check_fields(self, k_loo=Int(1, self.n))
 
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         X, ys = _check_pool(X, y)
@@ -247,6 +268,8 @@ class SeedSpread:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        check_fields(self, heads=Seq(Int(1)), seeds=Int(2), epochs=Float(0, lo_open=True),
+                     batch_size=Int(1), lr=Float(0, lo_open=True), seed=Seed())
         if not self.heads or min(self.heads) < 1:
             raise ValueError(f"heads must be integers >= 1 (got {self.heads!r})")
         if self.seeds < 2:

@@ -11,8 +11,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench.synthetic.svm import hard_margin_loo
+from boundbench.theory._validate import Array, checked
 
 
+@checked(a=Array(), b=Array())
 def normalized_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``|| a/||a|| - b/||b|| ||`` along the last axis (broadcasting)."""
     a = np.asarray(a, dtype=np.float64)
@@ -21,6 +23,7 @@ def normalized_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                           - b / np.linalg.norm(b, axis=-1, keepdims=True), axis=-1)
 
 
+@checked(v=Array(), c=Array())
 def paper_head(v: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``w = [v, b]`` with ``b = -c`` (scikit-learn's intercept ``c``)."""
     return np.concatenate([v, -np.asarray(c)[..., None]], axis=-1)
@@ -57,6 +60,7 @@ def svm_loo_stability(X: np.ndarray, y: np.ndarray, *, progress: bool = False) -
     return out
 
 
+@checked(directions=Array(ndim=4))
 def head_loo_stability(directions: np.ndarray) -> np.ndarray:
     """Normalized LOO distances of GD heads from :func:`synthetic.train.train_heads` directions
     ``(k, R + 1, T, D)`` (unit vectors): ``(k, R, T)``, replica r against replica 0."""

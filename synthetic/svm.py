@@ -20,6 +20,8 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.theory._validate import Array, Float, Int, checked
+
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
 _SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
@@ -77,6 +79,7 @@ def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
     return np.array(v.value), float(c.value), np.array(con.dual_value[: len(idx)])
 
 
+@checked(X=Array(ndim=2), y=Array(ndim=1), exclude=Int(0, optional=True))
 def hard_margin_exact(
     X: np.ndarray, y: np.ndarray, *, exclude: int | None = None, start: np.ndarray | None = None
 ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
@@ -191,6 +194,7 @@ class HardMarginSVM(_Linear):
         return self
 
 
+@checked(support_tol=Float(0, 1, lo_open=True, hi_open=True))
 def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
     """Exact leave-one-out hard-margin SVMs of one dataset: ``(v_loo (n, d), c_loo (n,), v, c)``.
 
@@ -264,6 +268,7 @@ class SoftMarginSVM(_Linear):
         return self
 
 
+@checked(lam=Float(0, lo_open=True))
 def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float):
     """Leave-one-out soft-margin SVMs (weights ``1/(n-1)`` on the rest, as Lemma A.2.5's
     ``L_{S^i}``) of one dataset: ``(v_loo (n, d), c_loo (n,), v, c)``. Every i is re-solved on

@@ -16,9 +16,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from boundbench.theory._validate import Array, Choice, Float, Int, Seed, Tensor, checked
+
 LOSSES = ("exponential", "logistic")
 
 
+@checked(X=Array(ndim=(2, 3)))
 def augment(X: np.ndarray | torch.Tensor) -> torch.Tensor:
     """``[x, -1]``: the paper's augmented features, so that ``w = [v, b]`` scores ``v^T x - b``."""
     X = torch.as_tensor(X)
@@ -30,6 +33,8 @@ def _neg_slope(m: torch.Tensor, loss: str) -> torch.Tensor:
     return m.neg_().exp_() if loss == "exponential" else m.neg_().sigmoid_()
 
 
+@checked(
+    Xa=Tensor(ndim=3), y=Tensor(ndim=2), W0=Tensor(ndim=3), loss=Choice("exponential", "logistic"))
 def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) -> torch.Tensor:
     """Largest step ``2/beta`` per dataset for which GD on the *mean* loss cannot diverge.
 
@@ -63,11 +68,16 @@ class GDHeads:
     loss: str
 
 
+@checked(steps=Int(1), n_points=Int(1))
 def record_steps(steps: int, n_points: int) -> np.ndarray:
     """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
 
 
+@checked(
+    X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=Int(1),
+    heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
+    seed=Seed())
 def train_heads(
     X: np.ndarray,
     y: np.ndarray,
@@ -176,6 +186,9 @@ class QuadraticSetting:
         return np.linalg.norm(self.w0 - self.w_star, axis=-1)
 
 
+@checked(
+    n_datasets=Int(1), n=Int(2), d=Int(1), mu=Float(0, lo_open=True), beta=Float(0, lo_open=True),
+    dist0=Float(0, lo_open=True), seed=Seed(generator=True))
 def make_quadratic_setting(
     *, n_datasets: int, n: int, d: int, mu: float, beta: float, dist0: float,
     seed: int | np.random.Generator = 0,
@@ -193,12 +206,16 @@ def make_quadratic_setting(
     return QuadraticSetting(U, w_star, w0, float(mu), float(beta))
 
 
+@checked(steps=Int(1, optional=True))
 def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int | None = None):
     """GD with ``eta = 1/beta`` on the mean loss over S and over each ``S^i`` (``loo (k, R)``).
 
     Returns ``sup_t ||w_t(S^i) - w_t(S)||``, shape ``(k, R)``. The default horizon,
     ``40 beta/mu`` steps, shrinks the error by ``e^-40``: both runs have converged to ``w*``.
     """
+    if not isinstance(setting, QuadraticSetting):
+        raise TypeError(f"setting must be a QuadraticSetting (from make_quadratic_setting; got "
+                        f"{type(setting).__name__})")
     U = torch.as_tensor(setting.U)
     k, n, d = U.shape
     mu, beta = setting.mu, setting.beta

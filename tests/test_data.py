@@ -43,7 +43,7 @@ def test_same_seed_same_data():
     (dict(margin=0.0), "margin must be > 0"),
     (dict(n=1), "n must be >= 2"),
     (dict(n_datasets=0), "n_datasets must be >= 1"),
-    (dict(balance=0.0), "one class empty"),
+    (dict(balance=0.0), "balance must lie in \\(0, 1\\)"),
 ])
 def test_impossible_requests(kw, match):
     base = dict(n_datasets=1, n=10, d=2, margin=0.1, bound=1.0)

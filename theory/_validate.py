@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import numpy as np
 from numpy.typing import ArrayLike
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def as_array(name: str, x: ArrayLike) -> np.ndarray:
@@ -63,3 +70,243 @@ def labels(name: str, y: ArrayLike, n_classes: int) -> np.ndarray:
     if np.any((a < 0) | (a >= n_classes)):
         raise ValueError(f"{name} must lie in [0, {n_classes - 1}] for {n_classes} classes")
     return a
+
+
+# ---------------------------------------------------------------- declared argument specs
+#
+# ``@checked(n=Int(1), sigma=Float(0, lo_open=True), rng=Rng())`` validates a function's
+# arguments before its body runs: every failure is a ValueError (bad value) or TypeError (bad
+# type) that names the argument. Specs only check, except Rng, which turns a seed into a
+# Generator.
+
+
+class Spec:
+    def __call__(self, name: str, value: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+class Int(Spec):
+    def __init__(self, minimum: int | None = None, maximum: int | None = None,
+                 *, optional: bool = False) -> None:
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if not _is_int(value):
+            raise TypeError(f"{name} must be an integer (got {value!r})")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{name} must be >= {self.minimum} (got {value})")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"{name} must be <= {self.maximum} (got {value})")
+        return value
+
+
+class Float(Spec):
+    """A finite real number, optionally in an interval."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                 hi_open: bool = False, optional: bool = False) -> None:
+        self.lo, self.hi, self.lo_open, self.hi_open = lo, hi, lo_open, hi_open
+        self.optional = optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise TypeError(f"{name} must be a real number (got {value!r})")
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite (got {value})")
+        lo_bad = self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo)
+        hi_bad = self.hi is not None and (value >= self.hi if self.hi_open else value > self.hi)
+        if lo_bad or hi_bad:
+            if self.hi is None:
+                need = f"be {'>' if self.lo_open else '>='} {self.lo:g}"
+            elif self.lo is None:
+                need = f"be {'<' if self.hi_open else '<='} {self.hi:g}"
+            else:
+                need = (f"lie in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}"
+                        f"{')' if self.hi_open else ']'}")
+            raise ValueError(f"{name} must {need} (got {value:g})")
+        return value
+
+
+class Array(Spec):
+    """Numeric array-like: finite, non-empty, of ``ndim`` dimensions when given."""
+
+    def __init__(self, *, ndim: int | tuple[int, ...] | None = None, finite: bool = True,
+                 min_size: int = 1, optional: bool = False) -> None:
+        self.ndim, self.finite, self.min_size, self.optional = ndim, finite, min_size, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if isinstance(value, str):
+            raise TypeError(f"{name} must be numeric (got a string)")
+        try:
+            a = (value.detach().cpu().numpy() if hasattr(value, "detach")
+                 else np.asarray(value))
+        except Exception as exc:  # noqa: BLE001 - anything unconvertible is a type error
+            raise TypeError(f"{name} must be numeric (got {type(value).__name__})") from exc
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be numeric (got dtype {a.dtype})")
+        dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
+        if dims is not None and a.ndim not in dims:
+            raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
+                             f"shape {a.shape})")
+        if a.size < self.min_size or (a.ndim and 0 in a.shape):
+            raise ValueError(f"{name} must not be empty (got shape {a.shape})")
+        if self.finite and not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be finite (got NaN or inf)")
+        return value
+
+
+class Tensor(Array):
+    """A torch tensor (floating point), finite and non-empty."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        import torch
+
+        if value is None and self.optional:
+            return value
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor (got {type(value).__name__})")
+        if not value.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor (got {value.dtype})")
+        return super().__call__(name, value)
+
+
+class Choice(Spec):
+    def __init__(self, *options: Any) -> None:
+        self.options = options
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value not in self.options:
+            raise ValueError(f"{name} must be one of {list(self.options)} (got {value!r})")
+        return value
+
+
+class Bool(Spec):
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, bool | np.bool_):
+            raise TypeError(f"{name} must be True or False (got {value!r})")
+        return value
+
+
+class Rng(Spec):
+    """A ``numpy.random.Generator``, or a seed (an integer >= 0) turned into one."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, np.random.Generator):
+            return value
+        if _is_int(value) and value >= 0:
+            return np.random.default_rng(int(value))
+        raise TypeError(f"{name} must be a numpy Generator or a seed >= 0 (got {value!r})")
+
+
+class Seed(Spec):
+    """An integer seed >= 0 (or, with ``generator=True``, a Generator passed through)."""
+
+    def __init__(self, *, generator: bool = False) -> None:
+        self.generator = generator
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if self.generator and isinstance(value, np.random.Generator):
+            return value
+        if not _is_int(value):
+            raise TypeError(f"{name} must be an integer seed >= 0"
+                            f"{' or a numpy Generator' if self.generator else ''} "
+                            f"(got {value!r})")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0 (got {value})")
+        return value
+
+
+class Seq(Spec):
+    """A non-empty tuple/list whose items each meet ``item``."""
+
+    def __init__(self, item: Spec) -> None:
+        self.item = item
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, tuple | list) or not value:
+            raise TypeError(f"{name} must be a non-empty tuple of values (got {value!r})")
+        for x in value:
+            self.item(name, x)
+        return value
+
+
+def checked(**specs: Spec) -> Callable[[F], F]:
+    """Validate the named arguments of the decorated function by their specs (defaults too,
+    so a bad default fails loudly), before the body runs."""
+    def wrap(fn: F) -> F:
+        sig = inspect.signature(fn)
+        unknown = set(specs) - set(sig.parameters)
+        if unknown:
+            raise TypeError(f"checked: {fn.__name__} has no arguments {sorted(unknown)}")
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{fn.__name__}: {exc}") from None
+            bound.apply_defaults()
+            for name, spec in specs.items():
+                bound.arguments[name] = spec(name, bound.arguments[name])
+            return fn(*bound.args, **bound.kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def check_fields(obj: Any, **specs: Spec) -> None:
+    """The same specs for a frozen dataclass's fields (call from ``__post_init__``)."""
+    for name, spec in specs.items():
+        value = spec(name, getattr(obj, name))
+        if value is not getattr(obj, name):
+            object.__setattr__(obj, name, value)
+
+
+class TorchSeed(Seed):
+    """An integer seed >= 0 or a ``torch.Generator``."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, torch.Generator):
+            return value
+        return super().__call__(name, value)
+
+
+class Dims(Spec):
+    """A count >= 1, or a non-empty list of indices >= 0."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if _is_int(value):
+            return Int(1)(name, value)
+        if isinstance(value, list | tuple) and value and all(_is_int(v) and v >= 0
+                                                             for v in value):
+            return list(value)
+        raise TypeError(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")
+
+
+class Text(Spec):
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string (got {value!r})")
+        return value
+
+
+def broadcastable(**arrays: np.ndarray) -> None:
+    """``ValueError`` naming the arguments whose shapes do not broadcast together."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise ValueError(f"shapes do not broadcast: {shapes}") from None

@@ -29,6 +29,8 @@ import numpy as np
 import torch
 from torch.func import functional_call, grad, jvp, vmap
 
+from boundbench.theory._validate import Bool, Choice, Dims, Float, Int, Seed, Tensor, TorchSeed, checked
+
 
 def _split_params(model: torch.nn.Module, names: list[str] | None):
     """``(chosen, fixed)`` parameter dicts: the named ones (default all) and the rest, detached."""
@@ -150,6 +152,7 @@ class EigResult:
     residual: float = float("nan")
 
 
+@checked(tol=Float(0, 1, lo_open=True, hi_open=True), max_iter=Int(1), seed=Seed())
 def top_eigenvalue_power(
     op: HessianOperator, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0
 ) -> EigResult:
@@ -177,6 +180,8 @@ def top_eigenvalue_power(
     return EigResult(float(lam), u, op.n_matvecs - start, k, res)
 
 
+@checked(
+    tol=Float(0, 1, lo_open=True, hi_open=True), seed=Seed(), which=Choice("LM", "LA"), ncv=Int(3))
 def top_eigenvalue_lanczos(
     op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LM", ncv: int = 20
 ) -> EigResult:
@@ -221,6 +226,7 @@ def _probes(n: int, dim: int, *, seed: int, dist: str, dtype, device) -> torch.T
     return z.to(device)
 
 
+@checked(n_probes=Int(2), seed=Seed(), dist=Choice("rademacher", "gaussian"))
 def trace_hutchinson(
     op: HessianOperator, *, n_probes: int = 100, seed: int = 0, dist: str = "rademacher"
 ) -> tuple[float, float]:
@@ -232,6 +238,7 @@ def trace_hutchinson(
     return float(q.mean()), float(q.std() / n_probes**0.5)
 
 
+@checked(n_matvecs=Int(3), seed=Seed())
 def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) -> float:
     """Hutch++: exact trace on a sketched top subspace plus Hutchinson on the rest.
 
@@ -249,6 +256,7 @@ def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) ->
     return top + rest
 
 
+@checked(x=Tensor(), n_proj=Int(1), seed=TorchSeed(), create_graph=Bool(), event_dims=Int(0))
 def jacobian_frobenius(
     f: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -276,6 +284,7 @@ def jacobian_frobenius(
     return (total / n_proj).sqrt()
 
 
+@checked(x=Tensor(), dims=Dims(), n_proj=Int(1), seed=TorchSeed(), create_graph=Bool())
 def hessian_frobenius(
     f: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -315,6 +324,7 @@ def hessian_frobenius(
     return out
 
 
+@checked(h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)))
 def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """Exact Hessian of the mean cross-entropy of ``logits = W h`` w.r.t. ``W`` (row-major
     ``(c, k)`` flattening): ``mean_n (diag p_n - p_n p_n^T) kron h_n h_n^T``, independent of the
@@ -322,6 +332,9 @@ def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 
     Its spectral norm is at most ``1/2 lambda_max(mean_n h_n h_n^T)`` (``diag p - p p^T <= I/2``):
     why shrinking the penultimate activations flattens the last layer (activation decay)."""
+    if h.shape[-1] != W.shape[-1] or h.shape[:-2] != W.shape[:-2]:
+        raise ValueError(f"h (..., n, k) and W (..., c, k) must share k and their leading axes "
+                         f"(got {tuple(h.shape)} and {tuple(W.shape)})")
     p = torch.softmax(h @ W.transpose(-1, -2), -1)
     A = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
     n, c, k = h.shape[-2], W.shape[-2], h.shape[-1]

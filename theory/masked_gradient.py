@@ -17,12 +17,14 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.theory import _validate as v
+from boundbench.theory._validate import Array, Bool, Float, Int, Rng, Seq, Tensor, checked
 
 
 def _p(p: ArrayLike) -> np.ndarray:
     return v.in_interval("p", p, 0.0, 1.0, closed_lo=False, closed_hi=True)
 
 
+@checked(s_norm=Array(min_size=0), alpha=Float(), beta=Float(0), flipped=Bool())
 def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
     """UEGR eq. (9): ``p = 1/(1 + exp(2 beta (s~ - alpha)))`` as written (decreasing in the
     saliency s~), or the sign-flipped reading ``1/(1 + exp(-2 beta (s~ - alpha)))`` (increasing:
@@ -33,10 +35,13 @@ def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
     if isinstance(s_norm, torch.Tensor):
         z = 2.0 * beta * (s_norm - alpha)
         return torch.sigmoid(z if flipped else -z)
+    from scipy.special import expit  # 1/(1 + e^-z) without overflow for any finite z
+
     z = 2.0 * beta * (np.asarray(s_norm, dtype=np.float64) - alpha)
-    return 1.0 / (1.0 + np.exp(-z if flipped else z))
+    return expit(z if flipped else -z)
 
 
+@checked(grads=Seq(Tensor()))
 def normalized_saliency(grads: list[torch.Tensor]) -> list[torch.Tensor]:
     """UEGR eqs. (7)-(8) as boundbench reads them, the one reading used everywhere (the
     :class:`~boundbench.synthetic.optimizers.SelectiveUpdate` optimizer and the
@@ -70,6 +75,7 @@ def rescaled_mask_variance(
     mu = v.as_array("grad_mean", grad_mean)
     var = v.nonnegative("grad_var", grad_var)
     pp = _p(p)
+    v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return var / pp + (1.0 - pp) * mu**2 / pp
 
 
@@ -83,6 +89,7 @@ def unscaled_mask_variance(
     mu = v.as_array("grad_mean", grad_mean)
     var = v.nonnegative("grad_var", grad_var)
     pp = _p(p)
+    v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return pp * var + pp * (1.0 - pp) * mu**2
 
 
@@ -110,6 +117,7 @@ def thm1_cov_frobenius_bound(
     return np.linalg.norm(diag, axis=-1)
 
 
+@checked(n_draws=Int(2), rng=Rng(), rescale=Bool())
 def sample_masked_gradients(
     *,
     grad_mean: ArrayLike,

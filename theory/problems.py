@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from boundbench.theory._validate import Bool, Int, Rng, checked
+
 
 @dataclass(frozen=True)
 class Quadratics:
@@ -37,6 +39,7 @@ class Quadratics:
         return np.einsum("kij,kj->ki", self.A, w - self.c)
 
 
+@checked(rng=Rng(), k=Int(1), d=Int(1), convex=Bool(), singular=Bool())
 def random_quadratics(
     rng: np.random.Generator, k: int, d: int, *, convex: bool = True, singular: bool = False
 ) -> Quadratics:
@@ -82,6 +85,7 @@ class LogisticLosses:
         return np.einsum("kn,kni->ki", coef, self.X)
 
 
+@checked(rng=Rng(), k=Int(1), n=Int(1), d=Int(1))
 def random_logistic(rng: np.random.Generator, k: int, n: int, d: int) -> LogisticLosses:
     """Logistic losses on Gaussian features with per-problem scale and labels from a noisy
     random hyperplane (separable and non-separable cases both occur)."""

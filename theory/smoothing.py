@@ -20,6 +20,7 @@ from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.theory import _validate as v
+from boundbench.theory._validate import Array, Int, Rng, Seq, checked
 
 
 def _gelu_lipschitz() -> float:
@@ -102,6 +103,7 @@ def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     return v.positive("sigma", sigma) * np.linalg.norm(v.as_array("h", h), axis=-1)
 
 
+@checked(logits=Array())
 def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
     """``-log softmax(logits)[y]``, stable; ``y`` holds integer class indices."""
     z = v.as_array("logits", logits)
@@ -112,6 +114,7 @@ def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
     return -np.take_along_axis(log_softmax(z, axis=-1), yy[..., None], axis=-1)[..., 0]
 
 
+@checked(logits=Array())
 def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 2, eq. (4): smoothed CE ``<= CE(W h, y) + sigma^2 ||h||^2 / 2 = CE + s^2/2``.
 
@@ -124,6 +127,7 @@ def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     return cross_entropy(logits, y) + v.nonnegative("s", s) ** 2 / 2.0
 
 
+@checked(logits=Array())
 def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 3 (B.4): second-order Taylor form ``CE + s^2/2 * sum_i p_i (1 - p_i)``.
 
@@ -136,6 +140,7 @@ def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     return cross_entropy(z, y) + v.nonnegative("s", s) ** 2 / 2.0 * (1.0 - np.sum(p**2, axis=-1))
 
 
+@checked(n_nodes=Int(2))
 def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -> np.ndarray:
     """Exact smoothed CE for two classes by Gauss-Hermite quadrature.
 
@@ -154,6 +159,7 @@ def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -
     return np.sum(w * np.logaddexp(0.0, arg), axis=-1) / np.sqrt(np.pi)
 
 
+@checked(noise_shape=Seq(Int(1)), n_samples=Int(4), rng=Rng(), batch=Int(1))
 def antithetic_mean(
     f: Callable[[np.ndarray], np.ndarray],
     noise_shape: tuple[int, ...],
@@ -184,6 +190,7 @@ def antithetic_mean(
     return mean, np.sqrt(var / n)
 
 
+@checked(logits=Array(), n_samples=Int(4), rng=Rng())
 def smoothed_ce_monte_carlo(
     logits: ArrayLike,
     y: ArrayLike,
@@ -206,6 +213,7 @@ def smoothed_ce_monte_carlo(
                            n_samples=n_samples, rng=rng)
 
 
+@checked(n_samples=Int(4), rng=Rng())
 def smoothed_ce_weight_space(
     W: ArrayLike,
     h: ArrayLike,

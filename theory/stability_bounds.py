@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.theory import _validate as v
+from boundbench.theory._validate import Array, checked
 from boundbench.theory.verdicts import BoundSides
 
 
@@ -22,7 +23,9 @@ def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.nd
     if np.any(mu >= beta):
         raise ValueError("mu must be < beta (Theorem 2.2 needs mu*I <= Hessian <= beta*I, "
                          "and mu = beta makes (1 - mu/beta)^(-1/4) infinite)")
-    return n * ((1.0 - mu / beta) ** -0.25 - 1.0)
+    # (1 - x)^(-1/4) - 1 as expm1(-log1p(-x)/4): exact for tiny mu/beta, where the plain form
+    # rounds to 0 and the bound to inf (mu = 1e-16: 2.5e-17 n, not 0)
+    return n * np.expm1(-0.25 * np.log1p(-mu / beta))
 
 
 def thm22_main_rhs(
@@ -157,6 +160,7 @@ def direction_rate(t: ArrayLike) -> np.ndarray:
 # --- lemmas: both sides ----------------------------------------------------------------------
 
 
+@checked(u=Array(), w=Array(), grad_u=Array(), grad_w=Array())
 def gd_map_nonexpansive(
     u: ArrayLike,
     w: ArrayLike,

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from boundbench.theory._validate import Array, Choice, Float, Int, Rng, Text, checked
+
 STATUSES = ("holds", "violated", "supported", "contradicted", "inconclusive", "not-testable")
 
 
@@ -70,6 +72,7 @@ def _num(x: Any) -> Any:
 BINDING = 0.10  # an instance binds when its lhs is within 10% of its rhs
 
 
+@checked(rtol=Float(0), atol=Float(0))
 def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, Any]:
     """Counts and extremes of ``lhs <= rhs * (1 + rtol) + atol`` over all instances."""
     lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
@@ -106,6 +109,7 @@ def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, 
     return ev
 
 
+@checked(rtol=Float(0), atol=Float(0))
 def bound_verdict(
     sides: BoundSides, *, rtol: float = 1e-9, atol: float = 0.0, what: str = "lhs <= rhs",
     evidence: Mapping[str, Any] | None = None,
@@ -129,6 +133,7 @@ def bound_verdict(
     )
 
 
+@checked(measured=Array(), expected=Array(), atol=Float(0))
 def equality_verdict(
     measured: np.ndarray, expected: np.ndarray, *, atol: float, what: str,
     evidence: Mapping[str, Any] | None = None,
@@ -153,6 +158,7 @@ def equality_verdict(
         f"{ev['n_violations']} of {m.size} instances", ev)
 
 
+@checked(x=Array(ndim=(1, 2)), y=Array(ndim=2))
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rank correlation of ``x`` and ``y`` along the last axis, one per row (0 where a
     row is constant)."""
@@ -175,6 +181,8 @@ def _trend_status(lo: float, hi: float, expected: str, what: str, ci: str, ev: d
     return Verdict("inconclusive", f"{what}: no clear trend, the interval contains 0 ({ci})", ev)
 
 
+@checked(x=Array(ndim=1), y=Array(ndim=2), expected=Choice("increasing", "decreasing"), rng=Rng(),
+         what=Text())
 def paired_trend_verdict(
     x: np.ndarray,
     y: np.ndarray,
@@ -204,6 +212,9 @@ def paired_trend_verdict(
     return _trend_status(lo, hi, expected, what, ci, ev)
 
 
+@checked(
+    x=Array(ndim=1), y=Array(ndim=1), expected=Choice("increasing", "decreasing"), rng=Rng(), what=Text(),
+    n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
 def trend_verdict(
     x: np.ndarray,
     y: np.ndarray,
@@ -238,6 +249,7 @@ def trend_verdict(
     return _trend_status(lo, hi, expected, what, ci, ev)
 
 
+@checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
 def bootstrap_mean(
     x: np.ndarray, *, rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
 ) -> tuple[float, float, float]:
@@ -251,6 +263,7 @@ def bootstrap_mean(
     return float(x.mean()), float(lo), float(hi)
 
 
+@checked(low=Float(), high=Float(), expected_sign=Choice(-1, 1))
 def interval_status(low: float, high: float, *, expected_sign: int) -> str:
     """``supported`` when the interval lies on the expected side of 0, ``contradicted`` when on
     the other side, else ``inconclusive``."""
@@ -264,6 +277,7 @@ def interval_status(low: float, high: float, *, expected_sign: int) -> str:
 Z_ALPHA, Z_BETA = 1.959964, 0.841621  # two-sided 5% test, 80% power
 
 
+@checked(a=Array(ndim=1), b=Array(ndim=1), rng=Rng(), n_boot=Int(10))
 def std_ratio_verdict(
     a: np.ndarray,
     b: np.ndarray,

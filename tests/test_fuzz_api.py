@@ -1,0 +1,411 @@
+"""The public API, fuzzed (issue 15, item 4).
+
+Every public function and class of the numeric modules below is either a case here, with one
+valid call, or excluded with the reason. Hypothesis then replaces one argument of the valid call
+at a time with a bad value (NaN, +-inf, negative, zero, empty, wrong type, out of range) or a
+random finite one (for a real argument: +-10^u, u uniform in [-8, 8], or 0). The oracle:
+
+- a ``ValueError``/``TypeError`` whose message names the argument that was replaced (for a
+  random finite value, any argument: "need mu < beta" names both);
+- or a result whose numbers are all finite;
+- never another exception type, never NaN/inf out, never a call longer than ``LIMIT`` seconds.
+
+The number of examples is bounded for CI (``FUZZ_EXAMPLES``, default 25 per case).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import math
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boundbench.synthetic import data as sdata
+from boundbench.synthetic import mlp, pools, stability, svm, train
+from boundbench.theory import curvature as cv
+from boundbench.theory import masked_gradient as mg
+from boundbench.theory import problems, smoothing, verdicts
+from boundbench.theory import stability_bounds as sb
+from boundbench.theory.verdicts import BoundSides
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
+LIMIT = 20  # seconds a single call may take
+
+MODULES = ["boundbench.theory.stability_bounds", "boundbench.theory.smoothing",
+           "boundbench.theory.masked_gradient", "boundbench.theory.curvature",
+           "boundbench.theory.problems", "boundbench.theory.verdicts",
+           "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
+           "boundbench.synthetic.stability", "boundbench.synthetic.pools",
+           "boundbench.synthetic.mlp"]
+
+# public names that are not fuzzed here, and why
+EXCLUDED = {
+    "curvature.HessianOperator": "wraps a user's loss callable; fuzzed through the estimators",
+    "curvature.EigResult": "a result record",
+    "verdicts.Evidence": "a type alias",
+    "verdicts.Verdict": "a result record (its status vocabulary is tested in "
+    "test_verdicts_and_registry)",
+    "verdicts.BoundSides": "a pair of arrays, validated by bound_evidence (fuzzed)",
+    "problems.Quadratics": "a result record of random_quadratics (fuzzed)",
+    "problems.LogisticLosses": "a result record of random_logistic (fuzzed)",
+    "data.SeparableData": "a result record of make_separable (fuzzed)",
+    "train.GDHeads": "a result record of train_heads (fuzzed)",
+    "train.QuadraticSetting": "a result record of make_quadratic_setting (fuzzed)",
+    "mlp.TrainedMLPs": "a result record of train_mlps",
+    "mlp.MLPRun": "an experiment config (train_mlps takes minutes; its fields are validated in "
+    "its __post_init__, tested in test_smoothing_experiments)",
+    "mlp.train_mlps": "minutes per call; see mlp.MLPRun",
+    "mlp.measure": "takes a TrainedMLPs; see mlp.MLPRun",
+    "stability.svm_loo_stability": "an exact LOO over every point (seconds per call); its inputs "
+    "are the SVM's, fuzzed through svm.hard_margin_loo",
+    "pools.SeedSpread": "an experiment config; run() trains hundreds of heads",
+    "svm.BiasPenalizedSVM": "fuzzed through its fit (case 'svm.BiasPenalizedSVM.fit')",
+    "svm.HardMarginSVM": "fuzzed through its fit (case 'svm.HardMarginSVM.fit')",
+    "svm.SoftMarginSVM": "fuzzed through its fit (case 'svm.SoftMarginSVM.fit')",
+}
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+_sep = sdata.make_separable(n_datasets=1, n=20, d=3, margin=0.1, bound=1.0, seed=1)
+X1, Y1 = _sep.X[0], _sep.y[0]
+_pool_X = np.random.default_rng(2).standard_normal((60, 4))
+_pool_y = np.where(_pool_X[:, 0] > 0, 1.0, -1.0)
+
+
+def _op() -> cv.HessianOperator:
+    A = torch.diag(torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64))
+    return cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"],
+                              {"w": torch.ones(3, dtype=torch.float64)})
+
+
+def _wrap(name: str, fn: Callable, **fixed) -> Callable:
+    """``fn`` with some arguments fixed (callables and operators), keeping the rest's names."""
+    def call(**kw):
+        return fn(**fixed, **kw)
+
+    call.__name__ = name
+    return call
+
+
+def _fit(cls, **fit_fixed):
+    def call(*, X, y, **params):
+        return cls(**params).fit(X, y)
+
+    return call
+
+
+# name -> (callable taking keywords, a valid call's keywords)
+CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
+    "stability_bounds.thm22_main_rhs": (sb.thm22_main_rhs, dict(lipschitz=1.0, beta=1.0, mu=0.1,
+                                                                dist0=1.0, n=50)),
+    "stability_bounds.thm22_appendix_rhs": (sb.thm22_appendix_rhs, dict(
+        lipschitz=1.0, beta=1.0, mu=0.1, dist0=1.0, n=50)),
+    "stability_bounds.lemma_a25_rhs": (sb.lemma_a25_rhs, dict(lam=0.1, n=50, B=1.0, gamma=0.1)),
+    "stability_bounds.thm24_second_term": (sb.thm24_second_term, dict(r=1.0, lam=0.1, n=50,
+                                                                      B=1.0, gamma=0.1)),
+    "stability_bounds.cor25_second_term": (sb.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
+                                                                      lam=0.1, n=50)),
+    "stability_bounds.cor31_head_factor": (sb.cor31_head_factor, dict(heads=50, delta=0.1)),
+    "stability_bounds.direction_rate": (sb.direction_rate, dict(t=100.0)),
+    "stability_bounds.gd_map_nonexpansive": (sb.gd_map_nonexpansive, dict(
+        u=np.ones(3), w=np.zeros(3), grad_u=np.ones(3) * 0.5, grad_w=np.zeros(3), eta=0.5,
+        beta=1.0)),
+    "stability_bounds.self_bounding": (sb.self_bounding, dict(grad=np.ones(3), f_value=2.0,
+                                                              beta=1.0)),
+    "stability_bounds.normalization_lipschitz": (sb.normalization_lipschitz, dict(
+        x=np.array([1.0, 0.0]), y=np.array([0.0, 1.0]), r=1.0)),
+    "stability_bounds.intercept_bound": (sb.intercept_bound, dict(b_hat=0.5, v_hat=np.ones(3),
+                                                                  B=1.0)),
+    "stability_bounds.descent_lemma": (sb.descent_lemma, dict(f_next=0.5, f_now=1.0,
+                                                              grad_now=np.ones(2), eta=0.5,
+                                                              beta=1.0)),
+    "smoothing.cor1_rhs": (smoothing.cor1_rhs, dict(H=1.0, eps=0.5, sigma=0.1)),
+    "smoothing.cor1_simple_bound": (smoothing.cor1_simple_bound, dict(H=1.0, eps=0.5,
+                                                                      sigma=0.1)),
+    "smoothing.huber_grad": (smoothing.huber_grad, dict(theta=np.linspace(-1, 1, 5), H=1.0,
+                                                        eps=0.5)),
+    "smoothing.huber_smoothed_hessian": (smoothing.huber_smoothed_hessian, dict(
+        theta=np.linspace(-1, 1, 5), H=1.0, eps=0.5, sigma=0.1)),
+    "smoothing.logit_noise_scale": (smoothing.logit_noise_scale, dict(h=np.ones(3), sigma=0.1)),
+    "smoothing.cross_entropy": (smoothing.cross_entropy, dict(logits=np.array([1.0, 0.0, -1.0]),
+                                                              y=0)),
+    "smoothing.thm2_rhs": (smoothing.thm2_rhs, dict(logits=np.array([1.0, 0.0]), y=0, s=0.5)),
+    "smoothing.thm3_taylor": (smoothing.thm3_taylor, dict(logits=np.array([1.0, 0.0]), y=0,
+                                                          s=0.5)),
+    "smoothing.smoothed_ce_binary": (smoothing.smoothed_ce_binary, dict(margin=1.0, s=0.5,
+                                                                        n_nodes=50)),
+    "smoothing.antithetic_mean": (_wrap("antithetic_mean", smoothing.antithetic_mean,
+                                        f=lambda z: z.sum(-1) ** 2), dict(
+        noise_shape=(3,), n_samples=100, rng=_rng(), batch=16)),
+    "smoothing.smoothed_ce_monte_carlo": (smoothing.smoothed_ce_monte_carlo, dict(
+        logits=np.array([1.0, 0.0]), y=0, s=0.5, n_samples=100, rng=_rng())),
+    "smoothing.smoothed_ce_weight_space": (smoothing.smoothed_ce_weight_space, dict(
+        W=np.eye(2, 3), h=np.ones(3), y=1, sigma=0.1, n_samples=100, rng=_rng())),
+    "masked_gradient.keep_probability": (mg.keep_probability, dict(
+        s_norm=np.linspace(0, 1, 5), alpha=0.8, beta=5.0, flipped=True)),
+    "masked_gradient.normalized_saliency": (mg.normalized_saliency, dict(
+        grads=[torch.tensor([1.0, -2.0]), torch.tensor([[0.5]])])),
+    "masked_gradient.rescaled_mask_mean": (mg.rescaled_mask_mean, dict(grad_mean=np.ones(3),
+                                                                       p=0.5)),
+    "masked_gradient.rescaled_mask_variance": (mg.rescaled_mask_variance, dict(
+        grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
+    "masked_gradient.unscaled_mask_variance": (mg.unscaled_mask_variance, dict(
+        grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
+    "masked_gradient.thm1_cov_frobenius_bound": (mg.thm1_cov_frobenius_bound, dict(
+        grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, k=1.0)),
+    "masked_gradient.sample_masked_gradients": (mg.sample_masked_gradients, dict(
+        grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, n_draws=10, rng=_rng())),
+    "curvature.top_eigenvalue_power": (_wrap("top_eigenvalue_power", cv.top_eigenvalue_power,
+                                             op=_op()), dict(tol=1e-3, max_iter=50, seed=0)),
+    "curvature.top_eigenvalue_lanczos": (_wrap("top_eigenvalue_lanczos",
+                                               cv.top_eigenvalue_lanczos, op=_op()),
+                                         dict(tol=1e-3, seed=0, which="LM", ncv=3)),
+    "curvature.trace_hutchinson": (_wrap("trace_hutchinson", cv.trace_hutchinson, op=_op()),
+                                   dict(n_probes=10, seed=0, dist="rademacher")),
+    "curvature.trace_hutchpp": (_wrap("trace_hutchpp", cv.trace_hutchpp, op=_op()),
+                                dict(n_matvecs=9, seed=0)),
+    "curvature.jacobian_frobenius": (_wrap("jacobian_frobenius", cv.jacobian_frobenius,
+                                           f=torch.tanh), dict(
+        x=torch.ones(2, 3, dtype=torch.float64), n_proj=4, seed=0, event_dims=1)),
+    "curvature.hessian_frobenius": (_wrap("hessian_frobenius", cv.hessian_frobenius,
+                                          f=lambda x: x.pow(3)), dict(
+        x=torch.ones(2, 3, dtype=torch.float64), dims=2, n_proj=4, seed=0)),
+    "curvature.last_layer_hessian": (cv.last_layer_hessian, dict(
+        h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64))),
+    "problems.random_quadratics": (problems.random_quadratics, dict(rng=_rng(), k=3, d=2)),
+    "problems.random_logistic": (problems.random_logistic, dict(rng=_rng(), k=3, n=5, d=2)),
+    "verdicts.bound_evidence": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_evidence(
+        BoundSides(lhs, rhs), rtol=rtol, atol=atol), dict(lhs=np.ones(3), rhs=np.full(3, 2.0),
+                                                          rtol=0.0, atol=0.0)),
+    "verdicts.bound_verdict": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_verdict(
+        BoundSides(lhs, rhs), rtol=rtol, atol=atol), dict(lhs=np.ones(3), rhs=np.full(3, 2.0),
+                                                          rtol=0.0, atol=0.0)),
+    "verdicts.equality_verdict": (verdicts.equality_verdict, dict(
+        measured=np.ones(3), expected=np.ones(3), atol=1e-9, what="x")),
+    "verdicts.spearman_rows": (verdicts.spearman_rows, dict(x=np.arange(5.0),
+                                                            y=np.arange(5.0)[None] ** 2)),
+    "verdicts.paired_trend_verdict": (verdicts.paired_trend_verdict, dict(
+        x=np.arange(4.0), y=np.arange(12.0).reshape(3, 4), expected="increasing", rng=_rng(),
+        what="x")),
+    "verdicts.trend_verdict": (verdicts.trend_verdict, dict(
+        x=np.repeat(np.arange(4.0), 3), y=np.arange(12.0), expected="increasing", rng=_rng(),
+        what="x", n_boot=50, level=0.95)),
+    "verdicts.bootstrap_mean": (verdicts.bootstrap_mean, dict(x=np.arange(6.0), rng=_rng(),
+                                                              n_boot=50, level=0.9)),
+    "verdicts.interval_status": (verdicts.interval_status, dict(low=0.1, high=0.2,
+                                                                expected_sign=1)),
+    "verdicts.std_ratio_verdict": (verdicts.std_ratio_verdict, dict(
+        a=np.arange(6.0), b=2 * np.arange(6.0), rng=_rng(), what="x", n_boot=50)),
+    "data.make_separable": (sdata.make_separable, dict(n_datasets=2, n=10, d=3, margin=0.1,
+                                                       bound=1.0, balance=0.5, seed=0)),
+    "svm.hard_margin_exact": (svm.hard_margin_exact, dict(X=X1, y=Y1, exclude=0)),
+    "svm.HardMarginSVM.fit": (_fit(svm.HardMarginSVM), dict(X=X1, y=Y1, support_tol=1e-6,
+                                                            margin_tol=1e-6)),
+    "svm.hard_margin_loo": (svm.hard_margin_loo, dict(X=X1, y=Y1, support_tol=1e-6)),
+    "svm.SoftMarginSVM.fit": (_fit(svm.SoftMarginSVM), dict(X=X1, y=Y1, lam=0.1)),
+    "svm.soft_margin_loo": (svm.soft_margin_loo, dict(X=X1[:10], y=Y1[:10], lam=0.1)),
+    "svm.BiasPenalizedSVM.fit": (_fit(svm.BiasPenalizedSVM), dict(X=X1, y=Y1)),
+    "train.augment": (train.augment, dict(X=X1)),
+    "train.stable_lr": (train.stable_lr, dict(
+        Xa=train.augment(X1[None]), y=torch.as_tensor(Y1[None]),
+        W0=torch.zeros(1, 1, 4, dtype=torch.float64), loss="logistic")),
+    "train.record_steps": (train.record_steps, dict(steps=100, n_points=10)),
+    "train.train_heads": (train.train_heads, dict(X=X1[None], y=Y1[None], loss="logistic",
+                                                  steps=5, heads=2, lr=None, init_scale=1.0,
+                                                  record=3, seed=0)),
+    "train.make_quadratic_setting": (train.make_quadratic_setting, dict(
+        n_datasets=2, n=5, d=3, mu=0.1, beta=1.0, dist0=1.0, seed=0)),
+    "train.gd_quadratic_loo": (train.gd_quadratic_loo, dict(
+        setting=train.make_quadratic_setting(n_datasets=1, n=5, d=2, mu=0.5, beta=1.0,
+                                             dist0=1.0), loo=np.array([[0, 4]]), steps=10)),
+    "stability.normalized_distance": (stability.normalized_distance, dict(a=np.ones((2, 3)),
+                                                                          b=np.eye(2, 3))),
+    "stability.paper_head": (stability.paper_head, dict(v=np.ones((2, 3)), c=np.zeros(2))),
+    "stability.head_loo_stability": (stability.head_loo_stability, dict(
+        directions=np.ones((2, 3, 4, 5)) / np.sqrt(5))),
+    "pools.draw_sets": (pools.draw_sets, dict(y=_pool_y, n=20, k=3, rng=_rng(),
+                                              min_per_class=2)),
+    "pools.fit_ridge_logistic": (pools.fit_ridge_logistic, dict(X=_pool_X[None, :20],
+                                                                y=_pool_y[None, :20], lam=0.1)),
+    "pools.ridge_logistic_loo": (pools.ridge_logistic_loo, dict(X=_pool_X[None, :20],
+                                                                y=_pool_y[None, :20], lam=0.1)),
+    "pools.PoolStability": (lambda **kw: pools.PoolStability(**kw).run(_pool_X, _pool_y),
+                            dict(levels=(10, 20), k=3, lam=0.1, seed=0)),
+    "pools.PoolHeads": (lambda **kw: pools.PoolHeads(**kw).run(_pool_X, _pool_y), dict(
+        heads=(1, 2), n=20, k=3, k_loo=2, steps=10, seed=0)),
+    "pools.PoolDistance": (lambda **kw: pools.PoolDistance(**kw).run(_pool_X, _pool_y), dict(
+        distances=(0.1, 1.0), n=20, k=3, k_loo=2, steps=10, lam=0.1, seed=0)),
+    "mlp.make_clusters": (mlp.make_clusters, dict(n=20, d=3, classes=2, spread=1.0,
+                                                  separation=2.0, label_noise=0.0, seed=0)),
+    "mlp.smoothed_last_layer_top_eig": (mlp.smoothed_last_layer_top_eig, dict(
+        h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64),
+        sigma=0.1, n_mc=8, n_batches=2, z=3.0, seed=0)),
+}
+
+
+def _bad_values(valid: Any) -> list[Any]:
+    """Bad replacements for an argument whose valid value is ``valid``."""
+    if isinstance(valid, bool):
+        return ["yes", None]
+    if isinstance(valid, int):
+        return [-1, 0, 1.5, "3", None, -(10**9)]
+    if isinstance(valid, float):
+        return [math.nan, math.inf, -math.inf, -1.0, 0.0, "x", None]
+    if isinstance(valid, str):
+        return ["bogus", 3, None]
+    if isinstance(valid, np.random.Generator):
+        return ["rng", 1.5, None]
+    if isinstance(valid, np.ndarray):
+        bad = [valid.astype(str)]
+        if valid.dtype.kind == "f" and valid.size:
+            for x in (math.nan, math.inf):
+                a = valid.copy()
+                a.flat[0] = x
+                bad.append(a)
+        bad.append(valid[..., :0])  # empty along the last axis
+        return bad
+    if isinstance(valid, torch.Tensor):
+        bad = [valid[..., :0], "x"]
+        if valid.dtype.is_floating_point and valid.numel():
+            for x in (math.nan, math.inf):
+                a = valid.clone()
+                a.view(-1)[0] = x
+                bad.append(a)
+        return bad
+    if isinstance(valid, tuple):
+        return [(), (-1,) * max(1, len(valid)), "abc", None]
+    if isinstance(valid, list):
+        return [[], "abc", None]
+    return [None, "x"]
+
+
+def _numbers(out: Any, depth: int = 0) -> list[float]:
+    """Every number in a result (arrays, tensors, tuples, dicts, dataclasses, objects)."""
+    if depth > 4:
+        return []
+    if isinstance(out, bool | str) or out is None:
+        return []
+    if isinstance(out, int | float | np.number):
+        return [float(out)]
+    if isinstance(out, np.ndarray):
+        return out.astype(float).ravel().tolist() if out.dtype.kind in "fiu" else []
+    if isinstance(out, torch.Tensor):
+        return out.detach().double().ravel().tolist() if out.is_floating_point() else []
+    if isinstance(out, list | tuple):
+        return [x for o in out for x in _numbers(o, depth + 1)]
+    if isinstance(out, dict):
+        return [x for o in out.values() for x in _numbers(o, depth + 1)]
+    if dataclasses.is_dataclass(out):
+        return [x for f in dataclasses.fields(out) for x in _numbers(getattr(out, f.name),
+                                                                    depth + 1)]
+    if hasattr(out, "__dict__"):
+        return [x for k, o in vars(out).items() if k.endswith("_")
+                for x in _numbers(o, depth + 1)]
+    if hasattr(out, "to_numpy"):  # pandas
+        return _numbers(out.select_dtypes("number").to_numpy(), depth + 1)
+    return []
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _call(fn: Callable, kw: dict) -> tuple[str, Any]:
+    def alarm(*_):
+        raise _Timeout
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(LIMIT)
+    try:
+        return "ok", fn(**kw)
+    except _Timeout:
+        return "hang", None
+    except (ValueError, TypeError) as exc:
+        return "error", exc
+    except Exception as exc:  # noqa: BLE001 - any other type is itself the finding
+        return "other", exc
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _judge(case: str, kw: dict, name: str | None, finite_input: bool) -> str | None:
+    """``None`` if the call meets the oracle, else what went wrong."""
+    fn, _ = CASES[case]
+    kind, out = _call(fn, kw)
+    if kind == "hang":
+        return f"{case}: hangs (> {LIMIT} s) with {name}={kw.get(name)!r}"
+    if kind == "other":
+        return f"{case}: {type(out).__name__} ({out}) with {name}={kw.get(name)!r}"
+    if kind == "error" and name is None:
+        return f"{case}: the valid call raises {type(out).__name__}: {out}"
+    if kind == "error":
+        names = [name] if name else list(kw)
+        if not any(n in str(out) for n in names):
+            return (f"{case}: {type(out).__name__} does not name {names} with "
+                    f"{name}={kw.get(name)!r}: {out}")
+        return None
+    nums = _numbers(out)
+    if not all(math.isfinite(x) for x in nums):
+        return (f"{case}: non-finite output with {name}={kw.get(name)!r}"
+                + (" (from finite input)" if finite_input else " (invalid input accepted)"))
+    return None
+
+
+def test_every_public_name_is_fuzzed_or_excluded_with_a_reason():
+    public = set()
+    for mn in MODULES:
+        mod = importlib.import_module(mn)
+        for n, o in vars(mod).items():
+            if n.startswith("_") or getattr(o, "__module__", None) != mn:
+                continue
+            if inspect.isfunction(o) or inspect.isclass(o):
+                public.add(f"{mn.rsplit('.', 1)[1]}.{n}")
+    covered = {c for c in CASES} | {c.rsplit(".", 1)[0] for c in CASES} | set(EXCLUDED)
+    assert public - covered == set()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_valid_call_gives_finite_numbers(case):
+    fn, kw = CASES[case]
+    assert _judge(case, dict(kw), None, True) is None
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fuzz(case):
+    fn, valid = CASES[case]
+    names = sorted(valid)
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        name = data.draw(st.sampled_from(names), label="argument")
+        kw = dict(valid)
+        v = valid[name]
+        choices = _bad_values(v)
+        if isinstance(v, float) and not isinstance(v, bool):
+            # finite values over 16 decades each side of 0 (and 0): a bound of tiny or huge
+            # inputs may overflow legitimately only beyond this range
+            mag = data.draw(st.floats(-8, 8), label="log10 |value|")
+            sign = data.draw(st.sampled_from([-1.0, 1.0]), label="sign")
+            choices = choices + [sign * 10.0**mag, 0.0]
+        bad = data.draw(st.sampled_from(choices), label="value")
+        kw[name] = bad
+        problem = _judge(case, kw, name, False)
+        assert problem is None, problem
+
+    run()
