@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -44,6 +45,124 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+class _DaskShared:
+    """Tables shared between the workers of one run through the scheduler: a
+    ``distributed.Lock`` per cache key, the parquet bytes in a ``distributed.Variable``."""
+
+    def __init__(self, run: str) -> None:
+        from distributed import get_client
+
+        self.client, self.run = get_client(), run
+
+    def lock(self, key: str):
+        from distributed import Lock
+
+        return Lock(f"boundbench-{self.run}-{key}")
+
+    def get(self, key: str) -> bytes | None:
+        from distributed import Variable
+
+        try:
+            return Variable(f"boundbench-{self.run}-{key}", client=self.client).get(timeout=0.1
+                                                                                   ).result()
+        except Exception:  # noqa: BLE001 - unset (TimeoutError) means nobody computed it yet
+            return None
+
+    def put(self, key: str, data: bytes) -> None:
+        from distributed import Variable
+
+        fut = self.client.scatter(data)
+        Variable(f"boundbench-{self.run}-{key}", client=self.client).set(fut)
+
+
+def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """One claim on a Dask worker, in a private folder seeded with the client's cache; returns
+    its result and every file it wrote (figure, table, config, new cache entries), which the
+    client writes: workers need no shared filesystem."""
+    import tempfile
+
+    cid, seed, scale, force, cache, run = task
+    catalogue.load()
+    _claims.SHARED = _DaskShared(run)
+    with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
+        root = Path(d)
+        for rel, data in cache.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
+                                   progress=False)
+        result = _claims.run(cid, ctx, catch=True).to_dict()
+        files = {}
+        for f in root.rglob("*"):
+            rel = f.relative_to(root).as_posix()
+            if f.is_file() and not f.name.endswith(".lock") and ".tmp" not in f.name and (
+                    rel not in cache or f.read_bytes() != cache[rel]):
+                files[rel] = f.read_bytes()
+    return result, files
+
+
+def _cache_files(out: Path) -> dict[str, bytes]:
+    """The client's cache entries (tables, sidecars, configs) as bytes by relative path."""
+    cache = out / ".cache"
+    if not cache.exists():
+        return {}
+    return {f.relative_to(out).as_posix(): f.read_bytes() for f in cache.iterdir()
+            if f.is_file() and not f.name.endswith(".lock") and ".tmp" not in f.name
+            and ".bad-" not in f.name}
+
+
+def _spread(ids: list[str]) -> list[str]:
+    """``ids`` round-robin over their claim modules: claims that share a table sit in one
+    module, so spreading them keeps them from running at the same time on two workers (the
+    later one then starts with the earlier one's cached table)."""
+    groups: dict[str, list[str]] = {}
+    for cid in ids:
+        groups.setdefault(_claims.get(cid).check.__module__, []).append(cid)
+    lanes = list(groups.values())
+    return [lane[i] for i in range(max(map(len, lanes), default=0)) for lane in lanes
+            if i < len(lane)]
+
+
+def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
+               scheduler: str | None = None, progress: bool = True,
+               desc: str = "audit") -> list[dict[str, Any]]:
+    """Every claim in ``ids`` with ``ctx``: here, one after another (the default), or as Dask
+    tasks (``workers``: a local cluster of that many processes; ``scheduler``: a running
+    cluster's address). Results come back in ``ids`` order; the client writes every file."""
+    if workers is None and scheduler is None:
+        return [_claims.run(cid, ctx, catch=True).to_dict()
+                for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress)]
+    from boundbench.theory.execution import executor
+
+    out = Path(ctx.out_dir) if ctx.out_dir is not None else None
+    results: dict[str, dict[str, Any]] = {}
+    # each task carries the cache as it stands when the task starts, so a table one claim
+    # computed is reused by the claims that start after it (as in a serial run)
+    cache = _cache_files(out) if out is not None else {}
+    run = f"{os.getpid()}-{time.time_ns()}"  # names this run's shared tables on the cluster
+    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run) for cid in _spread(ids))
+    with executor(workers=workers, scheduler=scheduler) as ex:
+        for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
+                                 total=len(ids)):
+            cid = task[0]
+            if done.error is not None:
+                c = _claims.get(cid)
+                results[cid] = {**c.describe(), "verdict": "inconclusive",
+                                "reason": f"the task failed on its worker: {done.error}",
+                                "evidence": {}, "figure": None, "table": None, "seconds": 0.0,
+                                "seed": ctx.seed, "scale": ctx.scale,
+                                "error": done.traceback or done.error}
+                continue
+            result, files = done.value
+            if out is not None:
+                for rel, data in files.items():
+                    write_atomic(out / rel, lambda t, data=data: t.write_bytes(data))
+            cache.update({rel: data for rel, data in files.items()
+                          if rel.startswith(".cache/")})
+            results[cid] = result
+    return [results[cid] for cid in ids]
+
+
 def run_audit(
     *,
     seed: int = 0,
@@ -52,24 +171,26 @@ def run_audit(
     only: Iterable[str] | None = None,
     progress: bool = True,
     force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
-    Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them."""
+    Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them.
+    ``workers``/``scheduler``: run the claims as Dask tasks (:func:`run_claims`)."""
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
     catalogue.load()
     ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
         _claims.get(cid)  # unknown ids fail before any work
     t0 = time.perf_counter()
-    results = []
-    for cid in tqdm(ids, desc="audit", unit="claim", disable=not progress):
-        results.append(_claims.run(cid, ctx, catch=True).to_dict())
+    results = run_claims(ids, ctx, workers=workers, scheduler=scheduler, progress=progress)
     report = {
         "meta": {
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "seed": seed,
             "scale": scale,
             "seconds": round(time.perf_counter() - t0, 2),
+            "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
             "environment": environment(),
             "counts": dict(Counter(r["verdict"] for r in results)),
             "errors": [r["id"] for r in results if r.get("error")],

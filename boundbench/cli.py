@@ -103,7 +103,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from boundbench.audit import run_audit
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
-                       only=args.only or None, force=args.force)
+                       only=args.only or None, force=args.force, workers=args.workers,
+                       scheduler=args.scheduler)
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
@@ -132,14 +133,16 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     out = Path(args.out)
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
                                progress=True)
+    from boundbench.audit import run_claims
+
     failed = []
-    for cid in tqdm(ids, desc="figures", unit="claim"):
-        r = _claims.run(cid, ctx, catch=True)
-        tqdm.write(f"{cid}: {r.verdict.status} ({r.seconds:.1f} s) -> "
-                   f"{out / r.verdict.figure if r.verdict.figure else 'no figure'}")
-        if r.error:
-            failed.append(cid)
-            print(r.error, file=sys.stderr)
+    for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
+                        desc="figures"):
+        tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
+                   f"{out / r['figure'] if r.get('figure') else 'no figure'}")
+        if r.get("error"):
+            failed.append(r["id"])
+            print(r["error"], file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -162,7 +165,7 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
     fresh = not out.exists()
     try:
-        df = run_grid(grid, out)
+        df = run_grid(grid, out, workers=args.workers, scheduler=args.scheduler)
     except BaseException:
         # a run that failed before finishing any cell leaves no result folder behind
         if fresh and not any(out.glob("cells/*.json")):
@@ -203,6 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=_cmd_claims)
 
+    def distributed(q: argparse.ArgumentParser) -> None:
+        g = q.add_mutually_exclusive_group()
+        g.add_argument("--workers", type=_int_at_least(1), default=None,
+                       help="run the units (claims, cells) on a local Dask cluster of N "
+                       "processes (needs the 'dist' extra)")
+        g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run them on the Dask cluster at ADDRESS (tcp://host:8786)")
+
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=_int_at_least(0), default=0,
                        help="random seed, >= 0 (default 0)")
@@ -225,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (default: figures)")
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables")
+    distributed(a)
     a.set_defaults(func=_cmd_audit)
 
     e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
@@ -240,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (default: figures)")
     f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables")
+    distributed(f)
     f.set_defaults(func=_cmd_figures)
 
     pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")
@@ -270,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
                        "configured")
         q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
+        distributed(q)
         q.set_defaults(func=_cmd_plm)
     return p
 

