@@ -27,10 +27,12 @@ import pandas as pd
 DEFAULT = ["fu.lemma-a.2.4", "fu.lemma-a.2.5", "fu.cor2.5", "fu.thm2.4.second-term"]
 
 
-def _figures(out: Path, only: list[str]) -> subprocess.Popen:
+def _figures(out: Path, only: list[str], *, force: bool = False) -> subprocess.Popen:
+    # --force during the kills: every run recomputes and rewrites its tables, so the kills
+    # land in writes, not only in reads of a finished cache
     return subprocess.Popen([sys.executable, "-m", "boundbench.cli", "figures", "--only", *only,
-                             "--out", str(out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                             "--out", str(out), *(["--force"] if force else [])],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def _readable(path: Path) -> bool:
@@ -66,8 +68,8 @@ def main() -> None:
 
     kills = 0
     for _ in range(args.kills):
-        p = _figures(out, args.only)
-        time.sleep(rnd.uniform(0.0, full))
+        p = _figures(out, args.only, force=True)
+        time.sleep(rnd.uniform(0.3 * full, full))  # past the imports, into the work
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
             kills += 1
