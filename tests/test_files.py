@@ -3,6 +3,7 @@ locks (issue 15, item 2). Each test fails on a plain read/write of the final nam
 
 import json
 import multiprocessing as mp
+import os
 import time
 from pathlib import Path
 
@@ -117,3 +118,18 @@ def test_surt_stage_without_its_manifest_is_set_aside(tmp_path):
     with pytest.warns(UserWarning, match="SURT"):
         assert not surt._verified(stage)
     assert not stage.exists()
+
+
+def test_temporaries_of_dead_writers_are_swept(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = tmp_path / ".cache" / f".table-abc.{dead}.tmp.parquet"
+    live = tmp_path / f".fig.{os.getpid()}.tmp.png"
+    stale.parent.mkdir()
+    stale.write_bytes(b"half")
+    live.write_bytes(b"being written")
+    assert files.sweep_temporaries(tmp_path) == 1
+    assert not stale.exists() and live.exists()

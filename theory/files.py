@@ -37,6 +37,33 @@ def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def sweep_temporaries(folder: Path) -> int:
+    """Remove the temporaries (``.<stem>.<pid>.tmp<suffix>``) that killed writers left under
+    ``folder``, those whose process is gone; return how many. They are never read, only
+    clutter."""
+    import re
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    gone = 0
+    for f in folder.rglob(".*.tmp*"):
+        m = re.fullmatch(r"\..+\.(\d+)\.tmp[^/]*", f.name)
+        if not m or not f.is_file():
+            continue
+        pid = int(m.group(1))
+        try:
+            os.kill(pid, 0)  # alive (maybe writing it now): leave it
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        f.unlink(missing_ok=True)
+        gone += 1
+    return gone
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
