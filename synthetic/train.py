@@ -142,21 +142,31 @@ def train_heads(
                 raise ValueError(
                     f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
                     "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
-        mask = torch.ones(kc, R1, n, dtype=dtype, device=dev)
-        if R1 > 1:
-            idx = torch.as_tensor(loo[s:s + per], device=dev)
-            mask[:, 1:].scatter_(-1, idx[..., None], 0.0)
-        # rows of W are (replica, head) pairs; a step is two batched matmuls
-        weight = (mask / mask.sum(-1, keepdim=True)).repeat_interleave(heads, 1)  # (kc, R1*H, n)
-        step = (eta[:, None, None] * weight).contiguous()  # folds the step size in
+        # rows of W are (replica, head) pairs. A step is two batched matmuls over all n samples
+        # and, for a LOO replica's rows, the left-out sample's term taken back out (a rank-one
+        # correction on (rows, D)), then one scaling by eta / n_r per row: no pass over the
+        # (rows, n) slopes beyond the logistic slope itself
         Z = yy[..., None] * Xa  # (kc, n, D)
         Zt = Z.transpose(1, 2).contiguous()
-        W = W0[:, None].expand(kc, R1, heads, D).reshape(kc, R1 * heads, D).clone()
+        rows = R1 * heads
+        n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
+        n_r[1:] = n - 1
+        scale = (eta[:, None] / n_r).repeat_interleave(heads, 1)[..., None]  # (kc, rows, 1)
+        if R1 > 1:
+            idx = torch.as_tensor(loo[s:s + per], device=dev).repeat_interleave(heads, 1)
+            lo = idx[..., None]  # (kc, (R1-1)*H, 1): each LOO row's left-out sample
+            z_lo = Z.gather(1, idx[..., None].expand(-1, -1, D))  # (kc, (R1-1)*H, D)
+        W = W0[:, None].expand(kc, R1, heads, D).reshape(kc, rows, D).clone()
+        S = torch.empty(kc, rows, n, dtype=dtype, device=dev)
+        G = torch.empty(kc, rows, D, dtype=dtype, device=dev)
         out = torch.empty(kc, R1, len(rec), D, dtype=dtype, device=dev)
         j = 0
         for t in range(1, steps + 1):
-            s_ = _neg_slope(torch.bmm(W, Zt), loss).mul_(step)  # (kc, R1*H, n)
-            W.baddbmm_(s_, Z)  # W -= eta * grad, grad = -mean_i s_i z_i
+            _neg_slope(torch.bmm(W, Zt, out=S), loss)  # slopes s_i = -l'(m_i), (kc, rows, n)
+            torch.bmm(S, Z, out=G)  # sum_i s_i z_i over every sample
+            if R1 > 1:
+                G[:, heads:].sub_(S[:, heads:].gather(-1, lo) * z_lo)
+            W.addcmul_(scale, G)  # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i
             if j < len(rec) and t == rec[j]:
                 mean = W.view(kc, R1, heads, D).mean(2)
                 out[:, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
