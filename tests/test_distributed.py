@@ -112,3 +112,13 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
     a = pd.read_csv(tmp_path / "serial" / "results.csv")
     b = pd.read_csv(tmp_path / "dask" / "results.csv")
     pd.testing.assert_frame_equal(_strip(b), _strip(a), check_exact=False, rtol=1e-6)
+
+
+def test_a_resource_no_worker_has_is_dropped_with_a_warning_not_waited_for():
+    import math
+
+    from boundbench.theory.execution import executor
+
+    with executor(workers=2) as ex, pytest.warns(UserWarning, match="GPU"):
+        got = dict(ex.map(math.sqrt, [4.0], progress=False, resources={"GPU": 1}))
+    assert got[4.0].value == 2.0

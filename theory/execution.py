@@ -37,10 +37,26 @@ def _threads_for(share: int | None) -> None:
         torch.set_num_threads(share)
 
 
-def _call(fn: Callable[[Any], Any], item: Any, share: int | None) -> Done:
+def _pin_gpu() -> None:
+    """On a local cluster's worker ``i``, make ``cuda:(i mod #GPUs)`` the current device, so a
+    node with k GPUs runs k cells at once, each on its own device."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return
+    from distributed import get_worker
+
+    name = get_worker().name
+    if isinstance(name, int):
+        torch.cuda.set_device(name % torch.cuda.device_count())
+
+
+def _call(fn: Callable[[Any], Any], item: Any, share: int | None, pin: bool = False) -> Done:
     import traceback
 
     _threads_for(share)
+    if pin:
+        _pin_gpu()
     try:
         return Done(fn(item))
     except Exception as exc:  # noqa: BLE001 - travels back as a reported failure
@@ -86,11 +102,19 @@ class DaskExecutor:
                              "(an address)")
         self.retries = retries
         self._cluster = None
+        self.pin = False  # a cluster of your own pins its workers (e.g. CUDA_VISIBLE_DEVICES)
         if workers is not None:
             if not (isinstance(workers, int) and workers >= 1):
                 raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
+            import torch
+
+            # each local worker holds one "GPU" resource where there are GPUs (a cell asks for
+            # one) and is pinned to a device by its index
+            gpus = torch.cuda.device_count()
             self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
-                                         processes=True, dashboard_address=None)
+                                         processes=True, dashboard_address=None,
+                                         **({"resources": {"GPU": 1}} if gpus else {}))
+            self.pin = bool(gpus)
             self.client = Client(self._cluster)
             self.share: int | None = max(1, (os.cpu_count() or 1) // workers)
         else:
@@ -107,6 +131,16 @@ class DaskExecutor:
         from distributed import as_completed
         from tqdm.auto import tqdm
 
+        if resources:
+            workers = self.client.scheduler_info()["workers"].values()
+            if not any(all(w.get("resources", {}).get(k, 0) >= v for k, v in resources.items())
+                       for w in workers):
+                import warnings
+
+                # a task asking for what no worker has would wait forever
+                warnings.warn(f"no Dask worker declares the resources {resources} (start them "
+                              "with --resources GPU=1): running without them", stacklevel=2)
+                resources = None
         it = iter(items)
         futures: dict[Any, Any] = {}
         n = 0
@@ -117,7 +151,8 @@ class DaskExecutor:
                 item = next(it)
             except StopIteration:
                 return False
-            fut = self.client.submit(_call, fn, item, self.share, retries=self.retries,
+            fut = self.client.submit(_call, fn, item, self.share, self.pin,
+                                     retries=self.retries,
                                      resources=resources, pure=False,
                                      key=f"{desc or 'unit'}-{n}-{os.getpid()}-{id(self)}")
             futures[fut] = item
