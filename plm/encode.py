@@ -9,6 +9,8 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
+from boundbench.theory._validate import Array, Int, IntLists, Rng, checked
+
 _TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
 
 
@@ -25,6 +27,7 @@ def token_ids(tok, texts: list[str], *, max_length: int) -> list[list[int]]:
     return _TOKENS[key]
 
 
+@checked(ids=IntLists(), pad_id=Int(0))
 def pad_batch(ids: list[list[int]], *, pad_id: int, device=None) -> dict[str, torch.Tensor]:
     """``input_ids`` and ``attention_mask`` of a batch, padded on the right to its longest."""
     width = max(len(t) for t in ids)
@@ -36,6 +39,7 @@ def pad_batch(ids: list[list[int]], *, pad_id: int, device=None) -> dict[str, to
     return {"input_ids": out.to(device), "attention_mask": mask.to(device)}
 
 
+@checked(lengths=Array(ndim=1), batch_size=Int(1), group=Int(1), rng=Rng())
 def length_grouped_batches(lengths: np.ndarray, *, batch_size: int, group: int,
                            rng: np.random.Generator) -> list[np.ndarray]:
     """One epoch of batches: a random permutation cut into chunks of ``group`` batches, each

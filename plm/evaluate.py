@@ -8,18 +8,36 @@ forms the papers leave open are stated per function.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
+from boundbench.theory._validate import Array, Float, Int, IntSeq, Tensor, checked
 
+
+def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:
+    """``y`` as class indices, one per row of ``logits`` and each in ``[0, classes)``."""
+    y = torch.as_tensor(np.asarray(y))
+    if y.shape != logits.shape[:1] or y.dtype.is_floating_point and bool(
+            torch.any(y != y.round())):
+        raise ValueError(f"y must hold one integer label per row of logits (got shape "
+                         f"{tuple(y.shape)} for logits {tuple(logits.shape)})")
+    y = y.long()
+    if bool(torch.any((y < 0) | (y >= logits.shape[-1]))):
+        raise ValueError(f"y must lie in [0, {logits.shape[-1]}) for {logits.shape[-1]} classes")
+    return y
+
+
+@checked(logits=Tensor(ndim=2), y=Array(ndim=1), n_bins=Int(1))
 def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> dict[str, float]:
     """Brier score and ``n_bins``-bin expected calibration error (torchmetrics, equal-width bins,
     L1) of softmax confidences. Brier: ``mean (y - p_1)^2`` for two classes (JACHESS's code),
     ``mean sum_c (p_c - 1[y = c])^2`` otherwise."""
     from torchmetrics.functional.classification import binary_calibration_error, multiclass_calibration_error
 
+    y = _labels_for(logits, y)
     p = torch.softmax(logits.float(), -1)
-    y = torch.as_tensor(y).long()
     c = p.shape[-1]
     if c == 2:
         brier = float((y.float() - p[:, 1]).pow(2).mean())
@@ -31,14 +49,16 @@ def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
     return {"brier": brier, "ece": ece}
 
 
+@checked(logits=Tensor(ndim=2), y=Array(ndim=1), n_bins=Int(1))
 def reliability(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> dict[str, np.ndarray]:
     """Reliability-diagram data for the positive class (binary; JACHESS Fig. 2): per equal-width
     bin of ``p_1``, the mean predicted probability, the fraction of positives and the count."""
+    if logits.shape[-1] != 2:
+        raise ValueError(f"logits: reliability diagrams here are binary (got "
+                         f"{logits.shape[-1]} classes)")
+    yy = _labels_for(logits, y).numpy()
     p = torch.softmax(logits.float(), -1)
-    if p.shape[-1] != 2:
-        raise ValueError(f"reliability diagrams here are binary (got {p.shape[-1]} classes)")
-    p1 = p[:, 1].numpy()
-    yy = np.asarray(y)
+    p1 = p[:, 1].detach().numpy()
     b = np.minimum((p1 * n_bins).astype(int), n_bins - 1)
     count = np.bincount(b, minlength=n_bins)
     with np.errstate(invalid="ignore"):
@@ -83,12 +103,18 @@ def noise_robustness(model, tok, texts: list[str], y: np.ndarray, *, deltas=(0.0
     return out
 
 
+@checked(
+    input_ids=Array(ndim=2), attention_mask=Array(ndim=2), rate=Float(0, 1), unk_id=Int(0),
+    special_ids=IntSeq(0))
 def corrupt_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor, *, rate: float,
                    unk_id: int, special_ids: list[int], generator: torch.Generator) -> torch.Tensor:
     """Replace a fraction ``rate`` of the real (non-special, non-padding) tokens of each
     sequence by ``unk_id`` (JACHESS §5.2), chosen uniformly without replacement."""
-    if not 0 <= rate <= 1:
-        raise ValueError(f"rate must lie in [0, 1] (got {rate})")
+    if tuple(input_ids.shape) != tuple(attention_mask.shape):
+        raise ValueError(f"input_ids and attention_mask must have one shape (got "
+                         f"{tuple(input_ids.shape)} and {tuple(attention_mask.shape)})")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator (got {type(generator).__name__})")
     ids = input_ids.clone()
     real = attention_mask.bool() & ~torch.isin(ids, torch.as_tensor(special_ids, device=ids.device))
     for i in range(ids.shape[0]):
@@ -122,6 +148,7 @@ def corruption_robustness(model, tok, texts: list[str], y: np.ndarray, *,
     return out
 
 
+@checked(X=Tensor(ndim=2), Y=Tensor(ndim=2))
 def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
     """Linear CKA (Kornblith et al. 2019) of ``(n, p)`` and ``(n, q)`` representations:
     ``||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F)`` with column-centred ``Xc, Yc``."""

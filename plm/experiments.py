@@ -60,6 +60,9 @@ def as_methods(methods: Iterable[str | Method],
     """Methods from names or specs (``"jachess-unlab:dims=5"``), or as given; ``args`` maps a
     name to parameters for it (a sweep file's ``"method_args"``), which inline arguments
     override."""
+    if isinstance(methods, str | Method) or not isinstance(methods, Iterable):
+        raise TypeError(f"methods must be a list of method names or Method objects (got "
+                        f"{methods!r})")
     args = dict(args or {})
     out = []
     for m in methods:
@@ -69,7 +72,7 @@ def as_methods(methods: Iterable[str | Method],
             name, inline = split_spec(m)
             out.append(method_from_config(name, {**args.get(name, {}), **inline}))
         else:
-            raise ValueError(f"methods must be names or Method objects (got {m!r})")
+            raise TypeError(f"methods must be names or Method objects (got {m!r})")
     unknown = set(args) - {m.name for m in out}
     if unknown:
         raise ValueError(f"method_args names methods the grid does not run: {sorted(unknown)}")

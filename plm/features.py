@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from boundbench.plm.models import DEFAULT_MODEL, _file_sha256, resolve_model
+from boundbench.theory._validate import Int, Seed, Text, check_fields
 from boundbench.theory.files import key_lock, set_aside, write_atomic
 
 
@@ -53,6 +54,8 @@ class FeatureSpec:
     pooling: str = "mean"
 
     def __post_init__(self) -> None:
+        check_fields(self, task=Text(), n=Int(2, optional=True), seed=Seed(),
+                     max_length=Int(2), model=Text(), pooling=Text())
         if self.split not in ("train", "dev", "test"):
             raise ValueError(f"split must be 'train', 'dev' or 'test' (got {self.split!r})")
         if self.n is not None and self.n < 2:

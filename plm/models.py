@@ -62,9 +62,20 @@ def resolve_model(name: str = DEFAULT_MODEL) -> str:
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
     """``device`` if given, else CUDA when available, else the CPU."""
-    if device is not None:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not isinstance(device, str | torch.device):
+        raise TypeError(f"device must be a string or torch.device (got {device!r})")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from exc
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r} is not available here ({torch.cuda.device_count()} "
+                         "CUDA devices)")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})")
+    return dev
 
 
 class EncoderClassifier(torch.nn.Module):

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.theory import plotting
+from boundbench.theory._validate import Array, Int, Real, checked
 from boundbench.theory.registry import CheckContext, Outcome
 from boundbench.theory.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
 
@@ -74,9 +75,11 @@ def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
     pa = ok[ok.method == a].set_index("seed")[col]
     pb = ok[ok.method == b].set_index("seed")[col]
     common = pa.index.intersection(pb.index)
-    return (pa.loc[common] - pb.loc[common]).to_numpy()
+    diff = (pa.loc[common] - pb.loc[common]).to_numpy(dtype=float)
+    return diff[np.isfinite(diff)]  # a metric a run could not measure (NaN) is no evidence
 
 
+@checked(effect=Real(), sd=Real())
 def seeds_needed(effect: float, sd: float) -> int | None:
     """Seeds a paired two-sided test at 5% needs for 80% power at this effect and paired-difference
     SD (normal approximation, ``((z_a + z_b) sd / effect)^2``, at least 2); None when the effect
@@ -86,9 +89,12 @@ def seeds_needed(effect: float, sd: float) -> int | None:
     return max(2, int(np.ceil(((Z_ALPHA + Z_BETA) * sd / abs(effect)) ** 2)))
 
 
+@checked(diff=Array(ndim=1, min_size=0, finite=False))
 def power_evidence(diff: np.ndarray) -> dict:
     """Effect size (mean paired difference), paired-difference SD and the seeds a decision at
-    that effect would need."""
+    that effect would need (over the finite differences)."""
+    diff = np.asarray(diff, dtype=float)
+    diff = diff[np.isfinite(diff)]
     if len(diff) < 2:
         return {"effect": float(diff.mean()) if len(diff) else None, "paired_sd": None,
                 "seeds_needed": None}
@@ -97,6 +103,7 @@ def power_evidence(diff: np.ndarray) -> dict:
             "seeds_needed": seeds_needed(float(diff.mean()), sd)}
 
 
+@checked(rho=Real(), levels=Int(1))
 def trend_power(rho: float, levels: int) -> int | None:
     """Seeds per level a Spearman trend test at 5% needs for 80% power at this rank correlation
     (Fisher z: ``n = ((z_a + z_b) / atanh(rho))^2 + 3`` points over ``levels`` levels)."""

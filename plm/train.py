@@ -23,6 +23,7 @@ from boundbench.plm.evaluate import calibration
 from boundbench.plm.methods import dropout_rate
 from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
 from boundbench.synthetic.methods import Forward, Method
+from boundbench.theory._validate import Bool, Float, Int, Seed, check_fields
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class FinetuneConfig:
     length_groups: int = 4
 
     def __post_init__(self) -> None:
+        check_fields(self, epochs=Float(0, lo_open=True), max_steps=Int(1, optional=True),
+                     lr=Float(0, lo_open=True), head_lr=Float(0, lo_open=True),
+                     batch_size=Int(1), max_length=Int(2), length_groups=Int(1), seed=Seed(),
+                     head_only=Bool(), accelerate=Bool())
         if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
             raise ValueError(f"max_steps must be >= 1 or None (got {self.max_steps!r})")
         if not self.epochs > 0:

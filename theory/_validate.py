@@ -310,3 +310,39 @@ def broadcastable(**arrays: np.ndarray) -> None:
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
         raise ValueError(f"shapes do not broadcast: {shapes}") from None
+
+
+class Real(Spec):
+    """A real number of any value, NaN and infinities included (functions that report "none"
+    for them); only the type is checked."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise TypeError(f"{name} must be a real number (got {value!r})")
+        return value
+
+
+class IntLists(Spec):
+    """A non-empty list of non-empty lists of integers >= 0 (token ids)."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not value or not all(
+                isinstance(t, list | tuple) and t and all(_is_int(i) and i >= 0 for i in t)
+                for t in value):
+            raise TypeError(f"{name} must be a non-empty list of non-empty lists of token ids "
+                            f"(integers >= 0; got {value!r:.80})")
+        return value
+
+
+class IntSeq(Spec):
+    """A list or tuple (possibly empty) of integers >= ``minimum``."""
+
+    def __init__(self, minimum: int = 0) -> None:
+        self.minimum = minimum
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not all(_is_int(i) and i >= self.minimum
+                                                           for i in value):
+            raise TypeError(f"{name} must be a list of integers >= {self.minimum} (got "
+                            f"{value!r:.80})")
+        return value
