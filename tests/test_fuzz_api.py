@@ -505,3 +505,13 @@ def test_fuzz(case):
         assert problem is None, problem
 
     run()
+
+
+def test_an_empty_set_of_paired_differences_is_no_error():
+    """``power_evidence`` of no trained pairs (all runs stuck at the majority class) reports
+    nothing to size, as the fine-tuning claims need; found when the spec rejected it."""
+    pytest.importorskip("transformers")
+    from boundbench.plm.reports import power_evidence
+
+    ev = power_evidence(np.array([]))
+    assert ev["seeds_needed"] is None

@@ -158,7 +158,7 @@ class Array(Spec):
         if dims is not None and a.ndim not in dims:
             raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
                              f"shape {a.shape})")
-        if a.size < self.min_size or (a.ndim and 0 in a.shape):
+        if a.size < self.min_size or (self.min_size and a.ndim and 0 in a.shape):
             raise ValueError(f"{name} must not be empty (got shape {a.shape})")
         if self.finite and not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must be finite (got NaN or inf)")
