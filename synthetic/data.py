@@ -65,14 +65,6 @@ def make_separable(
     ``balance`` is the fraction of positives (rounded; both classes must be non-empty).
     Offsets ``c`` are drawn uniformly in ``+-(bound - margin)/4`` so the intercept is not zero.
     """
-    if n_datasets < 1:
-        raise ValueError(f"n_datasets must be >= 1 (got {n_datasets})")
-    if n < 2:
-        raise ValueError(f"n must be >= 2 to hold both classes (got {n})")
-    if d < 1:
-        raise ValueError(f"d must be >= 1 (got {d})")
-    if not margin > 0:
-        raise ValueError(f"margin must be > 0 (got {margin})")
     if not margin < bound:
         raise ValueError(f"margin must be < bound: points within the bound cannot be {margin} away "
                          f"from a plane on both sides with bound={bound}")

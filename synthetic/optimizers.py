@@ -15,6 +15,7 @@ import torch
 
 from boundbench.synthetic.methods import Forward, Method, register
 from boundbench.synthetic.penalties import ActivationDecay
+from boundbench.theory._validate import Bool, Float
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 
 
@@ -97,6 +98,7 @@ class SelectiveUpdate(_Wrapper):
     def __init__(self, base: torch.optim.Optimizer, *, alpha: float, beta: float,
                  flipped: bool, seed: int = 0) -> None:
         super().__init__(base)
+        Float()("alpha", alpha), Float(0)("beta", beta), Bool()("flipped", flipped)  # once here
         self.alpha, self.beta, self.flipped = alpha, beta, flipped
         self.gen = torch.Generator().manual_seed(seed)
         self.update_fraction: list[float] = []
@@ -106,8 +108,11 @@ class SelectiveUpdate(_Wrapper):
         loss = closure() if closure is not None else None
         grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
         kept = total = 0
-        for g, s_norm in zip(grads, normalized_saliency(grads), strict=True):
-            p = keep_probability(s_norm, alpha=self.alpha, beta=self.beta, flipped=self.flipped)
+        # the unchecked bodies: these are the step's own gradients, and checking every entry
+        # of every parameter each step would cost a pass (and, on a GPU, a sync) per tensor
+        saliency, keep = normalized_saliency.__wrapped__, keep_probability.__wrapped__
+        for g, s_norm in zip(grads, saliency(grads), strict=True):
+            p = keep(s_norm, alpha=self.alpha, beta=self.beta, flipped=self.flipped)
             u = torch.rand(s_norm.shape, generator=self.gen).to(s_norm.device)
             m = u < p
             # a kept entry has p > u >= 0, so the division is finite; dropped entries are 0

@@ -270,13 +270,6 @@ class SeedSpread:
     def __post_init__(self) -> None:
         check_fields(self, heads=Seq(Int(1)), seeds=Int(2), epochs=Float(0, lo_open=True),
                      batch_size=Int(1), lr=Float(0, lo_open=True), seed=Seed())
-        if not self.heads or min(self.heads) < 1:
-            raise ValueError(f"heads must be integers >= 1 (got {self.heads!r})")
-        if self.seeds < 2:
-            raise ValueError(f"seeds must be >= 2: a spread needs two runs (got {self.seeds})")
-        if not self.epochs > 0 or self.batch_size < 1 or not self.lr > 0:
-            raise ValueError(f"epochs and lr must be > 0 and batch_size >= 1 (got {self.epochs}, "
-                             f"{self.lr}, {self.batch_size})")
 
     def run(self, X: np.ndarray, y: np.ndarray, X_test: np.ndarray,
             y_test: np.ndarray) -> dict[str, np.ndarray]:

@@ -272,6 +272,7 @@ PLM_EXCLUDED = {
     "models.EncoderClassifier": _LOADS, "models.load_classifier": _LOADS,
     "models.load_tokenizer": _LOADS, "models.weights_file": "a path of resolve_model (fuzzed)",
     "features.weights_sha256": "hashes the weights (resolve_model fuzzed)",
+    "models.file_sha256": "a memoized sha256 of a file (a path in, a digest out)",
     "features.task_features": _LOADS, "encode.token_ids": _LOADS, "encode.sorted_batches": _LOADS,
     "encode.forward_all": _LOADS, "encode.forward_texts": _LOADS, "encode.encode": _LOADS,
     "evaluate.noise_robustness": _LOADS, "evaluate.corruption_robustness": _LOADS,
