@@ -22,7 +22,10 @@ from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.verdicts import (
+    EQUIVALENCE,
     Verdict,
+    decide_no_effect,
+    end_ratio,
     paired_trend_verdict,
     std_ratio_verdict,
     trend_verdict,
@@ -62,26 +65,12 @@ def _table(ctx: CheckContext, name: str, experiment: Any) -> tuple[pd.DataFrame,
     return ctx.cached(name, config, compute), config
 
 
-EQUIVALENCE = 0.10  # the smallest effect that counts: a 10% change of the median across the range
-
-
-def _end_ratio(part: pd.DataFrame, x: str, y: str, rng: np.random.Generator, *, paired: bool,
-               n_boot: int = 1000) -> tuple[float, float, float]:
-    """The change of ``y`` from the smallest to the largest ``x``: the median over training sets
-    of their own ratio when every set is measured at every level (``paired``), else the ratio of
-    the two levels' medians; with a 95% bootstrap interval over training sets."""
+def _end_ratio(part: pd.DataFrame, x: str, y: str, rng: np.random.Generator, *,
+               paired: bool) -> tuple[float, float, float]:
+    """:func:`end_ratio` of ``y`` from the smallest to the largest ``x``, sets in one order."""
     lo_v = part[part[x] == part[x].min()].sort_values("dataset")[y].to_numpy()
     hi_v = part[part[x] == part[x].max()].sort_values("dataset")[y].to_numpy()
-    if paired:
-        r = hi_v / lo_v
-        boot = np.median(r[rng.integers(0, len(r), (n_boot, len(r)))], 1)
-        est = float(np.median(r))
-    else:
-        boot = (np.median(hi_v[rng.integers(0, len(hi_v), (n_boot, len(hi_v)))], 1)
-                / np.median(lo_v[rng.integers(0, len(lo_v), (n_boot, len(lo_v)))], 1))
-        est = float(np.median(hi_v) / np.median(lo_v))
-    a, b = np.quantile(boot, [0.025, 0.975])
-    return est, float(a), float(b)
+    return end_ratio(lo_v, hi_v, rng=rng, paired=paired)
 
 
 def _trend(part: pd.DataFrame, x: str, y: str, *, expected: str, rng: np.random.Generator,
@@ -96,24 +85,11 @@ def _trend(part: pd.DataFrame, x: str, y: str, *, expected: str, rng: np.random.
                                 rng=rng, what=what, evidence=evidence)
 
 
-def _decide(verdict: Verdict, ratio: tuple[float, float, float], xlabel: str) -> Verdict:
-    """A trend the rank test cannot see is decided by the size of the change: an interval of
-    the end-to-end ratio inside ``1 +- EQUIVALENCE`` means the predicted effect is absent."""
-    r, a, b = ratio
-    ev = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
-          "equivalence_margin": EQUIVALENCE}
-    if verdict.status == "inconclusive" and 1 - EQUIVALENCE <= a and b <= 1 + EQUIVALENCE:
-        return Verdict("contradicted", f"no effect: over the whole range of {xlabel} the median "
-                       f"changes by a factor {r:.3f} (95% CI [{a:.3f}, {b:.3f}], inside 1 +- "
-                       f"{EQUIVALENCE:g}); {verdict.reason}", {**verdict.evidence, **ev})
-    return verdict.with_evidence(**ev)
-
-
 def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: str,
              xlabel: str, ylabel: str, expected: str, logx: bool, paired: bool) -> Outcome:
     real, syn = df[df.pool == "real"], df[df.pool == "synthetic"]
     what = f"{ylabel} vs {xlabel} on real pre-trained features"
-    vs = _decide(_trend(syn, x, y, expected=expected, rng=ctx.rng("synthetic"), what="synthetic",
+    vs = decide_no_effect(_trend(syn, x, y, expected=expected, rng=ctx.rng("synthetic"), what="synthetic",
                         paired=paired),
                  _end_ratio(syn, x, y, ctx.rng("synthetic ratio"), paired=paired), xlabel)
     med = real.groupby(x)[y].median()
@@ -122,7 +98,7 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
         evidence={"n_training_sets": int(real.dataset.nunique() if paired else len(real)),
                   "seed": ctx.seed, **{f"real_median_at_{k:g}": float(v) for k, v in med.items()},
                   "synthetic_status": vs.status, "synthetic_reason": vs.reason})
-    verdict = _decide(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired), xlabel)
+    verdict = decide_no_effect(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired), xlabel)
     fig, axes = plotting.figure(2)
     for ax, part, title in ((axes[0], syn, f"synthetic separable pool: {vs.status}"),
                             (axes[1], real, f"real MiniLM features: {verdict.status}")):

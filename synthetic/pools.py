@@ -21,7 +21,17 @@ import torch
 
 from boundbench.synthetic.stability import normalized_distance
 from boundbench.synthetic.train import augment
-from boundbench.theory._validate import Array, Float, Int, Rng, Seed, Seq, check_fields, checked
+from boundbench.theory._validate import (
+    Array,
+    Bool,
+    Float,
+    Int,
+    Rng,
+    Seed,
+    Seq,
+    check_fields,
+    checked,
+)
 
 
 def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -168,17 +178,21 @@ class PoolStability:
 class PoolHeads:
     """MHLoss on a pool (Fu et al. Fig. 5 on given features): GD on the mean logistic loss with
     ``H`` heads, normalized LOO stability of the mean head after ``steps`` steps, ``k_loo``
-    left-out points per training set of ``n``."""
+    left-out points per training set of ``n``. ``nested`` (default): one run of ``max(H)``
+    heads, the ``H``-head model the mean of its first ``H`` (exact, as heads train independently;
+    see :class:`~boundbench.synthetic.experiments.HeadsRun`); ``False`` draws each ``H`` afresh."""
 
     heads: tuple[int, ...] = (1, 4, 16)
     n: int = 100
     k: int = 30
     k_loo: int = 3
     steps: int = 300
+    nested: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=Int(1), seed=Seed())
+        check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=Int(1), seed=Seed(),
+                     nested=Bool())
         check_fields(self, k_loo=Int(1, self.n))
 
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
@@ -190,10 +204,15 @@ class PoolHeads:
         idx = draw_sets(ys, n=self.n, k=self.k, rng=rng)
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
         cols: dict[str, list] = {"heads": [], "dataset": [], "stability": []}
+        width = max(self.heads)
+        runs = {width: tuple(self.heads)} if self.nested else {h: (h,) for h in self.heads}
+        res = {w: train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
+                              seed=self.seed + 1000 * w, prefixes=levels)
+               for w, levels in runs.items()}
         for h in self.heads:
-            res = train_heads(X[idx], ys[idx], steps=self.steps, heads=h, loo=loo,
-                              seed=self.seed + 1000 * h)
-            stab = head_loo_stability(res.directions)[:, :, -1].mean(1)  # (k,) at the end
+            run = res[width if self.nested else h]
+            dirs = run.prefix_directions[:, :, run.prefixes.index(h)]
+            stab = head_loo_stability(dirs)[:, :, -1].mean(1)  # (k,) at the end
             cols["heads"] += [h] * self.k
             cols["dataset"] += list(range(self.k))
             cols["stability"] += list(stab)

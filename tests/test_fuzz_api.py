@@ -207,6 +207,12 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
                                                               n_boot=50, level=0.9)),
     "verdicts.interval_status": (verdicts.interval_status, dict(low=0.1, high=0.2,
                                                                 expected_sign=1)),
+    "verdicts.end_ratio": (verdicts.end_ratio, dict(
+        low_level=np.arange(1.0, 7.0), high_level=np.arange(2.0, 8.0), rng=_rng(), paired=True,
+        n_boot=50)),
+    "verdicts.decide_no_effect": (verdicts.decide_no_effect, dict(
+        verdict=verdicts.Verdict("inconclusive", "x", {}), ratio=(1.0, 0.95, 1.05), factor="H",
+        margin=0.1)),
     "verdicts.std_ratio_verdict": (verdicts.std_ratio_verdict, dict(
         a=np.arange(6.0), b=2 * np.arange(6.0), rng=_rng(), what="x", n_boot=50)),
     "data.make_separable": (sdata.make_separable, dict(n_datasets=2, n=10, d=3, margin=0.1,

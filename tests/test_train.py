@@ -80,3 +80,67 @@ def test_quadratic_loo_matches_an_explicit_loop():
     # Theorem 2.2's appendix bound holds here (L = beta * dist0)
     rhs = sb.thm22_appendix_rhs(lipschitz=2.0, beta=1.0, mu=0.2, dist0=2.0, n=12)
     assert sup.max() <= rhs
+
+
+def test_prefix_means_are_the_runs_of_fewer_heads(data):
+    """One run of 6 heads gives the 1- and 3-head MHLoss models exactly (heads train
+    independently), LOO replicas included; with the step fixed (lr) the starts decide it all."""
+    k, _, d = data.X.shape
+    w0 = np.random.default_rng(3).standard_normal((k, 6, d + 1)) / 2
+    loo = np.array([[0, 7], [3, 5], [1, 2]])
+    big = train_heads(data.X, data.y, steps=150, heads=6, loo=loo, lr=0.5, w0=w0,
+                      prefixes=(1, 3), record=5)
+    assert big.prefixes == (1, 3, 6) and big.prefix_directions.shape[:3] == (k, 3, 3)
+    np.testing.assert_array_equal(big.prefix_directions[:, :, -1], big.directions)
+    for j, h in enumerate((1, 3)):
+        small = train_heads(data.X, data.y, steps=150, heads=h, loo=loo, lr=0.5, w0=w0[:, :h],
+                            record=5)
+        np.testing.assert_allclose(big.prefix_directions[:, :, j], small.directions, atol=1e-12)
+        np.testing.assert_allclose(big.weights[:, :, :h], small.weights, atol=1e-12)
+
+
+def test_prefixes_and_starts_are_checked(data):
+    with pytest.raises(ValueError, match="prefixes must be head counts <= heads=2"):
+        train_heads(data.X, data.y, steps=2, heads=2, prefixes=(3,))
+    with pytest.raises(ValueError, match=r"w0 must have shape \(k, heads, d \+ 1\)"):
+        train_heads(data.X, data.y, steps=2, heads=2, w0=np.zeros((3, 2, 3)))
+
+
+def test_fig5_trains_the_widest_model_once(monkeypatch):
+    """Fig. 5's grid of H costs one run of max(H) heads (186 -> 100 heads at the paper's grid);
+    nested=False is the per-H baseline."""
+    from boundbench.synthetic import experiments
+
+    widths = []
+
+    def spy(*args, **kw):
+        widths.append(kw["heads"])
+        return train_heads(*args, **kw)
+
+    monkeypatch.setattr(experiments, "train_heads", spy)
+    cfg = experiments.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2)
+    nested = cfg.run()
+    assert widths == [4]
+    widths.clear()
+    apart = experiments.HeadsRun(**{**cfg.config(), "nested": False}).run()
+    assert widths == [1, 2, 4]
+    assert list(nested.columns) == list(apart.columns) and len(nested) == len(apart)
+    # the widest model is the same run either way (same seed, same starts)
+    last = nested[nested.heads == 4].reset_index(drop=True)
+    np.testing.assert_allclose(last.loo_stability, apart[apart.heads == 4].loo_stability, atol=1e-12)
+
+
+def test_fig5_is_decided_within_datasets():
+    """Fig. 5's trend is taken within datasets (every dataset at every H, on common starts), and
+    a change over H = 1 ... 100 inside 1 +- 10% is 'no effect'; the unpaired rank test over all
+    points left it 'inconclusive' (rho = -0.003, CI [-0.27, 0.24])."""
+    from boundbench import catalogue
+    from boundbench.theory import registry
+
+    catalogue.load()
+    v = registry.run("fu.fig5.heads", registry.CheckContext(scale="quick")).verdict
+    assert "mean_within_set_spearman" in v.evidence and v.evidence["n_levels"] == 6
+    assert v.status != "inconclusive"
+    if v.status == "contradicted" and v.reason.startswith("no effect"):
+        assert 0.9 <= v.evidence["end_ratio_ci_low"] <= v.evidence["end_ratio_ci_high"] <= 1.1
+    assert v.evidence["nested_heads"] and v.evidence["loo"].startswith("3 i per dataset")

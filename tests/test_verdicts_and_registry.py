@@ -218,3 +218,29 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp
     else:
         assert ev["n_binding"] > 0, cid
         assert max(controls.values()) > 1, (cid, controls)
+
+
+def test_no_effect_is_decided_from_the_end_to_end_ratio():
+    """An undecided rank trend becomes 'no effect' (contradicted) only when the paired change
+    over the whole range lies inside 1 +- 10%; a real effect, or too few sets, stays as it is."""
+    from boundbench.theory.verdicts import decide_no_effect, end_ratio, paired_trend_verdict
+
+    rng = np.random.default_rng(0)
+    base = rng.lognormal(0, 1, 40)
+    levels = np.array([1.0, 5.0, 10.0, 100.0])
+    flat = base[:, None] * (1 + 0.01 * rng.standard_normal((40, 4)))
+    v = paired_trend_verdict(levels, flat, expected="decreasing", rng=rng, what="y")
+    assert v.status == "inconclusive"
+    d = decide_no_effect(v, end_ratio(flat[:, 0], flat[:, -1], rng=rng, paired=True), "H")
+    assert d.status == "contradicted" and d.reason.startswith("no effect")
+    assert 0.9 <= d.evidence["end_ratio_ci_low"] <= d.evidence["end_ratio_ci_high"] <= 1.1
+    # control: a 30% drop that the rank test misses on noisy sets is not called 'no effect'
+    noisy = base[:, None] * np.exp(0.5 * rng.standard_normal((40, 4)))
+    noisy[:, -1] *= 0.7
+    r = end_ratio(noisy[:, 0], noisy[:, -1], rng=rng, paired=True)
+    assert decide_no_effect(Verdict("inconclusive", "x", {}), r, "H").status == "inconclusive"
+    # unpaired: the ratio of the medians
+    est, _, _ = end_ratio(np.array([1.0, 2, 3]), np.array([2.0, 4, 6, 8]), rng=rng, paired=False)
+    assert est == pytest.approx(5.0 / 2.0)
+    with pytest.raises(ValueError, match="paired levels need one value per set"):
+        end_ratio(np.ones(3), np.ones(4), rng=rng, paired=True)

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from boundbench.theory._validate import Array, Choice, Float, Int, Rng, Text, checked
+from boundbench.theory._validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
 
 STATUSES = ("holds", "violated", "supported", "contradicted", "inconclusive", "not-testable")
 
@@ -247,6 +247,60 @@ def trend_verdict(
           **(evidence or {})}
     ci = f"Spearman rho = {rho:.3f}, {level:.0%} CI [{lo:.3f}, {hi:.3f}], {x.size} points"
     return _trend_status(lo, hi, expected, what, ci, ev)
+
+
+EQUIVALENCE = 0.10  # the smallest effect that counts: a 10% change of the median across a range
+
+
+@checked(low_level=Array(ndim=1), high_level=Array(ndim=1), rng=Rng(), paired=Bool(),
+         n_boot=Int(10))
+def end_ratio(
+    low_level: np.ndarray, high_level: np.ndarray, *, rng: np.random.Generator, paired: bool,
+    n_boot: int = 1000,
+) -> tuple[float, float, float]:
+    """``(ratio, low, high)``: the change of a measurement from the smallest level of a factor
+    (``low_level``, one value per training set) to the largest (``high_level``). ``paired``
+    (set ``j`` measured at both levels): the median over sets of their own ratio; else the
+    ratio of the two medians. 95% bootstrap interval over sets."""
+    lo_v = np.asarray(low_level, dtype=np.float64)
+    hi_v = np.asarray(high_level, dtype=np.float64)
+    if np.any(lo_v <= 0) or np.any(hi_v < 0):
+        raise ValueError("low_level must be > 0 and high_level >= 0 (a ratio of magnitudes; got "
+                         f"min {lo_v.min():.3g} and {hi_v.min():.3g})")
+    if paired:
+        if lo_v.shape != hi_v.shape:
+            raise ValueError(f"paired levels need one value per set at both (got {lo_v.shape} "
+                             f"and {hi_v.shape})")
+        r = hi_v / lo_v
+        boot = np.median(r[rng.integers(0, len(r), (n_boot, len(r)))], 1)
+        est = float(np.median(r))
+    else:
+        boot = (np.median(hi_v[rng.integers(0, len(hi_v), (n_boot, len(hi_v)))], 1)
+                / np.median(lo_v[rng.integers(0, len(lo_v), (n_boot, len(lo_v)))], 1))
+        est = float(np.median(hi_v) / np.median(lo_v))
+    a, b = np.quantile(boot, [0.025, 0.975])
+    return est, float(a), float(b)
+
+
+@checked(ratio=Array(ndim=1), factor=Text(), margin=Float(0, 1, lo_open=True, hi_open=True))
+def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor: str, *,
+                     margin: float = EQUIVALENCE) -> Verdict:
+    """A trend the rank test cannot see is decided by the size of the change: an interval of the
+    end-to-end ratio (:func:`end_ratio`) inside ``1 +- margin`` means the predicted effect is
+    absent (``contradicted``); otherwise the verdict stands, with the ratio as evidence."""
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
+    if len(ratio) != 3 or not ratio[1] <= ratio[0] <= ratio[2]:
+        raise ValueError(f"ratio must be (estimate, low, high) with low <= estimate <= high (got "
+                         f"{tuple(ratio)})")
+    r, a, b = (float(v) for v in ratio)
+    ev = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
+          "equivalence_margin": margin}
+    if verdict.status == "inconclusive" and 1 - margin <= a and b <= 1 + margin:
+        return Verdict("contradicted", f"no effect: over the whole range of {factor} the median "
+                       f"changes by a factor {r:.3f} (95% CI [{a:.3f}, {b:.3f}], inside 1 +- "
+                       f"{margin:g}); {verdict.reason}", {**verdict.evidence, **ev})
+    return verdict.with_evidence(**ev)
 
 
 @checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
