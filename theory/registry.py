@@ -117,10 +117,10 @@ class CheckContext:
 
         import pandas as pd
 
-        from boundbench.theory._meta import version
+        from boundbench.theory._meta import RESULTS_VERSION, version
 
-        blob = json.dumps({"name": name, "config": config, "version": version()}, sort_keys=True,
-                          default=str)
+        blob = json.dumps({"name": name, "config": config, "version": version(),
+                           "results": RESULTS_VERSION}, sort_keys=True, default=str)
         key = hashlib.sha256(blob.encode()).hexdigest()[:16]
         if key in _MEMO and (not self.force or key in _FRESH):
             return _MEMO[key]
