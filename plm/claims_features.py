@@ -91,16 +91,18 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
              xlabel: str, ylabel: str, expected: str, logx: bool, paired: bool) -> Outcome:
     real, syn = df[df.pool == "real"], df[df.pool == "synthetic"]
     what = f"{ylabel} vs {xlabel} on real pre-trained features"
-    vs = decide_no_effect(_trend(syn, x, y, expected=expected, rng=ctx.rng("synthetic"), what="synthetic",
-                        paired=paired),
-                 _end_ratio(syn, x, y, ctx.rng("synthetic ratio"), paired=paired), xlabel)
+    vs = decide_no_effect(
+        _trend(syn, x, y, expected=expected, rng=ctx.rng("synthetic"), what="synthetic",
+               paired=paired),
+        _end_ratio(syn, x, y, ctx.rng("synthetic ratio"), paired=paired), xlabel)
     med = real.groupby(x)[y].median()
     verdict = _trend(
         real, x, y, expected=expected, rng=ctx.rng(), what=what, paired=paired,
         evidence={"n_training_sets": int(real.dataset.nunique() if paired else len(real)),
                   "seed": ctx.seed, **{f"real_median_at_{k:g}": float(v) for k, v in med.items()},
                   "synthetic_status": vs.status, "synthetic_reason": vs.reason})
-    verdict = decide_no_effect(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired), xlabel)
+    verdict = decide_no_effect(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired),
+                               xlabel)
     fig, axes = plotting.figure(2)
     for ax, part, title in ((axes[0], syn, f"synthetic separable pool: {vs.status}"),
                             (axes[1], real, f"real MiniLM features: {verdict.status}")):

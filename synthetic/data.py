@@ -137,7 +137,13 @@ def _plant_on_margin(X: np.ndarray, y: np.ndarray, u: np.ndarray, c: np.ndarray,
         W = g @ basis.transpose(0, 2, 1)  # (k, d + 1, d)
         dep = np.concatenate([g.transpose(0, 2, 1), np.ones((k, 1, d + 1))], axis=1)
         lam = np.linalg.svd(dep)[2][:, -1]  # (k, d + 1): the affine dependency
-    for j in range(k):
-        pos, neg = np.flatnonzero(lam[j] > 0), np.flatnonzero(lam[j] < 0)
-        X[j, np.flatnonzero(y[j] > 0)[:len(pos)]] = tp[j] * u[j] + W[j, pos]
-        X[j, np.flatnonzero(y[j] < 0)[:len(neg)]] = tq[j] * u[j] + W[j, neg]
+    # the r-th planted positive replaces the r-th positive of its dataset, likewise negatives
+    # (every dataset has n_pos positives: y is a permutation of one label vector)
+    is_pos, is_neg = lam > 0, lam < 0
+    slot = np.where(is_pos, is_pos.cumsum(1) - 1, n_pos + is_neg.cumsum(1) - 1)
+    order = np.argsort(y <= 0, axis=1, kind="stable")  # positives' indices, then negatives'
+    target = np.take_along_axis(order, slot, axis=1)  # (k, d + 1)
+    points = np.where(is_pos, tp[:, None], tq[:, None])[..., None] * u[:, None, :] + W
+    placed = is_pos | is_neg
+    rows = np.broadcast_to(np.arange(k)[:, None], target.shape)
+    X[rows[placed], target[placed]] = points[placed]

@@ -5,8 +5,8 @@ ours and is a field of the config, recorded with every result:
 
 - data: :func:`synthetic.data.make_separable`, ``d = 5``, balanced classes, points in the ball
   of radius ``bound`` outside a slab of half-width ``margin`` around a random offset plane (the
-  coordinate along the normal uniform, so not uniform in the ball), with a pair planted on the
-  margin so that the SVM margin is exactly ``margin`` (``exact_margin``); Fig. 7 controls the
+  coordinate along the normal uniform, so not uniform in the ball), with d + 1 points placed on
+  the margin so that the SVM margin is exactly ``margin`` (``exact_margin``); Fig. 7 controls the
   margin directly instead of the class-centre distance, Fig. 9 varies ``bound`` at that fixed
   margin, and both report the realised SVM margin;
 - Figs. 6, 7, 9 measure the exact normalized LOO stability of the hard-margin SVM, the limit

@@ -98,7 +98,10 @@ class SelectiveUpdate(_Wrapper):
     def __init__(self, base: torch.optim.Optimizer, *, alpha: float, beta: float,
                  flipped: bool, seed: int = 0) -> None:
         super().__init__(base)
-        Float()("alpha", alpha), Float(0)("beta", beta), Bool()("flipped", flipped)  # once here
+        # checked once here; step() runs the unchecked bodies
+        Float()("alpha", alpha)
+        Float(0)("beta", beta)
+        Bool()("flipped", flipped)
         self.alpha, self.beta, self.flipped = alpha, beta, flipped
         self.gen = torch.Generator().manual_seed(seed)
         self.update_fraction: list[float] = []

@@ -78,9 +78,9 @@ def record_steps(steps: int, n_points: int) -> np.ndarray:
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
 
 
-# MKL's batched matmuls run fastest here with the augmented dimension a multiple of 4 (AVX2
-# holds 4 doubles): the zero columns added stay zero (their gradient is sum_i s_i * 0), so the
-# heads are those of the unpadded problem
+# the augmented dimension is padded to a multiple of 4 (AVX2 holds 4 doubles), which timed
+# faster in MKL's batched matmuls at Fig. 5's shapes (500 columns); the zero columns added stay
+# zero (their gradient is sum_i s_i * 0), so the heads are those of the unpadded problem
 _PAD = 4
 
 
@@ -165,8 +165,9 @@ def train_heads(
                     f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
                     "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
         # columns of Wt are (replica, head) pairs. A step is two batched matmuls over all n
-        # samples, S = W Z^T and G^T = Z^T S^T (this order, with D on the short side of the
-        # output, is 2-4x faster in MKL than S Z), the left-out sample's term taken back out of a
+        # samples, S = W Z^T and G^T = Z^T S^T (this layout, with D on the short side of the
+        # output, times 1.3-1.5x faster than S = W Z^T, G = S Z: `bench_gd_heads.py` prints
+        # both as bare matmuls), the left-out sample's term taken back out of a
         # LOO replica's columns (a rank-one correction on (D, rows)), and one scaling by
         # eta / n_r per column: no pass over the (rows, n) slopes beyond the logistic slope itself
         Z = torch.zeros(kc, n, Dp, dtype=dtype, device=dev)

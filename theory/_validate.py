@@ -150,8 +150,7 @@ class Array(Spec):
         if hasattr(value, "detach") and hasattr(value, "is_floating_point"):
             return self._tensor(name, value)
         try:
-            a = (value.detach().cpu().numpy() if hasattr(value, "detach")
-                 else np.asarray(value))
+            a = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - anything unconvertible is a type error
             raise TypeError(f"{name} must be numeric (got {type(value).__name__})") from exc
         if a.dtype.kind not in "biuf":
@@ -165,7 +164,6 @@ class Array(Spec):
         if self.finite and not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must be finite (got NaN or inf)")
         return value
-
 
     def _tensor(self, name: str, value: Any) -> Any:
         """The same checks on a torch tensor where it lives (no copy to the host)."""

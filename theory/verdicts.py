@@ -290,8 +290,9 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
     absent (``contradicted``); otherwise the verdict stands, with the ratio as evidence."""
     if not isinstance(verdict, Verdict):
         raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
-    if len(ratio) != 3 or not ratio[1] <= ratio[0] <= ratio[2]:
-        raise ValueError(f"ratio must be (estimate, low, high) with low <= estimate <= high (got "
+    # a bootstrap percentile interval need not contain the point estimate: only low <= high
+    if len(ratio) != 3 or not ratio[1] <= ratio[2]:
+        raise ValueError(f"ratio must be (estimate, low, high) with low <= high (got "
                          f"{tuple(ratio)})")
     r, a, b = (float(v) for v in ratio)
     ev = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
