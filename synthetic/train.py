@@ -35,7 +35,8 @@ def _neg_slope(m: torch.Tensor, loss: str) -> torch.Tensor:
 @checked(
     Xa=Tensor(ndim=3), y=Tensor(ndim=2), W0=Tensor(ndim=3), loss=Choice("exponential", "logistic"))
 def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) -> torch.Tensor:
-    """Largest step ``2/beta`` per dataset for which GD on the *mean* loss cannot diverge.
+    """Largest step ``2/beta`` per dataset and head, ``(k, H)``, for which GD on the *mean* loss
+    cannot diverge.
 
     Theorem 2.4 asks for ``eta < 2 beta^-1 sigma_max^-1(X~)``. Soudry et al. (2018), whose
     Theorem 3 the proof uses, state ``eta < 2 beta^-1 sigma_max^-2(X)`` for the *summed* loss
@@ -43,15 +44,18 @@ def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) ->
     Hessian is ``(1/n) sum l''(m_i) x_i x_i^T``, so we use ``beta_eff = beta_l sigma_max^2 / n``
     with ``beta_l = 1/4`` for the logistic loss; the exponential loss is not globally smooth,
     but GD with this step keeps the loss below its start, where ``l''(m_i) = e^{-m_i} <= n L(w0)``,
-    hence ``beta_eff = L(w0) sigma_max^2``.
+    hence ``beta_eff = L(w0) sigma_max^2``, with ``L(w0)`` the head's own starting loss: a step
+    that depended on the other heads (their largest starting loss) would make a head's path
+    depend on how many heads train beside it, and the H-head model would no longer be the mean
+    of the first H heads of a wider run.
     """
     n = Xa.shape[-2]
     smax2 = torch.linalg.matrix_norm(Xa, ord=2) ** 2
     if loss == "logistic":
-        beta = smax2 / (4 * n)
+        beta = (smax2 / (4 * n))[:, None].expand(-1, W0.shape[1])
     else:
         m = y[:, None, :] * torch.einsum("knd,khd->khn", Xa, W0)
-        beta = torch.exp(-m).mean(-1).amax(-1) * smax2
+        beta = torch.exp(-m).mean(-1) * smax2[:, None]
     return 2.0 / beta
 
 
@@ -66,7 +70,7 @@ class GDHeads:
     steps: np.ndarray
     directions: np.ndarray
     weights: np.ndarray
-    lr: np.ndarray  # (k,)
+    lr: np.ndarray  # (k, H): the step of every head (equal across heads for the logistic loss)
     loss: str
     prefixes: tuple[int, ...] = ()
     prefix_directions: np.ndarray | None = None
@@ -111,7 +115,7 @@ def train_heads(
 
     ``X (k, n, d)``, ``y (k, n)``; ``loo (k, R)`` holds the left-out sample of each LOO replica.
     ``lr``: a fixed step, which must be below :func:`stable_lr` of every dataset (``ValueError``
-    otherwise), or ``None`` for half of it (``1/beta_eff``) per dataset. Heads start from
+    otherwise), or ``None`` for half of it (``1/beta_eff``) per dataset and head. Heads start from
     ``N(0, init_scale^2 / D)``, or from ``w0 (k, heads, D)`` when given; MHLoss is the mean head,
     whose direction is what is recorded.
 
@@ -159,7 +163,7 @@ def train_heads(
         if lr is None:
             eta = limit / 2
         else:
-            eta = torch.full((kc,), float(lr), dtype=dtype, device=dev)
+            eta = torch.full_like(limit, float(lr))
             if torch.any(eta >= limit):
                 raise ValueError(
                     f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
@@ -176,7 +180,8 @@ def train_heads(
         rows = R1 * heads
         n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
         n_r[1:] = n - 1
-        scale = (eta[:, None] / n_r).repeat_interleave(heads, 1)[:, None, :]  # (kc, 1, rows)
+        # column r * heads + h: head h's own step over replica r's sample count
+        scale = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows)
         if R1 > 1:
             idx = torch.as_tensor(loo[s:s + per], device=dev).repeat_interleave(heads, 1)
             lo = idx[:, :, None]  # (kc, (R1-1)*H, 1): each LOO column's left-out sample

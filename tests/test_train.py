@@ -99,6 +99,23 @@ def test_prefix_means_are_the_runs_of_fewer_heads(data):
         np.testing.assert_allclose(big.weights[:, :, :h], small.weights, atol=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["logistic", "exponential"])
+def test_nesting_is_exact_with_the_default_step(data, loss):
+    """With the default step (1/beta_eff) too: the exponential loss's step depends on the
+    starting loss, so it must be each head's own, not the largest over all heads (which made a
+    head's path depend on how many heads trained beside it: 0.14-0.17 apart in direction)."""
+    k, _, d = data.X.shape
+    w0 = np.random.default_rng(4).standard_normal((k, 5, d + 1))
+    loo = np.array([[0, 7], [3, 5], [1, 2]])
+    big = train_heads(data.X, data.y, loss=loss, steps=200, heads=5, loo=loo, w0=w0,
+                      prefixes=(2,), record=5)
+    small = train_heads(data.X, data.y, loss=loss, steps=200, heads=2, loo=loo, w0=w0[:, :2],
+                        record=5)
+    assert big.lr.shape == (k, 5)
+    np.testing.assert_allclose(big.prefix_directions[:, :, 0], small.directions, atol=1e-12)
+    np.testing.assert_allclose(big.weights[:, :, :2], small.weights, atol=1e-12)
+
+
 def test_prefixes_and_starts_are_checked(data):
     with pytest.raises(ValueError, match="prefixes must be head counts <= heads=2"):
         train_heads(data.X, data.y, steps=2, heads=2, prefixes=(3,))
