@@ -21,14 +21,22 @@ from boundbench.theory._meta import environment
 from boundbench.theory.files import sweep_temporaries, write_atomic
 
 VERDICT_HELP = {
-    "holds": "the inequality or identity was satisfied on every tested instance, within the "
-    "stated tolerance",
-    "violated": "at least one instance breaks it beyond the tolerance: a finding about the paper "
-    "(or its reading), reported as measured",
-    "supported": "the predicted trend appears in the measurements",
-    "contradicted": "the measurements show the opposite of the predicted effect",
-    "inconclusive": "the measurements cannot decide at this scale (or the check failed: see "
-    "its reason)",
+    "holds": "the inequality or identity was satisfied on every tested instance (the random "
+    "family and a targeted search for the worst case), within the stated tolerance",
+    "violated": "at least one instance breaks it beyond the tolerance, whichever optimum or "
+    "reading is taken: a finding about the paper, reported with its size (worst lhs/rhs and "
+    "lhs - rhs)",
+    "ill-posed": "the statement presupposes a unique optimum where there is none: it holds for "
+    "the closest pair of optimal solutions and fails for the farthest (both verdicts given)",
+    "supported": "the predicted trend appears: its confidence interval lies on the predicted "
+    "side of 0",
+    "contradicted": "the opposite of the predicted effect: the interval lies on the other side",
+    "no-effect": "the predicted effect is absent: the interval of the change lies inside the "
+    "no-effect band (1 +- 10% unless the claim says otherwise)",
+    "depends-on-reading": "the paper leaves a choice open and its plausible readings give "
+    "different verdicts (each reading's verdict is listed)",
+    "inconclusive": "the interval straddles 0 (or the no-effect band's edge) at this scale, or "
+    "the check failed (see its reason); the reason says what would decide it",
     "not-testable": "the claim cannot be measured as stated (e.g. unspecified constants)",
 }
 

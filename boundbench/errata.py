@@ -1,10 +1,20 @@
 """An errata sheet per paper, generated from an audit (never written by hand).
 
-Each entry is a claim the measurements went against (``violated`` or ``contradicted``): the
-statement and where it is, what was measured, the smallest reproducing instance (the failing row
-of the claim's table with the fewest points, where the table has ``lhs``/``rhs`` columns) with
+Each paper's page has three sections, so that nothing accuses a paper of what comes from our own
+choices:
+
+- **Errors**: findings that hold under every reading the project runs and for every optimal
+  solution (``violated``, ``contradicted``, ``no-effect``);
+- **Ill-posed statements**: statements that presuppose a unique optimum where there is none
+  (``ill-posed``: true for the closest pair of optima, false for the farthest);
+- **Findings that depend on how the paper is read** (``depends-on-reading``), with the verdict
+  of each reading.
+
+Each entry gives the statement and where it is, what was measured, the smallest reproducing
+instance (the failing row of the claim's table with the fewest points, where the table has
+``lhs``/``rhs`` columns; for an ill-posed statement the farthest pair's ``lhs_farthest``) with
 the command that reproduces it, and the corrected statement where one is known (the claim's
-``correction``).
+``correction``, which names the registered claim that verifies it).
 """
 
 from __future__ import annotations
@@ -17,21 +27,33 @@ import pandas as pd
 
 from boundbench.theory import registry as _claims
 from boundbench.theory.files import write_atomic
+from boundbench.theory.verdicts import FINDINGS
 
-FINDINGS = ("violated", "contradicted")
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")
 _SHOW = 8  # at most this many columns of the instance row
 
 
-def _smallest_instance(table: Path) -> dict[str, Any] | None:
+SECTIONS = (
+    ("Errors", ("violated", "contradicted", "no-effect"),
+     "Findings that hold under every reading the project runs and for every optimal solution."),
+    ("Ill-posed statements", ("ill-posed",),
+     "Statements that presuppose a unique optimum where there is none: true for the closest "
+     "pair of optimal solutions, false for the farthest."),
+    ("Findings that depend on how the paper is read", ("depends-on-reading",),
+     "The paper leaves a choice open; its plausible readings give different verdicts."),
+)
+
+
+def _smallest_instance(table: Path, lhs: str = "lhs") -> dict[str, Any] | None:
     """The failing row (``lhs > rhs`` beyond 1e-6 relative) with the fewest points, from a claim's
     CSV; None when the table has no ``lhs``/``rhs`` columns or no failing row."""
     if not table.exists():
         return None
     df = pd.read_csv(table)
-    if not {"lhs", "rhs"} <= set(df.columns):
+    if not {lhs, "rhs"} <= set(df.columns):
         return None
+    df = df.assign(lhs=df[lhs])
     bad = df[df.lhs > df.rhs + 1e-6 * df.rhs.abs()]
     if bad.empty:
         return None
@@ -62,32 +84,47 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
     papers = [paper] if paper else list(_claims.PAPERS)
     for p in papers:
         found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS]
-        lines += [f"## {_claims.PAPERS[p]}", ""]
-        if not found:
-            tested = sum(r["paper"] == p for r in report["claims"])
-            lines += [f"No finding against this paper in this audit ({tested} claims tested).",
-                      ""]
-            continue
-        for r in found:
-            c = reg.get(r["id"])
-            lines += [f"### {r['where']}: {r['verdict']} (`{r['id']}`)", "",
-                      f"**Statement.** {r['statement']}", "", f"    {r['equation']}", "",
-                      f"**Measured.** {r['reason']}", ""]
-            inst = _smallest_instance(folder / r["table"]) if r.get("table") else None
-            cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "
-                   "--out DIR`")
-            if inst:
-                cells = ", ".join(f"{k} = {_fmt(v)}" for k, v in inst.items())
-                lines += [f"**Smallest reproducing instance.** {cells} (the failing row with "
-                          f"the fewest points of `{r['table']}`); reproduce with {cmd}.", ""]
-            else:
-                lines += [f"**Reproduce.** {cmd}; the data behind the verdict are in "
-                          f"`{r.get('table') or 'the claim table'}`.", ""]
-            if c is not None and c.correction:
-                lines += [f"**Corrected statement.** {c.correction}", ""]
-            elif r.get("notes"):
-                lines += [f"**Note.** {r['notes']}", ""]
+        tested = sum(r["paper"] == p for r in report["claims"])
+        lines += [f"## {_claims.PAPERS[p]}", "",
+                  f"{len(found)} finding(s) among the {tested} claims tested." if found else
+                  f"No finding against this paper in this audit ({tested} claims tested).", ""]
+        for title, statuses, what in SECTIONS:
+            part = [r for r in found if r["verdict"] in statuses]
+            lines += [f"### {title}", "", what, ""]
+            if not part:
+                lines += ["None in this audit.", ""]
+            for r in part:
+                lines += _entry(r, reg.get(r["id"]), folder)
     return "\n".join(lines) + "\n"
+
+
+def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
+    lines = [f"#### {r['where']}: {r['verdict']} (`{r['id']}`)", "",
+             f"**Statement.** {r['statement']}", "", f"    {r['equation']}", "",
+             f"**Measured.** {r['reason']}", ""]
+    by_reading = (r.get("evidence") or {}).get("by_reading")
+    if isinstance(by_reading, dict) and by_reading:
+        lines += ["| reading | verdict | what it measured |", "|---|---|---|"]
+        lines += [f"| {name} | {v.get('status')} | {str(v.get('reason', '')).replace('|', '/')} |"
+                  for name, v in by_reading.items()]
+        lines.append("")
+    lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"
+    inst = _smallest_instance(folder / r["table"], lhs) if r.get("table") else None
+    cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "
+           "--out DIR`")
+    if inst:
+        cells = ", ".join(f"{k} = {_fmt(v)}" for k, v in inst.items())
+        which = " (farthest optimal pair)" if lhs != "lhs" else ""
+        lines += [f"**Smallest reproducing instance{which}.** {cells} (the failing row with "
+                  f"the fewest points of `{r['table']}`); reproduce with {cmd}.", ""]
+    else:
+        lines += [f"**Reproduce.** {cmd}; the data behind the verdict are in "
+                  f"`{r.get('table') or 'the claim table'}`.", ""]
+    if c is not None and c.correction:
+        lines += [f"**Corrected statement.** {c.correction}", ""]
+    elif r.get("notes"):
+        lines += [f"**Note.** {r['notes']}", ""]
+    return lines
 
 
 def write(folder: Path, *, paper: str | None = None, audit: Path | None = None) -> Path:

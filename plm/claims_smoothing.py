@@ -55,10 +55,12 @@ _SHARED = ("finetune", "jachess-unlab", "uegr")
 
 
 def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
-    """Two probes of one claim: supported when both are, contradicted when either is."""
+    """Two probes of one claim: supported when both are, contradicted when either is, no
+    effect when both show none."""
     statuses = {v1.status, v2.status}
     status = ("supported" if statuses == {"supported"} else
-              "contradicted" if "contradicted" in statuses else "inconclusive")
+              "contradicted" if "contradicted" in statuses else
+              "no-effect" if statuses == {"no-effect"} else "inconclusive")
     ev = {f"first_{k}": v for k, v in v1.evidence.items()}
     ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
     needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]

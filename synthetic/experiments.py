@@ -30,10 +30,16 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import (
     head_loo_stability,
     normalized_distance,
+    optimal_set_moves,
     paper_head,
     svm_loo_stability,
 )
-from boundbench.synthetic.svm import BiasPenalizedSVM, HardMarginSVM, soft_margin_loo
+from boundbench.synthetic.svm import (
+    BiasPenalizedSVM,
+    HardMarginSVM,
+    soft_margin_intercepts,
+    soft_margin_loo,
+)
 from boundbench.synthetic.train import gd_quadratic_loo, make_quadratic_setting, train_heads
 
 
@@ -180,7 +186,14 @@ class SoftLOOGrid:
     ``max_i ||w(S^i) - w(S)||`` with ``w = [v, b]``, the largest move of the direction, the
     smallest norm ``r`` among ``w(S)`` and the ``w(S^i)``, and the largest moves of ``v`` and of
     the (unpenalized) intercept. The default grid spans the lemmas' whole range: lam from 1e-3
-    to 10 (no upper limit is stated) and n down to 10."""
+    to 10 (no upper limit is stated) and n down to 10.
+
+    The intercept is not unique wherever the objective is flat in it (mostly at lam >= 1): the
+    solver's pick is kept (``loo_distance_max``, ``direction_distance_max``, ``r``) beside the
+    moves between the optimal *sets* (:func:`~boundbench.synthetic.stability.optimal_set_moves`):
+    ``*_closest`` and ``*_farthest`` (max over i of the closest / farthest pair), the widths of
+    the intercept intervals (``b_width`` on S, ``b_width_loo_max`` over the S^i) and ``r_min``,
+    the smallest norm of any optimal head compared."""
 
     lam: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
     n: tuple[int, ...] = (10, 20, 50, 100)
@@ -188,6 +201,7 @@ class SoftLOOGrid:
     margin: float = 0.1
     bound: float = 1.0
     n_datasets: int = 5
+    penalize_intercept: bool = False  # lam ||[v, b]||^2: a unique minimizer
     seed: int = 0
 
     def run(self, progress: bool = False) -> pd.DataFrame:
@@ -198,7 +212,17 @@ class SoftLOOGrid:
             gamma = HardMarginSVM().fit(data.X, data.y).margin_
             for lam in tqdm(self.lam, desc=f"soft LOO n={n}", disable=not progress):
                 for k in range(self.n_datasets):
-                    v_loo, c_loo, v, c = soft_margin_loo(data.X[k], data.y[k], lam=lam)
+                    v_loo, c_loo, v, c = soft_margin_loo(
+                        data.X[k], data.y[k], lam=lam, penalize_intercept=self.penalize_intercept)
+                    weights = np.full((n + 1, n), 1.0 / (n - 1))
+                    weights[0] = 1.0 / n
+                    weights[np.arange(1, n + 1), np.arange(n)] = 0.0
+                    if self.penalize_intercept:  # strictly convex in c too: one optimum
+                        lo = hi = np.concatenate([[c], c_loo])
+                    else:
+                        lo, hi = soft_margin_intercepts(data.X[k], data.y[k],
+                                                        np.vstack([v, v_loo]), weights)
+                    sets = optimal_set_moves(v, (lo[0], hi[0]), v_loo, (lo[1:], hi[1:]))
                     w_loo, w = paper_head(v_loo, c_loo), paper_head(v, c)
                     dist = np.linalg.norm(w_loo - w, axis=-1)
                     norms = np.linalg.norm(w_loo, axis=-1)
@@ -210,7 +234,19 @@ class SoftLOOGrid:
                                  "direction_distance_max": direction.max(),
                                  "r": min(float(np.linalg.norm(w)), float(norms.min())),
                                  "v_move_max": float(np.linalg.norm(v_loo - v, axis=-1).max()),
-                                 "intercept_move_max": float(np.abs(c_loo - c).max())})
+                                 "intercept_move_max": float(np.abs(c_loo - c).max()),
+                                 "b_width": float(hi[0] - lo[0]),
+                                 "b_width_loo_max": float((hi[1:] - lo[1:]).max()),
+                                 "solver_b_outside_set": float(max(
+                                     0.0, lo[0] - c, c - hi[0],
+                                     float(np.max(np.maximum(lo[1:] - c_loo, c_loo - hi[1:]))))),
+                                 "loo_distance_max_closest": float(sets["closest"].max()),
+                                 "loo_distance_max_farthest": float(sets["farthest"].max()),
+                                 "direction_distance_max_closest":
+                                     float(sets["direction_closest"].max()),
+                                 "direction_distance_max_farthest":
+                                     float(sets["direction_farthest"].max()),
+                                 "r_min": sets["r_min"]})
         return pd.DataFrame(rows)
 
     def config(self) -> dict:

@@ -20,7 +20,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.theory._validate import Array, Float, Int, checked
+from boundbench.theory._validate import Array, Bool, Float, Int, checked
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
@@ -225,18 +225,20 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
 
 
 @lru_cache(maxsize=16)
-def _soft_qp(n: int, d: int):
-    """``min lam ||v||^2 + sum_i a_i xi_i s.t. xi >= 0, xi >= 1 - (Z v + y c)``; weights a."""
+def _soft_qp(n: int, d: int, penalize_intercept: bool = False):
+    """``min lam ||v||^2 + sum_i a_i xi_i s.t. xi >= 0, xi >= 1 - (Z v + y c)``; weights a.
+    ``penalize_intercept``: ``lam (||v||^2 + c^2)`` instead, strongly convex in ``w = [v, b]``."""
     Z, yy, a = cp.Parameter((n, d)), cp.Parameter(n), cp.Parameter(n, nonneg=True)
     lam = cp.Parameter(nonneg=True)
     v, c, xi = cp.Variable(d), cp.Variable(), cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(lam * cp.sum_squares(v) + a @ xi),
-                      [xi >= 0, xi >= 1 - (Z @ v + yy * c)])
+    reg = cp.sum_squares(v) + (cp.square(c) if penalize_intercept else 0)
+    prob = cp.Problem(cp.Minimize(lam * reg + a @ xi), [xi >= 0, xi >= 1 - (Z @ v + yy * c)])
     return prob, Z, yy, a, lam, v, c
 
 
-def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float):
-    prob, Z, yy, a, lm, v, c = _soft_qp(*X.shape)
+def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float,
+                penalize_intercept: bool = False):
+    prob, Z, yy, a, lm, v, c = _soft_qp(*X.shape, penalize_intercept)
     Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
     prob.solve(solver=SOLVER)
     if prob.status != cp.OPTIMAL:
@@ -268,11 +270,13 @@ class SoftMarginSVM(_Linear):
         return self
 
 
-@checked(lam=Float(0, lo_open=True))
-def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float):
+@checked(lam=Float(0, lo_open=True), penalize_intercept=Bool())
+def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float, penalize_intercept: bool = False):
     """Leave-one-out soft-margin SVMs (weights ``1/(n-1)`` on the rest, as Lemma A.2.5's
     ``L_{S^i}``) of one dataset: ``(v_loo (n, d), c_loo (n,), v, c)``. Every i is re-solved on
-    the one parameterized problem; only the weight vector changes."""
+    the one parameterized problem; only the weight vector changes. ``penalize_intercept``:
+    ``lam ||[v, b]||^2``, the objective whose minimizer is unique (the reading under which
+    Lemma A.2.5's strong-convexity step is valid)."""
     Xb, yb, batched = _check_xy(X, y)
     if batched:
         raise ValueError("soft_margin_loo takes one dataset")
@@ -280,13 +284,69 @@ def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float):
         raise ValueError(f"lam must be > 0 (got {lam})")
     X, y = Xb[0], yb[0]
     n = len(y)
-    v, c = _soft_solve(X, y, np.full(n, 1.0 / n), lam)
+    v, c = _soft_solve(X, y, np.full(n, 1.0 / n), lam, penalize_intercept)
     v_loo, c_loo = np.empty((n, X.shape[1])), np.empty(n)
     for i in range(n):
         w = np.full(n, 1.0 / (n - 1))
         w[i] = 0.0
-        v_loo[i], c_loo[i] = _soft_solve(X, y, w, lam)
+        v_loo[i], c_loo[i] = _soft_solve(X, y, w, lam, penalize_intercept)
     return v_loo, c_loo, v, c
+
+
+def soft_margin_intercepts(X: ArrayLike, y: ArrayLike, v: ArrayLike, weights: ArrayLike
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """The set of optimal intercepts ``c`` of the soft-margin SVM given its (unique) ``v``:
+    ``(c_low, c_high)``, one interval per row of ``v (m, d)`` and ``weights (m, n)``.
+
+    Why a set: ``lam ||v||^2 + sum_i a_i hinge(y_i (v^T x_i + c))`` is strictly convex in ``v``,
+    so ``v`` is unique (the midpoint of two optima with different ``v`` would be better), but
+    it is piecewise linear in the unpenalized ``c``. Its slope in ``c`` on the open segment
+    between two consecutive breakpoints ``t_j = y_j - v^T x_j`` is ``a`` times
+    ``#{y_j = -1, t_j < c} - #{y_j = +1, t_j > c}``; where that count is 0 the objective is flat
+    and every ``c`` of the segment is optimal (balanced classes, most points inside the margin:
+    an interval up to ~2 wide). The count is an integer, so flatness is decided exactly, with no
+    tolerance. This is the one-dimensional LP ``min_c sum_i a_i xi_i`` solved in closed form.
+
+    ``weights``: each row's non-zero weights must be equal (``1/n`` on S, ``1/(n - 1)`` on S^i
+    with the left-out point at 0), as in Lemma A.2.5's ``L_S`` and ``L_{S^i}``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    V = np.atleast_2d(np.asarray(v, dtype=np.float64))
+    W = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if X.ndim != 2 or y.shape != X.shape[:1] or V.shape[1:] != X.shape[1:]:
+        raise ValueError(f"X must be (n, d), y (n,) and v (m, d) (got {X.shape}, {y.shape}, "
+                         f"{V.shape})")
+    if W.shape != (V.shape[0], X.shape[0]) or np.any(W < 0) or not np.all(np.isfinite(W)):
+        raise ValueError(f"weights must be finite, >= 0 and of shape {(V.shape[0], X.shape[0])} "
+                         f"(got {W.shape})")
+    active = W > 0
+    top = np.where(active, W, 0).max(1, keepdims=True)
+    if np.any(active & ~np.isclose(W, top, rtol=1e-12, atol=0)):
+        raise ValueError("weights must be equal on the points they keep (1/n or 1/(n - 1))")
+    pos, neg = active & (y > 0), active & (y < 0)
+    if np.any(~pos.any(1) | ~neg.any(1)):
+        raise ValueError("every row of weights must keep both classes")
+    t = np.where(active, y - V @ X.T, np.inf)  # breakpoints; a dropped point has none
+    order = np.argsort(t, axis=1, kind="stable")
+    ts = np.take_along_axis(t, order, 1)
+    sneg = np.take_along_axis(neg, order, 1).cumsum(1)
+    spos = np.take_along_axis(pos, order, 1).cumsum(1)
+    # count on the segment right of the k-th sorted breakpoint (the last valid one ends at +inf)
+    count = sneg - (spos[:, -1:] - spos)
+    m = active.sum(1, keepdims=True)
+    k = np.arange(t.shape[1])[None, :]
+    seg = k < m - 1  # bounded segments
+    flat = (count == 0) & seg
+    has_flat = flat.any(1)
+    first = np.argmax(flat, 1)
+    last = t.shape[1] - 1 - np.argmax(flat[:, ::-1], 1)
+    rows = np.arange(len(ts))
+    # no flat segment: the optimum is the breakpoint where the count turns positive
+    turn = np.argmax((count > 0) & (k < m), 1)
+    lo = np.where(has_flat, ts[rows, first], ts[rows, turn])
+    hi = np.where(has_flat, ts[rows, np.minimum(last + 1, t.shape[1] - 1)], ts[rows, turn])
+    return lo, hi
 
 
 class BiasPenalizedSVM:

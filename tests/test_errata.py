@@ -4,6 +4,7 @@ what was measured, the smallest reproducing instance and the known correction.""
 import json
 
 from boundbench.cli import main
+from boundbench.theory.verdicts import FINDINGS
 
 
 def test_audit_writes_the_errata_sheet(tmp_path, capsys):
@@ -12,7 +13,7 @@ def test_audit_writes_the_errata_sheet(tmp_path, capsys):
     assert main(["audit", "--only", *ids, "--out", str(tmp_path)]) == 0
     text = (tmp_path / "errata.md").read_text()
     report = json.loads((tmp_path / "audit.json").read_text())
-    found = [r["id"] for r in report["claims"] if r["verdict"] in ("violated", "contradicted")]
+    found = [r["id"] for r in report["claims"] if r["verdict"] in FINDINGS]
     assert set(found) >= {"fu.lemma-a.2.5", "ad.thm1.literal"}
     for cid in found:
         assert f"`{cid}`" in text

@@ -90,8 +90,8 @@ def test_run_catch_turns_an_exception_into_an_inconclusive_result(monkeypatch):
 
 
 def test_statuses_cover_the_issue_vocabulary():
-    assert set(STATUSES) == {"holds", "violated", "supported", "contradicted", "inconclusive",
-                             "not-testable"}
+    assert set(STATUSES) == {"holds", "violated", "ill-posed", "supported", "contradicted",
+                             "no-effect", "depends-on-reading", "inconclusive", "not-testable"}
 
 
 def test_experiment_tables_are_cached_by_config(tmp_path):
@@ -180,7 +180,7 @@ def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
     # equal spreads on many runs: no effect within +-10%
     a, b = rng.normal(0, 1, 20_000), rng.normal(0, 1, 20_000)
     v = std_ratio_verdict(a, b, rng=rng, what="x", equivalence=0.1)
-    assert v.status == "contradicted" and v.reason.startswith("no effect")
+    assert v.status == "no-effect" and v.reason.startswith("no effect")
     # few runs: undecided, with the runs an F test would need at the measured ratio
     small = std_ratio_verdict(rng.normal(0, 0.9, 5), rng.normal(0, 1, 5), rng=rng, what="x")
     r = small.evidence["std_ratio"]
@@ -221,7 +221,7 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp
 
 
 def test_no_effect_is_decided_from_the_end_to_end_ratio():
-    """An undecided rank trend becomes 'no effect' (contradicted) only when the paired change
+    """An undecided rank trend becomes 'no-effect' only when the paired change
     over the whole range lies inside 1 +- 10%; a real effect, or too few sets, stays as it is."""
     from boundbench.theory.verdicts import decide_no_effect, end_ratio, paired_trend_verdict
 
@@ -232,7 +232,7 @@ def test_no_effect_is_decided_from_the_end_to_end_ratio():
     v = paired_trend_verdict(levels, flat, expected="decreasing", rng=rng, what="y")
     assert v.status == "inconclusive"
     d = decide_no_effect(v, end_ratio(flat[:, 0], flat[:, -1], rng=rng, paired=True), "H")
-    assert d.status == "contradicted" and d.reason.startswith("no effect")
+    assert d.status == "no-effect" and d.reason.startswith("no effect")
     assert 0.9 <= d.evidence["end_ratio_ci_low"] <= d.evidence["end_ratio_ci_high"] <= 1.1
     # control: a 30% drop that the rank test misses on noisy sets is not called 'no effect'
     noisy = base[:, None] * np.exp(0.5 * rng.standard_normal((40, 4)))

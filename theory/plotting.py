@@ -39,9 +39,9 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
 
 
 def median_band(ax, x, y, *, group=None, label: str | None = None, color=None,
-                q: float = 0.25) -> None:
+                q: float = 0.25):
     """Median of ``y`` per distinct ``x`` (or per ``group``, drawn at the group's median x) with
-    an interquartile band: the spread over datasets."""
+    an interquartile band: the spread over datasets. Returns the median's line."""
     import pandas as pd
 
     df = pd.DataFrame({"x": np.asarray(x), "y": np.asarray(y)})
@@ -51,6 +51,7 @@ def median_band(ax, x, y, *, group=None, label: str | None = None, color=None,
     lo, hi = g["y"].quantile(q), g["y"].quantile(1 - q)
     (line,) = ax.plot(xs.values, med.values, marker="o", ms=3, label=label, color=color)
     ax.fill_between(xs.values, lo.values, hi.values, alpha=0.2, color=line.get_color(), lw=0)
+    return line
 
 
 def plain_log_axis(ax, which: str = "x", ticks=None) -> None:

@@ -15,7 +15,18 @@ import numpy as np
 
 from boundbench.theory._validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
 
-STATUSES = ("holds", "violated", "supported", "contradicted", "inconclusive", "not-testable")
+STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
+            "depends-on-reading", "inconclusive", "not-testable")
+"""What a verdict can say (the report's glossary, ``boundbench.audit.VERDICT_HELP``, defines
+each): a bound or identity ``holds`` or is ``violated``, or is ``ill-posed`` where it
+presupposes a unique optimum that does not exist (it holds for the closest pair of optima and
+fails for the farthest); a trend is ``supported``, ``contradicted`` (the opposite effect) or
+shows ``no-effect`` (a change inside the no-effect band); ``depends-on-reading`` where the
+readings of a choice the paper leaves open disagree; ``inconclusive``; ``not-testable``."""
+
+FINDINGS = ("violated", "contradicted", "no-effect", "ill-posed", "depends-on-reading")
+"""The verdicts that go against a paper's claim (as stated, or as read), listed on the errata
+sheet."""
 
 
 class Evidence(dict):
@@ -287,7 +298,7 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
                      margin: float = EQUIVALENCE) -> Verdict:
     """A trend the rank test cannot see is decided by the size of the change: an interval of the
     end-to-end ratio (:func:`end_ratio`) inside ``1 +- margin`` means the predicted effect is
-    absent (``contradicted``); otherwise the verdict stands, with the ratio as evidence."""
+    absent (``no-effect``); otherwise the verdict stands, with the ratio as evidence."""
     if not isinstance(verdict, Verdict):
         raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
     # a bootstrap percentile interval need not contain the point estimate: only low <= high
@@ -298,7 +309,7 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
     ev = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
           "equivalence_margin": margin}
     if verdict.status == "inconclusive" and 1 - margin <= a and b <= 1 + margin:
-        return Verdict("contradicted", f"no effect: over the whole range of {factor} the median "
+        return Verdict("no-effect", f"no effect: over the whole range of {factor} the median "
                        f"changes by a factor {r:.3f} (95% CI [{a:.3f}, {b:.3f}], inside 1 +- "
                        f"{margin:g}); {verdict.reason}", {**verdict.evidence, **ev})
     return verdict.with_evidence(**ev)
@@ -346,8 +357,8 @@ def std_ratio_verdict(
 ) -> Verdict:
     """Is the spread of ``a`` smaller than that of ``b``? The ratio of their standard deviations
     with a 95% bootstrap interval (each sample resampled on its own): ``supported`` below 1,
-    ``contradicted`` above 1, or, with ``equivalence``, when the interval lies inside
-    ``1 +- equivalence`` (no effect); otherwise ``inconclusive`` with the runs per sample an F
+    ``contradicted`` above 1, ``no-effect`` (with ``equivalence``) when the interval lies inside
+    ``1 +- equivalence``; otherwise ``inconclusive`` with the runs per sample an F
     test of the variances would need at this ratio, ``1 + ((z_a + z_b) / ln r)^2``."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if min(len(a), len(b)) < 3:
@@ -375,8 +386,37 @@ def std_ratio_verdict(
         return Verdict("contradicted", txt, ev)
     if equivalence is not None and 1 - equivalence <= lo and hi <= 1 + equivalence:
         ev["equivalence_margin"] = equivalence
-        return Verdict("contradicted", f"no effect: the interval lies inside 1 +- {equivalence:g}; "
+        return Verdict("no-effect", f"no effect: the interval lies inside 1 +- {equivalence:g}; "
                        + txt, ev)
     if need:
         txt += f"; a decision at this ratio needs about {need} runs each"
     return Verdict("inconclusive", txt, ev)
+
+
+def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: str) -> Verdict:
+    """One verdict over the readings of a choice the paper leaves open (``by_reading``: reading
+    name -> its verdict; ``default``: the reading the paper's text describes, or ours where it
+    describes none). Every reading agreeing gives that verdict; otherwise
+    ``depends-on-reading``, naming which readings give which verdict. The evidence keeps the
+    default reading's evidence and every reading's status and reason (``by_reading``)."""
+    if not by_reading:
+        raise ValueError("by_reading must name at least one reading")
+    if default not in by_reading:
+        raise ValueError(f"default must be one of the readings {sorted(by_reading)} (got "
+                         f"{default!r})")
+    for name, v in by_reading.items():
+        if not isinstance(v, Verdict):
+            raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
+    base = by_reading[default]
+    table = {name: {"status": v.status, "reason": v.reason} for name, v in by_reading.items()}
+    ev = {**base.evidence, "by_reading": table, "default_reading": default,
+          "n_readings": len(by_reading)}
+    groups: dict[str, list[str]] = {}
+    for name, v in by_reading.items():
+        groups.setdefault(v.status, []).append(name)
+    if len(groups) == 1:
+        return Verdict(base.status, f"{what}: {base.status} under every reading "
+                       f"({', '.join(by_reading)}); {default}: {base.reason}", ev)
+    parts = "; ".join(f"{status} under {', '.join(names)}" for status, names in groups.items())
+    return Verdict("depends-on-reading", f"{what}: {parts}. Default reading ({default}): "
+                   f"{base.reason}", ev)

@@ -1,0 +1,112 @@
+"""Non-unique optima: the soft-margin SVM's optimal intercept set, the moves between optimal
+sets, and the verdict vocabulary that keeps a solver's pick or one reading from deciding."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from boundbench.synthetic.stability import optimal_set_moves
+from boundbench.synthetic.svm import soft_margin_intercepts, soft_margin_loo
+from boundbench.theory.verdicts import Verdict, decide_no_effect, readings_verdict
+
+
+def _inside_margin_problem(n=12, d=3, lam=50.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = 0.1 * rng.uniform(-1, 1, (n, d))
+    y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
+    return X, y, lam
+
+
+def test_intercept_interval_in_closed_form():
+    """Balanced classes, every point inside the margin at large lam: the hinge is linear in (v, c)
+    where all points are active, so v = sum_j y_j x_j / (2 lam n), and c is optimal on the whole
+    segment where every point stays active, [max_neg (-1 - v.x), min_pos (1 - v.x)]."""
+    X, y, lam = _inside_margin_problem()
+    n = len(y)
+    v_loo, c_loo, v, c = soft_margin_loo(X, y, lam=lam)
+    v_star = (y[:, None] * X).sum(0) / (2 * lam * n)
+    np.testing.assert_allclose(v, v_star, atol=1e-8)
+    s = X @ v_star
+    lo_star, hi_star = (-1 - s[y < 0]).max(), (1 - s[y > 0]).min()
+    assert hi_star - lo_star > 1.9  # an interval ~2 wide: nothing unique about the intercept
+    lo, hi = soft_margin_intercepts(X, y, v[None], np.full((1, n), 1 / n))
+    np.testing.assert_allclose([lo[0], hi[0]], [lo_star, hi_star], atol=1e-7)
+    assert lo[0] - 1e-7 <= c <= hi[0] + 1e-7  # the solver's pick is one point of the set
+
+
+def test_intervals_match_the_one_dimensional_lp():
+    """The closed form against scipy's LP: min / max c s.t. sum a_i xi_i <= optimum."""
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        n = 10
+        X = rng.standard_normal((n, 3))
+        y = np.where(np.arange(n) < 5, 1.0, -1.0)
+        v_loo, c_loo, v, c = soft_margin_loo(X, y, lam=float(10 ** rng.uniform(-2, 1)))
+        w = np.full(n, 1 / (n - 1))
+        w[0] = 0.0
+        lo, hi = soft_margin_intercepts(X, y, v_loo[:1], w[None])
+        s = X @ v_loo[0]
+        g = (w * np.maximum(0, 1 - y * (s + c_loo[0]))).sum()
+        A = np.zeros((n + 1, n + 1))
+        A[:n, 0], A[:n, 1:], A[n, 1:] = -y, -np.eye(n), w
+        b = np.concatenate([-(1 - y * s), [g + 1e-10]])
+        ends = [linprog(sg * np.eye(n + 1)[0], A_ub=A, b_ub=b,
+                        bounds=[(None, None)] + [(0, None)] * n).x[0] for sg in (1, -1)]
+        np.testing.assert_allclose([lo[0], hi[0]], ends, atol=1e-6)
+
+
+def test_closest_and_farthest_pairs():
+    """The closed forms of the closest / farthest pair against a brute-force lattice of the two
+    intercept sets, for the distance and for the direction."""
+    X, y, lam = _inside_margin_problem()
+    n = len(y)
+    v_loo, c_loo, v, c = soft_margin_loo(X, y, lam=lam)
+    W = np.full((n + 1, n), 1 / (n - 1))
+    W[0] = 1 / n
+    W[np.arange(1, n + 1), np.arange(n)] = 0
+    lo, hi = soft_margin_intercepts(X, y, np.vstack([v, v_loo]), W)
+    m = optimal_set_moves(v, (lo[0], hi[0]), v_loo, (lo[1:], hi[1:]))
+    b1 = np.linspace(lo[0], hi[0], 801)
+    for i in range(n):
+        b2 = np.linspace(lo[1 + i], hi[1 + i], 801)
+        w1 = np.concatenate([np.broadcast_to(v, (801, v.size)), -b1[:, None]], 1)
+        w2 = np.concatenate([np.broadcast_to(v_loo[i], (801, v.size)), -b2[:, None]], 1)
+        dist = np.linalg.norm(w1[:, None] - w2[None], axis=-1)
+        u1, u2 = (w / np.linalg.norm(w, axis=-1, keepdims=True) for w in (w1, w2))
+        ddir = np.linalg.norm(u1[:, None] - u2[None], axis=-1)
+        assert m["closest"][i] == pytest.approx(dist.min(), abs=3e-3)
+        assert m["farthest"][i] == pytest.approx(dist.max(), abs=1e-9)
+        assert m["direction_closest"][i] == pytest.approx(ddir.min(), abs=3e-3)
+        assert m["direction_closest"][i] <= ddir.min() + 1e-9  # refined below the lattice
+        assert m["direction_farthest"][i] == pytest.approx(ddir.max(), abs=1e-6)
+    # removing a point unbalances the classes: the sets move by O(1) at the farthest pair, by
+    # little at the closest
+    assert m["farthest"].max() > 1.0 > 10 * m["closest"].max()
+
+
+def test_ill_posed_when_only_the_farthest_pair_fails():
+    from boundbench import catalogue
+    from boundbench.theory import registry
+
+    catalogue.load()
+    res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
+    ev = res.verdict.evidence
+    assert res.verdict.status == "ill-posed"
+    assert ev["closest_pair"] == "holds" and ev["farthest_pair"] == "violated"
+    assert ev["n_problems_nonunique_optimum"] > 0 and ev["widest_intercept_interval"] > 1.5
+    assert ev["solver_pick"] == "violated"  # what the old verdict rested on
+
+
+def test_depends_on_reading_and_no_effect():
+    up = Verdict("supported", "down as predicted", {"x": 1})
+    opp = Verdict("contradicted", "up", {"x": 2})
+    v = readings_verdict({"a": up, "b": opp}, default="a", what="trend")
+    assert v.status == "depends-on-reading"
+    assert "supported under a" in v.reason and "contradicted under b" in v.reason
+    assert v.evidence["by_reading"]["b"]["status"] == "contradicted"
+    same = readings_verdict({"a": up, "b": up}, default="b", what="trend")
+    assert same.status == "supported" and same.evidence["n_readings"] == 2
+    with pytest.raises(ValueError, match="default must be one of the readings"):
+        readings_verdict({"a": up}, default="z", what="t")
+    flat = decide_no_effect(Verdict("inconclusive", "?"), (1.0, 0.97, 1.03), "H")
+    assert flat.status == "no-effect"
