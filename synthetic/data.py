@@ -147,3 +147,34 @@ def _plant_on_margin(X: np.ndarray, y: np.ndarray, u: np.ndarray, c: np.ndarray,
     placed = is_pos | is_neg
     rows = np.broadcast_to(np.arange(k)[:, None], target.shape)
     X[rows[placed], target[placed]] = points[placed]
+
+
+@checked(n_datasets=Int(1), n=Int(2), d=Int(1), distance=Float(0, lo_open=True),
+         radius=Float(0, lo_open=True), seed=Seed(generator=True))
+def make_centres(
+    *, n_datasets: int, n: int, d: int, distance: float, radius: float = 0.5,
+    seed: int | np.random.Generator = 0,
+) -> SeparableData:
+    """Fu et al.'s Fig. 7 construction: two balanced classes, each uniform in a ball of
+    ``radius`` around its centre, the centres ``distance`` apart along a random unit ``u``
+    (at ``+-distance/2 u`` plus a random offset of norm at most ``radius``, so the intercept is
+    not zero). The class-centre distance controls the margin; the margin itself is whatever the
+    SVM finds (at least ``distance/2 - radius``, which must be > 0 so that the classes are
+    separable)."""
+    if not distance > 2 * radius:
+        raise ValueError(f"distance must be > 2 * radius = {2 * radius:g} for the two balls to be "
+                         f"separable (got {distance:g})")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    k = n_datasets
+    u = rng.standard_normal((k, d))
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    shift = rng.standard_normal((k, d))
+    shift *= radius * rng.random((k, 1)) / np.linalg.norm(shift, axis=-1, keepdims=True)
+    y = np.broadcast_to(np.where(np.arange(n) < n // 2 + n % 2, 1.0, -1.0), (k, n))
+    y = np.take_along_axis(y, np.argsort(rng.random((k, n)), axis=-1), axis=-1)
+    g = rng.standard_normal((k, n, d))
+    g *= (radius * rng.random((k, n)) ** (1 / d) / np.linalg.norm(g, axis=-1))[..., None]
+    X = shift[:, None, :] + (y * distance / 2)[..., None] * u[:, None, :] + g
+    offset = -(shift * u).sum(-1)  # the plane u^T x = u^T shift bisects the centres
+    return SeparableData(X, y.copy(), u, -offset, float(distance / 2 - radius),
+                         float(np.linalg.norm(X, axis=-1).max()), False)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.data import make_centres, make_separable
 from boundbench.synthetic.stability import (
     head_loo_stability,
     normalized_distance,
@@ -56,18 +56,33 @@ class SVMSweep:
     bound: float = 1.0
     balance: float = 0.5
     exact_margin: bool = True
+    # "slab": make_separable (margin set directly); "centres": the paper's Fig. 7 construction
+    # (make_centres, vary="distance": class centres moved apart, the margin measured by the SVM)
+    generator: str = "slab"
+    radius: float = 0.5
     seed: int = 0
 
     def run(self, progress: bool = False) -> pd.DataFrame:
-        if self.vary not in ("n", "margin", "bound"):
+        if self.generator == "centres" and self.vary != "distance":
+            raise ValueError(f"the centres generator varies the centre distance: vary must be "
+                             f"'distance' (got {self.vary!r})")
+        if self.generator == "slab" and self.vary not in ("n", "margin", "bound"):
             raise ValueError(f"vary must be 'n', 'margin' or 'bound' (got {self.vary!r})")
+        if self.generator not in ("slab", "centres"):
+            raise ValueError(f"generator must be 'slab' or 'centres' (got {self.generator!r})")
         rows = []
         for j, level in enumerate(tqdm(self.levels, desc=f"SVM sweep over {self.vary}",
                                        disable=not progress)):
-            kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
-                      bound=self.bound, balance=self.balance, exact_margin=self.exact_margin)
-            kw[self.vary] = int(level) if self.vary == "n" else float(level)
-            data = make_separable(**kw, seed=np.random.default_rng([self.seed, j]))
+            rng = np.random.default_rng([self.seed, j])
+            if self.generator == "centres":
+                kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, distance=float(level),
+                          radius=self.radius)
+                data = make_centres(**kw, seed=rng)
+            else:
+                kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
+                          bound=self.bound, balance=self.balance, exact_margin=self.exact_margin)
+                kw[self.vary] = int(level) if self.vary == "n" else float(level)
+                data = make_separable(**kw, seed=rng)
             st = svm_loo_stability(data.X, data.y, progress=progress)
             rows.append(pd.DataFrame({
                 self.vary + "_level": level, "dataset": np.arange(self.n_datasets),
@@ -105,6 +120,12 @@ class HeadsRun:
     init_scale: float = 1.0
     nested: bool = True
     exact_margin: bool = True
+    # the readings of Fig. 5's setup the paper leaves open: whether the LOO runs restart from the
+    # full run's heads ("shared") or from fresh ones ("independent"), and whether eq. 10's GD
+    # takes one head's step 1/beta_eff per head ("per-head") or the same step on the mean over
+    # H heads ("eq10-fixed": each head then moves H times slower, so no nesting)
+    replica_starts: str = "shared"
+    step: str = "per-head"
     seed: int = 0
 
     def run(self, progress: bool = False, device: str | None = None) -> pd.DataFrame:
@@ -121,13 +142,24 @@ class HeadsRun:
         w_pen = BiasPenalizedSVM().fit(data.X, data.y).coef_
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False)
                         for _ in range(self.n_datasets)])
-        runs = ([(max(self.heads), tuple(self.heads))] if self.nested
+        if self.step not in ("per-head", "eq10-fixed"):
+            raise ValueError(f"step must be 'per-head' or 'eq10-fixed' (got {self.step!r})")
+        nested = self.nested and self.step == "per-head"
+        runs = ([(max(self.heads), tuple(self.heads))] if nested
                 else [(h, (h,)) for h in self.heads])
         rows = []
+        # without nesting under eq10-fixed, every H still starts from the first H of one draw
+        D = self.d + 1
+        common = (np.random.default_rng([self.seed, 7]).standard_normal(
+            (self.n_datasets, max(self.heads), D)) * self.init_scale / D**0.5
+            if self.step == "eq10-fixed" else None)
         for width, levels in tqdm(runs, desc="MHLoss heads", disable=not progress):
             res = train_heads(data.X, data.y, loss=self.loss, steps=self.steps, heads=width,
+                              w0=None if common is None else common[:, :width],
                               loo=loo, init_scale=self.init_scale, seed=self.seed + 1000 * width,
-                              prefixes=levels, device=dev, progress=progress)
+                              prefixes=levels, device=dev, progress=progress,
+                              replica_starts=self.replica_starts,
+                              lr_scale=1.0 / width if self.step == "eq10-fixed" else 1.0)
             for h in levels:
                 dirs = res.prefix_directions[:, :, res.prefixes.index(h)]  # (k, R + 1, T, D)
                 gap = normalized_distance(dirs[:, 0], w_svm[:, None, :])  # (k, T)

@@ -91,7 +91,8 @@ _PAD = 4
 @checked(
     X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=Int(1),
     heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
-    seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True))
+    seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
+    lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"))
 def train_heads(
     X: np.ndarray,
     y: np.ndarray,
@@ -106,6 +107,8 @@ def train_heads(
     seed: int = 0,
     prefixes: tuple[int, ...] = (),
     w0: np.ndarray | None = None,
+    lr_scale: float = 1.0,
+    replica_starts: str = "shared",
     dtype: torch.dtype = torch.float64,
     device: str | torch.device | None = None,
     chunk_elems: int = 2**24,
@@ -118,6 +121,11 @@ def train_heads(
     otherwise), or ``None`` for half of it (``1/beta_eff``) per dataset and head. Heads start from
     ``N(0, init_scale^2 / D)``, or from ``w0 (k, heads, D)`` when given; MHLoss is the mean head,
     whose direction is what is recorded.
+
+    ``lr_scale`` multiplies the default step (``1/H`` is GD on eq. 10's mean over heads with the
+    step of one head's loss: each head then moves ``H`` times slower). ``replica_starts``:
+    ``"shared"`` (the LOO replicas start from the full run's heads) or ``"independent"`` (each
+    replica draws its own heads; ``w0`` then gives only the full run's).
 
     ``prefixes``: head counts ``h <= heads`` whose mean over the *first* ``h`` heads is recorded
     too. Heads train independently (Fu et al. Cor. 3.1: the gradient of MHLoss's mean loss in
@@ -161,7 +169,7 @@ def train_heads(
                              f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
                              "overflows); use a smaller init_scale")
         if lr is None:
-            eta = limit / 2
+            eta = limit / 2 * lr_scale
         else:
             eta = torch.full_like(limit, float(lr))
             if torch.any(eta >= limit):
@@ -188,6 +196,9 @@ def train_heads(
             zt_lo = Zt.gather(2, idx[:, None, :].expand(-1, Dp, -1))  # (kc, Dp, (R1-1)*H)
         Wt = torch.zeros(kc, Dp, R1, heads, dtype=dtype, device=dev)
         Wt[:, :D] = W0.transpose(1, 2)[:, :, None, :]
+        if replica_starts == "independent" and R1 > 1:
+            Wt[:, :D, 1:] = (torch.randn(kc, R1 - 1, heads, D, generator=gen, dtype=dtype)
+                             .permute(0, 3, 1, 2).to(dev) * init_scale / D**0.5)
         Wt = Wt.reshape(kc, Dp, rows)
         S = torch.empty(kc, rows, n, dtype=dtype, device=dev)
         Gt = torch.empty(kc, Dp, rows, dtype=dtype, device=dev)
