@@ -195,10 +195,17 @@ def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
 # (its reason and evidence say how loose): no instance binds, by the claim's own maths or scale
 LOOSE_BY_STATEMENT = {
     "fu.lemma-a.2.1": "2/r is twice the sharp Lipschitz constant 1/r (binds at 1/r)",
-    "fu.thm2.2.appendix": "the appendix form is >= 50x above every measured LOO distance",
-    "fu.thm2.4.second-term": "nu = 2/r doubles a bound the direction change stays 3x below",
+    "fu.thm2.2.appendix": "the appendix form is >= 13x above the worst LOO distance a targeted "
+    "search finds",
+    "fu.thm2.4.second-term": "nu = 2/r doubles a bound the direction change stays ~10x below",
     "ad.cor1.paper-eps": "the paper's eps exceeds the measured one; the global eps binds",
+    # judged on the closest pair of optima, as a statement about *the* optimum must be
+    "fu.lemma-a.2.5": "the closest optimal pair stays >= 3x below the bound (search included)",
+    "fu.lemma-a.2.5.penalized": "the move stays >= 5x below the bound (search included)",
+    "fu.cor2.5.penalized": "the move stays >= 1.6x below L/(lam n) (search included)",
 }
+# bound claims that bind only at the instances their targeted search finds
+BINDS_BY_SEARCH = {"fu.cor2.5"}
 
 
 @pytest.mark.parametrize("cid", sorted(c for c, r in catalogue.registry().items()
@@ -215,6 +222,9 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp
     assert controls, cid
     if cid in LOOSE_BY_STATEMENT:
         assert ev["n_binding"] == 0, (cid, "binds now: drop it from LOOSE_BY_STATEMENT")
+    elif cid in BINDS_BY_SEARCH:
+        assert ev["worst_found_by_search"] >= 0.9, (cid, ev["worst_found_by_search"])
+        assert max(controls.values()) > 1, (cid, controls)
     else:
         assert ev["n_binding"] > 0, cid
         assert max(controls.values()) > 1, (cid, controls)

@@ -16,6 +16,67 @@ from boundbench.theory import stability_bounds as sb
 from boundbench.theory.problems import random_logistic, random_quadratics
 from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.reports import ratio_histogram_outcome
+from boundbench.theory.search import Search
+
+
+def _quadratic_2d(p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A 2-D quadratic's Hessian ``A`` (eigenvalues ``beta = 1`` and ``mu_over_beta``, rotated by
+    ``angle``) and a unit direction at ``dir_angle``: batched over candidates."""
+    a, m = np.asarray(p["angle"], dtype=float), np.asarray(p["mu_over_beta"], dtype=float)
+    R = np.stack([np.stack([np.cos(a), -np.sin(a)], -1), np.stack([np.sin(a), np.cos(a)], -1)],
+                 -2)
+    lam = np.stack([np.ones_like(m), m], -1)
+    A = np.einsum("kij,kj,klj->kil", R, lam, R)
+    b = np.asarray(p["dir_angle"], dtype=float)
+    return A, np.stack([np.cos(b), np.sin(b)], -1)
+
+
+def _a12_sides(p: dict):
+    A, e = _quadratic_2d(p)
+    eta = np.asarray(p["eta_times_beta"], dtype=float)  # beta = 1
+    u = np.zeros_like(e)
+    w = e * np.asarray(p["scale"], dtype=float)[:, None]
+    s = sb.gd_map_nonexpansive(u, w, np.einsum("kij,kj->ki", A, u), np.einsum("kij,kj->ki", A, w),
+                               eta=eta, beta=np.ones_like(eta))
+    return s.lhs, s.rhs
+
+
+def _a13_sides(p: dict):
+    A, e = _quadratic_2d(p)
+    w = e * np.asarray(p["scale"], dtype=float)[:, None]
+    g = np.einsum("kij,kj->ki", A, w)
+    f = 0.5 * np.einsum("ki,ki->k", w, g)
+    # logistic f(m) = log(1 + e^-m) on a unit feature, beta = 1/4: the other family
+    m = np.asarray(p["logit"], dtype=float)
+    lg, sg = np.logaddexp(0, -m), 1 / (1 + np.exp(m))
+    logistic = np.asarray(p["family"]) == 1
+    s = sb.self_bounding(np.where(logistic[:, None], sg[:, None] * e, g),
+                         np.where(logistic, lg, f), beta=np.where(logistic, 0.25, 1.0))
+    return s.lhs, s.rhs
+
+
+def _a21_sides(p: dict):
+    th = np.asarray(p["angle"], dtype=float)
+    nx, ny = 1 + np.asarray(p["x_excess"], dtype=float), 1 + np.asarray(p["y_excess"], dtype=float)
+    x = np.stack([nx, np.zeros_like(nx)], -1)
+    y = np.stack([ny * np.cos(th), ny * np.sin(th)], -1)
+    s = sb.normalization_lipschitz(x, y, r=np.ones_like(th))
+    return s.lhs, s.rhs
+
+
+def _a51_sides(p: dict):
+    A, e = _quadratic_2d({**p, "mu_over_beta": p["second_eig"]})  # indefinite allowed
+    w = e * np.asarray(p["scale"], dtype=float)[:, None]
+    eta = np.asarray(p["eta_times_beta"], dtype=float)
+    g = np.einsum("kij,kj->ki", A, w)
+    nxt = w - eta[:, None] * g
+    f = 0.5 * np.einsum("ki,ki->k", w, g)
+    f_next = 0.5 * np.einsum("ki,kij,kj->k", nxt, A, nxt)
+    s = sb.descent_lemma(f_next, f, g, eta=eta, beta=np.ones_like(eta))
+    return s.lhs, s.rhs
+
+
+_QUAD = {"angle": (0.0, np.pi), "dir_angle": (0.0, 2 * np.pi), "scale": (1e-3, 1e3, "log")}
 
 
 def _families(rng: np.random.Generator, k: int, *, convex: bool):
@@ -39,6 +100,9 @@ def _families(rng: np.random.Generator, k: int, *, convex: bool):
     statement="For a convex, beta-smooth loss and a step size 0 < eta <= 2/beta, one gradient "
     "step never moves two points further apart (the GD map is non-expansive).",
     equation="||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||",
+    search=Search({**_QUAD, "mu_over_beta": (0.0, 1.0), "eta_times_beta": (1e-3, 2.0)},
+                  _a12_sides, budget=(1.0, 30.0), batched=True,
+                  note="2-D convex quadratics, beta = 1, any curvature ratio and step"),
 )
 def _check_a12(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
@@ -77,6 +141,9 @@ def _check_a12(ctx: CheckContext) -> Outcome:
     statement="A non-negative beta-smooth loss is self-bounding: its squared gradient norm is at "
     "most 2 beta times its value.",
     equation="||grad f(w)||^2 <= 2 beta f(w)",
+    search=Search({**_QUAD, "mu_over_beta": (0.0, 1.0), "logit": (-30.0, 30.0),
+                   "family": (0, 1, "int")}, _a13_sides, budget=(1.0, 30.0), batched=True,
+                  note="2-D convex quadratics (family 0) and the logistic loss (family 1)"),
 )
 def _check_a13(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
@@ -105,6 +172,9 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     statement="Normalizing a vector, x -> x/||x||, is (2/r)-Lipschitz on vectors of norm at "
     "least r (the sharp constant is 1/r).",
     equation="|| x/||x|| - y/||y|| || <= (2/r) ||x - y||   for ||x||, ||y|| >= r",
+    search=Search({"angle": (1e-8, np.pi, "log"), "x_excess": (0.0, 10.0),
+                   "y_excess": (0.0, 10.0)}, _a21_sides, budget=(1.0, 30.0), batched=True,
+                  note="r = 1 (the ratio is scale-free); x, y at any norms >= r and angle"),
 )
 def _check_a21(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
@@ -146,6 +216,11 @@ def _check_a21(ctx: CheckContext) -> Outcome:
     statement="For a beta-smooth loss and eta <= 1/beta, a gradient step decreases the loss by "
     "at least (eta/2) times the squared gradient norm (the descent lemma).",
     equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2",
+    search=Search({**_QUAD, "scale": (1e-2, 10.0, "log"), "second_eig": (-1.0, 1.0),
+                   "eta_times_beta": (1e-3, 1.0)},
+                  _a51_sides, budget=(1.0, 30.0), batched=True, atol=1e-12,
+                  note="2-D quadratics, beta = 1, the second eigenvalue in [-1, 1]; |w| <= 10, "
+                  "so the sides' rounding stays below atol = 1e-12"),
 )
 def _check_a51(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

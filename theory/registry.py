@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from boundbench.theory.files import key_lock, read_verified, write_atomic, write_verified
+from boundbench.theory.search import Search, apply_search, worst_case
 from boundbench.theory.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
@@ -214,6 +215,7 @@ class Claim:
     check: Callable[[CheckContext], Outcome] = field(repr=False, compare=False)
     notes: str = ""
     correction: str = ""  # the corrected statement, where one is known (the errata sheet's)
+    search: Search | None = field(default=None, repr=False, compare=False)  # a bound's worst case
 
     def describe(self) -> dict[str, str]:
         return {
@@ -242,9 +244,12 @@ def claim(
     equation: str,
     notes: str = "",
     correction: str = "",
+    search: Search | None = None,
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
-    corrected statement where one is known (shown on the errata sheet when the claim fails)."""
+    corrected statement where one is known (shown on the errata sheet when the claim fails);
+    ``search``: the bound's assumption space, searched for its worst case beside the check's
+    random family whenever the claim runs (:mod:`boundbench.theory.search`)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
@@ -254,7 +259,7 @@ def claim(
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction)
+                              correction, search)
         return fn
 
     return register
@@ -333,6 +338,10 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
         if not isinstance(outcome, Outcome):
             raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
                             "Outcome")
+        if c.search is not None and "n_instances" in outcome.verdict.evidence:
+            found = worst_case(c.search, budget_s=ctx.pick(*c.search.budget),
+                               seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32)
+            outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         figure, table = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)
         err = None

@@ -1,0 +1,202 @@
+"""Targeted search for a bound's worst case: maximize ``lhs/rhs`` over the claim's assumption
+space within a fixed budget.
+
+Random instance families understate how tight (or how wrong) a bound is; a derivative-free
+optimizer climbing ``lhs/rhs`` finds the corners they miss. A claim declares its search as a
+:class:`Search`: a box of named parameters (linear, logarithmic or integer axes) and a function
+of those parameters that returns both sides of the inequality (arrays count their worst
+element). :func:`worst_case` runs scipy's differential evolution on the unit cube under a wall
+clock budget and returns the worst instance found. The registry runs every bound claim's
+search beside its random family (``registry.run``), so the evidence carries
+``worst_found_by_search`` and its instance, and "loose by x k" is computed from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+AXES = ("lin", "log", "int")
+
+
+@dataclass(frozen=True)
+class Search:
+    """A bound's assumption space and both sides of it.
+
+    ``space``: name -> ``(low, high)`` or ``(low, high, axis)`` with axis ``"lin"`` (default),
+    ``"log"`` or ``"int"`` (inclusive integers). ``sides(params) -> (lhs, rhs)``: scalars or
+    arrays (the worst element counts). ``budget``: seconds at ``(quick, paper)`` scale.
+    ``batched``: ``sides`` takes arrays of parameters (one entry per candidate) and returns
+    ``(lhs, rhs)`` of shape ``(candidates, ...)``, so a whole population is scored in one call.
+    """
+
+    space: Mapping[str, tuple]
+    sides: Callable[[dict[str, Any]], tuple[Any, Any]] = field(repr=False)
+    budget: tuple[float, float] = (2.0, 30.0)
+    batched: bool = False
+    note: str = ""
+    atol: float = 0.0  # an excess lhs - rhs up to this (rounding in the sides) is not a violation
+
+    def __post_init__(self) -> None:
+        if not self.space:
+            raise ValueError("space must name at least one parameter")
+        for name, spec in self.space.items():
+            if len(spec) not in (2, 3) or (len(spec) == 3 and spec[2] not in AXES):
+                raise ValueError(f"space[{name!r}] must be (low, high) or (low, high, axis) with "
+                                 f"axis in {AXES} (got {spec!r})")
+            lo, hi = float(spec[0]), float(spec[1])
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+                raise ValueError(f"space[{name!r}] must have finite low <= high (got {spec!r})")
+            if len(spec) == 3 and spec[2] == "log" and lo <= 0:
+                raise ValueError(f"space[{name!r}] is logarithmic: low must be > 0 (got {lo})")
+        if len(self.budget) != 2 or min(self.budget) <= 0:
+            raise ValueError(f"budget must be (quick_seconds, paper_seconds) > 0 (got "
+                             f"{self.budget!r})")
+
+    def decode(self, u: np.ndarray) -> dict[str, Any]:
+        """Parameters from points ``u`` of the unit cube (last axis: one entry per name)."""
+        out: dict[str, Any] = {}
+        for j, (name, spec) in enumerate(self.space.items()):
+            lo, hi = float(spec[0]), float(spec[1])
+            axis = spec[2] if len(spec) == 3 else "lin"
+            x = np.clip(u[..., j], 0.0, 1.0)
+            if axis == "log":
+                out[name] = np.exp(np.log(lo) + x * (np.log(hi) - np.log(lo)))
+            elif axis == "int":
+                out[name] = np.floor(lo + x * (hi - lo + 1 - 1e-9)).astype(int)
+            else:
+                out[name] = lo + x * (hi - lo)
+        return out
+
+
+def _worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
+    """The worst ``lhs/rhs`` of one instance: ``inf`` where ``rhs <= 0`` and ``lhs`` exceeds it
+    beyond rounding (``atol`` plus 1e-9 relative), 0 where nothing can be compared; a ratio
+    above 1 within that rounding counts as 1."""
+    lhs = np.asarray(lhs, dtype=np.float64).ravel()
+    rhs = np.asarray(rhs, dtype=np.float64).ravel()
+    ok = np.isfinite(lhs) & np.isfinite(rhs)
+    lhs, rhs = lhs[ok], rhs[ok]
+    if lhs.size == 0:
+        return 0.0
+    pos = rhs > 0
+    beyond = lhs - rhs > atol + 1e-9 * np.maximum(np.abs(lhs), np.abs(rhs))
+    r = np.where(pos, lhs / np.where(pos, rhs, 1.0), np.where(beyond, np.inf, 0.0))
+    r = np.where(beyond, r, np.minimum(r, 1.0))
+    return float(r.max())
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    worst_ratio: float
+    instance: dict[str, Any]
+    n_evals: int
+    seconds: float
+    method: str = "differential evolution (scipy), unit-cube encoding"
+
+
+class _Stop(Exception):
+    pass
+
+
+def worst_case(search: Search, *, budget_s: float, seed: int = 0,
+               max_evals: int = 1_000_000) -> SearchResult:
+    """Maximize the worst ``lhs/rhs`` of ``search`` by differential evolution within ``budget_s``
+    seconds (and ``max_evals`` evaluations); instances where ``sides`` raises ``ValueError``
+    (outside the assumptions, e.g. non-separable data) score 0."""
+    from scipy.optimize import differential_evolution
+
+    if not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0 (got {budget_s})")
+    dim = len(search.space)
+    best = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0}
+    t0 = time.perf_counter()
+
+    def score_one(u: np.ndarray) -> float:
+        params = {k: (v.item() if hasattr(v, "item") else v) for k, v in search.decode(u).items()}
+        try:
+            return _worst_ratio(*search.sides(params), search.atol)
+        except (ValueError, np.linalg.LinAlgError, ArithmeticError):
+            return 0.0
+
+    def score(U: np.ndarray) -> np.ndarray:
+        # U: (dim, S) when vectorized, else (dim,)
+        cols = U.T if U.ndim == 2 else U[None]
+        if search.batched:
+            params = search.decode(cols)
+            try:
+                lhs, rhs = search.sides(params)
+                lhs = np.asarray(lhs, dtype=np.float64).reshape(len(cols), -1)
+                rhs = np.asarray(rhs, dtype=np.float64).reshape(len(cols), -1)
+                r = np.array([_worst_ratio(a, b, search.atol)
+                              for a, b in zip(lhs, rhs, strict=True)])
+            except (ValueError, np.linalg.LinAlgError, ArithmeticError):
+                r = np.array([score_one(c) for c in cols])
+        else:
+            r = np.array([score_one(c) for c in cols])
+        best["n"] += len(cols)
+        j = int(np.argmax(np.where(np.isnan(r), -np.inf, r)))
+        if r[j] > best["ratio"]:
+            best["ratio"], best["u"] = float(r[j]), cols[j].copy()
+        if time.perf_counter() - t0 > budget_s or best["n"] >= max_evals or best["ratio"] == np.inf:
+            raise _Stop
+        return -np.nan_to_num(r, nan=0.0, posinf=1e300)
+
+    try:
+        differential_evolution(score, [(0.0, 1.0)] * dim, seed=seed, maxiter=100_000,
+                               popsize=max(5, 40 // max(dim, 1)), tol=0, atol=0, polish=False,
+                               init="sobol" if dim > 1 else "latinhypercube",
+                               vectorized=True, updating="deferred", mutation=(0.5, 1.0),
+                               recombination=0.7)
+    except _Stop:
+        pass
+    params = {k: (v.item() if hasattr(v, "item") else v)
+              for k, v in search.decode(best["u"]).items()}
+    return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]),
+                        time.perf_counter() - t0)
+
+
+def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
+    """The evidence keys of a search beside the random family: ``worst_found_by_search`` is the
+    larger of the two (the search is seeded by nothing the random family found, so a random
+    family that did better is reported as such), with the instance it came from."""
+    rw = float(random_worst) if random_worst is not None else 0.0
+    by_search = result.worst_ratio >= rw
+    worst = result.worst_ratio if by_search else rw
+    ev: dict[str, Any] = {
+        "worst_found_by_search": worst,
+        "search_alone_worst_ratio": result.worst_ratio,
+        "random_family_worst_ratio": random_worst,
+        "worst_instance": (result.instance if by_search else
+                           "the random family's worst row (see the claim's table)"),
+        "search_evals": result.n_evals, "search_seconds": round(result.seconds, 2),
+        "search_method": result.method,
+    }
+    if 0 < worst < 1:
+        ev["loose_by_factor"] = 1.0 / worst
+    return ev
+
+
+def apply_search(verdict: Any, result: SearchResult) -> Any:
+    """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
+    (with the instance) where the search broke a bound the random family did not."""
+    from boundbench.theory.verdicts import Verdict
+
+    ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
+    rtol = float(verdict.evidence.get("rtol", 1e-9))
+    said = (f"targeted search ({result.n_evals} instances, {result.seconds:.1f} s): worst "
+            f"lhs/rhs {result.worst_ratio:.4g}")
+    if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
+        inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
+                         for k, v in result.instance.items())
+        return Verdict("violated", f"a {said} at {inst}; the random family alone: "
+                       f"{verdict.status}: {verdict.reason}", {**verdict.evidence, **ev},
+                       verdict.figure, verdict.table)
+    if verdict.status == "holds" and "loose_by_factor" in ev:
+        said += f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"
+    return Verdict(verdict.status, f"{verdict.reason}; {said}", {**verdict.evidence, **ev},
+                   verdict.figure, verdict.table)
