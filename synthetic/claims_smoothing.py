@@ -25,6 +25,7 @@ from boundbench.synthetic.mlp import MLPRun, measure, smoothed_last_layer_top_ei
 from boundbench.synthetic.penalties import JacobianPenalty
 from boundbench.theory import plotting
 from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.search import Search
 from boundbench.theory.smoothing import cor1_rhs
 from boundbench.theory.verdicts import (
     BINDING,
@@ -136,12 +137,28 @@ def _cor1_frame(ctx: CheckContext) -> tuple[pd.DataFrame, MLPRun]:
     return df, cfg
 
 
+def _cor1_sides(p: dict):
+    """Corollary 1 over its own assumption space in one dimension (H = eps = 1 by scaling):
+    f'' = H on an interval of width w <= 2 eps/H and 0 elsewhere, so |f'| <= eps and |f''| <= H
+    (the Huber loss at w = 2 eps/H); the smoothed Hessian at a point t off the interval's
+    centre is H (Phi((w/2 - t)/sigma) - Phi((-w/2 - t)/sigma)), in closed form; batched."""
+    from scipy.special import erf, ndtr
+
+    w, t = np.asarray(p["width"], dtype=float), np.asarray(p["offset"], dtype=float)
+    sig = np.asarray(p["sigma"], dtype=float)
+    return ndtr((w / 2 - t) / sig) - ndtr((-w / 2 - t) / sig), erf(1.0 / (np.sqrt(2) * sig))
+
+
 @claim("ad.cor1.global", paper="ad", where="Corollary 1, eq. (1)", kind="bound",
        statement="With a gradient bound eps and a Hessian bound H valid everywhere, the spectral "
        "norm of the Gaussian-smoothed loss's Hessian is at most H erf(eps/(sqrt2 H sigma)), here "
        "for the last layer of trained MLPs.",
        equation="||Hess E_Delta L(W + Delta)|| <= H erf(eps / (sqrt(2) H sigma)),  eps = sqrt(2) "
-       "mean||h||, H = lambda_max(mean h h^T)/2")
+       "mean||h||, H = lambda_max(mean h h^T)/2",
+       search=Search({"width": (1e-3, 2.0), "offset": (-5.0, 5.0), "sigma": (1e-3, 1e2, "log")},
+                     _cor1_sides, budget=(1.0, 30.0), batched=True, atol=1e-12,
+                     note="the corollary's assumption space in 1-D (|f'| <= eps, |f''| <= H): "
+                     "curvature H on an interval of width <= 2 eps/H, closed form"))
 def _cor1_global(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     full, _ = _ad_table(ctx)

@@ -558,6 +558,42 @@ def _fig8(ctx: CheckContext) -> Outcome:
 # ---------------------------------------------------------------- Lemmas A.2.4 and A.2.5
 
 
+_HARD_N = 6  # the searches' hard-margin datasets: 6 points in the plane, 3 per class
+
+
+def _hard_data(p: dict) -> tuple[np.ndarray, np.ndarray]:
+    X = np.array([[p[f"x{j}"], p[f"y{j}"]] for j in range(_HARD_N)]) * p.get("scale", 1.0)
+    return X, np.where(np.arange(_HARD_N) < _HARD_N // 2, 1.0, -1.0)
+
+
+_HARD_SPACE = {f"{a}{j}": (-1.0, 1.0) for j in range(_HARD_N) for a in "xy"}
+
+
+def _a24_search(part: str) -> Search:
+    """Lemma A.2.4 over tiny separable datasets (non-separable draws are outside it): removing
+    each point in turn, the worst norm ratio."""
+    from boundbench.synthetic.svm import hard_margin_loo
+
+    def sides(p: dict):
+        X, y = _hard_data(p)
+        v_loo, c_loo, v, c = hard_margin_loo(X, y)  # ValueError: not separable
+        if part == "v":
+            return np.linalg.norm(v_loo, axis=-1), np.full(len(y), np.linalg.norm(v))
+        return (np.linalg.norm(np.column_stack([v_loo, c_loo]), axis=-1),
+                np.full(len(y), np.linalg.norm(np.append(v, c))))
+
+    return Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log")}, sides, budget=(2.0, 30.0),
+                  note="6 points in the plane (3 per class), coordinates in [-1, 1] times a "
+                  "scale in [0.1, 10]")
+
+
+def _a23_sides(p: dict):
+    X, y = _hard_data(p)
+    svm = HardMarginSVM().fit(X, y)  # ValueError: not separable
+    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=-1).max())
+    return s.lhs, s.rhs
+
+
 def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     from boundbench.synthetic.stability import svm_loo_stability
 
@@ -612,7 +648,7 @@ def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
        "solution, including its intercept.",
        equation="||w_hat(S^i)|| <= ||w_hat(S)||,  w = [v, b]",
        notes="The proof only shows the v part (the objective is ||v||^2, b is free): see "
-       "fu.lemma-a.2.4.v.",
+       "fu.lemma-a.2.4.v.", search=_a24_search("w"),
        correction="||v_hat(S^i)|| <= ||v_hat(S)||: removing a point cannot shrink the margin "
        "(what the proof shows, and what holds on every instance: fu.lemma-a.2.4.v); the "
        "intercept can grow.")
@@ -623,7 +659,7 @@ def _a24(ctx: CheckContext) -> Outcome:
 @claim("fu.lemma-a.2.4.v", paper="fu", where="Lemma A.2.4 (the proof's reading)", kind="bound",
        statement="Removing a training point cannot increase the norm of the hard-margin SVM "
        "weight vector (equivalently, cannot shrink the margin).",
-       equation="||v_hat(S^i)|| <= ||v_hat(S)||")
+       equation="||v_hat(S^i)|| <= ||v_hat(S)||", search=_a24_search("v"))
 def _a24v(ctx: CheckContext) -> Outcome:
     return _lemma24_claim(ctx, "v")
 
@@ -870,6 +906,16 @@ def _cor25_penalized(ctx: CheckContext) -> Outcome:
     statement="The intercept of the hard-margin SVM is at most 1 + ||v_hat|| B in absolute value, "
     "with B the largest feature norm.",
     equation="|b_hat| <= 1 + ||v_hat|| B,   B = max_i ||x_i||,   classifier sign(v^T x - b)",
+    search=Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log"), "shift_x": (-20.0, 20.0),
+                   "shift_y": (-20.0, 20.0)},
+                  lambda p: _a23_sides({**p, **{f"x{j}": p[f"x{j}"] + p["shift_x"] / p["scale"]
+                                                for j in range(_HARD_N)},
+                                        **{f"y{j}": p[f"y{j}"] + p["shift_y"] / p["scale"]
+                                           for j in range(_HARD_N)}}),
+                  budget=(2.0, 30.0),
+                  note="6 points in the plane (3 per class), coordinates in [-1, 1] times a scale "
+                  "in [0.1, 10], the cloud shifted up to 20 from the origin (|b| grows with the "
+                  "offset)"),
 )
 def _check_a23(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

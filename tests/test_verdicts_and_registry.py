@@ -220,6 +220,8 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp
     controls = {k: v for k, v in ev.items() if k.startswith("control_")
                 and isinstance(v, int | float)}
     assert controls, cid
+    if cid not in NO_SEARCH:  # the search's worst is reported, at least the random family's
+        assert ev["worst_found_by_search"] >= (ev.get("worst_lhs_over_rhs") or 0), cid
     if cid in LOOSE_BY_STATEMENT:
         assert ev["n_binding"] == 0, (cid, "binds now: drop it from LOOSE_BY_STATEMENT")
     elif cid in BINDS_BY_SEARCH:
@@ -254,3 +256,19 @@ def test_no_effect_is_decided_from_the_end_to_end_ratio():
     assert est == pytest.approx(5.0 / 2.0)
     with pytest.raises(ValueError, match="paired levels need one value per set"):
         end_ratio(np.ones(3), np.ones(4), rng=rng, paired=True)
+
+
+# bound claims without a targeted search, and why
+NO_SEARCH = {
+    "ad.cor1.paper-eps": "its eps is the paper's measurement on trained models, not a free "
+    "parameter; the corollary's own space is searched by ad.cor1.global",
+}
+
+
+@pytest.mark.parametrize("cid", sorted(c for c, r in catalogue.registry().items()
+                                       if r.kind == "bound"))
+def test_every_bound_claim_declares_a_targeted_search(cid):
+    c = catalogue.registry()[cid]
+    assert (c.search is not None) != (cid in NO_SEARCH), cid
+    if c.search is not None:
+        assert c.search.budget[0] <= 30, cid  # the quick audit's budget

@@ -13,6 +13,7 @@ from boundbench.theory import curvature as cv
 from boundbench.theory import plotting
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.search import Search
 from boundbench.theory.smoothing import GELU_LIPSCHITZ
 from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, bound_verdict
 
@@ -26,7 +27,6 @@ def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -
     bound binds: its Hessian norm over (W^(1), W^(2)) is c^2 (a^2 + b^2) against the right
     side's c^2 (|a| + |b|)^2, a ratio -> 1 as a/b -> 0."""
     dims = (1, 1, 1, 1) if chain else (4, 6, 5, 3)
-    s = _ACT[act]
     if chain:
         Ws = [torch.tensor([[10.0 ** rng.uniform(-2.5, -1.5)]], dtype=torch.float64),
               torch.tensor([[1.0]], dtype=torch.float64),
@@ -38,6 +38,14 @@ def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -
         # the last layer's scale decides the literal case
         Ws[2] = Ws[2] * 10.0 ** rng.uniform(-2, 0.5)
         x = torch.as_tensor(rng.standard_normal(4))
+    return {**_thm1_sides(Ws, x, act), "family": "chain" if chain else "mlp"}
+
+
+def _thm1_sides(Ws: list[torch.Tensor], x: torch.Tensor, act: str) -> dict:
+    """Both sides of Theorem 1 (literal and block) for a bias-free 3-layer MLP with weights
+    ``Ws`` at the zero-loss point of the squared loss on input ``x``: exact Hessians."""
+    s = _ACT[act]
+    dims = (Ws[0].shape[1], Ws[0].shape[0], Ws[1].shape[0], Ws[2].shape[0])
     sizes = [w.numel() for w in Ws]
 
     def unpack(theta):
@@ -69,7 +77,7 @@ def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -
     w2 = torch.linalg.matrix_norm(W2, 2).item()
     hz = torch.linalg.matrix_norm(W3.T @ W3, 2).item()  # Hessian of L w.r.t. h^(L-1)
     lip = 1.0 if act == "relu" else GELU_LIPSCHITZ
-    return {"activation": act, "family": "chain" if chain else "mlp",
+    return {"activation": act,
             "last_layer_scale": torch.linalg.matrix_norm(W3, 2).item(),
             "hess_full": full, "hess_block": block,
             "rhs_contractant": (n1 * w2 + n2) ** 2 * hz,
@@ -122,6 +130,36 @@ def _scalar_counterexample() -> tuple[float, float]:
     return lhs, dh_da**2 * abs(hess_h)
 
 
+def _thm1_search(lhs: str, rhs: str) -> Search:
+    """Theorem 1 over small MLPs 2-2-2-2 (every weight, the input and the last layer's scale
+    free; ReLU or GELU): the assumption space is every network at a zero-loss point."""
+    def sides(p: dict):
+        def mat(name, r, c):
+            return torch.tensor([[p[f"{name}{i}{j}"] for j in range(c)] for i in range(r)],
+                                dtype=torch.float64)
+        Ws = [mat("a", 2, 2), mat("b", 2, 2), mat("c", 2, 2) * p["last_scale"]]
+        x = torch.tensor([p["x0"], p["x1"]], dtype=torch.float64)
+        out = _thm1_sides(Ws, x, ("relu", "gelu")[p["act"]])
+        return out[lhs], out[rhs]
+
+    space = {"act": (0, 1, "int"), "last_scale": (1e-2, 10.0, "log"),
+             **{f"{m}{i}{j}": (-2.0, 2.0) for m in "abc" for i in range(2) for j in range(2)},
+             "x0": (-2.0, 2.0), "x1": (-2.0, 2.0)}
+    return Search(space, sides, budget=(2.0, 30.0),
+                  note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
+                  "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point")
+
+
+def _last_layer_sides(p: dict):
+    n, c = int(p["n"]), int(p["classes"])
+    h = torch.tensor([[p[f"h{i}{j}"] for j in range(2)] for i in range(n)], dtype=torch.float64)
+    h = h * p["h_scale"]
+    W = torch.tensor([[p[f"w{i}{j}"] for j in range(2)] for i in range(c)],
+                     dtype=torch.float64) * p["w_scale"]
+    lhs = torch.linalg.eigvalsh(cv.last_layer_hessian(h, W))[-1].item()
+    return lhs, 0.5 * torch.linalg.eigvalsh(h.T @ h / n)[-1].item()
+
+
 @claim("ad.thm1.literal", paper="ad", where="Theorem 1, eq. (2)", kind="bound",
        statement="At a zero-loss point the Hessian's spectral norm over all weights is bounded by "
        "the layerwise product formula times the Hessian w.r.t. the penultimate activations.",
@@ -132,7 +170,8 @@ def _scalar_counterexample() -> tuple[float, float]:
        "exact Hessians (torch.func); activations 'contractant' as the paper assumes.",
        correction="Restricted to W^(1..L-1), with each ||W^(l)|| multiplied by the activation's "
        "Lipschitz constant (1 for ReLU, 1.1289 for GELU), the bound holds on every tested "
-       "instance (ad.thm1.block); the W^(L) block needs a term of its own.")
+       "instance (ad.thm1.block); the W^(L) block needs a term of its own.",
+       search=_thm1_search("hess_full", "rhs_contractant"))
 def _thm1_literal(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_full.to_numpy(), df.rhs_contractant.to_numpy()),
@@ -152,7 +191,8 @@ def _thm1_literal(ctx: CheckContext) -> Outcome:
        equation="||Hess_{W^(1..L-1)} L|| <= (sum_j ||dh^(j)/dW^(j)|| prod_l Lip(s) ||W^(l)||)^2 "
        "||Hess_{h^(L-1)} L||",
        notes="dh^(j)/dtheta is read as the direct partial w.r.t. W^(j) (its exact spectral norm "
-       "is used). Evidence also counts GELU instances that break the bound without the 1.1289.")
+       "is used). Evidence also counts GELU instances that break the bound without the 1.1289.",
+       search=_thm1_search("hess_block", "rhs_lipschitz"))
 def _thm1_block(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_block.to_numpy(), df.rhs_lipschitz.to_numpy()),
@@ -171,7 +211,13 @@ def _thm1_block(ctx: CheckContext) -> Outcome:
        kind="bound",
        statement="The cross-entropy Hessian w.r.t. the last layer is at most half the top "
        "eigenvalue of the penultimate activations' second moment: shrinking ||h|| flattens it.",
-       equation="||Hess_{W^(L)} CE|| <= 1/2 lambda_max(mean_n h_n h_n^T) <= 1/2 mean ||h_n||^2")
+       equation="||Hess_{W^(L)} CE|| <= 1/2 lambda_max(mean_n h_n h_n^T) <= 1/2 mean ||h_n||^2",
+       search=Search({"n": (1, 6, "int"), "classes": (2, 4, "int"),
+                      "h_scale": (1e-2, 1e2, "log"), "w_scale": (1e-3, 10.0, "log"),
+                      **{f"h{i}{j}": (-1.0, 1.0) for i in range(6) for j in range(2)},
+                      **{f"w{i}{j}": (-1.0, 1.0) for i in range(4) for j in range(2)}},
+                     _last_layer_sides, budget=(1.5, 30.0),
+                     note="2-D features, 1-6 samples, 2-4 classes, any scales"))
 def _last_layer(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
     rows = []

@@ -16,6 +16,7 @@ from scipy.stats import norm
 from boundbench.theory import plotting
 from boundbench.theory import smoothing as sm
 from boundbench.theory.registry import CheckContext, Outcome, claim
+from boundbench.theory.search import Search
 from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
@@ -106,6 +107,26 @@ def _check_huber(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, df, fig)
 
 
+def _thm2_sides(p: dict):
+    """Both sides of Theorem 2 for two classes, exactly (quadrature): the upper side as
+    (smoothed - CE) <= s^2/2 and the Jensen side CE <= smoothed, batched over candidates."""
+    m, s = np.asarray(p["margin"], dtype=float), np.asarray(p["s"], dtype=float)
+    smoothed = sm.smoothed_ce_binary(m, s=s)
+    ce = np.logaddexp(0.0, -m)
+    return np.stack([smoothed - ce, ce], -1), np.stack([s**2 / 2, smoothed], -1)
+
+
+def _thm3_sides(p: dict):
+    """Theorem 3's Taylor form against Theorem 2's bound (the inequality the claim asserts), any
+    number of classes up to 8 (unused logits at -60), batched."""
+    c = np.asarray(p["classes"])
+    z = np.stack([np.asarray(p[f"z{j}"], dtype=float) for j in range(8)], -1)
+    z = np.where(np.arange(8)[None, :] < c[:, None], z, -60.0)
+    s = np.asarray(p["s"], dtype=float)
+    y = np.zeros(len(c), dtype=int)
+    return sm.thm3_taylor(z, y, s=s), sm.thm2_rhs(z, y, s=s)
+
+
 @claim(
     "ad.thm2",
     paper="ad",
@@ -114,6 +135,9 @@ def _check_huber(ctx: CheckContext) -> Outcome:
     statement="Smoothing the last layer's weights with Gaussian noise raises the cross-entropy by "
     "at least 0 (Jensen) and at most sigma^2 ||h||^2 / 2, the activation-decay penalty.",
     equation="CE(W h, y) <= E_Delta CE((W + Delta) h, y) <= CE(W h, y) + sigma^2 ||h||^2 / 2",
+    search=Search({"margin": (-30.0, 30.0), "s": (1e-3, 10.0, "log")}, _thm2_sides,
+                  budget=(1.0, 30.0), batched=True, atol=1e-10,
+                  note="two classes, exact (quadrature): every logit margin and noise scale"),
 )
 def _check_thm2(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
@@ -203,6 +227,10 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
     "a lower bound: it over-estimates near the decision boundary and under-estimates for confident "
     "samples (sign of p(1-p) - 1/6 for two classes), while staying below Theorem 2's bound.",
     equation="sign(Taylor - exact) changes;  Taylor = CE + s^2/2 sum_i p_i(1 - p_i) <= CE + s^2/2",
+    search=Search({"classes": (2, 8, "int"), "s": (1e-3, 10.0, "log"),
+                   **{f"z{j}": (-20.0, 20.0) for j in range(8)}}, _thm3_sides,
+                  budget=(1.0, 30.0), batched=True, atol=1e-12,
+                  note="Taylor <= Thm 2's bound over 2-8 classes, any logits and noise scale"),
 )
 def _check_thm3(ctx: CheckContext) -> Outcome:
     m = np.linspace(-8, 8, ctx.pick(161, 1601))

@@ -338,7 +338,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
         if not isinstance(outcome, Outcome):
             raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
                             "Outcome")
-        if c.search is not None and "n_instances" in outcome.verdict.evidence:
+        if c.search is not None and outcome.verdict.status != "not-testable":
             found = worst_case(c.search, budget_s=ctx.pick(*c.search.budget),
                                seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))

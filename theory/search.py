@@ -197,6 +197,7 @@ def apply_search(verdict: Any, result: SearchResult) -> Any:
                        f"{verdict.status}: {verdict.reason}", {**verdict.evidence, **ev},
                        verdict.figure, verdict.table)
     if verdict.status == "holds" and "loose_by_factor" in ev:
-        said += f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"
+        said += (f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"
+                 if ev["loose_by_factor"] > 1 / 0.9 else "; it binds (within 10%)")
     return Verdict(verdict.status, f"{verdict.reason}; {said}", {**verdict.evidence, **ev},
                    verdict.figure, verdict.table)
