@@ -194,5 +194,9 @@ def test_eq13_is_eq12_only_for_identical_masks():
     assert (ratio <= 1 + 1e-12).all() and np.median(ratio) < 0.97
     np.testing.assert_allclose(apart.eq12_measured, apart.eq12_first_order, rtol=0.02)
     r = claims.run("uegr.eq13.masks", claims.CheckContext(out_dir=None, progress=False))
-    assert r.verdict.status == "violated"
+    # the paper's premise ("closely approximated by a vector mu") depends on the model: within
+    # 5% on a trained wide MLP, not on a random narrow one
+    assert r.verdict.status == "depends-on-reading"
+    by = r.verdict.evidence["by_reading"]
+    assert by["trained-wide"]["status"] == "holds" and by["random-tanh"]["status"] == "violated"
     assert r.verdict.evidence["control_identical_masks_max_abs_ratio_minus_1"] < 1e-9
