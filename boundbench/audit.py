@@ -224,6 +224,36 @@ def _fmt(v: Any) -> str:
     return text.replace("|", "\\|")
 
 
+def verdict_size(r: dict[str, Any]) -> str:
+    """How large the finding behind a verdict is, from its evidence: for a bound, the worst
+    lhs/rhs and lhs - rhs (targeted search included); for a trend, its rank correlation or the
+    end-to-end ratio; for readings, how many agree. Empty where the evidence says nothing."""
+    ev = r.get("evidence") or {}
+    parts = []
+    worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
+    if r.get("verdict") == "ill-posed":
+        far = ev.get("farthest_pair_worst_lhs_over_rhs")
+        parts.append(f"closest pair {_num(ev.get('worst_lhs_over_rhs'))}x, farthest "
+                     f"{_num(far)}x the bound")
+    elif isinstance(worst, int | float):
+        parts.append(f"worst lhs/rhs {_num(worst)}")
+        if isinstance(ev.get("max_lhs_minus_rhs"), int | float) and r.get("verdict") == "violated":
+            parts.append(f"lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
+    for key, name in (("spearman_rho", "rho"), ("mean_within_set_spearman", "within-set rho"),
+                      ("end_ratio", "end-to-end ratio"), ("std_ratio", "std ratio"),
+                      ("fitted_exponent", "exponent"), ("max_abs_error", "max |error|")):
+        if isinstance(ev.get(key), int | float):
+            parts.append(f"{name} {_num(ev[key])}")
+    if isinstance(ev.get("by_reading"), dict):
+        counts = Counter(v.get("status") for v in ev["by_reading"].values())
+        parts.append(", ".join(f"{n} {k}" for k, n in counts.items()) + " readings")
+    return "; ".join(parts)
+
+
+def _num(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, int | float) else str(v)
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     meta, results = report["meta"], report["claims"]
     env = ", ".join(f"{k} {v}" for k, v in meta["environment"].items())
@@ -250,10 +280,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
     lines += ["", f"## Summary ({len(results)} claims: {counts})", "",
-              "| claim | paper, where | kind | verdict | finding |", "|---|---|---|---|---|"]
+              "| claim | paper, where | kind | verdict | size | finding |",
+              "|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']}, "
-                     f"{r['where']} | {r['kind']} | **{r['verdict']}** | {_fmt(r['reason'])} |")
+                     f"{r['where']} | {r['kind']} | **{r['verdict']}** | "
+                     f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
     lines += ["", "Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
     for r in results:
         lines += [

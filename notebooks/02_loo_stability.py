@@ -124,9 +124,17 @@ for cid in ("fu.fig6.n", "fu.fig7.margin", "fu.fig9.bound", "fu.fig5.heads"):
 
 # %% [markdown]
 # ## Reading the verdicts
-# * `supported`: the measured trend has the predicted sign and its bootstrap interval excludes
-#   zero.
-# * `inconclusive`: the interval straddles zero at this scale — more seeds or larger n would be
-#   needed; it is **not** evidence against the paper.
-# * `contradicted` / `violated`: the measurement goes the other way, or a bound is exceeded — a
-#   finding to report, never to tune away. `boundbench audit` writes all of them to `audit.md`.
+# The words mean what the code applies (`boundbench.audit.VERDICT_HELP` is the one glossary):
+# * `supported`: the bootstrap interval of the trend lies on the predicted side of zero, and
+#   the per-level medians move monotonically in the predicted direction.
+# * `contradicted`: the interval lies on the *other* side of zero — the opposite effect.
+# * `no-effect`: the trend test cannot decide, but the end-to-end change over the whole range
+#   lies inside 1 ± 10%: the predicted effect is absent.
+# * `inconclusive`: the interval straddles zero, or it excludes zero while the per-level
+#   medians wander (the trend is not identified over the range) — more seeds or larger n would
+#   decide; it is **not** evidence against the paper.
+# * `depends-on-reading`: the paper leaves a choice open (here: how Fig. 5's heads start and
+#   step) and its plausible readings disagree; the evidence lists each reading's verdict.
+# * `violated` / `ill-posed`: a bound is exceeded under every reading and for every optimum, or
+#   only for some of several optimal solutions (a statement about *the* optimum where there is
+#   none). `boundbench audit` writes all findings to `audit.md` and `errata.md`.
