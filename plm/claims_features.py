@@ -27,6 +27,7 @@ from boundbench.theory.verdicts import (
     decide_no_effect,
     end_ratio,
     paired_trend_verdict,
+    readings_verdict,
     std_ratio_verdict,
     trend_verdict,
 )
@@ -87,8 +88,10 @@ def _trend(part: pd.DataFrame, x: str, y: str, *, expected: str, rng: np.random.
                                 rng=rng, what=what, evidence=evidence)
 
 
-def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: str,
-             xlabel: str, ylabel: str, expected: str, logx: bool, paired: bool) -> Outcome:
+def _verdicts(ctx: CheckContext, df: pd.DataFrame, *, x: str, y: str, xlabel: str,
+              ylabel: str, expected: str, paired: bool) -> tuple[Verdict, Verdict]:
+    """The real pool's verdict (the claim's) and the synthetic pool's, each a trend that a
+    change inside 1 +- 10% over the whole range turns into no effect."""
     real, syn = df[df.pool == "real"], df[df.pool == "synthetic"]
     what = f"{ylabel} vs {xlabel} on real pre-trained features"
     vs = decide_no_effect(
@@ -103,9 +106,21 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
                   "synthetic_status": vs.status, "synthetic_reason": vs.reason})
     verdict = decide_no_effect(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired),
                                xlabel)
+    return verdict, vs
+
+
+def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: str,
+             xlabel: str, ylabel: str, expected: str, logx: bool, paired: bool,
+             verdict: Verdict | None = None) -> Outcome:
+    """The claim's outcome: the verdict (given, e.g. over readings, or the real pool's) and the
+    two pools side by side."""
+    real, syn = df[df.pool == "real"], df[df.pool == "synthetic"]
+    own, vs = _verdicts(ctx, df, x=x, y=y, xlabel=xlabel, ylabel=ylabel, expected=expected,
+                        paired=paired)
+    verdict = verdict or own
     fig, axes = plotting.figure(2)
     for ax, part, title in ((axes[0], syn, f"synthetic separable pool: {vs.status}"),
-                            (axes[1], real, f"real MiniLM features: {verdict.status}")):
+                            (axes[1], real, f"real MiniLM features: {own.status}")):
         ax.scatter(part[x], part[y], s=4, alpha=0.25, color="grey", label="one training set")
         plotting.median_band(ax, part[x], part[y], label="median, interquartile band")
         if logx:
@@ -115,7 +130,7 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=9)
     axes[0].legend(fontsize=7)
-    fig.suptitle(ctx.claim_id, fontsize=9)
+    fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     return Outcome(verdict, df, fig, config)
 
 
@@ -149,15 +164,29 @@ def _features_n(ctx: CheckContext) -> Outcome:
        statement="With the multi-head loss on frozen pre-trained features, more heads give a "
        "more stable head after the same number of GD steps.",
        equation="E_i ||Delta_hat(t)|| of the mean head decreases in H at fixed t",
-       notes=_NOTE + " GD on the mean logistic loss with step 1/beta_eff, heads from N(0, 1/D).")
+       notes=_NOTE + " GD on the mean logistic loss, logistic loss. Run under each of Fig. 5's "
+       "readings (fu.fig5.heads): shared-start (heads from N(0, 1/D), LOO runs from the full "
+       "run's heads, step 1/beta_eff per head; ours, shown in the figure), fresh-loo-start, "
+       "init-30 and eq10-fixed-step; the verdict per reading is in the evidence.")
 @needs_plm
 def _features_heads(ctx: CheckContext) -> Outcome:
-    exp = PoolHeads(heads=ctx.pick((1, 4, 16), (1, 5, 10, 20, 50)), n=ctx.pick(100, 400),
-                    k=ctx.pick(40, 200), steps=ctx.pick(300, 3000), seed=ctx.seed)
-    df, config = _table(ctx, "features-heads", exp)
-    return _outcome(ctx, df, config, x="heads", y="stability", xlabel="heads H",
+    from boundbench.synthetic.claims_stability import FIG5_DEFAULT, FIG5_READINGS
+
+    per, tables = {}, {}
+    for name, reading in FIG5_READINGS.items():
+        exp = PoolHeads(heads=ctx.pick((1, 4, 16), (1, 5, 10, 20, 50)), n=ctx.pick(100, 400),
+                        k=ctx.pick(40, 200), steps=ctx.pick(300, 3000), seed=ctx.seed, **reading)
+        tables[name] = _table(ctx, "features-heads", exp)
+        per[name], _ = _verdicts(ctx, tables[name][0], x="heads", y="stability",
+                                 xlabel="heads H", ylabel="normalized LOO stability at the last "
+                                 "step", expected="decreasing", paired=True)
+    verdict = readings_verdict(per, default=FIG5_DEFAULT, what="stability vs heads H on real "
+                               "features")
+    df, config = tables[FIG5_DEFAULT]
+    return _outcome(ctx, df, {**config, "readings": list(FIG5_READINGS)}, x="heads",
+                    y="stability", xlabel="heads H",
                     ylabel="normalized LOO stability at the last step", expected="decreasing",
-                    logx=True, paired=True)
+                    logx=True, paired=True, verdict=verdict)
 
 
 @claim("fu.features.distance", paper="fu", where="Theorem 2.2 and Figure 8, on real features",

@@ -156,7 +156,7 @@ def _cor1_sides(p: dict):
        equation="||Hess E_Delta L(W + Delta)|| <= H erf(eps / (sqrt(2) H sigma)),  eps = sqrt(2) "
        "mean||h||, H = lambda_max(mean h h^T)/2",
        search=Search({"width": (1e-3, 2.0), "offset": (-5.0, 5.0), "sigma": (1e-3, 1e2, "log")},
-                     _cor1_sides, budget=(1.0, 30.0), batched=True, atol=1e-12,
+                     _cor1_sides, budget=(20_000, 500_000), batched=True, atol=1e-12,
                      note="the corollary's assumption space in 1-D (|f'| <= eps, |f''| <= H): "
                      "curvature H on an interval of width <= 2 eps/H, closed form"))
 def _cor1_global(ctx: CheckContext) -> Outcome:

@@ -57,15 +57,17 @@ class SVMSweep:
     balance: float = 0.5
     exact_margin: bool = True
     # "slab": make_separable (margin set directly); "centres": the paper's Fig. 7 construction
-    # (make_centres, vary="distance": class centres moved apart, the margin measured by the SVM)
+    # (make_centres: vary="distance", class centres moved apart, or vary="radius", the classes
+    # spread at fixed centres; the margin measured by the SVM)
     generator: str = "slab"
     radius: float = 0.5
+    distance: float = 1.2
     seed: int = 0
 
     def run(self, progress: bool = False) -> pd.DataFrame:
-        if self.generator == "centres" and self.vary != "distance":
-            raise ValueError(f"the centres generator varies the centre distance: vary must be "
-                             f"'distance' (got {self.vary!r})")
+        if self.generator == "centres" and self.vary not in ("distance", "radius"):
+            raise ValueError(f"the centres generator varies the centre distance or the class "
+                             f"radius: vary must be 'distance' or 'radius' (got {self.vary!r})")
         if self.generator == "slab" and self.vary not in ("n", "margin", "bound"):
             raise ValueError(f"vary must be 'n', 'margin' or 'bound' (got {self.vary!r})")
         if self.generator not in ("slab", "centres"):
@@ -75,8 +77,9 @@ class SVMSweep:
                                        disable=not progress)):
             rng = np.random.default_rng([self.seed, j])
             if self.generator == "centres":
-                kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, distance=float(level),
-                          radius=self.radius)
+                kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d,
+                          distance=self.distance, radius=self.radius)
+                kw[self.vary] = float(level)
                 data = make_centres(**kw, seed=rng)
             else:
                 kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,

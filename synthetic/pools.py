@@ -315,11 +315,17 @@ class PoolHeads:
     k_loo: int = 3
     steps: int = 300
     nested: bool = True
+    # Fig. 5's open choices (see HeadsRun): the LOO runs' starts, the heads' initial scale, and
+    # eq. 10's step ("eq10-fixed": one head's step on the mean over H heads, no nesting)
+    replica_starts: str = "shared"
+    init_scale: float = 1.0
+    step: str = "per-head"
     seed: int = 0
 
     def __post_init__(self) -> None:
         check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=Int(1), seed=Seed(),
-                     nested=Bool())
+                     nested=Bool(), replica_starts=Choice("shared", "independent"),
+                     init_scale=Float(0, lo_open=True), step=Choice("per-head", "eq10-fixed"))
         check_fields(self, k_loo=Int(1, self.n))
 
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
@@ -332,12 +338,20 @@ class PoolHeads:
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
         cols: dict[str, list] = {"heads": [], "dataset": [], "stability": []}
         width = max(self.heads)
-        runs = {width: tuple(self.heads)} if self.nested else {h: (h,) for h in self.heads}
+        nested = self.nested and self.step == "per-head"
+        runs = {width: tuple(self.heads)} if nested else {h: (h,) for h in self.heads}
+        D = X.shape[1] + 1
+        # without nesting under eq10-fixed, every H starts from the first H of one draw
+        common = (rng.standard_normal((self.k, width, D)) * self.init_scale / D**0.5
+                  if self.step == "eq10-fixed" else None)
         res = {w: train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
-                              seed=self.seed + 1000 * w, prefixes=levels)
+                              seed=self.seed + 1000 * w, prefixes=levels,
+                              init_scale=self.init_scale, replica_starts=self.replica_starts,
+                              w0=None if common is None else common[:, :w],
+                              lr_scale=1.0 / w if self.step == "eq10-fixed" else 1.0)
                for w, levels in runs.items()}
         for h in self.heads:
-            run = res[width if self.nested else h]
+            run = res[width if nested else h]
             dirs = run.prefix_directions[:, :, run.prefixes.index(h)]
             stab = head_loo_stability(dirs)[:, :, -1].mean(1)  # (k,) at the end
             cols["heads"] += [h] * self.k

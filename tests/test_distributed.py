@@ -107,11 +107,14 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
                         scheduler=cluster.scheduler_address)
         t.join(5)
     assert killed, "no worker was killed: the test did not exercise a lost task"
-    pd.testing.assert_frame_equal(_strip(dist), _strip(serial), check_exact=False, rtol=1e-6)
+    # a worker runs torch on cores / workers threads, so float32 reductions in the fine-tuning
+    # steps add in another order: ~1e-7 relative per step, measured 1.4e-6 on test_ece (4.8e-8
+    # absolute); 1e-4 is well above that and far below any effect a grid measures
+    pd.testing.assert_frame_equal(_strip(dist), _strip(serial), check_exact=False, rtol=1e-4)
     assert len(list((tmp_path / "dask" / "cells").glob("*.json"))) == 4
     a = pd.read_csv(tmp_path / "serial" / "results.csv")
     b = pd.read_csv(tmp_path / "dask" / "results.csv")
-    pd.testing.assert_frame_equal(_strip(b), _strip(a), check_exact=False, rtol=1e-6)
+    pd.testing.assert_frame_equal(_strip(b), _strip(a), check_exact=False, rtol=1e-4)
 
 
 def test_a_resource_no_worker_has_is_dropped_with_a_warning_not_waited_for():

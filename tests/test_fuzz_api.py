@@ -254,6 +254,8 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
                                                                 y=_pool_y[None, :20], lam=0.1)),
     "pools.ridge_logistic_loo": (pools.ridge_logistic_loo, dict(X=_pool_X[None, :20],
                                                                 y=_pool_y[None, :20], lam=0.1)),
+    "pools.max_margin_loo": (pools.max_margin_loo, dict(X=_pool_X[None, :20],
+                                                        y=_pool_y[None, :20], lam=1e-3)),
     "pools.PoolStability": (lambda **kw: pools.PoolStability(**kw).run(_pool_X, _pool_y),
                             dict(levels=(10, 20), k=3, lam=0.1, seed=0)),
     "pools.PoolHeads": (lambda **kw: pools.PoolHeads(**kw).run(_pool_X, _pool_y), dict(

@@ -134,14 +134,14 @@ def test_targeted_search_finds_a_planted_violation_and_reports_it():
         return np.where(x > 0.95, 1.5, 1.0) * x**2, np.ones_like(x)
 
     s = Search({"x": (0.0, 1.0)}, sides, batched=True)
-    res = worst_case(s, budget_s=1.0, seed=0)
+    res = worst_case(s, max_evals=3000, seed=0)
     assert res.worst_ratio > 1.3 and res.instance["x"] > 0.95
     random = bound_verdict(BoundSides(np.array([0.25]), np.array([1.0])))
     v = apply_search(random, res)
     assert v.status == "violated" and "targeted search" in v.reason
     right = worst_case(Search({"x": (0.0, 1.0)}, lambda p: (np.asarray(p["x"]) ** 2,
                                                               np.ones_like(p["x"])), batched=True),
-                       budget_s=0.5, seed=0)
+                       max_evals=2000, seed=0)
     kept = apply_search(random, right)
     assert kept.status == "holds" and 0.99 <= kept.evidence["worst_found_by_search"] <= 1.0
 

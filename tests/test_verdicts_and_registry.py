@@ -271,4 +271,6 @@ def test_every_bound_claim_declares_a_targeted_search(cid):
     c = catalogue.registry()[cid]
     assert (c.search is not None) != (cid in NO_SEARCH), cid
     if c.search is not None:
-        assert c.search.budget[0] <= 30, cid  # the quick audit's budget
+        # an evaluation budget (deterministic: same seed, same instance), larger at paper scale
+        assert all(isinstance(b, int) for b in c.search.budget), cid
+        assert c.search.budget[0] <= c.search.budget[1], cid

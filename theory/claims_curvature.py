@@ -151,7 +151,7 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
     space = {"act": (0, 1, "int"), "last_scale": (1e-2, 10.0, "log"),
              **{f"{m}{i}{j}": (-2.0, 2.0) for m in "abc" for i in range(2) for j in range(2)},
              "x0": (-2.0, 2.0), "x1": (-2.0, 2.0)}
-    return Search(space, sides, budget=(2.0, 30.0),
+    return Search(space, sides, budget=(300, 5000),
                   note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
                   "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point")
 
@@ -222,7 +222,7 @@ def _thm1_block(ctx: CheckContext) -> Outcome:
                       "h_scale": (1e-2, 1e2, "log"), "w_scale": (1e-3, 10.0, "log"),
                       **{f"h{i}{j}": (-1.0, 1.0) for i in range(6) for j in range(2)},
                       **{f"w{i}{j}": (-1.0, 1.0) for i in range(4) for j in range(2)}},
-                     _last_layer_sides, budget=(1.5, 30.0),
+                     _last_layer_sides, budget=(1200, 20000),
                      note="2-D features, 1-6 samples, 2-4 classes, any scales"))
 def _last_layer(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

@@ -136,7 +136,7 @@ def _thm3_sides(p: dict):
     "at least 0 (Jensen) and at most sigma^2 ||h||^2 / 2, the activation-decay penalty.",
     equation="CE(W h, y) <= E_Delta CE((W + Delta) h, y) <= CE(W h, y) + sigma^2 ||h||^2 / 2",
     search=Search({"margin": (-30.0, 30.0), "s": (1e-3, 10.0, "log")}, _thm2_sides,
-                  budget=(1.0, 30.0), batched=True, atol=1e-10,
+                  budget=(2000, 50000), batched=True, atol=1e-10,
                   note="two classes, exact (quadrature): every logit margin and noise scale"),
 )
 def _check_thm2(ctx: CheckContext) -> Outcome:
@@ -229,7 +229,7 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
     equation="sign(Taylor - exact) changes;  Taylor = CE + s^2/2 sum_i p_i(1 - p_i) <= CE + s^2/2",
     search=Search({"classes": (2, 8, "int"), "s": (1e-3, 10.0, "log"),
                    **{f"z{j}": (-20.0, 20.0) for j in range(8)}}, _thm3_sides,
-                  budget=(1.0, 30.0), batched=True, atol=1e-12,
+                  budget=(20_000, 500_000), batched=True, atol=1e-12,
                   note="Taylor <= Thm 2's bound over 2-8 classes, any logits and noise scale"),
 )
 def _check_thm3(ctx: CheckContext) -> Outcome:

@@ -101,7 +101,7 @@ def _families(rng: np.random.Generator, k: int, *, convex: bool):
     "step never moves two points further apart (the GD map is non-expansive).",
     equation="||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||",
     search=Search({**_QUAD, "mu_over_beta": (0.0, 1.0), "eta_times_beta": (1e-3, 2.0)},
-                  _a12_sides, budget=(1.0, 30.0), batched=True,
+                  _a12_sides, budget=(20_000, 500_000), batched=True,
                   note="2-D convex quadratics, beta = 1, any curvature ratio and step"),
 )
 def _check_a12(ctx: CheckContext) -> Outcome:
@@ -142,7 +142,7 @@ def _check_a12(ctx: CheckContext) -> Outcome:
     "most 2 beta times its value.",
     equation="||grad f(w)||^2 <= 2 beta f(w)",
     search=Search({**_QUAD, "mu_over_beta": (0.0, 1.0), "logit": (-30.0, 30.0),
-                   "family": (0, 1, "int")}, _a13_sides, budget=(1.0, 30.0), batched=True,
+                   "family": (0, 1, "int")}, _a13_sides, budget=(30_000, 500_000), batched=True,
                   note="2-D convex quadratics (family 0) and the logistic loss (family 1)"),
 )
 def _check_a13(ctx: CheckContext) -> Outcome:
@@ -173,7 +173,7 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     "least r (the sharp constant is 1/r).",
     equation="|| x/||x|| - y/||y|| || <= (2/r) ||x - y||   for ||x||, ||y|| >= r",
     search=Search({"angle": (1e-8, np.pi, "log"), "x_excess": (0.0, 10.0),
-                   "y_excess": (0.0, 10.0)}, _a21_sides, budget=(1.0, 30.0), batched=True,
+                   "y_excess": (0.0, 10.0)}, _a21_sides, budget=(30_000, 500_000), batched=True,
                   note="r = 1 (the ratio is scale-free); x, y at any norms >= r and angle"),
 )
 def _check_a21(ctx: CheckContext) -> Outcome:
@@ -218,7 +218,7 @@ def _check_a21(ctx: CheckContext) -> Outcome:
     equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2",
     search=Search({**_QUAD, "scale": (1e-2, 10.0, "log"), "second_eig": (-1.0, 1.0),
                    "eta_times_beta": (1e-3, 1.0)},
-                  _a51_sides, budget=(1.0, 30.0), batched=True, atol=1e-12,
+                  _a51_sides, budget=(20_000, 500_000), batched=True, atol=1e-12,
                   note="2-D quadratics, beta = 1, the second eigenvalue in [-1, 1]; |w| <= 10, "
                   "so the sides' rounding stays below atol = 1e-12"),
 )

@@ -339,7 +339,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
                             "Outcome")
         if c.search is not None and outcome.verdict.status != "not-testable":
-            found = worst_case(c.search, budget_s=ctx.pick(*c.search.budget),
+            found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         figure, table = _save(ctx, outcome)
