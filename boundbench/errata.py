@@ -120,6 +120,12 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
     else:
         lines += [f"**Reproduce.** {cmd}; the data behind the verdict are in "
                   f"`{r.get('table') or 'the claim table'}`.", ""]
+    ev = r.get("evidence") or {}
+    if isinstance(ev.get("worst_instance"), dict):
+        cells = ", ".join(f"{k} = {_fmt(v)}" for k, v in ev["worst_instance"].items())
+        lines += [f"**Worst instance of the targeted search** (lhs/rhs "
+                  f"{_fmt(ev.get('search_alone_worst_ratio'))}, {ev.get('search_evals')} "
+                  f"instances searched): {cells}.", ""]
     if c is not None and c.correction:
         lines += [f"**Corrected statement.** {c.correction}", ""]
     elif r.get("notes"):
