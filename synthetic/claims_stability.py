@@ -101,6 +101,24 @@ def _sweep_claim(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
     return Outcome(verdict, df, fig, cfg.config())
 
 
+def _sweep_readings(ctx: CheckContext, runs: dict[str, tuple[pd.DataFrame, SVMSweep]], *,
+                    x: str, xlabel: str, expected: str, default: str, what: str) -> Outcome:
+    """One sweep claim over the readings of its setup: a verdict per reading, the common one or
+    depends-on-reading, and a panel per reading."""
+    per = {name: _sweep_verdict(ctx, df, cfg, x=x, xlabel=xlabel, expected=expected)
+           for name, (df, cfg) in runs.items()}
+    verdict = readings_verdict(per, default=default, what=what)
+    fig, axes = plotting.figure(len(runs))
+    for ax, (name, (df, cfg)) in zip(axes, runs.items(), strict=True):
+        _sweep_panel(ax, df, cfg, x=x, xlabel=xlabel, logx=True,
+                     title=f"{name}: {per[name].status} (rho = "
+                     f"{per[name].evidence['spearman_rho']:.2f})")
+    fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    table = pd.concat([df.assign(reading=name) for name, (df, _) in runs.items()],
+                      ignore_index=True)
+    return Outcome(verdict, table, fig, {name: cfg.config() for name, (_, cfg) in runs.items()})
+
+
 _SWEEP_NOTE = ("Measured on the exact hard-margin SVM (the direction GD converges to), every i "
                "of every dataset; data from make_separable (d = 5, balanced; the coordinate along "
                "the normal uniform on each side of the margin slab, the rest uniform in that "
@@ -130,19 +148,8 @@ def _fig7(ctx: CheckContext) -> Outcome:
     dist = (1.04, 1.1, 1.2, 1.4, 1.8)  # centre distances: margins from ~0.02 to ~0.4
     runs = {"centres": _sweep(ctx, "distance", dist, dist, generator="centres"),
             "slab": _sweep(ctx, "margin", (0.02, 0.05, 0.1, 0.2, 0.4), (0.02, 0.05, 0.1, 0.2, 0.4))}
-    xlabel = "realised SVM margin gamma_S"
-    per = {name: _sweep_verdict(ctx, df, cfg, x="svm_margin", xlabel=xlabel,
-                                expected="decreasing") for name, (df, cfg) in runs.items()}
-    verdict = readings_verdict(per, default="centres", what="stability vs the margin")
-    fig, axes = plotting.figure(2)
-    for ax, (name, (df, cfg)) in zip(axes, runs.items(), strict=True):
-        _sweep_panel(ax, df, cfg, x="svm_margin", xlabel=xlabel, logx=True,
-                     title=f"{name}: {per[name].status} (rho = "
-                     f"{per[name].evidence['spearman_rho']:.2f})")
-    fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
-    table = pd.concat([df.assign(reading=name) for name, (df, _) in runs.items()],
-                      ignore_index=True)
-    return Outcome(verdict, table, fig, {name: cfg.config() for name, (_, cfg) in runs.items()})
+    return _sweep_readings(ctx, runs, x="svm_margin", xlabel="realised SVM margin gamma_S",
+                           expected="decreasing", default="centres", what="stability vs the margin")
 
 
 @claim("fu.fig9.bound", paper="fu", where="§4.3.5, Figure 9", kind="trend",
@@ -159,19 +166,8 @@ def _fig9(ctx: CheckContext) -> Outcome:
                                    (0.5, 1.0, 2.0, 4.0, 8.0)),
             "centres-spread": _sweep(ctx, "radius", radii, radii, generator="centres",
                                      distance=1.2)}
-    xlabel = "feature bound B = max ||x_i||"
-    per = {name: _sweep_verdict(ctx, df, cfg, x="max_norm", xlabel=xlabel,
-                                expected="increasing") for name, (df, cfg) in runs.items()}
-    verdict = readings_verdict(per, default="fixed-margin", what="stability vs B")
-    fig, axes = plotting.figure(2)
-    for ax, (name, (df, cfg)) in zip(axes, runs.items(), strict=True):
-        _sweep_panel(ax, df, cfg, x="max_norm", xlabel=xlabel, logx=True,
-                     title=f"{name}: {per[name].status} (rho = "
-                     f"{per[name].evidence['spearman_rho']:.2f})")
-    fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
-    table = pd.concat([df.assign(reading=name) for name, (df, _) in runs.items()],
-                      ignore_index=True)
-    return Outcome(verdict, table, fig, {name: cfg.config() for name, (_, cfg) in runs.items()})
+    return _sweep_readings(ctx, runs, x="max_norm", xlabel="feature bound B = max ||x_i||",
+                           expected="increasing", default="fixed-margin", what="stability vs B")
 
 
 # ------------------------------------------------------- Figure 5, Corollary 3.1, Soudry et al.
