@@ -451,6 +451,26 @@ def _eq13_verdict(df: pd.DataFrame, n: int, eps: float, seed: int) -> Verdict:
                    f"first-order value to {ev['median_first_order_rel_error']:.2g} (median)", ev)
 
 
+def _eq13_table(ctx: CheckContext) -> tuple[pd.DataFrame, int, float]:
+    """Eq. 12 and eq. 13 per input under both readings and the three rate pairs (cached: the
+    equality and the bound claims share it)."""
+    n, eps = ctx.pick(500, 5000), 1e-3
+
+    def compute() -> pd.DataFrame:
+        frames = []
+        for reading in EQ13_READINGS:
+            rng = ctx.table_rng(f"uegr-eq13-{reading}")
+            frames += [_eq13_rows(rng, n, r, eps, reading)
+                       for r in ((0.0, 0.0), (0.3, 0.5), (0.5, 0.5))]
+        df = pd.concat(frames, ignore_index=True)
+        return df.assign(ratio=df.eq12_first_order / df.eq13,
+                         taylor_rel_error=(df.eq12_measured / df.eq12_first_order - 1).abs())
+
+    df = ctx.cached("uegr-eq13", {"n": n, "eps": eps, "readings": list(EQ13_READINGS),
+                                  "seed": ctx.seed}, compute)
+    return df, n, eps
+
+
 @claim("uegr.eq13.masks", paper="uegr", where="§3.1, eqs. (12)-(13), with dropout masks",
        kind="equality",
        statement="With m dropout masks mu^i whose sub-models 'can all be closely approximated by "
@@ -468,16 +488,12 @@ def _eq13_verdict(df: pd.DataFrame, n: int, eps: float, seed: int) -> Verdict:
        correction="Eq. 13 is an upper bound on eq. 12's first-order adversarial term, "
        "eps ||sum_i g_i|| <= eps sum_i ||g_i|| (triangle inequality), equal only when the masks' "
        "input gradients are parallel; at independent masks of rates 0.3-0.5 it overstates the "
-       "term (see the evidence for by how much).")
+       "term (see the evidence for by how much): uegr.eq13.upper-bound.")
 def _uegr_eq13(ctx: CheckContext) -> Outcome:
-    n, eps = ctx.pick(500, 5000), 1e-3
+    table, n, eps = _eq13_table(ctx)
     frames, per = [], {}
     for reading in EQ13_READINGS:
-        rng = ctx.rng(reading)
-        df = pd.concat([_eq13_rows(rng, n, r, eps, reading)
-                        for r in ((0.0, 0.0), (0.3, 0.5), (0.5, 0.5))], ignore_index=True)
-        df = df.assign(ratio=df.eq12_first_order / df.eq13,
-                       taylor_rel_error=(df.eq12_measured / df.eq12_first_order - 1).abs())
+        df = table[table.reading == reading]
         per[reading] = _eq13_verdict(df, n, eps, ctx.seed)
         frames.append(df)
     verdict = readings_verdict(per, default=EQ13_READINGS[0], what="eq. 13 = eq. 12")
@@ -495,6 +511,40 @@ def _uegr_eq13(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, pd.concat(frames, ignore_index=True), fig, {"n": n, "eps": eps,
                                                                          "readings":
                                                                          list(EQ13_READINGS)})
+
+
+def _triangle_sides(p: dict):
+    g1 = np.stack([np.asarray(p[f"a{j}"], dtype=float) for j in range(3)], -1)
+    g2 = np.stack([np.asarray(p[f"b{j}"], dtype=float) for j in range(3)], -1)
+    return (np.linalg.norm(g1 + g2, axis=-1),
+            np.linalg.norm(g1, axis=-1) + np.linalg.norm(g2, axis=-1))
+
+
+@claim("uegr.eq13.upper-bound", paper="uegr",
+       where="§3.1, eqs. (12)-(13), corrected: eq. 13 as an upper bound", kind="bound",
+       statement="Eq. 13's gradient penalty bounds eq. 12's first-order adversarial term from "
+       "above for any dropout masks, with equality when the masks' input gradients are "
+       "parallel (identical masks).",
+       equation="max_{||delta|| <= eps} sum_i <g_i, delta> = eps ||sum_i g_i|| <= eps sum_i "
+       "||g_i||",
+       notes="The corrected statement of uegr.eq13.masks, on its table (both readings, the "
+       "paper's rate pairs and identical masks, where it binds).",
+       search=Search({**{f"a{j}": (-1.0, 1.0) for j in range(3)},
+                      **{f"b{j}": (-1.0, 1.0) for j in range(3)}}, _triangle_sides,
+                     budget=(5000, 100_000), batched=True, atol=1e-12,
+                     note="two input gradients in R^3: the triangle inequality's own space"))
+def _uegr_eq13_bound(ctx: CheckContext) -> Outcome:
+    df, n, eps = _eq13_table(ctx)
+    df = df.assign(lhs=df.eq12_first_order, rhs=df.eq13,
+                   family=df.reading + ", rates " + df.rates)
+    verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=1e-12,
+                            what="eps ||g1 + g2|| <= eps (||g1|| + ||g2||)",
+                            evidence={"n_inputs_per_rate_pair": n, "eps": eps, "seed": ctx.seed})
+    fig, (ax,) = plotting.figure()
+    plotting.ratio_histogram(ax, (df.lhs / df.rhs).to_numpy(), df.family.to_numpy(),
+                             xlabel="eq. 12's first-order term / eq. 13")
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df, fig, {"n": n, "eps": eps})
 
 
 @claim("uegr.mask-sign", paper="uegr", where="§3.2, eqs. (7)-(9)", kind="trend",

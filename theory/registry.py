@@ -340,7 +340,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
                             "Outcome")
         if c.search is not None and outcome.verdict.status != "not-testable":
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
-                               seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32)
+                               seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         figure, table = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)

@@ -42,6 +42,9 @@ class Search:
     batched: bool = False
     note: str = ""
     atol: float = 0.0  # an excess lhs - rhs up to this (rounding in the sides) is not a violation
+    # sides(params, ctx): the space is a claim's own measured instances (e.g. its trained
+    # models), which the check context's cached tables hold
+    with_context: bool = False
 
     def __post_init__(self) -> None:
         if not self.space:
@@ -105,7 +108,8 @@ class _Stop(Exception):
     pass
 
 
-def worst_case(search: Search, *, max_evals: int, seed: int = 0) -> SearchResult:
+def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = None
+               ) -> SearchResult:
     """Maximize the worst ``lhs/rhs`` of ``search`` by differential evolution for ``max_evals``
     evaluations (deterministic for a seed; it stops early once the whole population sits at one
     value, or at a violation with ``rhs <= 0``); instances where ``sides`` raises
@@ -116,6 +120,11 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0) -> SearchResult
         raise ValueError(f"max_evals must be an integer >= 1 (got {max_evals!r})")
     dim = len(search.space)
     best = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0}
+    if search.with_context:
+        if context is None:
+            raise ValueError("this search's sides take the check context: pass context=")
+        search = Search(search.space, lambda p, f=search.sides: f(p, context), search.budget,
+                        search.batched, search.note, search.atol)
     t0 = time.perf_counter()
 
     def score_one(u: np.ndarray) -> float:
