@@ -845,12 +845,25 @@ def _soft_search(which: str, penalized: bool = False) -> Search:
        "large lam and the statement is ill-posed: it holds for the closest pair of optima.",
        search=_soft_search("lemma"))
 def _a25(ctx: CheckContext) -> Outcome:
-    df, cfg = _soft_loo(ctx)
-    rhs = sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard)
+    return _move_claim(ctx, "lemma", penalized=False)
+
+
+def _move_claim(ctx: CheckContext, which: str, *, penalized: bool) -> Outcome:
+    """Lemma A.2.5 (``which="lemma"``) or Cor. 2.5's L/(lam n) (``"cor"``) on the soft-margin
+    LOO table, the intercept free or ``penalized``."""
+    df, cfg = _soft_loo(ctx, penalized=penalized)
+    if which == "lemma":
+        rhs = sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard)
+        name = "Lemma A.2.5"
+    else:
+        df = df.assign(lipschitz=np.sqrt(df.B**2 + 1))
+        rhs = sb.cor25_second_term(nu=1.0, lipschitz=df.lipschitz, lam=df.lam, n=df.n)
+        name = "L/(lam n)"
     df = df.assign(rhs=rhs, rhs_sets=rhs)
+    tail = ", b penalized" if penalized else ""
     return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
-                             what="max_i ||w(S^i) - w(S)|| <= Lemma A.2.5",
-                             ylabel="max_i ||w(S^i) - w(S)|| / Lemma A.2.5")
+                             what=f"max_i ||w(S^i) - w(S)|| <= {name}{tail}",
+                             ylabel=f"max_i ||w(S^i) - w(S)|| / {name}")
 
 
 @claim("fu.thm2.4.second-term", paper="fu", where="Theorem 2.4, eq. (6), second term",
@@ -887,13 +900,7 @@ def _thm24_second(ctx: CheckContext) -> Outcome:
        "ill-posed at large lam: it holds for the closest pair of optima.",
        search=_soft_search("cor"))
 def _cor25(ctx: CheckContext) -> Outcome:
-    df, cfg = _soft_loo(ctx)
-    df = df.assign(lipschitz=np.sqrt(df.B**2 + 1))
-    rhs = sb.cor25_second_term(nu=1.0, lipschitz=df.lipschitz, lam=df.lam, n=df.n)
-    df = df.assign(rhs=rhs, rhs_sets=rhs)
-    return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
-                             what="max_i ||w(S^i) - w(S)|| <= L/(lam n)",
-                             ylabel="max_i ||w(S^i) - w(S)|| / (L / (lam n))")
+    return _move_claim(ctx, "cor", penalized=False)
 
 
 @claim("fu.lemma-a.2.5.penalized", paper="fu", where="Lemma A.2.5, intercept penalized",
@@ -906,12 +913,7 @@ def _cor25(ctx: CheckContext) -> Outcome:
        notes="The corrected statement of fu.lemma-a.2.5; same grid and data.",
        search=_soft_search("lemma", penalized=True))
 def _a25_penalized(ctx: CheckContext) -> Outcome:
-    df, cfg = _soft_loo(ctx, penalized=True)
-    rhs = sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard)
-    df = df.assign(rhs=rhs, rhs_sets=rhs)
-    return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
-                             what="max_i ||w(S^i) - w(S)|| <= Lemma A.2.5, b penalized",
-                             ylabel="max_i ||w(S^i) - w(S)|| / Lemma A.2.5")
+    return _move_claim(ctx, "lemma", penalized=True)
 
 
 @claim("fu.cor2.5.penalized", paper="fu", where="Corollary 2.5, intercept penalized",
@@ -923,12 +925,7 @@ def _a25_penalized(ctx: CheckContext) -> Outcome:
        notes="The corrected statement of fu.cor2.5; same grid and data.",
        search=_soft_search("cor", penalized=True))
 def _cor25_penalized(ctx: CheckContext) -> Outcome:
-    df, cfg = _soft_loo(ctx, penalized=True)
-    rhs = sb.cor25_second_term(nu=1.0, lipschitz=np.sqrt(df.B**2 + 1), lam=df.lam, n=df.n)
-    df = df.assign(rhs=rhs, rhs_sets=rhs)
-    return _soft_loo_outcome(ctx, df, cfg, lhs="loo_distance_max",
-                             what="max_i ||w(S^i) - w(S)|| <= L/(lam n), b penalized",
-                             ylabel="max_i ||w(S^i) - w(S)|| / (L / (lam n))")
+    return _move_claim(ctx, "cor", penalized=True)
 
 
 @claim(
