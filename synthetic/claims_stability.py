@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.experiments import HeadsRun, QuadraticGrid, SoftLOOGrid, SVMSweep
+from boundbench.synthetic.experiments import (
+    FIG5_DEFAULT,
+    FIG5_READINGS,
+    HeadsRun,
+    QuadraticGrid,
+    SoftLOOGrid,
+    SVMSweep,
+)
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import plotting
 from boundbench.theory import stability_bounds as sb
@@ -173,15 +180,6 @@ def _fig9(ctx: CheckContext) -> Outcome:
 # ------------------------------------------------------- Figure 5, Corollary 3.1, Soudry et al.
 
 
-# The setups Fig. 5 leaves open (the extract's [AMBIGUOUS]): every claim on these heads runs each
-# reading and reports the verdict per reading. None is described by the paper; the first is ours.
-FIG5_READINGS: dict[str, dict] = {
-    "shared-start": {},  # LOO runs restart from the full run's heads, N(0, 1/D), step 1/beta_eff
-    "fresh-loo-start": {"replica_starts": "independent"},
-    "init-30": {"init_scale": 30.0},
-    "eq10-fixed-step": {"step": "eq10-fixed"},
-}
-FIG5_DEFAULT = "shared-start"
 
 
 def _heads(ctx: CheckContext, reading: str = FIG5_DEFAULT) -> tuple[pd.DataFrame, HeadsRun]:

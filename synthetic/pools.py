@@ -330,28 +330,24 @@ class PoolHeads:
 
     def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         from boundbench.synthetic.stability import head_loo_stability
-        from boundbench.synthetic.train import train_heads
+        from boundbench.synthetic.train import mhloss_plan, train_heads
 
         X, ys = _check_pool(X, y)
         rng = np.random.default_rng(self.seed)
         idx = draw_sets(ys, n=self.n, k=self.k, rng=rng)
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
         cols: dict[str, list] = {"heads": [], "dataset": [], "stability": []}
-        width = max(self.heads)
-        nested = self.nested and self.step == "per-head"
-        runs = {width: tuple(self.heads)} if nested else {h: (h,) for h in self.heads}
-        D = X.shape[1] + 1
-        # without nesting under eq10-fixed, every H starts from the first H of one draw
-        common = (rng.standard_normal((self.k, width, D)) * self.init_scale / D**0.5
-                  if self.step == "eq10-fixed" else None)
-        res = {w: train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
+        runs = mhloss_plan(self.heads, nested=self.nested, step=self.step, k=self.k,
+                           D=X.shape[1] + 1, init_scale=self.init_scale, rng=rng)
+        res = {}
+        for w, levels, extra in runs:
+            run = train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
                               seed=self.seed + 1000 * w, prefixes=levels,
                               init_scale=self.init_scale, replica_starts=self.replica_starts,
-                              w0=None if common is None else common[:, :w],
-                              lr_scale=1.0 / w if self.step == "eq10-fixed" else 1.0)
-               for w, levels in runs.items()}
+                              **extra)
+            res.update(dict.fromkeys(levels, run))  # every H this run gives
         for h in self.heads:
-            run = res[width if nested else h]
+            run = res[h]
             dirs = run.prefix_directions[:, :, run.prefixes.index(h)]
             stab = head_loo_stability(dirs)[:, :, -1].mean(1)  # (k,) at the end
             cols["heads"] += [h] * self.k

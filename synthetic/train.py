@@ -15,7 +15,19 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from boundbench.theory._validate import Array, Choice, Float, Int, IntSeq, Seed, Tensor, checked
+from boundbench.theory._validate import (
+    Array,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    IntSeq,
+    Rng,
+    Seed,
+    Seq,
+    Tensor,
+    checked,
+)
 
 LOSSES = ("exponential", "logistic")
 
@@ -224,6 +236,27 @@ def train_heads(
     prefix_dirs = np.concatenate(dirs)
     return GDHeads(rec, prefix_dirs[:, :, -1], np.concatenate(finals), np.concatenate(lrs), loss,
                    pre, prefix_dirs)
+
+
+@checked(heads=Seq(Int(1)), nested=Bool(), step=Choice("per-head", "eq10-fixed"), k=Int(1),
+         D=Int(1), init_scale=Float(0, lo_open=True), rng=Rng())
+def mhloss_plan(heads: tuple[int, ...], *, nested: bool, step: str, k: int, D: int,
+                init_scale: float, rng: np.random.Generator) -> list[tuple[int, tuple[int, ...],
+                                                                           dict]]:
+    """The :func:`train_heads` runs that give every ``H`` of an MHLoss grid, as ``(width,
+    levels, extra keyword arguments)``, under a reading of eq. 10's step: ``"per-head"`` (one
+    head's step 1/beta_eff per head; one nested run of ``max(H)`` when ``nested``) or
+    ``"eq10-fixed"`` (one head's step on the mean over ``H`` heads, so each head moves ``H``
+    times slower: one run per ``H``, every ``H`` starting from the first ``H`` of one draw from
+    ``rng``, the only case that consumes it)."""
+    if step not in ("per-head", "eq10-fixed"):
+        raise ValueError(f"step must be 'per-head' or 'eq10-fixed' (got {step!r})")
+    if nested and step == "per-head":
+        return [(max(heads), tuple(heads), {})]
+    if step == "per-head":
+        return [(h, (h,), {}) for h in heads]
+    common = rng.standard_normal((k, max(heads), D)) * init_scale / D**0.5
+    return [(h, (h,), {"w0": common[:, :h], "lr_scale": 1.0 / h}) for h in heads]
 
 
 @dataclass(frozen=True)

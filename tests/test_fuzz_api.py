@@ -231,6 +231,8 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
     "svm.soft_margin_loo": (svm.soft_margin_loo, dict(X=X1[:10], y=Y1[:10], lam=0.1)),
     "svm.BiasPenalizedSVM.fit": (_fit(svm.BiasPenalizedSVM), dict(X=X1, y=Y1)),
     "train.augment": (train.augment, dict(X=X1)),
+    "train.mhloss_plan": (train.mhloss_plan, dict(heads=(1, 3), nested=True, step="eq10-fixed",
+                                                  k=2, D=3, init_scale=1.0, rng=_rng())),
     "train.stable_lr": (train.stable_lr, dict(
         Xa=train.augment(X1[None]), y=torch.as_tensor(Y1[None]),
         W0=torch.zeros(1, 1, 4, dtype=torch.float64), loss="logistic")),
