@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.theory import registry
+from boundbench.framework import registry
 
 # function name -> phase (a name may appear under several phases' callers; cumulative times
 # overlap where phases nest, e.g. SVM LOO inside diagnostics)

@@ -114,7 +114,7 @@ plt.show()
 
 # %%
 from boundbench import catalogue
-from boundbench.theory import registry
+from boundbench.framework import registry
 
 catalogue.load()
 ctx = registry.CheckContext(seed=0, scale="quick")

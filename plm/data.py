@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from boundbench.theory._validate import Array, Float, Seed, Text, checked
-from boundbench.theory.files import write_atomic
+from boundbench.framework.files import write_atomic
+from boundbench.framework.validate import Array, Float, Seed, Text, checked
 
 SPLITS = ("train", "dev", "test")
 

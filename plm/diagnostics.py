@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from boundbench.framework.validate import Array, Float, Int, Seed, checked
 from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
 from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
-from boundbench.theory._validate import Array, Float, Int, Seed, checked
 
 
 @checked(X=Array(ndim=2), y=Array(ndim=1), lam=Float(0, lo_open=True), max_loo=Int(1), seed=Seed())

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
-from boundbench.theory._validate import Array, Int, IntLists, Rng, checked
+from boundbench.framework.validate import Array, Int, IntLists, Rng, checked
 
 _TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
 

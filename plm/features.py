@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from boundbench.framework.files import key_lock, set_aside, write_atomic
+from boundbench.framework.validate import Int, Seed, Text, check_fields
 from boundbench.plm.models import DEFAULT_MODEL, file_sha256, resolve_model
-from boundbench.theory._validate import Int, Seed, Text, check_fields
-from boundbench.theory.files import key_lock, set_aside, write_atomic
 
 
 def weights_sha256(model: str = DEFAULT_MODEL) -> str:

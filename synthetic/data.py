@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from boundbench.theory._validate import Bool, Float, Int, Seed, checked
+from boundbench.framework.validate import Bool, Float, Int, Seed, checked
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import torch
 
+from boundbench.framework.validate import Float, Int, Seed, Tensor, checked
 from boundbench.synthetic.methods import Forward, Method
 from boundbench.synthetic.penalties import ActivationDecay
-from boundbench.theory._validate import Float, Int, Seed, Tensor, checked
 from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
 
 

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 import torch
 
+from boundbench.framework.validate import Bool, Float
 from boundbench.synthetic.methods import Forward, Method, register
 from boundbench.synthetic.penalties import ActivationDecay
-from boundbench.theory._validate import Bool, Float
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 
 

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from boundbench.synthetic.stability import normalized_distance
-from boundbench.synthetic.train import augment
-from boundbench.theory._validate import (
+from boundbench.framework.validate import (
     Array,
     Bool,
     Choice,
@@ -33,6 +31,8 @@ from boundbench.theory._validate import (
     check_fields,
     checked,
 )
+from boundbench.synthetic.stability import normalized_distance
+from boundbench.synthetic.train import augment
 
 
 def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

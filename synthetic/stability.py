@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from boundbench.framework.validate import Array, checked
 from boundbench.synthetic.svm import hard_margin_loo
-from boundbench.theory._validate import Array, checked
 
 
 @checked(a=Array(), b=Array())

@@ -20,7 +20,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.theory._validate import Array, Bool, Float, Int, checked
+from boundbench.framework.validate import Array, Bool, Float, Int, checked
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL

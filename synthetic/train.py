@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from boundbench.theory._validate import (
+from boundbench.framework.validate import (
     Array,
     Bool,
     Choice,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from boundbench import catalogue
-from boundbench.theory.verdicts import FINDINGS, STATUSES
+from boundbench.framework.verdicts import FINDINGS, STATUSES
 
 
 def _boundbench(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -6,8 +6,8 @@ import torch
 from torch.func import hessian, jacrev
 
 from boundbench import catalogue
+from boundbench.framework import registry as claims
 from boundbench.theory import curvature as cv
-from boundbench.theory import registry as claims
 
 catalogue.load()
 
@@ -172,7 +172,7 @@ def test_lanczos_defaults_to_the_spectral_norm_and_both_report_their_residual():
 
 
 def test_thm1_scalar_counterexample_is_computed_not_typed():
-    from boundbench.theory.claims_curvature import _scalar_counterexample
+    from boundbench.theory.claims.curvature import _scalar_counterexample
 
     lhs, rhs = _scalar_counterexample()
     # Hess = J^T J at zero loss, J = (w x, relu(a x)) = (0.5, 2): ||H|| = 4.25; right side
@@ -184,7 +184,7 @@ def test_eq13_is_eq12_only_for_identical_masks():
     """UEGR eq. 12 -> 13 with dropout masks: eps ||g1 + g2|| equals eps (||g1|| + ||g2||) for
     identical masks and falls below it for independent ones (the triangle inequality); the
     measured loss rise at eq. 12's maximizer matches its first-order value."""
-    from boundbench.theory.claims_curvature import _eq13_rows
+    from boundbench.theory.claims.curvature import _eq13_rows
 
     rng = np.random.default_rng(0)
     same = _eq13_rows(rng, 200, (0.0, 0.0), 1e-3)

@@ -44,7 +44,7 @@ def test_audit_on_two_workers_equals_the_serial_audit(tmp_path):
 def test_a_raising_unit_is_reported_with_its_last_line_and_the_rest_go_on():
     import math
 
-    from boundbench.theory.execution import executor
+    from boundbench.framework.execution import executor
 
     with executor(workers=2) as ex:
         got = dict(ex.map(math.sqrt, [4.0, -1.0, 9.0], progress=False))
@@ -120,7 +120,7 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
 def test_a_resource_no_worker_has_is_dropped_with_a_warning_not_waited_for():
     import math
 
-    from boundbench.theory.execution import executor
+    from boundbench.framework.execution import executor
 
     with executor(workers=2) as ex, pytest.warns(UserWarning, match="GPU"):
         got = dict(ex.map(math.sqrt, [4.0], progress=False, resources={"GPU": 1}))

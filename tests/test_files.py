@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boundbench.theory import files
-from boundbench.theory import registry as claims
+from boundbench.framework import files
+from boundbench.framework import registry as claims
 
 
 def _table(n: int = 50) -> pd.DataFrame:

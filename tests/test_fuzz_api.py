@@ -30,20 +30,20 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pools, stability, svm, train
 from boundbench.theory import curvature as cv
 from boundbench.theory import masked_gradient as mg
 from boundbench.theory import problems, smoothing, verdicts
 from boundbench.theory import stability_bounds as sb
-from boundbench.theory.verdicts import BoundSides
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 LIMIT = 20  # seconds a single call may take
 
 MODULES = ["boundbench.theory.stability_bounds", "boundbench.theory.smoothing",
            "boundbench.theory.masked_gradient", "boundbench.theory.curvature",
-           "boundbench.theory.problems", "boundbench.theory.verdicts",
+           "boundbench.theory.problems", "boundbench.framework.verdicts",
            "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
            "boundbench.synthetic.mlp"]

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from boundbench.framework.verdicts import Verdict, decide_no_effect, readings_verdict
 from boundbench.synthetic.stability import optimal_set_moves
 from boundbench.synthetic.svm import soft_margin_intercepts, soft_margin_loo
-from boundbench.theory.verdicts import Verdict, decide_no_effect, readings_verdict
 
 
 def _inside_margin_problem(n=12, d=3, lam=50.0, seed=0):
@@ -86,7 +86,7 @@ def test_closest_and_farthest_pairs():
 
 def test_ill_posed_when_only_the_farthest_pair_fails():
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
@@ -126,8 +126,8 @@ def test_centres_are_separable_and_their_margin_grows_with_the_distance():
 def test_targeted_search_finds_a_planted_violation_and_reports_it():
     """A bound wrong only in a small corner of its space: the search finds it, the verdict
     becomes violated with the instance; a right bound keeps its verdict with the search's worst."""
-    from boundbench.theory.search import Search, apply_search, worst_case
-    from boundbench.theory.verdicts import BoundSides, bound_verdict
+    from boundbench.framework.search import Search, apply_search, worst_case
+    from boundbench.framework.verdicts import BoundSides, bound_verdict
 
     def sides(p):  # x^2 <= 1 on [0, 1], planted wrong: 1.5 x^2 <= 1 near x = 1
         x = np.asarray(p["x"])
@@ -150,7 +150,7 @@ def test_thm22_appendix_search_reaches_its_worst_case():
     """The random family reports 0.017 for Thm 2.2's appendix form; the targeted search over the
     theorem's own setting reaches >= 0.07 (the closed form equals gd_quadratic_loo)."""
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     ev = registry.run("fu.thm2.2.appendix", registry.CheckContext(scale="quick")).verdict.evidence
@@ -163,7 +163,7 @@ def test_thm22_main_form_depends_on_what_L_is():
     constant on the ball GD visits); with the L of a loss that is quadratic near w* and
     Lipschitz beyond, it holds. The appendix form holds under both."""
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     ctx = registry.CheckContext(scale="quick")

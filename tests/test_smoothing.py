@@ -9,7 +9,7 @@ from scipy import integrate
 from scipy.special import softmax
 
 from boundbench.theory import smoothing as sm
-from boundbench.theory.claims_smoothing import stein_smoothed_hessian
+from boundbench.theory.claims.smoothing import stein_smoothed_hessian
 
 H_ = st.floats(1e-2, 1e2)
 EPS = st.floats(1e-3, 1e2)

@@ -178,7 +178,7 @@ def test_soft_margin_lemmas_are_checked_over_their_whole_range():
     violation; a grid stopping at lam = 0.1 would never see it. Theorem 2.4's second term is
     checked on the same table."""
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     ctx = registry.CheckContext(scale="quick")
@@ -197,7 +197,7 @@ def test_soft_margin_lemmas_are_checked_over_their_whole_range():
 
 def test_lemma_a24_counts_support_vectors_from_the_duals():
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     v = registry.run("fu.lemma-a.2.4.v", registry.CheckContext(scale="quick")).verdict
@@ -211,9 +211,9 @@ def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
     """fu.fig7.margin used to say 'supported' on rho = -0.32 with non-monotone medians."""
     import pandas as pd
 
-    from boundbench.synthetic.claims_stability import _sweep_claim
+    from boundbench.framework import registry
+    from boundbench.synthetic.claims.stability import _sweep_claim
     from boundbench.synthetic.experiments import SVMSweep
-    from boundbench.theory import registry
 
     rng = np.random.default_rng(0)
     levels = (0.02, 0.05, 0.1, 0.2, 0.4)

@@ -152,7 +152,7 @@ def test_fig5_is_decided_within_datasets():
     a change over H = 1 ... 100 inside 1 +- 10% is 'no effect'; the unpaired rank test over all
     points left it 'inconclusive' (rho = -0.003, CI [-0.27, 0.24])."""
     from boundbench import catalogue
-    from boundbench.theory import registry
+    from boundbench.framework import registry
 
     catalogue.load()
     v = registry.run("fu.fig5.heads", registry.CheckContext(scale="quick")).verdict

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch.func import functional_call, grad, jvp, vmap
 
-from boundbench.theory._validate import Bool, Choice, Dims, Float, Int, Seed, Tensor, TorchSeed, checked
+from boundbench.framework.validate import Bool, Choice, Dims, Float, Int, Seed, Tensor, TorchSeed, checked
 
 
 def _split_params(model: torch.nn.Module, names: list[str] | None):

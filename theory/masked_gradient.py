@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from boundbench.theory import _validate as v
-from boundbench.theory._validate import Array, Bool, Float, Int, Rng, Seq, Tensor, checked
+from boundbench.framework import validate as v
+from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, checked
 
 
 def _p(p: ArrayLike) -> np.ndarray:

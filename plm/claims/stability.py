@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
@@ -19,9 +22,6 @@ from boundbench.plm.reports import (
     too_few_verdict,
     trend_power,
 )
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.verdicts import std_ratio_verdict, trend_verdict
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):

@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome
-from boundbench.theory.verdicts import BoundSides, bound_verdict
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome
+from boundbench.framework.verdicts import BoundSides, bound_verdict
 
 RTOL, ATOL = 1e-9, 1e-12
 

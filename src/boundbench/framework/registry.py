@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.theory.files import key_lock, read_verified, write_atomic, write_verified
-from boundbench.theory.search import Search, apply_search, worst_case
-from boundbench.theory.verdicts import Verdict
+from boundbench.framework.files import key_lock, read_verified, write_atomic, write_verified
+from boundbench.framework.search import Search, apply_search, worst_case
+from boundbench.framework.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
 SCALES = ("quick", "standard", "paper")
@@ -118,7 +118,7 @@ class CheckContext:
 
         import pandas as pd
 
-        from boundbench.theory._meta import RESULTS_VERSION, version
+        from boundbench.framework.meta import RESULTS_VERSION, version
 
         blob = json.dumps({"name": name, "config": config, "version": version(),
                            "results": RESULTS_VERSION}, sort_keys=True, default=str)
@@ -183,7 +183,7 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
     if ctx.out_dir is not None:
         import json
 
-        from boundbench.theory._meta import environment
+        from boundbench.framework.meta import environment
 
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
@@ -249,7 +249,7 @@ def claim(
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
     corrected statement where one is known (shown on the errata sheet when the claim fails);
     ``search``: the bound's assumption space, searched for its worst case beside the check's
-    random family whenever the claim runs (:mod:`boundbench.theory.search`)."""
+    random family whenever the claim runs (:mod:`boundbench.framework.search`)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:

@@ -21,19 +21,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.synthetic.mlp import MLPRun, measure, smoothed_last_layer_top_eig, train_mlps
-from boundbench.synthetic.penalties import JacobianPenalty
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.search import Search
-from boundbench.theory.smoothing import cor1_rhs
-from boundbench.theory.verdicts import (
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.search import Search
+from boundbench.framework.verdicts import (
     BINDING,
     Verdict,
     bootstrap_mean,
     interval_status,
     trend_verdict,
 )
+from boundbench.synthetic.mlp import MLPRun, measure, smoothed_last_layer_top_eig, train_mlps
+from boundbench.synthetic.penalties import JacobianPenalty
+from boundbench.theory.smoothing import cor1_rhs
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
 

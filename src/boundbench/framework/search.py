@@ -190,7 +190,7 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
 def apply_search(verdict: Any, result: SearchResult) -> Any:
     """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
     (with the instance) where the search broke a bound the random family did not."""
-    from boundbench.theory.verdicts import Verdict
+    from boundbench.framework.verdicts import Verdict
 
     ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
     rtol = float(verdict.evidence.get("rtol", 1e-9))

@@ -12,6 +12,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.verdicts import Verdict, trend_verdict
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
@@ -22,10 +25,7 @@ from boundbench.plm.reports import (
     smoke,
     trend_power,
 )
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome, claim
 from boundbench.theory.smoothing import cor1_rhs
-from boundbench.theory.verdicts import Verdict, trend_verdict
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):

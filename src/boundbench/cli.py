@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.theory import registry as _claims
+from boundbench.framework import registry as _claims
 
 
 class _Parser(argparse.ArgumentParser):

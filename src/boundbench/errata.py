@@ -25,9 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.theory import registry as _claims
-from boundbench.theory.files import write_atomic
-from boundbench.theory.verdicts import FINDINGS
+from boundbench.framework import registry as _claims
+from boundbench.framework.files import write_atomic
+from boundbench.framework.verdicts import FINDINGS
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")

@@ -16,9 +16,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench import catalogue, errata
-from boundbench.theory import registry as _claims
-from boundbench.theory._meta import environment
-from boundbench.theory.files import sweep_temporaries, write_atomic
+from boundbench.framework import registry as _claims
+from boundbench.framework.files import sweep_temporaries, write_atomic
+from boundbench.framework.meta import environment
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -142,7 +142,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     if workers is None and scheduler is None:
         return [_claims.run(cid, ctx, catch=True).to_dict()
                 for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress)]
-    from boundbench.theory.execution import executor
+    from boundbench.framework.execution import executor
 
     out = Path(ctx.out_dir) if ctx.out_dir is not None else None
     results: dict[str, dict[str, Any]] = {}

@@ -9,19 +9,19 @@ import pandas as pd
 import torch
 from torch.func import hessian, jacrev
 
-from boundbench.theory import curvature as cv
-from boundbench.theory import plotting
-from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.search import Search
-from boundbench.theory.smoothing import GELU_LIPSCHITZ
-from boundbench.theory.verdicts import (
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.search import Search
+from boundbench.framework.verdicts import (
     BoundSides,
     Verdict,
     bound_evidence,
     bound_verdict,
     readings_verdict,
 )
+from boundbench.theory import curvature as cv
+from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
+from boundbench.theory.smoothing import GELU_LIPSCHITZ
 
 _ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
 

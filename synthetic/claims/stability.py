@@ -10,22 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.experiments import (
-    FIG5_DEFAULT,
-    FIG5_READINGS,
-    HeadsRun,
-    QuadraticGrid,
-    SoftLOOGrid,
-    SVMSweep,
-)
-from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import plotting
-from boundbench.theory import stability_bounds as sb
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.reports import ratio_histogram_outcome
-from boundbench.theory.search import Search
-from boundbench.theory.verdicts import (
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.reports import ratio_histogram_outcome
+from boundbench.framework.search import Search
+from boundbench.framework.verdicts import (
     EQUIVALENCE,
     BoundSides,
     Verdict,
@@ -37,6 +26,17 @@ from boundbench.theory.verdicts import (
     readings_verdict,
     trend_verdict,
 )
+from boundbench.synthetic.data import make_separable
+from boundbench.synthetic.experiments import (
+    FIG5_DEFAULT,
+    FIG5_READINGS,
+    HeadsRun,
+    QuadraticGrid,
+    SoftLOOGrid,
+    SVMSweep,
+)
+from boundbench.synthetic.svm import HardMarginSVM
+from boundbench.theory import stability_bounds as sb
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps
 

@@ -1,5 +1,5 @@
 """Claims of Fu et al. (paper 003) that need neither data nor training: Lemmas A.1.2, A.1.3,
-A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims_stability`).
+A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims.stability`).
 
 Each check draws many random instances inside the lemma's assumptions, computes both sides
 with :mod:`theory.stability_bounds`, and reports the worst ratio. Where cheap, it also runs a
@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.reports import ratio_histogram_outcome
+from boundbench.framework.search import Search
 from boundbench.theory import stability_bounds as sb
 from boundbench.theory.problems import random_logistic, random_quadratics
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.reports import ratio_histogram_outcome
-from boundbench.theory.search import Search
 
 
 def _quadratic_2d(p: dict) -> tuple[np.ndarray, np.ndarray]:

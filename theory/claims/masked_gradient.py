@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence
 from boundbench.theory import masked_gradient as mg
-from boundbench.theory import plotting
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests
 

@@ -13,11 +13,11 @@ from scipy import optimize
 from scipy.special import softmax
 from scipy.stats import norm
 
-from boundbench.theory import plotting
+from boundbench.framework import plotting
+from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.search import Search
+from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
 from boundbench.theory import smoothing as sm
-from boundbench.theory.registry import CheckContext, Outcome, claim
-from boundbench.theory.search import Search
-from boundbench.theory.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 

@@ -1,0 +1,34 @@
+"""The claim catalogue: the modules whose import registers claims, in report order.
+
+The application layer is the only code that knows every package; the registry
+(:mod:`boundbench.framework.registry`) knows none of them and loads what this module lists.
+"""
+
+from __future__ import annotations
+
+CLAIM_MODULES: tuple[str, ...] = (
+    "boundbench.theory.claims.stability",
+    "boundbench.theory.claims.smoothing",
+    "boundbench.theory.claims.masked_gradient",
+    "boundbench.theory.claims.curvature",
+    "boundbench.synthetic.claims.stability",
+    "boundbench.synthetic.claims.smoothing",
+    "boundbench.plm.claims.features",
+    "boundbench.plm.claims.stability",
+    "boundbench.plm.claims.smoothing",
+)
+
+
+def load() -> None:
+    """Import every claim module (once), so the registry holds every claim."""
+    from boundbench.framework import registry
+
+    registry.load(CLAIM_MODULES)
+
+
+def registry():
+    """Every registered claim by id, in report order (loads the catalogue first)."""
+    from boundbench.framework import registry as _registry
+
+    load()
+    return _registry.registry()

@@ -1,0 +1,3 @@
+"""The framework every layer builds on, and knows nothing of the papers: the claims registry and
+its check context, verdict rules, the targeted search, argument specs, crash-safe files, Dask
+execution, plotting and report helpers. The bottom layer of the import contract."""

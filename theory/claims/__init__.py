@@ -1,0 +1,1 @@
+"""Claims of the theory layer: each module registers its checks with the framework registry."""
