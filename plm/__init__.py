@@ -10,6 +10,3 @@ import os
 # (huggingface_hub reads these when first imported, which happens after this)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-# the transformer methods register their names (mixout, lnsr, surt, jachess, uegr, ...)
-from boundbench.plm import jachess, methods, uegr  # noqa: E402, F401

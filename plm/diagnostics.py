@@ -9,6 +9,8 @@ that SVM head (Definition 2.3), the distance between class centroids (what MMR e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import torch
 
@@ -51,11 +53,14 @@ def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
     return out
 
 
-def parameter_distance(model: torch.nn.Module, reference: torch.nn.Module) -> float:
-    """``||theta - theta_0||`` over the encoder parameters the two models share by name."""
-    ref = dict(reference.named_parameters())
+def parameter_distance(params: Mapping[str, torch.Tensor],
+                       reference: Mapping[str, torch.Tensor]) -> float:
+    """``||theta - theta_0||`` over the floating-point entries the two state dicts share by name
+    and shape (Theorem 2.2's ``||w0 - w*||`` read on a fine-tuning run: the encoder's
+    ``state_dict`` at the end against a copy taken at the start)."""
     total = 0.0
-    for k, p in model.named_parameters():
-        if k in ref and ref[k].shape == p.shape:
-            total += float((p.detach().double() - ref[k].detach().double()).pow(2).sum())
+    for k, p in params.items():
+        r = reference.get(k)
+        if r is not None and r.shape == p.shape and p.is_floating_point():
+            total += float((p.detach().double() - r.detach().double()).pow(2).sum())
     return total**0.5

@@ -186,12 +186,13 @@ def _pretrained_representations(name: str, num_labels: int, pooling: str, tok, t
     return _PRE_REPS[key]
 
 
-def layer_cka(model_a, model_b, tok, texts: list[str], **kw) -> list[float]:
-    """Linear CKA between the two models' pooled representations, layer by layer (UEGR Fig. 2a:
-    pre-trained vs fine-tuned)."""
-    ra = layer_representations(model_a, tok, texts, **kw)
-    rb = layer_representations(model_b, tok, texts, **kw)
-    return [linear_cka(a, b) for a, b in zip(ra, rb, strict=True)]
+def layer_cka(reps_a: list[torch.Tensor], reps_b: list[torch.Tensor]) -> list[float]:
+    """Linear CKA between two models' pooled representations of the same texts, layer by layer
+    (UEGR Fig. 2a: pre-trained vs fine-tuned; :func:`layer_representations` gives them)."""
+    if len(reps_a) != len(reps_b):
+        raise ValueError(f"reps_a and reps_b must hold the same number of layers (got "
+                         f"{len(reps_a)} and {len(reps_b)})")
+    return [linear_cka(a, b) for a, b in zip(reps_a, reps_b, strict=True)]
 
 
 def head_hessian(features: torch.Tensor, model, *, sigma: float = 0.0, n_mc: int = 400,
@@ -259,7 +260,7 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0])) \
         if 0.0 in corr and len(corr) > 1 else float("nan")
     pre = _pretrained_representations(ft.model, len(data.label_names), ft.pooling, tok, tx, **kw)
-    cka = [linear_cka(a, b) for a, b in zip(pre, fwd["hidden"], strict=True)]
+    cka = layer_cka(pre, fwd["hidden"])
     row.update({f"cka_layer_{k}": c for k, c in enumerate(cka)})
     row["cka_mean"] = float(np.mean(cka[1:]))  # the blocks (layer 0 is the embedding output)
     h = fwd["features"].double()

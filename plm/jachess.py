@@ -11,18 +11,13 @@ from typing import Any, Literal
 
 import torch
 
-from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.framework.validate import Choice, Float, Int
+from boundbench.synthetic.methods import Forward, Method
 from boundbench.theory.curvature import hessian_frobenius, jacobian_frobenius
 
 LAYER_WEIGHTS = ("soft", "uniform", "inverse", "logits")
 
 
-def _check_mode(mode: str) -> None:
-    if mode not in ("train", "unlab"):
-        raise ValueError(f"mode must be 'train' or 'unlab' (got {mode!r})")
-
-
-@register
 @dataclass(frozen=True)
 class JACHESS(Method):
     """JACHESS (paper 000, eq. 7): ``weight * sum_k lam_k (||J^(k)||_F + sum_{d in D_k}
@@ -55,18 +50,10 @@ class JACHESS(Method):
     n_proj: int = 1
     mode: Literal["train", "unlab"] = "train"
     reg_batch: int | None = None
-
-    def __post_init__(self) -> None:
-        if not self.weight >= 0:
-            raise ValueError(f"weight must be >= 0 (got {self.weight})")
-        if self.layer_weights not in LAYER_WEIGHTS:
-            raise ValueError(f"layer_weights must be one of {LAYER_WEIGHTS} (got "
-                             f"{self.layer_weights!r})")
-        _check_mode(self.mode)
-        if self.dims < 0 or self.n_proj < 1:
-            raise ValueError(f"dims must be >= 0 and n_proj >= 1 (got {self.dims}, {self.n_proj})")
-        if self.reg_batch is not None and self.reg_batch < 1:
-            raise ValueError(f"reg_batch must be >= 1 or None (got {self.reg_batch})")
+    uses = frozenset({"hidden"})
+    checks = {"weight": Float(0), "layer_weights": Choice(*LAYER_WEIGHTS), "dims": Int(0),
+              "n_proj": Int(1), "mode": Choice("train", "unlab"),
+              "reg_batch": Int(1, optional=True)}
 
     def _norms(self, z: torch.Tensor, x: torch.Tensor, gen: torch.Generator, *,
                create_graph: bool, hessian: bool) -> torch.Tensor:
@@ -119,7 +106,6 @@ class JACHESS(Method):
                 "base_jacobian_norms": list(state.get("base_norms", []))}
 
 
-@register
 @dataclass(frozen=True)
 class CrossHolder(Method):
     """Cross-Hölder (Mustafa et al. 2020; JACHESS's baseline): ``lam * mean_batch (||J||_F +
@@ -132,15 +118,9 @@ class CrossHolder(Method):
     n_proj: int = 1
     mode: Literal["train", "unlab"] = "train"
     reg_batch: int | None = None
-
-    def __post_init__(self) -> None:
-        if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0 (got {self.lam})")
-        _check_mode(self.mode)
-        if self.n_proj < 1:
-            raise ValueError(f"n_proj must be >= 1 (got {self.n_proj})")
-        if self.reg_batch is not None and self.reg_batch < 1:
-            raise ValueError(f"reg_batch must be >= 1 or None (got {self.reg_batch})")
+    uses = frozenset({"hidden"})  # reg_batch's rows run in a pass of their own
+    checks = {"lam": Float(0), "n_proj": Int(1), "mode": Choice("train", "unlab"),
+              "reg_batch": Int(1, optional=True)}
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         return {"generator": torch.Generator().manual_seed(seed)}

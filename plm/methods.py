@@ -1,29 +1,30 @@
 """Methods that need a transformer encoder: head tuning, dropout rates, MixOut, LNSR and SURT.
 
 They implement the shared interface of :mod:`boundbench.synthetic.methods`; their model changes
-last one run (``with method.applied(model)``) and are undone on exit. Importing
-:mod:`boundbench.plm` registers them (and JACHESS, Cross-Hölder, UEGR) by name.
+last one run (``with method.applied(model)``) and are undone on exit. The plm catalogue
+(:mod:`boundbench.plm.catalogue`) lists them by name with JACHESS, Cross-Hölder and UEGR.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.framework.validate import Float, Int
+from boundbench.synthetic.methods import Forward, Method
 
 
-@register
 @dataclass(frozen=True)
 class HeadTuning(Method):
     """Head tuning (Fu et al. Table 3): the encoder is frozen, only the linear head trains
     (the same as the trainer's ``head_only``, as a method so a grid can compare it)."""
 
     base_name = "head-tuning"
+    uses = frozenset({"encoder"})
 
     @contextmanager
     def applied(self, model: torch.nn.Module) -> Iterator[None]:
@@ -53,17 +54,13 @@ def dropout_rate(model: torch.nn.Module, p: float) -> Iterator[None]:
             m.p = s
 
 
-@register
 @dataclass(frozen=True)
 class Dropout(Method):
     """Dropout with rate ``p`` on every ``nn.Dropout`` of the model, for the run."""
 
     base_name = "dropout"
+    checks = {"p": Float(0, 1, hi_open=True)}
     p: float = 0.2
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.p < 1:
-            raise ValueError(f"p must lie in [0, 1) (got {self.p})")
 
     @contextmanager
     def applied(self, model: torch.nn.Module) -> Iterator[None]:
@@ -87,7 +84,6 @@ class _MixoutParam(torch.nn.Module):
         return (keep * w + (1 - keep) * self.w0 - self.p * self.w0) / (1 - self.p)
 
 
-@register
 @dataclass(frozen=True)
 class MixOut(Method):
     """MixOut (Lee et al. 2019): during training every weight entry of the encoder's linear
@@ -96,11 +92,9 @@ class MixOut(Method):
     parametrizations go and the trained weights stay."""
 
     base_name = "mixout"
+    uses = frozenset({"encoder"})
+    checks = {"p": Float(0, 1, hi_open=True)}
     p: float = 0.1
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.p < 1:
-            raise ValueError(f"p must lie in [0, 1) (got {self.p})")
 
     @contextmanager
     def applied(self, model: torch.nn.Module) -> Iterator[None]:
@@ -118,7 +112,6 @@ class MixOut(Method):
                 parametrize.remove_parametrizations(mod, "weight", leave_parametrized=False)
 
 
-@register
 @dataclass(frozen=True)
 class LNSR(Method):
     """LNSR (Hua et al. 2021): Gaussian noise ``N(0, sigma^2)`` on the input embeddings and a
@@ -127,12 +120,9 @@ class LNSR(Method):
 
     base_name = "lnsr"
     needs_inputs = True
+    checks = {"sigma": Float(0), "weight": Float(0)}
     sigma: float = 0.01
     weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        if not (self.sigma >= 0 and self.weight >= 0):
-            raise ValueError(f"sigma and weight must be >= 0 (got {self.sigma}, {self.weight})")
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         return {"generator": torch.Generator().manual_seed(seed)}
@@ -143,10 +133,10 @@ class LNSR(Method):
         noise = torch.randn(fwd.inputs.shape, generator=state["generator"],
                             dtype=fwd.inputs.dtype)
         noisy = fwd.feature_fn(fwd.inputs + self.sigma * noise.to(fwd.inputs.device))
-        return self.weight * (noisy - fwd.features).pow(2).sum(-1).mean()
+        # the batch mean per model (a batched trainer keeps its leading model axes)
+        return self.weight * (noisy - fwd.features).pow(2).sum(-1).mean(-1)
 
 
-@register
 @dataclass(frozen=True)
 class SURT(Method):
     """SURT (Fu et al. §3.3): continue masked-LM training of the encoder on the task's own
@@ -163,16 +153,11 @@ class SURT(Method):
     mask_prob: float = 0.15
     batch_size: int = 16
     max_length: int = 128
+    checks = {"steps": Int(0), "lr": Float(0, lo_open=True),
+              "mask_prob": Float(0, 1, lo_open=True, hi_open=True), "batch_size": Int(1),
+              "max_length": Int(2)}
 
-    def __post_init__(self) -> None:
-        if self.steps < 0 or self.batch_size < 1 or self.max_length < 2:
-            raise ValueError(f"steps must be >= 0, batch_size >= 1 and max_length >= 2 (got "
-                             f"{self.steps}, {self.batch_size}, {self.max_length})")
-        if not (self.lr > 0 and 0 < self.mask_prob < 1):
-            raise ValueError(f"lr must be > 0 and mask_prob in (0, 1) (got {self.lr}, "
-                             f"{self.mask_prob})")
-
-    def start_model(self, model_name: str, train_texts: list[str], *, seed: int) -> str:
+    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int) -> str:
         """The model fine-tuning starts from: ``model_name`` after continued MLM training."""
         from boundbench.plm.surt import continue_pretraining
 

@@ -19,11 +19,22 @@ from tqdm.auto import tqdm
 
 from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
 from boundbench.plm.data import TextData
+from boundbench.plm.diagnostics import parameter_distance
 from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
 from boundbench.plm.evaluate import calibration
 from boundbench.plm.methods import dropout_rate
 from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
-from boundbench.synthetic.methods import Forward, Method
+from boundbench.synthetic.methods import (
+    CAPABILITIES,
+    Forward,
+    Method,
+    Trainer,
+    make_optimizer,
+    optimizer_report,
+)
+
+#: The fine-tuning loop gives a method everything the interface defines.
+PLM_TRAINER = Trainer("plm fine-tuning", frozenset(CAPABILITIES))
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     texts, one of each per step (the paper leaves the granularity open). Optimizers with
     ``needs_closure`` (SAM) get a closure that re-runs the batch with the same dropout masks.
     """
+    PLM_TRAINER.check(method)
     if method.dual and not unlabeled:
         raise ValueError(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
                          "(finetune(..., unlabeled=[...]))")
@@ -142,8 +154,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     device = acc.device if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     texts, labels = data.part("train")
-    start_model = getattr(method, "start_model", None)  # SURT: continued pre-training first
-    start = start_model(cfg.model, texts, seed=cfg.seed) if start_model else cfg.model
+    start = method.start_model(cfg.model, texts, seed=cfg.seed)  # SURT: continued pre-training
     model, tok = load_classifier(start, num_labels=len(data.label_names), heads=method.heads,
                                  pooling=cfg.pooling, eager=method.double_backward, seed=cfg.seed)
     model.to(device)
@@ -151,10 +162,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     with method.applied(model):
         losses, pens, secs, report = _train(model, tok, method, cfg, device, acc, texts, labels,
                                             progress=progress, unlabeled=unlabeled)
-    # ||theta - theta_start|| of the encoder (Theorem 2.2's ||w0 - w*|| read on the run)
-    end_state = model.encoder.state_dict()
-    dist = sum(float((end_state[k].double() - v.double()).pow(2).sum())
-               for k, v in start_state.items() if v.is_floating_point()) ** 0.5
+    dist = parameter_distance(model.encoder.state_dict(), start_state)
     total = len(losses)
     metrics = {"train_steps": total, "encoder_distance_from_start": dist}
     for split in ("dev", "test"):
@@ -180,7 +188,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     core = model
     if acc is not None:
         model, base = acc.prepare(model, base)
-    opt = method.optimizer(base, seed=cfg.seed)
+    opt = make_optimizer(method, base, seed=cfg.seed)
     n = len(texts)
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
@@ -219,6 +227,24 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
             pen = method.penalty(fwd, state) if with_penalty else 0.0
             return task, pen, task + pen
 
+    def step(b, y, *, with_task: bool, with_penalty: bool):
+        """One optimizer step on batch ``b``; a closure re-runs it when the method's optimizer
+        needs one (SAM), with the RNG state of the first pass: the same dropout masks."""
+        rng_state = _rng_state(device)
+        task, pen, loss = run(b, y, with_task=with_task, with_penalty=with_penalty)
+        opt.zero_grad()
+        backward(loss)
+        if method.needs_closure:
+            def closure():
+                _set_rng_state(device, rng_state)
+                loss2 = run(b, y, with_task=with_task, with_penalty=with_penalty)[2]
+                backward(loss2)
+                return loss2
+            opt.step(closure)
+        else:
+            opt.step()
+        return task, pen
+
     losses, pens = [], []
     t0 = time.perf_counter()
     model.train()
@@ -231,31 +257,16 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
             idx = idx[acc.process_index::acc.num_processes]
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
-        rng_state = _rng_state(device)
-        task, pen, loss = run(b, y, with_task=True, with_penalty=not method.dual)
-        opt.zero_grad()
-        backward(loss)
-        if getattr(opt, "needs_closure", False):
-            def closure(b=b, y=y, rng_state=rng_state):
-                _set_rng_state(device, rng_state)  # the same dropout masks as the first pass
-                loss2 = run(b, y, with_task=True, with_penalty=not method.dual)[2]
-                backward(loss2)
-                return loss2
-            opt.step(closure)
-        else:
-            opt.step()
+        task, pen = step(b, y, with_task=True, with_penalty=not method.dual)
         if method.dual:  # a pure-regularizer step on unlabeled texts
             u = rng.choice(len(unlabeled), size=min(cfg.batch_size, len(unlabeled)),
                            replace=False)
-            _, pen, _ = run(tokenize([unlabeled[i] for i in u]), None, with_task=False,
-                            with_penalty=True)
-            opt.zero_grad()
-            backward(pen)
-            opt.step()
+            _, pen = step(tokenize([unlabeled[i] for i in u]), None, with_task=False,
+                          with_penalty=True)
         losses.append(float(task.detach()))
         pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
     secs = time.perf_counter() - t0
-    report = {**method.report(state), **(opt.report() if hasattr(opt, "report") else {})}
+    report = {**method.report(state), **optimizer_report(opt)}
     return losses, pens, secs, report
 
 

@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 import torch
 
-from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.framework.validate import Bool, Choice, Float, Seq
+from boundbench.synthetic.methods import Forward, Method
 from boundbench.synthetic.optimizers import SelectiveUpdate
 
 
@@ -33,7 +34,6 @@ def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return 0.5 * kl(p) + 0.5 * kl(q)
 
 
-@register
 @dataclass(frozen=True)
 class UEGR(Method):
     """``L_train = L_st + L_adv + lam L_div`` (eq. 6) and the selective update.
@@ -54,17 +54,10 @@ class UEGR(Method):
     reading: Literal["as-written", "flipped"] = "flipped"
     selective: bool = True
 
-    def __post_init__(self) -> None:
-        if not (self.eps >= 0 and self.lam >= 0):
-            raise ValueError(f"eps and lam must be >= 0 (got {self.eps}, {self.lam})")
-        object.__setattr__(self, "rates", tuple(self.rates))
-        if not self.rates or any(not 0 <= r < 1 for r in self.rates):
-            raise ValueError(f"rates must be dropout rates in [0, 1) (got {self.rates})")
-        if self.reading not in ("as-written", "flipped"):
-            raise ValueError(f"reading must be 'as-written' or 'flipped' (got {self.reading!r})")
-        if not 0 < self.alpha <= 1 or not self.beta > 0:
-            raise ValueError(f"alpha must lie in (0, 1] and beta be > 0 (got {self.alpha}, "
-                             f"{self.beta})")
+    uses = frozenset({"dropout", "labels"})
+    checks = {"eps": Float(0), "rates": Seq(Float(0, 1, hi_open=True), as_tuple=True),
+              "lam": Float(0), "alpha": Float(0, 1, lo_open=True), "beta": Float(0, lo_open=True),
+              "reading": Choice("as-written", "flipped"), "selective": Bool()}
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.inputs is None or fwd.dropout_fn is None or fwd.labels is None:
@@ -83,8 +76,9 @@ class UEGR(Method):
                   for a in range(len(probs)) for b in range(a + 1, len(probs)))
         return adv / len(self.rates) + self.lam * div
 
-    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
+    def optimizer(self, base: torch.optim.Optimizer, *, seed: int,
+                  model_axes: int = 0) -> torch.optim.Optimizer:
         if not self.selective:
             return base
         return SelectiveUpdate(base, alpha=self.alpha, beta=self.beta,
-                               flipped=self.reading == "flipped", seed=seed)
+                               flipped=self.reading == "flipped", seed=seed, model_axes=model_axes)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from boundbench.framework.validate import Float, Int, Seed, Tensor, checked
-from boundbench.synthetic.methods import Forward, Method
+from boundbench.synthetic.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.synthetic.penalties import ActivationDecay
 from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
 
@@ -54,16 +54,23 @@ def _act(name: str):
     raise ValueError(f"activation must be 'relu' or 'gelu' (got {name!r})")
 
 
+#: What :func:`train_mlps` gives a method: loss terms, its own task loss, optimizer wrappers (a
+#: closure too), input Jacobians, labels and parameters, all with a leading model axis. It has
+#: no torch module to change, one head, no pretrained start and no unlabeled texts.
+MLP_TRAINER = Trainer("synthetic MLP", frozenset(
+    {"penalty", "task-loss", "optimizer", "closure", "inputs", "labels", "params"}))
+
+
 @dataclass(frozen=True)
 class MLPRun:
     """A grid of method strengths x seeds of MLPs trained at once with CE + the method's penalty
-    (SGD, cosine lr). ``method`` is any penalty method of the shared interface; ``strength``
+    (SGD, cosine lr). ``method`` is any method :data:`MLP_TRAINER` gives what it needs; ``strength``
     names its parameter that ``strengths`` sets, one value per model (``sigma`` of activation
     decay, ``lam`` of the Jacobian penalty)."""
 
     strengths: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0)
     method: Method = ActivationDecay()
-    strength: str = "sigma"
+    strength: str | None = "sigma"  # None: the method as given, ``strengths`` only label models
     seeds: int = 3
     n_train: int = 2000
     n_test: int = 2000
@@ -79,12 +86,24 @@ class MLPRun:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.method, Method):
-            raise ValueError(f"method must be a Method of the shared interface (got "
-                             f"{self.method!r})")
-        if self.strength not in {f.name for f in fields(self.method)}:
+        MLP_TRAINER.check(self.method)
+        if self.strength is None:  # the method as given for every model
+            return
+        if self.strength not in {f.name for f in fields(self.method) if f.init}:
             raise ValueError(f"strength must name a parameter of {self.method.name!r} (got "
                              f"{self.strength!r})")
+        try:  # one method object serves every model: the strength holds one value per model
+            self.batched_method()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"strengths: {self.method.name!r} cannot take one {self.strength!r} "
+                             f"per model ({exc})") from None
+
+    def batched_method(self) -> Method:
+        """The method with its strength a tensor over the models (strengths x seeds)."""
+        if self.strength is None:
+            return self.method
+        strength = np.repeat(np.asarray(self.strengths, dtype=float), self.seeds)
+        return replace(self.method, **{self.strength: torch.as_tensor(strength)})
 
     def config(self) -> dict:
         return {**asdict(self), "method": self.method.describe()}
@@ -130,33 +149,48 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
     W2_0 = torch.randn(cfg.seeds, cfg.classes, cfg.hidden, generator=gen, dtype=torch.float64)
     W1 = (W1_0[rep] * (2.0 / cfg.d) ** 0.5).requires_grad_(True)
     W2 = (W2_0[rep] * (1.0 / cfg.hidden) ** 0.5).requires_grad_(True)
-    # one method object for every model: its strength is a tensor along the model axis
-    method = replace(cfg.method, **{cfg.strength: torch.as_tensor(strength)})
-    state = method.init_state(Forward(logits=torch.zeros(0), features=torch.zeros(0)),
-                              seed=cfg.seed)
-    opt = torch.optim.SGD([W1, W2], lr=cfg.lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
+    method = cfg.batched_method()
+    params = {"W1": W1, "W2": W2}
+    base = torch.optim.SGD([W1, W2], lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(base, cfg.steps)
+    opt = make_optimizer(method, base, seed=cfg.seed, model_axes=1)
     tail = max(1, cfg.steps // 10)
     gnorm = torch.zeros(S, dtype=torch.float64)
     out = TrainedMLPs(cfg, strength, rep, W1, W2, X, y, X_test, y_test, np.zeros(S))
-    for t in range(cfg.steps):
-        idx = torch.randint(0, cfg.n_train, (cfg.batch,), generator=gen)
+
+    def batch(idx: torch.Tensor) -> Forward:
         if method.needs_inputs:  # one copy of the batch per model: per-model input Jacobians
             xb = X[idx].expand(S, -1, -1).clone().requires_grad_(True)
             fwd = out.forward(xb)
             fwd.inputs, fwd.fn = xb, lambda x: out.forward(x).logits
+            fwd.feature_fn = lambda x: out.forward(x).features
         else:
             fwd = out.forward(X[idx])
-        ce = torch.nn.functional.cross_entropy(fwd.logits.reshape(-1, cfg.classes),
-                                               y[idx].repeat(S), reduction="none")
-        ce = ce.view(S, cfg.batch).mean(-1)
+        fwd.labels, fwd.params = y[idx], params
+        return fwd
+
+    state: dict | None = None
+    for t in range(cfg.steps):
+        idx = torch.randint(0, cfg.n_train, (cfg.batch,), generator=gen)
+        fwd = batch(idx)
+        if state is None:  # the method's state, from the first batch before any update
+            state = method.init_state(fwd, seed=cfg.seed)
+        ce = method.task_loss(fwd, y[idx])  # (S,)
         loss = (ce + method.penalty(fwd, state)).sum()  # models are independent: sum = per-model steps
         opt.zero_grad()
         if t >= cfg.steps - tail:
             (g2,) = torch.autograd.grad(ce.sum(), W2, retain_graph=True)
             gnorm += g2.flatten(1).norm(dim=1).detach()
         loss.backward()
-        opt.step()
+        if method.needs_closure:
+            def closure(idx=idx, state=state):
+                f2 = batch(idx)
+                loss2 = (method.task_loss(f2, y[idx]) + method.penalty(f2, state)).sum()
+                loss2.backward()
+                return loss2
+            opt.step(closure)
+        else:
+            opt.step()
         sched.step()
     bad = ~(torch.isfinite(W1).flatten(1).all(1) & torch.isfinite(W2).flatten(1).all(1))
     if bad.any():

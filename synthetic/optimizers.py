@@ -1,80 +1,53 @@
 """Methods that wrap the optimizer: decoupled weight decay, SAM (and activation decay + SAM), and
 the masked (selective) update of UEGR's backward stage. Each wrapper is a
-``torch.optim.Optimizer`` that keeps its own state (``state_dict``) and shares the base's
-``param_groups``, so a learning-rate scheduler attached to either schedules the base step.
+:class:`~boundbench.synthetic.methods.MethodOptimizer`: it keeps its own state (``state_dict``),
+shares the base's ``param_groups``, chains with other wrappers, and works per model when the
+trainer runs several at once (``model_axes``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
 
-from boundbench.framework.validate import Bool, Float
-from boundbench.synthetic.methods import Forward, Method, register
-from boundbench.synthetic.penalties import ActivationDecay
+from boundbench.framework.validate import Bool, Choice, Float
+from boundbench.synthetic.methods import Combined, Method, MethodOptimizer, per_model
+from boundbench.synthetic.penalties import STRENGTH, ActivationDecay
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 
 
-class _Wrapper(torch.optim.Optimizer):
-    """An optimizer around ``base``: same ``param_groups`` and ``state`` (Adam moments), its own
-    extra state in :meth:`state_dict` under ``"wrapper"``."""
-
-    def __init__(self, base: torch.optim.Optimizer) -> None:
-        self.base = base
-        self.param_groups = base.param_groups
-        self.defaults = base.defaults
-        self.state = base.state
-        self._optimizer_step_pre_hooks: dict = {}
-        self._optimizer_step_post_hooks: dict = {}
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        self.base.zero_grad(set_to_none=set_to_none)
-
-    def wrapper_state(self) -> dict[str, Any]:
-        return {}
-
-    def load_wrapper_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what :meth:`wrapper_state` returned."""
-
-    def state_dict(self) -> dict[str, Any]:
-        return {**self.base.state_dict(), "wrapper": self.wrapper_state()}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state_dict = dict(state_dict)
-        self.load_wrapper_state(state_dict.pop("wrapper", {}))
-        self.base.load_state_dict(state_dict)
-
-    def report(self) -> dict[str, Any]:
-        """What the wrapper measured over the run (recorded with the result)."""
-        return {}
-
-
-class SAMOptimizer(_Wrapper):
+class SAMOptimizer(MethodOptimizer):
     """Sharpness-aware minimization (Foret et al. 2021) around a base optimizer: ascend to
     ``theta + rho g / ||g||``, take the gradient there (the closure), come back and let the base
     optimizer step with it. The trainer's closure re-runs the batch with the RNG state of the
-    first pass: both passes see the same dropout masks."""
+    first pass: both passes see the same dropout masks. With ``model_axes``, ``||g||`` and
+    ``rho`` (a number or one value per model) are per model."""
 
-    needs_closure = True
-
-    def __init__(self, base: torch.optim.Optimizer, *, rho: float = 0.05) -> None:
-        if not rho > 0:
-            raise ValueError(f"rho must be > 0 (got {rho})")
-        super().__init__(base)
+    def __init__(self, base: torch.optim.Optimizer, *, rho: float | torch.Tensor = 0.05,
+                 model_axes: int = 0) -> None:
+        STRENGTH("rho", rho)
+        super().__init__(base, model_axes=model_axes)
         self.rho = rho
+
+    @property
+    def needs_closure(self) -> bool:
+        return True
 
     @torch.no_grad()
     def step(self, closure=None):
         if closure is None:
             raise ValueError("SAM needs a closure that re-evaluates the loss and its gradients")
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
-        norm = torch.norm(torch.stack([p.grad.norm() for p in params]))
-        scale = self.rho / (norm + 1e-12)
-        eps = [p.grad * scale for p in params]
+        k = self.model_axes
+        if k == 0:
+            norm = torch.norm(torch.stack([p.grad.norm() for p in params]))
+        else:  # one norm per model over all its parameters
+            norm = sum(p.grad.pow(2).flatten(k).sum(-1) for p in params).sqrt()
+        scale = torch.as_tensor(self.rho).to(norm) / (norm + 1e-12)
+        eps = [p.grad * per_model(scale, p, k) for p in params]
         for p, e in zip(params, eps, strict=True):
             p.add_(e)
         for p in params:
@@ -87,35 +60,38 @@ class SAMOptimizer(_Wrapper):
         return loss
 
 
-class SelectiveUpdate(_Wrapper):
+class SelectiveUpdate(MethodOptimizer):
     """A masked update around a base optimizer (UEGR's backward stage, eqs. 7-9): before each
     base step every gradient entry is kept with probability ``p(s~)`` (eq. 9) and rescaled by
     ``1/p`` (unbiased: Theorem 1); ``update_fraction`` holds the fraction kept at each step.
 
     The saliency is the squared mini-batch gradient (the reading the optimizer can compute),
-    normalized by ``max - min`` over all parameters at once (eq. 8 as written)."""
+    normalized by ``max - min`` over all parameters at once (eq. 8 as written; per model with
+    ``model_axes``). Around a wrapper that needs a closure (SAM), the mask applies to the
+    gradient the base steps with: the one the closure computes."""
 
-    def __init__(self, base: torch.optim.Optimizer, *, alpha: float, beta: float,
-                 flipped: bool, seed: int = 0) -> None:
-        super().__init__(base)
+    def __init__(self, base: torch.optim.Optimizer, *, alpha: float | torch.Tensor,
+                 beta: float | torch.Tensor, flipped: bool, seed: int = 0,
+                 model_axes: int = 0) -> None:
         # checked once here; step() runs the unchecked bodies
-        Float()("alpha", alpha)
-        Float(0)("beta", beta)
+        Float(per_model=True)("alpha", alpha)
+        Float(0, per_model=True)("beta", beta)
         Bool()("flipped", flipped)
+        super().__init__(base, model_axes=model_axes)
         self.alpha, self.beta, self.flipped = alpha, beta, flipped
         self.gen = torch.Generator().manual_seed(seed)
         self.update_fraction: list[float] = []
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = closure() if closure is not None else None
+    def _mask(self) -> None:
         grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
         kept = total = 0
+        k = self.model_axes
         # the unchecked bodies: these are the step's own gradients, and checking every entry
         # of every parameter each step would cost a pass (and, on a GPU, a sync) per tensor
         saliency, keep = normalized_saliency.__wrapped__, keep_probability.__wrapped__
-        for g, s_norm in zip(grads, saliency(grads), strict=True):
-            p = keep(s_norm, alpha=self.alpha, beta=self.beta, flipped=self.flipped)
+        for g, s_norm in zip(grads, saliency(grads, model_axes=k), strict=True):
+            p = keep(s_norm, alpha=per_model(self.alpha, s_norm, k),
+                     beta=per_model(self.beta, s_norm, k), flipped=self.flipped)
             u = torch.rand(s_norm.shape, generator=self.gen).to(s_norm.device)
             m = u < p
             # a kept entry has p > u >= 0, so the division is finite; dropped entries are 0
@@ -123,6 +99,21 @@ class SelectiveUpdate(_Wrapper):
             kept += int(m.sum())
             total += m.numel()
         self.update_fraction.append(kept / max(total, 1))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        if self.needs_closure:  # the wrapper inside re-runs the batch: mask what it computes
+            if closure is None:
+                raise ValueError("this masked update wraps an optimizer that needs a closure")
+
+            def masked():
+                loss = closure()
+                self._mask()
+                return loss
+
+            return self.base.step(masked)
+        loss = closure() if closure is not None else None
+        self._mask()
         self.base.step()
         return loss
 
@@ -130,16 +121,14 @@ class SelectiveUpdate(_Wrapper):
         return {"generator": self.gen.get_state(), "update_fraction": list(self.update_fraction)}
 
     def load_wrapper_state(self, state: Mapping[str, Any]) -> None:
-        if "generator" in state:
-            self.gen.set_state(state["generator"])
-        self.update_fraction = list(state.get("update_fraction", []))
+        self.gen.set_state(state["generator"])
+        self.update_fraction = list(state["update_fraction"])
 
-    def report(self) -> dict[str, Any]:
+    def own_report(self) -> dict[str, Any]:
         frac = self.update_fraction
         return {"mean_update_fraction": sum(frac) / len(frac) if frac else None}
 
 
-@register
 @dataclass(frozen=True)
 class WeightDecay(Method):
     """Decoupled weight decay ``wd`` (AdamW) on every trainable parameter: the wrapper steps
@@ -148,17 +137,19 @@ class WeightDecay(Method):
     base_name = "weight-decay"
     wd: float = 0.01
 
-    def __post_init__(self) -> None:
-        if not self.wd >= 0:
-            raise ValueError(f"wd must be >= 0 (got {self.wd})")
+    checks = {"wd": Float(0)}
 
-    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
-        return _WeightDecayed(base, wd=self.wd)
+    def optimizer(self, base: torch.optim.Optimizer, *, seed: int,
+                  model_axes: int = 0) -> torch.optim.Optimizer:
+        return WeightDecayed(base, wd=self.wd, model_axes=model_axes)
 
 
-class _WeightDecayed(_Wrapper):
-    def __init__(self, base: torch.optim.Optimizer, *, wd: float) -> None:
-        super().__init__(base)
+class WeightDecayed(MethodOptimizer):
+    """The base optimizer with its groups' ``weight_decay`` at ``wd`` for each step only."""
+
+    def __init__(self, base: torch.optim.Optimizer, *, wd: float, model_axes: int = 0) -> None:
+        Float(0)("wd", wd)
+        super().__init__(base, model_axes=model_axes)
         self.wd = wd
 
     @torch.no_grad()
@@ -173,23 +164,20 @@ class _WeightDecayed(_Wrapper):
                 g["weight_decay"] = wd
 
 
-@register
 @dataclass(frozen=True)
 class SAM(Method):
     """SAM with radius ``rho`` (0.05 as in JACHESS's baseline) on the trainer's optimizer."""
 
     base_name = "sam"
+    needs_closure = True
+    checks = {"rho": Float(0, lo_open=True, per_model=True)}
     rho: float = 0.05
 
-    def __post_init__(self) -> None:
-        if not self.rho > 0:
-            raise ValueError(f"rho must be > 0 (got {self.rho})")
-
-    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
-        return SAMOptimizer(base, rho=self.rho)
+    def optimizer(self, base: torch.optim.Optimizer, *, seed: int,
+                  model_axes: int = 0) -> torch.optim.Optimizer:
+        return SAMOptimizer(base, rho=self.rho, model_axes=model_axes)
 
 
-@register
 @dataclass(frozen=True)
 class MaskedUpdate(Method):
     """The masked update alone (UEGR's backward stage without its forward stage): eq. 9 as
@@ -201,68 +189,16 @@ class MaskedUpdate(Method):
     beta: float = 5.0
     reading: Literal["as-written", "flipped"] = "flipped"
 
-    def __post_init__(self) -> None:
-        if not 0 < self.alpha <= 1:
-            raise ValueError(f"alpha must lie in (0, 1] (got {self.alpha})")
-        if not self.beta > 0:
-            raise ValueError(f"beta must be > 0 (got {self.beta})")
-        if self.reading not in ("as-written", "flipped"):
-            raise ValueError(f"reading must be 'as-written' or 'flipped' (got {self.reading!r})")
+    checks = {"alpha": Float(0, 1, lo_open=True, per_model=True),
+              "beta": Float(0, lo_open=True, per_model=True),
+              "reading": Choice("as-written", "flipped")}
 
-    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
+    def optimizer(self, base: torch.optim.Optimizer, *, seed: int,
+                  model_axes: int = 0) -> torch.optim.Optimizer:
         return SelectiveUpdate(base, alpha=self.alpha, beta=self.beta,
-                               flipped=self.reading == "flipped", seed=seed)
+                               flipped=self.reading == "flipped", seed=seed, model_axes=model_axes)
 
 
-@dataclass(frozen=True)
-class Combined(Method):
-    """Several methods at once: penalties add, optimizer wrappers chain, model changes nest."""
-
-    parts: tuple[Method, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not self.parts:
-            raise ValueError("Combined needs at least one method in parts")
-
-    @property
-    def name(self) -> str:
-        return "+".join(m.name for m in self.parts)
-
-    @property
-    def heads(self) -> int:
-        return max(m.heads for m in self.parts)
-
-    @property
-    def needs_inputs(self) -> bool:  # type: ignore[override]
-        return any(m.needs_inputs for m in self.parts)
-
-    @property
-    def double_backward(self) -> bool:  # type: ignore[override]
-        return any(m.double_backward for m in self.parts)
-
-    def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
-        return {str(i): m.init_state(fwd, seed=seed) for i, m in enumerate(self.parts)}
-
-    def penalty(self, fwd: Forward, state: Mapping[str, Any]):
-        return sum(m.penalty(fwd, state[str(i)]) for i, m in enumerate(self.parts))
-
-    def optimizer(self, base: torch.optim.Optimizer, *, seed: int) -> torch.optim.Optimizer:
-        for m in self.parts:
-            base = m.optimizer(base, seed=seed)
-        return base
-
-    @contextmanager
-    def applied(self, model: torch.nn.Module) -> Iterator[None]:
-        with ExitStack() as stack:
-            for m in self.parts:
-                stack.enter_context(m.applied(model))
-            yield
-
-    def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "parts": [m.describe() for m in self.parts]}
-
-
-@register
 @dataclass(frozen=True)
 class ADSAM(Combined):
     """Activation decay and SAM together (``ad+sam``)."""
@@ -274,6 +210,7 @@ class ADSAM(Combined):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parts", (ActivationDecay(self.sigma), SAM(self.rho)))
+        super().__post_init__()
 
     @property
     def name(self) -> str:

@@ -15,17 +15,14 @@ from typing import Any, Literal
 
 import torch
 
-from boundbench.synthetic.methods import Forward, Method, register
+from boundbench.framework.validate import Choice, Float, Int
+from boundbench.synthetic.methods import Forward, Method
 from boundbench.theory.curvature import jacobian_frobenius
 
-
-def _nonnegative(name: str, value: Any) -> None:
-    if isinstance(value, bool) or torch.any(torch.as_tensor(value, dtype=torch.float64) < 0) or \
-            not torch.all(torch.isfinite(torch.as_tensor(value, dtype=torch.float64))):
-        raise ValueError(f"{name} must be finite and >= 0 (got {value})")
+# a strength: finite, >= 0, one value or one per model of a batched trainer
+STRENGTH = Float(0, per_model=True)
 
 
-@register
 @dataclass(frozen=True)
 class ActivationDecay(Method):
     """Activation decay (paper 002, eq. after Theorem 2): ``sigma^2/2 * mean_batch ||h^(L-1)||^2``,
@@ -37,15 +34,13 @@ class ActivationDecay(Method):
     base_name = "activation-decay"
     sigma: float = 0.05
 
-    def __post_init__(self) -> None:
-        _nonnegative("sigma", self.sigma)
+    checks = {"sigma": STRENGTH}
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         sq = fwd.features.pow(2).sum(-1).mean(-1)  # (...,)
         return 0.5 * torch.as_tensor(self.sigma).to(sq) ** 2 * sq
 
 
-@register
 @dataclass(frozen=True)
 class JacobianPenalty(Method):
     """``lam * mean_batch ||d logits / d inputs||_F`` estimated by JACHESS eq. (5) with ``n_proj``
@@ -59,12 +54,7 @@ class JacobianPenalty(Method):
     n_proj: int = 1
     mode: Literal["train", "unlab"] = "train"
 
-    def __post_init__(self) -> None:
-        _nonnegative("lam", self.lam)
-        if self.n_proj < 1:
-            raise ValueError(f"n_proj must be >= 1 (got {self.n_proj})")
-        if self.mode not in ("train", "unlab"):
-            raise ValueError(f"mode must be 'train' or 'unlab' (got {self.mode!r})")
+    checks = {"lam": STRENGTH, "n_proj": Int(1), "mode": Choice("train", "unlab")}
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         return {"generator": torch.Generator().manual_seed(seed)}
@@ -77,7 +67,6 @@ class JacobianPenalty(Method):
         return torch.as_tensor(self.lam).to(est) * est.mean(-1)
 
 
-@register
 @dataclass(frozen=True)
 class MHLoss(Method):
     """Multi-head loss (Fu et al. eq. 10): ``H`` linear heads from independent inits, loss
@@ -85,11 +74,9 @@ class MHLoss(Method):
     the model with ``heads`` heads and puts the mean in ``Forward.logits``)."""
 
     base_name = "mhloss"
-    heads: int = 50  # a field here, the base's property elsewhere
-
-    def __post_init__(self) -> None:
-        if isinstance(self.heads, bool) or int(self.heads) != self.heads or self.heads < 1:
-            raise ValueError(f"heads must be an integer >= 1 (got {self.heads})")
+    uses = frozenset({"heads"})  # its task loss reads every head, whatever their number
+    checks = {"heads": Int(1)}
+    heads: int = 50  # type: ignore[assignment]  # a field here, the base's property elsewhere
 
     def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
         if fwd.head_logits is None:
@@ -98,7 +85,6 @@ class MHLoss(Method):
         return torch.nn.functional.cross_entropy(fwd.head_logits.reshape(H * B, c), y.repeat(H))
 
 
-@register
 @dataclass(frozen=True)
 class MMR(Method):
     """Max-margin regularizer (Fu et al. eqs. 8-9): ``alpha / (1 + ||centroid_+ - centroid_-||)``
@@ -108,23 +94,24 @@ class MMR(Method):
     base_name = "mmr"
     alpha: float = 1.0
 
-    def __post_init__(self) -> None:
-        _nonnegative("alpha", self.alpha)
+    uses = frozenset({"labels"})
+    checks = {"alpha": STRENGTH}
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.labels is None:
             raise ValueError("MMR needs the batch labels (Forward.labels)")
-        y, h = fwd.labels, fwd.features
+        y, h = fwd.labels, fwd.features  # (B,), (..., B, k): the same labels for every model
         present = torch.unique(y)
         if len(present) < 2:
-            return h.sum() * 0.0  # one class in the batch: no margin to measure
-        cents = torch.stack([h[y == c].mean(0) for c in present])
+            return h.sum(dim=(-2, -1)) * 0.0  # one class in the batch: no margin to measure
+        onehot = (y[:, None] == present[None, :]).to(h.dtype)  # (B, C)
+        cents = torch.einsum("...bk,bc->...ck", h, onehot) / onehot.sum(0)[:, None]
         i, j = torch.triu_indices(len(present), len(present), 1)
-        dist = (cents[i] - cents[j]).norm(dim=-1)
-        return self.alpha * (1.0 / (1.0 + dist)).mean()
+        dist = (cents[..., i, :] - cents[..., j, :]).norm(dim=-1)  # (..., pairs)
+        alpha = torch.as_tensor(self.alpha).to(dist)
+        return alpha * (1.0 / (1.0 + dist)).mean(-1)
 
 
-@register
 @dataclass(frozen=True)
 class L2ToInit(Method):
     """``lam * ||theta - theta_0||^2`` over the trainable parameters: a simple stability
@@ -134,8 +121,8 @@ class L2ToInit(Method):
     base_name = "l2-init"
     lam: float = 1e-3
 
-    def __post_init__(self) -> None:
-        _nonnegative("lam", self.lam)
+    uses = frozenset({"params"})
+    checks = {"lam": STRENGTH}
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         if fwd.params is None:
@@ -145,5 +132,6 @@ class L2ToInit(Method):
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.params is None:
             raise ValueError("L2ToInit needs the trainable parameters (Forward.params)")
-        theta0 = state["theta0"]
-        return self.lam * sum((p - theta0[k]).pow(2).sum() for k, p in fwd.params.items())
+        theta0, k = state["theta0"], fwd.model_axes  # per model when parameters carry a model axis
+        sq = sum((p - theta0[name]).pow(2).flatten(k).sum(-1) for name, p in fwd.params.items())
+        return torch.as_tensor(self.lam).to(sq) * sq

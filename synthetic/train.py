@@ -28,6 +28,7 @@ from boundbench.framework.validate import (
     Tensor,
     checked,
 )
+from boundbench.synthetic.methods import Method, Trainer
 
 LOSSES = ("exponential", "logistic")
 
@@ -100,6 +101,11 @@ def record_steps(steps: int, n_points: int) -> np.ndarray:
 _PAD = 4
 
 
+#: What :func:`train_heads` gives a method: several heads, trained on eq. 10's mean over heads
+#: of the margin loss (MHLoss's task loss with the logistic or exponential loss) and nothing else.
+HEADS_TRAINER = Trainer("linear-heads GD", frozenset({"heads", "task-loss"}))
+
+
 @checked(
     X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=Int(1),
     heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
@@ -125,8 +131,13 @@ def train_heads(
     device: str | torch.device | None = None,
     chunk_elems: int = 2**24,
     progress: bool = False,
+    method: Method | None = None,
 ) -> GDHeads:
     """Full-batch GD on ``mean_i loss(y_i w^T [x_i, -1])`` for every dataset, replica and head.
+
+    ``method``: a method of the shared interface instead of ``heads``: plain GD (one head) or
+    :class:`~boundbench.synthetic.penalties.MHLoss` (eq. 10, its ``heads``); this trainer refuses
+    any other (:data:`HEADS_TRAINER`).
 
     ``X (k, n, d)``, ``y (k, n)``; ``loo (k, R)`` holds the left-out sample of each LOO replica.
     ``lr``: a fixed step, which must be below :func:`stable_lr` of every dataset (``ValueError``
@@ -154,6 +165,12 @@ def train_heads(
     loo = np.zeros((k, 0), dtype=int) if loo is None else np.asarray(loo, dtype=int)
     if loo.ndim != 2 or loo.shape[0] != k or np.any((loo < 0) | (loo >= n)):
         raise ValueError(f"loo must be (k, R) sample indices in [0, {n}) (got shape {loo.shape})")
+    if method is not None:
+        HEADS_TRAINER.check(method)
+        if heads not in (1, method.heads):
+            raise ValueError(f"heads={heads} contradicts method {method.name!r} with "
+                             f"{method.heads} heads; give one of them")
+        heads = method.heads
     if any(h > heads for h in prefixes):
         raise ValueError(f"prefixes must be head counts <= heads={heads} (got {tuple(prefixes)})")
     if w0 is not None and np.shape(w0) != (k, heads, D):

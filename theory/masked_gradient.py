@@ -41,21 +41,36 @@ def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
     return expit(z if flipped else -z)
 
 
-@checked(grads=Seq(Tensor()))
-def normalized_saliency(grads: list[torch.Tensor]) -> list[torch.Tensor]:
+@checked(grads=Seq(Tensor()), model_axes=Int(0))
+def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> list[torch.Tensor]:
     """UEGR eqs. (7)-(8) as boundbench reads them, the one reading used everywhere (the
     :class:`~boundbench.synthetic.optimizers.SelectiveUpdate` optimizer and the
     ``uegr.mask-sign`` check): the saliency of a parameter entry is its squared *mini-batch*
     gradient (what an optimizer step can compute; eq. 7's per-sample Fisher sum would need
     per-sample gradients), divided by ``max - min`` over all parameters at once (eq. 8 as
-    written); all zeros when every saliency is equal."""
+    written); all zeros when every saliency is equal.
+
+    ``model_axes``: leading axes of every gradient that index independent models (a batched
+    trainer); the max and min are then taken per model."""
     sal = [g.detach().float().pow(2) for g in grads]
     if not sal:
         raise ValueError("grads must hold at least one gradient tensor")
-    hi = max(float(t.max()) for t in sal)
-    lo = min(float(t.min()) for t in sal)
-    span = hi - lo
-    return [t / span if span > 0 else torch.zeros_like(t) for t in sal]
+    if model_axes == 0:
+        hi = max(float(t.max()) for t in sal)
+        lo = min(float(t.min()) for t in sal)
+        span = hi - lo
+        return [t / span if span > 0 else torch.zeros_like(t) for t in sal]
+    lead = sal[0].shape[:model_axes]
+    if any(t.shape[:model_axes] != lead for t in sal):
+        raise ValueError(f"grads must share their {model_axes} leading model axes")
+    hi_m = torch.stack([t.flatten(model_axes).amax(-1) for t in sal]).amax(0)
+    lo_m = torch.stack([t.flatten(model_axes).amin(-1) for t in sal]).amin(0)
+    span_m = hi_m - lo_m
+    out = []
+    for t in sal:
+        s = span_m.reshape(*lead, *[1] * (t.dim() - model_axes))
+        out.append(torch.where(s > 0, t / torch.where(s > 0, s, 1.0), 0.0))
+    return out
 
 
 def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:

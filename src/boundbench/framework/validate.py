@@ -110,12 +110,20 @@ class Float(Spec):
     """A finite real number, optionally in an interval."""
 
     def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
-                 hi_open: bool = False, optional: bool = False) -> None:
+                 hi_open: bool = False, optional: bool = False, per_model: bool = False) -> None:
         self.lo, self.hi, self.lo_open, self.hi_open = lo, hi, lo_open, hi_open
-        self.optional = optional
+        self.optional, self.per_model = optional, per_model
 
     def __call__(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
+            return value
+        if self.per_model and hasattr(value, "detach") and hasattr(value, "is_floating_point"):
+            # a method strength with one value per model of a batched trainer
+            if value.dim() > 1 or not value.is_floating_point():
+                raise TypeError(f"{name} must be a number or a 1-D float tensor of one value per "
+                                f"model (got a {value.dtype} tensor of shape {tuple(value.shape)})")
+            for x in value.detach().cpu().reshape(-1).tolist():
+                self(name, x)
             return value
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
             raise TypeError(f"{name} must be a real number (got {value!r})")
@@ -244,17 +252,18 @@ class Seed(Spec):
 
 
 class Seq(Spec):
-    """A non-empty tuple/list whose items each meet ``item``."""
+    """A non-empty tuple/list whose items each meet ``item`` (``as_tuple``: stored as a tuple,
+    for frozen configs)."""
 
-    def __init__(self, item: Spec) -> None:
-        self.item = item
+    def __init__(self, item: Spec, *, as_tuple: bool = False) -> None:
+        self.item, self.as_tuple = item, as_tuple
 
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, tuple | list) or not value:
             raise TypeError(f"{name} must be a non-empty tuple of values (got {value!r})")
         for x in value:
             self.item(name, x)
-        return value
+        return tuple(value) if self.as_tuple and not isinstance(value, tuple) else value
 
 
 def checked(**specs: Spec) -> Callable[[F], F]:
