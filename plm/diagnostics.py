@@ -10,6 +10,7 @@ that SVM head (Definition 2.3), the distance between class centroids (what MMR e
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,7 +37,7 @@ def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(ys))[:max_loo]
     Xs, ys_s = X[idx], ys[idx]
-    out = {"n": len(ys), "n_used": len(idx), "B": float(np.linalg.norm(X, axis=1).max()),
+    out: dict[str, Any] = {"n": len(ys), "n_used": len(idx), "B": float(np.linalg.norm(X, axis=1).max()),
            "centroid_distance": float(np.linalg.norm(X[ys > 0].mean(0) - X[ys < 0].mean(0)))}
     try:
         svm = HardMarginSVM().fit(Xs, ys_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import torch
@@ -71,7 +72,7 @@ def sorted_batches(tok, texts: list[str], *, max_length: int, batch_size: int = 
 
 @torch.no_grad()
 def forward_all(model, tok, texts: list[str], *, max_length: int, device, batch_size: int = 64,
-                hidden: bool = False) -> dict[str, torch.Tensor | list[torch.Tensor]]:
+                hidden: bool = False) -> dict[str, Any]:
     """One evaluation-mode pass over ``texts`` (length-sorted batches, results in the texts'
     order, on the CPU): ``logits``, pooled ``features`` and, with ``hidden``, the pooled output
     of the embedding layer and of every block (``hidden``, a list)."""
@@ -99,8 +100,10 @@ def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
     CPU (:func:`forward_all`)."""
     if field not in ("logits", "features"):
         raise ValueError(f"field must be 'logits' or 'features' (got {field!r})")
-    return forward_all(model, tok, texts, max_length=max_length, device=device,
-                       batch_size=batch_size)[field]
+    out = forward_all(model, tok, texts, max_length=max_length, device=device,
+                      batch_size=batch_size)[field]
+    assert isinstance(out, torch.Tensor)  # logits and features are tensors, hidden is a list
+    return out
 
 
 def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,

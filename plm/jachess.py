@@ -95,7 +95,7 @@ class JACHESS(Method):
         if self.layer_weights == "logits":
             return self.weight * self._norms(logits, sub, gen, create_graph=True,
                                              hessian=True).mean()
-        total = 0.0
+        total: Any = 0.0  # a sum of tensors
         for lam, z in zip(state["lam"].tolist(), layers, strict=True):
             total = total + lam * self._norms(z, sub, gen, create_graph=True, hessian=True).mean()
         return self.weight * total

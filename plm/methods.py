@@ -28,14 +28,15 @@ class HeadTuning(Method):
 
     @contextmanager
     def applied(self, model: torch.nn.Module) -> Iterator[None]:
-        if not hasattr(model, "encoder"):
+        encoder = getattr(model, "encoder", None)
+        if not isinstance(encoder, torch.nn.Module):
             raise ValueError("head tuning needs a model with an .encoder to freeze")
-        saved = {k: p.requires_grad for k, p in model.encoder.named_parameters()}
-        model.encoder.requires_grad_(False)
+        saved = {k: p.requires_grad for k, p in encoder.named_parameters()}
+        encoder.requires_grad_(False)
         try:
             yield
         finally:
-            for k, p in model.encoder.named_parameters():
+            for k, p in encoder.named_parameters():
                 p.requires_grad_(saved[k])
 
 
@@ -74,6 +75,7 @@ class _MixoutParam(torch.nn.Module):
 
     def __init__(self, w0: torch.Tensor, p: float) -> None:
         super().__init__()
+        self.w0: torch.Tensor
         self.register_buffer("w0", w0.detach().clone())
         self.p = p
 
@@ -161,6 +163,6 @@ class SURT(Method):
         """The model fine-tuning starts from: ``model_name`` after continued MLM training."""
         from boundbench.plm.surt import continue_pretraining
 
-        return continue_pretraining(model_name, train_texts, steps=self.steps, lr=self.lr,
+        return continue_pretraining(model_name, list(train_texts), steps=self.steps, lr=self.lr,
                                     mask_prob=self.mask_prob, batch_size=self.batch_size,
                                     max_length=self.max_length, seed=seed)

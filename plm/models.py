@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -87,11 +88,14 @@ class EncoderClassifier(torch.nn.Module):
         super().__init__()
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls' (got {pooling!r})")
-        self.encoder, self.pooling, self.num_labels = encoder, pooling, num_labels
-        if getattr(encoder, "pooler", None) is not None:
+        # a Hugging Face model (config, embeddings, pooler): its attributes are not Modules
+        self.encoder: Any = encoder
+        self.pooling, self.num_labels = pooling, num_labels
+        if getattr(self.encoder, "pooler", None) is not None:
             # our pooling replaces BERT's pooler: frozen, so DDP sees no unused trainable weights
-            encoder.pooler.requires_grad_(False)
-        hidden = encoder.config.hidden_size
+            self.encoder.pooler.requires_grad_(False)
+        config: Any = encoder.config  # a transformers config
+        hidden = int(config.hidden_size)
         gen = torch.Generator().manual_seed(seed)
         bound = 1.0 / hidden**0.5
         self.head_weight = torch.nn.Parameter(
@@ -114,6 +118,9 @@ class EncoderClassifier(torch.nn.Module):
         out = self.encoder(input_ids=None if inputs_embeds is not None else input_ids,
                            inputs_embeds=inputs_embeds, attention_mask=attention_mask,
                            output_hidden_states=hidden_states)
+        if attention_mask is None:  # every token is real
+            attention_mask = torch.ones(out.last_hidden_state.shape[:2],
+                                        device=out.last_hidden_state.device)
         feats = self.pool(out.last_hidden_state, attention_mask)
         head_logits = torch.einsum("bh,kch->kbc", feats, self.head_weight) + self.head_bias[:, None]
         return Forward(logits=head_logits.mean(0), features=feats, head_logits=head_logits,

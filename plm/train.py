@@ -258,7 +258,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
         task, pen = step(b, y, with_task=True, with_penalty=not method.dual)
-        if method.dual:  # a pure-regularizer step on unlabeled texts
+        if unlabeled is not None and method.dual:  # a pure-regularizer step on unlabeled texts
             u = rng.choice(len(unlabeled), size=min(cfg.batch_size, len(unlabeled)),
                            replace=False)
             _, pen = step(tokenize([unlabeled[i] for i in u]), None, with_task=False,

@@ -67,12 +67,13 @@ class UEGR(Method):
         (g,) = torch.autograd.grad(ce, fwd.inputs, retain_graph=True)
         norm = g.flatten(1).norm(dim=1).clamp_min(1e-12).view(-1, *([1] * (g.dim() - 1)))
         x_adv = fwd.inputs.detach() + self.eps * g / norm
-        probs, adv = [], 0.0
+        probs: list[torch.Tensor] = []
+        adv: Any = 0.0  # a sum of tensors
         for r in self.rates:
             logits = fwd.dropout_fn(x_adv, r)
             adv = adv + torch.nn.functional.cross_entropy(logits, y)
             probs.append(torch.softmax(logits.float(), -1))
-        div = sum(js_divergence(probs[a], probs[b]).mean()
+        div: Any = sum(js_divergence(probs[a], probs[b]).mean()
                   for a in range(len(probs)) for b in range(a + 1, len(probs)))
         return adv / len(self.rates) + self.lam * div
 

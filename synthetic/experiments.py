@@ -21,6 +21,7 @@ ours and is a field of the config, recorded with every result:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,13 +83,14 @@ class SVMSweep:
                                        disable=not progress)):
             rng = np.random.default_rng([self.seed, j])
             if self.generator == "centres":
-                kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d,
-                          distance=self.distance, radius=self.radius)
+                kw: dict[str, Any] = dict(n_datasets=self.n_datasets, n=self.n, d=self.d,
+                                          distance=self.distance, radius=self.radius)
                 kw[self.vary] = float(level)
                 data = make_centres(**kw, seed=rng)
             else:
                 kw = dict(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
-                          bound=self.bound, balance=self.balance, exact_margin=self.exact_margin)
+                          bound=self.bound, balance=self.balance,
+                          exact_margin=self.exact_margin)
                 kw[self.vary] = int(level) if self.vary == "n" else float(level)
                 data = make_separable(**kw, seed=rng)
             st = svm_loo_stability(data.X, data.y, progress=progress)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import torch
 
-from boundbench.framework.validate import Bool, Choice, Float
+from boundbench.framework.validate import Bool, Choice, Float, unchecked
 from boundbench.synthetic.methods import Combined, Method, MethodOptimizer, per_model
 from boundbench.synthetic.penalties import STRENGTH, ActivationDecay
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
@@ -88,7 +88,7 @@ class SelectiveUpdate(MethodOptimizer):
         k = self.model_axes
         # the unchecked bodies: these are the step's own gradients, and checking every entry
         # of every parameter each step would cost a pass (and, on a GPU, a sync) per tensor
-        saliency, keep = normalized_saliency.__wrapped__, keep_probability.__wrapped__
+        saliency, keep = unchecked(normalized_saliency), unchecked(keep_probability)
         for g, s_norm in zip(grads, saliency(grads, model_axes=k), strict=True):
             p = keep(s_norm, alpha=per_model(self.alpha, s_norm, k),
                      beta=per_model(self.beta, s_norm, k), flipped=self.flipped)

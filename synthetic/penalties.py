@@ -76,7 +76,7 @@ class MHLoss(Method):
     base_name = "mhloss"
     uses = frozenset({"heads"})  # its task loss reads every head, whatever their number
     checks = {"heads": Int(1)}
-    heads: int = 50  # type: ignore[assignment]  # a field here, the base's property elsewhere
+    heads: int = 50  # a field here, the base's property elsewhere
 
     def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
         if fwd.head_logits is None:

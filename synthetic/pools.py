@@ -457,8 +457,8 @@ class SeedSpread:
             batch = Z[idx[:, t]]  # (S, b, D)
             # sum over runs of each run's mean loss over its heads and batch: the runs'
             # gradients stay independent
-            loss = sum(torch.nn.functional.softplus(-torch.einsum("shd,sbd->shb", W, batch))
-                       .mean((1, 2)).sum() for W in Ws)
+            loss = torch.stack([torch.nn.functional.softplus(-torch.einsum(
+                "shd,sbd->shb", W, batch)).mean((1, 2)).sum() for W in Ws]).sum()
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -15,6 +15,7 @@ with ``cp.Parameter``s and re-solved; padding rows are switched off by a negativ
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
@@ -136,6 +137,11 @@ class _Linear:
     """``decision_function`` and ``predict`` of a fitted linear classifier (``coef_``,
     ``intercept_``), for one dataset or a batch."""
 
+    # learned by fit: one dataset's arrays and float, or a batch's with a leading axis
+    coef_: np.ndarray
+    intercept_: Any
+    support_: Any  # index array, or a list of them for a batch
+
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "coef_"):
             raise ValueError(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
@@ -220,7 +226,7 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
     v_loo = np.broadcast_to(v, (n, v.size)).copy()
     c_loo = np.full(n, c)
     for i in np.flatnonzero(duals > support_tol * duals.max()):
-        v_loo[i], c_loo[i], _, _ = hard_margin_exact(X, y, exclude=i, start=work)
+        v_loo[i], c_loo[i], _, _ = hard_margin_exact(X, y, exclude=int(i), start=work)
     return v_loo, c_loo, v, c
 
 

@@ -85,8 +85,8 @@ class GDHeads:
     weights: np.ndarray
     lr: np.ndarray  # (k, H): the step of every head (equal across heads for the logistic loss)
     loss: str
-    prefixes: tuple[int, ...] = ()
-    prefix_directions: np.ndarray | None = None
+    prefixes: tuple[int, ...]
+    prefix_directions: np.ndarray
 
 
 @checked(steps=Int(1), n_points=Int(1))

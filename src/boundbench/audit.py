@@ -9,6 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,10 @@ def _spread(ids: list[str]) -> list[str]:
             if i < len(lane)]
 
 
+def _write_bytes(path: Path, *, data: bytes) -> None:
+    path.write_bytes(data)
+
+
 def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
                scheduler: str | None = None, progress: bool = True,
                desc: str = "audit") -> list[dict[str, Any]]:
@@ -166,7 +171,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
             result, files = done.value
             if out is not None:
                 for rel, data in files.items():
-                    write_atomic(out / rel, lambda t, data=data: t.write_bytes(data))
+                    write_atomic(out / rel, partial(_write_bytes, data=data))
             cache.update({rel: data for rel, data in files.items()
                           if rel.startswith(".cache/")})
             results[cid] = result

@@ -14,7 +14,7 @@ from boundbench.framework import registry as _claims
 class _Parser(argparse.ArgumentParser):
     """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 

@@ -7,6 +7,8 @@ choices the paper leaves open are documented in :mod:`synthetic.experiments`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -407,7 +409,7 @@ def _soudry(ctx: CheckContext) -> Outcome:
     r = np.log(sb.direction_rate(piv.columns.to_numpy(dtype=float)))
     a = np.array([np.polyfit(r, np.log(row), 1)[0] for row in piv.to_numpy()])
     _, lo, hi = bootstrap_mean(a, rng=ctx.rng())
-    ev = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
+    ev: dict[str, Any] = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
           "tolerance": 0.1, "t_range": [int(piv.columns.min()), int(piv.columns.max())],
           "decades_of_t": float(np.log10(piv.columns.max() / piv.columns.min())),
           "n_datasets": len(a), "reference": "bias-penalized SVM", "seed": ctx.seed}
@@ -989,7 +991,8 @@ def _far_gaussians(k: int, n: int, rng: np.random.Generator):
     from types import SimpleNamespace
 
     u = np.array([1.0, -1.0]) / np.sqrt(2)
-    X, Y = [], []
+    X: list[np.ndarray] = []
+    Y: list[np.ndarray] = []
     while len(X) < k:
         y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
         x = 3.0 + 0.8 * y[:, None] * u + 0.25 * rng.standard_normal((n, 2))

@@ -4,6 +4,8 @@ gradient-penalty reading (and eq. 12 -> 13 under dropout masks) and its mask sig
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import torch
@@ -581,7 +583,7 @@ def _uegr_mask(ctx: CheckContext) -> Outcome:
                              "p_top10pct_saliency": p[top].mean(), "p_rest": p[~top].mean()})
     df = pd.DataFrame(rows)
     w = df[df.reading == "as written"]
-    ev = {"as_written_update_fraction_range": [float(w.update_fraction.min()),
+    ev: dict[str, Any] = {"as_written_update_fraction_range": [float(w.update_fraction.min()),
                                                float(w.update_fraction.max())],
           "flipped_update_fraction_range": [float(df[df.reading == "flipped"].update_fraction
                                                   .min()),

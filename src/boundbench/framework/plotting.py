@@ -5,10 +5,12 @@ command line picks the non-interactive ``Agg`` backend itself."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 
-STYLE = {
+STYLE: dict[Any, Any] = {  # matplotlib types its keys as literals
     "figure.figsize": (5.2, 3.6),
     "axes.grid": True,
     "grid.alpha": 0.3,

@@ -36,7 +36,8 @@ class Search:
     """
 
     space: Mapping[str, tuple]
-    sides: Callable[[dict[str, Any]], tuple[Any, Any]] = field(repr=False)
+    # (params) -> (lhs, rhs), or (params, check context) -> (lhs, rhs) with ``with_context``
+    sides: Callable[..., tuple[Any, Any]] = field(repr=False)
     budget: tuple[int, int] = (1000, 20000)
     batched: bool = False
     note: str = ""
@@ -117,12 +118,14 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
         raise ValueError(f"max_evals must be an integer >= 1 (got {max_evals!r})")
     dim = len(search.space)
-    best = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0}
+    best: dict[str, Any] = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0}
     if search.with_context:
         if context is None:
             raise ValueError("this search's sides take the check context: pass context=")
-        search = replace(search, sides=lambda p, f=search.sides: f(p, context),
-                         with_context=False)
+        def sides(p: dict[str, Any], f: Callable[..., Any] = search.sides) -> Any:
+            return f(p, context)
+
+        search = replace(search, sides=sides, with_context=False)
 
     def score_one(u: np.ndarray) -> float:
         params = {k: (v.item() if hasattr(v, "item") else v) for k, v in search.decode(u).items()}

@@ -35,8 +35,8 @@ class Evidence(dict):
     def _read_only(self, *args: Any, **kwargs: Any):
         raise TypeError("a verdict's evidence is built once: use Verdict.with_evidence(...)")
 
-    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
-    __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
+    __ior__ = _read_only
 
     def __reduce__(self):
         return (Evidence, (dict(self),))
