@@ -20,8 +20,6 @@ def _table(n: int = 50) -> pd.DataFrame:
 
 
 def _ctx(tmp_path: Path) -> claims.CheckContext:
-    claims._MEMO.clear()
-    claims._FRESH.clear()
     return claims.CheckContext(out_dir=tmp_path, progress=False)
 
 

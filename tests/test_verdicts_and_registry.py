@@ -105,13 +105,12 @@ def test_experiment_tables_are_cached_by_config(tmp_path):
 
     ctx = claims.CheckContext(out_dir=tmp_path)
     a = ctx.cached("t", {"a": 1}, compute)
-    claims._MEMO.clear()  # a new process: only the parquet cache is left
+    ctx = claims.CheckContext(out_dir=tmp_path)  # a new run: only the parquet cache is left
     b = ctx.cached("t", {"a": 1}, compute)
     assert len(calls) == 1 and a.equals(b)
     ctx.cached("t", {"a": 2}, compute)  # another config recomputes
     assert len(calls) == 2
-    claims._MEMO.clear()
-    claims._FRESH.clear()  # a new process with --force recomputes once, then shares the result
+    # a new run with --force recomputes once, then shares the result
     force = claims.CheckContext(out_dir=tmp_path, force=True)
     force.cached("t", {"a": 1}, compute)
     force.cached("t", {"a": 1}, compute)
@@ -270,3 +269,27 @@ def test_every_bound_claim_declares_a_targeted_search(cid):
         # an evaluation budget (deterministic: same seed, same instance), larger at paper scale
         assert all(isinstance(b, int) for b in c.search.budget), cid
         assert c.search.budget[0] <= c.search.budget[1], cid
+
+
+def test_the_table_cache_rides_on_the_context_not_on_the_module(tmp_path):
+    """Derived contexts share one run's tables; a pickled context (a Dask task) arrives with an
+    empty cache; two runs in one process keep theirs apart."""
+    import pickle
+    from dataclasses import replace
+
+    import pandas as pd
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"x": [1.0]})
+
+    ctx = claims.CheckContext()
+    ctx.cached("t", {"a": 1}, compute)
+    replace(ctx, claim_id="other").cached("t", {"a": 1}, compute)
+    assert len(calls) == 1 and len(ctx.tables.memo) == 1
+    assert len(pickle.loads(pickle.dumps(ctx)).tables.memo) == 0
+    claims.CheckContext().cached("t", {"a": 1}, compute)  # another run: its own tables
+    assert len(calls) == 2
+    assert not hasattr(claims, "_MEMO") and not hasattr(claims, "SHARED")

@@ -92,14 +92,14 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
 
     cid, seed, scale, force, cache, run = task
     catalogue.load()
-    _claims.SHARED = _DaskShared(run)
     with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
         root = Path(d)
         for rel, data in cache.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
         ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
-                                   progress=False)
+                                   progress=False,
+                                   tables=_claims.TableCache(shared=_DaskShared(run)))
         result = _claims.run(cid, ctx, catch=True).to_dict()
         files = {}
         for f in root.rglob("*"):

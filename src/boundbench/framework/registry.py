@@ -63,13 +63,29 @@ def _salt(text: str) -> int:
 
 
 _AS_QUICK = object()  # pick()'s marker: no standard value given, use the quick one
-_MEMO: dict[str, Any] = {}  # experiment tables shared by the claims of one process
-# where a distributed run shares tables between workers (set on a worker by the application's
-# task; None in a serial run): ``lock(key)`` (a cluster-wide lock), ``get(key) -> bytes | None``
-# and ``put(key, bytes)``, so two workers never compute one table at once and the second reuses
-# the first one's
-SHARED: Any = None
-_FRESH: set[str] = set()  # tables computed (not loaded) in this process: `force` redoes them once
+class TableCache:
+    """The experiment tables of one run, in memory: the claims that share a table compute it
+    once. A check context carries one (contexts derived from it share it); it never travels
+    with a pickled context (a Dask worker starts with an empty one).
+
+    ``shared``, where a distributed run shares tables between workers (set on a worker by the
+    application's task; None in a serial run): ``lock(key)`` (a cluster-wide lock),
+    ``get(key) -> bytes | None`` and ``put(key, bytes)``, so two workers never compute one table
+    at once and the second reuses the first one's."""
+
+    def __init__(self, shared: Any = None) -> None:
+        self.memo: dict[str, Any] = {}
+        self.fresh: set[str] = set()  # computed (not loaded) here: `force` redoes them once
+        self.shared = shared
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"TableCache({len(self.memo)} tables)"
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,7 @@ class CheckContext:
     force: bool = False  # recompute cached experiment tables
     progress: bool = False  # progress bars on long work
     claim_id: str = ""  # set by the registry when it runs a check
+    tables: TableCache = field(default_factory=TableCache, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_scale(self.scale)
@@ -123,12 +140,13 @@ class CheckContext:
         blob = json.dumps({"name": name, "config": config, "version": version(),
                            "results": RESULTS_VERSION}, sort_keys=True, default=str)
         key = hashlib.sha256(blob.encode()).hexdigest()[:16]
-        if key in _MEMO and (not self.force or key in _FRESH):
-            return _MEMO[key]
+        memo = self.tables.memo
+        if key in memo and (not self.force or key in self.tables.fresh):
+            return memo[key]
         path = self.out_dir / ".cache" / f"{name}-{key}.parquet" if self.out_dir else None
         if path is None:
-            df = _MEMO[key] = compute()
-            _FRESH.add(key)
+            df = memo[key] = compute()
+            self.tables.fresh.add(key)
             return df
         # one process computes an entry at a time; a second waits and then reads its result
         with key_lock(path):
@@ -136,28 +154,29 @@ class CheckContext:
                 # a truncated, edited or unverifiable file is named, set aside and recomputed
                 df = read_verified(path, pd.read_parquet)
                 if df is not None:
-                    _MEMO[key] = df
+                    memo[key] = df
                     return df
-            if SHARED is not None and not self.force:
-                with SHARED.lock(key):
-                    data = SHARED.get(key)
+            shared = self.tables.shared
+            if shared is not None and not self.force:
+                with shared.lock(key):
+                    data = shared.get(key)
                     if data is not None:  # another worker computed it meanwhile
                         write_verified(path, lambda t: t.write_bytes(data))
                         df = read_verified(path, pd.read_parquet)
                         if df is not None:
-                            _MEMO[key] = df
+                            memo[key] = df
                             write_atomic(path.with_suffix(".json"),
                                          lambda t: t.write_text(blob + "\n"))
                             return df
                     df = self._compute_and_write(key, path, blob, compute)
-                    SHARED.put(key, path.read_bytes())
+                    shared.put(key, path.read_bytes())
                     return df
             return self._compute_and_write(key, path, blob, compute)
 
-    @staticmethod
-    def _compute_and_write(key: str, path: Path, blob: str, compute: Callable[[], Any]) -> Any:
-        df = _MEMO[key] = compute()
-        _FRESH.add(key)
+    def _compute_and_write(self, key: str, path: Path, blob: str,
+                           compute: Callable[[], Any]) -> Any:
+        df = self.tables.memo[key] = compute()
+        self.tables.fresh.add(key)
         write_verified(path, lambda t: df.to_parquet(t, index=False))
         write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
         return df
