@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import torch
 
-from boundbench.framework.validate import Float, Int, Seed, Tensor, checked
+from boundbench.framework.validate import Float, Int, Seed, checked
 from boundbench.synthetic.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.synthetic.penalties import ActivationDecay
 from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
@@ -200,45 +200,6 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
     out.W1, out.W2 = W1.detach(), W2.detach()
     out.grad_norm_end = (gnorm / tail).numpy()
     return out
-
-
-@checked(
-    h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=Int(1),
-    n_batches=Int(2), z=Float(0, lo_open=True), seed=Seed())
-def smoothed_last_layer_top_eig(
-    h: torch.Tensor, W: torch.Tensor, *, sigma: float, n_mc: int, n_batches: int = 10,
-    z: float = 3.0, seed: int = 0,
-) -> tuple[float, float, float]:
-    """Top eigenvalue of ``E_Delta Hess_W CE((W + Delta) h)``, ``Delta ~ N(0, sigma^2 I)``, by
-    Monte Carlo: ``(estimate, lower, upper)`` confidence limits at ``z`` standard errors.
-
-    The Hessian is linear in ``A_n = diag p_n - p_n p_n^T``, so the MC average is taken over
-    ``A_n`` and the Kronecker mean formed once per batch. ``upper`` adds ``z`` standard errors
-    of the batch eigenvalues; ``lower`` is the Rayleigh quotient of the batches along the
-    estimate's top eigenvector minus ``z`` s.e. (a lower bound on the top eigenvalue up to the
-    mild optimism of reusing that eigenvector)."""
-    gen = torch.Generator().manual_seed(seed)
-    n, k = h.shape
-    c = W.shape[0]
-    per = max(1, n_mc // n_batches)
-    Ms = []
-    # sum_n A_n (x) h_n h_n^T as one (c^2, n) x (n, k^2) product: einsum's three-operand
-    # contraction materializes an (n, c, c, k, k) tensor and was 15x slower
-    hh = (h[:, :, None] * h[:, None, :]).reshape(n, k * k)
-    for _ in range(n_batches):
-        delta = torch.randn(per, c, k, generator=gen, dtype=h.dtype) * sigma
-        p = torch.softmax(torch.einsum("mck,nk->mnc", W + delta, h), -1)
-        A = (torch.diag_embed(p) - p[..., :, None] * p[..., None, :]).mean(0)
-        M = (A.reshape(n, c * c).T @ hh).reshape(c, c, k, k).permute(0, 2, 1, 3)
-        Ms.append(M.reshape(c * k, c * k) / n)
-    Ms = torch.stack(Ms)
-    M = Ms.mean(0)
-    evals, evecs = torch.linalg.eigh(M)
-    lam, v = evals[-1].item(), evecs[:, -1]
-    lam_b = torch.linalg.eigvalsh(Ms)[:, -1]
-    q_b = torch.einsum("i,bij,j->b", v, Ms, v)
-    se_l, se_q = lam_b.std().item() / n_batches**0.5, q_b.std().item() / n_batches**0.5
-    return lam, q_b.mean().item() - z * se_q, lam + z * se_l
 
 
 def measure(tr: TrainedMLPs, *, trace_probes: int = 30, seed: int = 0) -> dict[str, np.ndarray]:

@@ -30,12 +30,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boundbench.framework import verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pools, stability, svm, train
 from boundbench.theory import curvature as cv
 from boundbench.theory import masked_gradient as mg
-from boundbench.theory import problems, smoothing, verdicts
+from boundbench.theory import problems, smoothing
 from boundbench.theory import stability_bounds as sb
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
@@ -266,7 +267,7 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         distances=(0.1, 1.0), n=20, k=3, k_loo=2, steps=10, lam=0.1, seed=0)),
     "mlp.make_clusters": (mlp.make_clusters, dict(n=20, d=3, classes=2, spread=1.0,
                                                   separation=2.0, label_noise=0.0, seed=0)),
-    "mlp.smoothed_last_layer_top_eig": (mlp.smoothed_last_layer_top_eig, dict(
+    "curvature.smoothed_last_layer_top_eig": (cv.smoothed_last_layer_top_eig, dict(
         h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64),
         sigma=0.1, n_mc=8, n_batches=2, z=3.0, seed=0)),
 }

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from boundbench.synthetic.mlp import MLPRun, make_clusters, smoothed_last_layer_top_eig, train_mlps
-from boundbench.theory.curvature import last_layer_hessian
+from boundbench.synthetic.mlp import MLPRun, make_clusters, train_mlps
+from boundbench.theory.curvature import last_layer_hessian, smoothed_last_layer_top_eig
 
 
 def test_clusters_label_noise_fraction():

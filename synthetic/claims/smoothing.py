@@ -31,8 +31,9 @@ from boundbench.framework.verdicts import (
     interval_status,
     trend_verdict,
 )
-from boundbench.synthetic.mlp import MLPRun, measure, smoothed_last_layer_top_eig, train_mlps
+from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.synthetic.penalties import JacobianPenalty
+from boundbench.theory.curvature import smoothed_last_layer_top_eig
 from boundbench.theory.smoothing import cor1_rhs
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
