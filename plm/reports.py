@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome
+from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
 
@@ -203,3 +204,54 @@ def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid
     ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
     ax.legend(fontsize=7)
     return Outcome(verdict, df, fig, grid.config())
+
+
+def both_verdict(v1: Verdict, v2: Verdict, what: str) -> Verdict:
+    """Two probes of one claim: supported when both are, contradicted when either is, no
+    effect when both show none."""
+    statuses = {v1.status, v2.status}
+    status = ("supported" if statuses == {"supported"} else
+              "contradicted" if "contradicted" in statuses else
+              "no-effect" if statuses == {"no-effect"} else "inconclusive")
+    ev = {f"first_{k}": v for k, v in v1.evidence.items()}
+    ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
+    needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]
+    ev["seeds_needed"] = max(needs) if needs else None
+    return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
+
+
+def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], method: str,
+                 columns: tuple[str, ...], labels: tuple[str, ...], expected: str,
+                 what: str | None = None, baseline: str = "finetune",
+                 extra: Callable[[pd.DataFrame], dict] | None = None, **declared) -> None:
+    """Register a claim that ``method`` changes each of ``columns`` in the ``expected``
+    direction against ``baseline``, paired by seed over ``grid(ctx)``'s runs: one column's
+    :func:`paired_verdict` (``what`` names it), or two probes combined by :func:`both_verdict`;
+    ``extra`` adds evidence from the table; the figure is the first column per method.
+    ``declared``: the claim's metadata, as :func:`~boundbench.framework.registry.claim` takes
+    it."""
+    if len(columns) not in (1, 2) or len(labels) != len(columns):
+        raise ValueError(f"{claim_id}: one or two columns, each with its label (got {columns}, "
+                         f"{labels})")
+
+    def check(ctx: CheckContext) -> Outcome:
+        g = grid(ctx)
+        df = cached_grid(ctx, g)
+        names = {"finetune": "FineTune"}
+        if len(columns) == 1:
+            v = paired_verdict(ctx, df, columns[0], method, baseline, expected=expected,
+                               what=what or f"{labels[0]}, {method} - {names.get(baseline, baseline)}")
+        else:
+            vs = [paired_verdict(ctx, df, c, method, baseline, expected=expected,
+                                 what=f"{lab}, {method} - {names.get(baseline, baseline)}")
+                  for c, lab in zip(columns, labels, strict=True)]
+            v = both_verdict(vs[0], vs[1], what=ctx.claim_id)
+        if extra is not None:
+            v = v.with_evidence(**extra(df))
+        return bar_outcome(ctx, df[df.method.isin([baseline, method])], columns[0], labels[0],
+                           g, v)
+
+    check.__name__ = check.__qualname__ = "_" + claim_id.replace(".", "_").replace("-", "_")
+    # the claim belongs to the module that declares it: the report orders claims by module
+    check.__module__ = sys._getframe(1).f_globals.get("__name__", check.__module__)
+    claim(claim_id, **declared)(needs_plm(check))

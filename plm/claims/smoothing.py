@@ -15,14 +15,14 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import Verdict, trend_verdict
+from boundbench.framework.verdicts import trend_verdict
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
     did_not_train,
     needs_plm,
     not_trained_verdict,
-    paired_verdict,
+    paired_claim,
     smoke,
     trend_power,
 )
@@ -55,87 +55,55 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
 _SHARED = ("finetune", "jachess-unlab", "uegr")
 
 
-def _both(v1: Verdict, v2: Verdict, what: str) -> Verdict:
-    """Two probes of one claim: supported when both are, contradicted when either is, no
-    effect when both show none."""
-    statuses = {v1.status, v2.status}
-    status = ("supported" if statuses == {"supported"} else
-              "contradicted" if "contradicted" in statuses else
-              "no-effect" if statuses == {"no-effect"} else "inconclusive")
-    ev = {f"first_{k}": v for k, v in v1.evidence.items()}
-    ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
-    needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]
-    ev["seeds_needed"] = max(needs) if needs else None
-    return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
+def _shared(ctx: CheckContext):
+    return _grid(ctx, _SHARED)
 
 
-def _two_probe(ctx: CheckContext, method: str, cols: tuple[str, str],
-               labels: tuple[str, str], expected: str) -> Outcome:
-    grid = _grid(ctx, _SHARED)
-    df = cached_grid(ctx, grid)
-    vs = [paired_verdict(ctx, df, c, method, "finetune", expected=expected,
-                          what=f"{lab}, {method} - FineTune") for c, lab in zip(cols, labels,
-                                                                                strict=True)]
-    v = _both(vs[0], vs[1], what=ctx.claim_id)
-    sub = df[df.method.isin(["finetune", method])]
-    return bar_outcome(ctx, sub, cols[0], labels[0], grid, v)
+_DROPS = ("noise_drop", "corrupt_drop")
+_DROP_LABELS = ("accuracy drop under embedding noise", "accuracy drop under corruption")
 
+paired_claim(
+    "jachess.plm.robustness", grid=_shared, method="jachess-unlab", columns=_DROPS,
+    labels=_DROP_LABELS, expected="decrease",
+    paper="jachess", where="§5.1-5.2, Fig. 1, Table 1", kind="trend",
+    statement="A model fine-tuned with JACHESS loses less accuracy than plain fine-tuning under "
+    "Gaussian noise on the input embeddings and under token corruption ([UNK] replacement).",
+    equation="acc(0) - mean_delta acc(e + delta v): JACHESS_unlab < FineTune, and the same for "
+    "5-20% [UNK] corruption (paired by seed)",
+    notes="Dual mode on unlabeled training-split texts; delta in {0.01, 0.02, 0.05} (the word "
+    "embeddings' entries have std ~0.05). Quick scale: 1 sampled Hessian dimension per block on "
+    "2 examples per batch.")
 
-@claim("jachess.plm.robustness", paper="jachess", where="§5.1-5.2, Fig. 1, Table 1", kind="trend",
-       statement="A model fine-tuned with JACHESS loses less accuracy than plain fine-tuning under "
-       "Gaussian noise on the input embeddings and under token corruption ([UNK] replacement).",
-       equation="acc(0) - mean_delta acc(e + delta v): JACHESS_unlab < FineTune, and the same for "
-       "5-20% [UNK] corruption (paired by seed)",
-       notes="Dual mode on unlabeled training-split texts; delta in {0.01, 0.02, 0.05} (the word "
-       "embeddings' entries have std ~0.05). Quick scale: 1 sampled Hessian dimension per block on "
-       "2 examples per batch.")
-@needs_plm
-def _jachess_robust(ctx: CheckContext) -> Outcome:
-    return _two_probe(ctx, "jachess-unlab",
-                      ("noise_drop", "corrupt_drop"),
-                      ("accuracy drop under embedding noise", "accuracy drop under corruption"),
-                      "decrease")
+paired_claim(
+    "jachess.plm.calibration", grid=_shared, method="jachess-unlab",
+    columns=("test_ece", "test_brier"), labels=("8-bin ECE", "Brier score"), expected="decrease",
+    paper="jachess", where="§6, Table 4, Fig. 2", kind="trend",
+    statement="JACHESS lowers the calibration error: smaller 8-bin ECE and Brier score than "
+    "plain fine-tuning.",
+    equation="ECE_8(JACHESS_unlab) < ECE_8(FineTune) and Brier likewise (paired by seed)",
+    notes="ECE by torchmetrics, 8 equal-width bins, softmax confidence; reliability bins per "
+    "run are in the table.")
 
+paired_claim(
+    "uegr.plm.robustness", grid=_shared, method="uegr", columns=_DROPS, labels=_DROP_LABELS,
+    expected="decrease",
+    paper="uegr", where="§VI, Fig. 2b", kind="trend",
+    statement="UEGR's fine-tuned model loses less accuracy under input perturbations than "
+    "plain fine-tuning.",
+    equation="accuracy drop under embedding noise and under token corruption: UEGR < FineTune "
+    "(paired by seed)",
+    notes="Eq. 9 read sign-flipped (high saliency, high update probability), recorded per run; "
+    "Gaussian embedding noise stands in for the paper's unspecified attack.")
 
-@claim("jachess.plm.calibration", paper="jachess", where="§6, Table 4, Fig. 2", kind="trend",
-       statement="JACHESS lowers the calibration error: smaller 8-bin ECE and Brier score than "
-       "plain fine-tuning.",
-       equation="ECE_8(JACHESS_unlab) < ECE_8(FineTune) and Brier likewise (paired by seed)",
-       notes="ECE by torchmetrics, 8 equal-width bins, softmax confidence; reliability bins per "
-       "run are in the table.")
-@needs_plm
-def _jachess_calibration(ctx: CheckContext) -> Outcome:
-    return _two_probe(ctx, "jachess-unlab",
-                      ("test_ece", "test_brier"), ("8-bin ECE", "Brier score"), "decrease")
-
-
-@claim("uegr.plm.robustness", paper="uegr", where="§VI, Fig. 2b", kind="trend",
-       statement="UEGR's fine-tuned model loses less accuracy under input perturbations than "
-       "plain fine-tuning.",
-       equation="accuracy drop under embedding noise and under token corruption: UEGR < FineTune "
-       "(paired by seed)",
-       notes="Eq. 9 read sign-flipped (high saliency, high update probability), recorded per run; "
-       "Gaussian embedding noise stands in for the paper's unspecified attack.")
-@needs_plm
-def _uegr_robust(ctx: CheckContext) -> Outcome:
-    return _two_probe(ctx, "uegr", ("noise_drop", "corrupt_drop"),
-                      ("accuracy drop under embedding noise", "accuracy drop under corruption"),
-                      "decrease")
-
-
-@claim("uegr.plm.cka", paper="uegr", where="§VI, Fig. 2a", kind="trend",
-       statement="The selective update keeps the fine-tuned representations closer to the "
-       "pre-trained ones: higher layer-wise CKA than plain fine-tuning.",
-       equation="mean over blocks of linear CKA(pre-trained, fine-tuned): UEGR > FineTune (paired)",
-       notes="Linear CKA of mean-pooled block outputs on the test texts.")
-@needs_plm
-def _uegr_cka(ctx: CheckContext) -> Outcome:
-    grid = _grid(ctx, _SHARED)
-    df = cached_grid(ctx, grid)
-    v = paired_verdict(ctx, df, "cka_mean", "uegr", "finetune", expected="increase",
-                        what="mean block CKA to the pre-trained encoder, UEGR - FineTune")
-    return bar_outcome(ctx, df[df.method.isin(["finetune", "uegr"])], "cka_mean",
-                "mean linear CKA to the pre-trained encoder", grid, v)
+paired_claim(
+    "uegr.plm.cka", grid=_shared, method="uegr", columns=("cka_mean",),
+    labels=("mean linear CKA to the pre-trained encoder",), expected="increase",
+    what="mean block CKA to the pre-trained encoder, UEGR - FineTune",
+    paper="uegr", where="§VI, Fig. 2a", kind="trend",
+    statement="The selective update keeps the fine-tuned representations closer to the "
+    "pre-trained ones: higher layer-wise CKA than plain fine-tuning.",
+    equation="mean over blocks of linear CKA(pre-trained, fine-tuned): UEGR > FineTune (paired)",
+    notes="Linear CKA of mean-pooled block outputs on the test texts.")
 
 
 # Table 5's strategies in the paper's order, best first (its "Norm" needs an unspecified

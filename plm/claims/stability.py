@@ -19,7 +19,7 @@ from boundbench.plm.reports import (
     needs_plm,
     not_trained_verdict,
     paired,
-    paired_verdict,
+    paired_claim,
     smoke,
     too_few_verdict,
     trend_power,
@@ -77,39 +77,34 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                        "test_accuracy", "test accuracy", grid, v)
 
 
-@claim("fu.plm.mmr-margin", paper="fu", where="§3.1, eqs. (8)-(9) (MMR)", kind="trend",
-       statement="The max-margin regularizer increases the margin of the encoder's features "
-       "between the classes, relative to plain fine-tuning.",
-       equation="gamma / B of the fine-tuned test features: MMR > FineTune (paired by seed)",
-       notes="Margin of the SVM on the pooled test features divided by the feature bound B "
-       "(scale-free); the centroid distance MMR optimizes is in the table too.")
-@needs_plm
-def _mmr_margin(ctx: CheckContext) -> Outcome:
-    grid = _grid(ctx, _TRIO)
-    df = cached_grid(ctx, grid)
-    v = paired_verdict(ctx, df, "feat_margin_over_B", "mmr", "finetune", expected="increase",
-                       what="feature margin / B, MMR - FineTune")
-    cd = paired(df, "feat_centroid_distance", "mmr", "finetune")
-    v = v.with_evidence(mean_centroid_distance_change=float(cd.mean()))
-    return bar_outcome(ctx, df[df.method.isin(["finetune", "mmr"])],
-                "feat_margin_over_B", "SVM margin / B of test features", grid, v)
+def _trio(ctx: CheckContext):
+    return _grid(ctx, _TRIO)
 
 
-@claim("fu.plm.surt-distance", paper="fu", where="§3.3 (SURT) and Theorem 2.2", kind="trend",
-       statement="Self-unsupervised re-training on the task's texts moves the starting point "
-       "closer to the fine-tuned solution: fine-tuning then travels a shorter distance.",
-       equation="||theta_fine-tuned - theta_start||: SURT < FineTune (paired by seed)",
-       notes="SURT's MLM head is freshly initialized (the default model has none) with the "
-       "decoder tied to the word embeddings.")
-@needs_plm
-def _surt_distance(ctx: CheckContext) -> Outcome:
-    grid = _grid(ctx, _TRIO)
-    df = cached_grid(ctx, grid)
-    v = paired_verdict(ctx, df, "encoder_distance_from_start", "surt", "finetune",
-                       expected="decrease", what="encoder distance travelled, SURT - FineTune")
-    return bar_outcome(ctx, df[df.method.isin(["finetune", "surt"])],
-                       "encoder_distance_from_start", "||theta_end - theta_start|| (encoder)",
-                       grid, v)
+paired_claim(
+    "fu.plm.mmr-margin", grid=_trio, method="mmr", columns=("feat_margin_over_B",),
+    labels=("SVM margin / B of test features",), expected="increase",
+    what="feature margin / B, MMR - FineTune",
+    extra=lambda df: {"mean_centroid_distance_change": float(
+        paired(df, "feat_centroid_distance", "mmr", "finetune").mean())},
+    paper="fu", where="§3.1, eqs. (8)-(9) (MMR)", kind="trend",
+    statement="The max-margin regularizer increases the margin of the encoder's features "
+    "between the classes, relative to plain fine-tuning.",
+    equation="gamma / B of the fine-tuned test features: MMR > FineTune (paired by seed)",
+    notes="Margin of the SVM on the pooled test features divided by the feature bound B "
+    "(scale-free); the centroid distance MMR optimizes is in the table too.")
+
+
+paired_claim(
+    "fu.plm.surt-distance", grid=_trio, method="surt", columns=("encoder_distance_from_start",),
+    labels=("||theta_end - theta_start|| (encoder)",), expected="decrease",
+    what="encoder distance travelled, SURT - FineTune",
+    paper="fu", where="§3.3 (SURT) and Theorem 2.2", kind="trend",
+    statement="Self-unsupervised re-training on the task's texts moves the starting point "
+    "closer to the fine-tuned solution: fine-tuning then travels a shorter distance.",
+    equation="||theta_fine-tuned - theta_start||: SURT < FineTune (paired by seed)",
+    notes="SURT's MLM head is freshly initialized (the default model has none) with the "
+    "decoder tied to the word embeddings.")
 
 
 @claim("fu.plm.sample-ratio-std", paper="fu", where="§4.2.5, Figure 4", kind="trend",
