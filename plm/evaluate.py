@@ -2,7 +2,7 @@
 to Gaussian embedding noise and to token corruption, layer-wise linear CKA between two encoders,
 and the head's Hessian against the activation-decay erf bound on real features.
 
-JACHESS (paper 000) §2.4/§2.6 and UEGR (paper 001) Fig. 2 define what is measured; the exact
+JACHESS §2.4/§2.6 and UEGR Fig. 2 define what is measured; the exact
 forms the papers leave open are stated per function.
 """
 

@@ -1,4 +1,4 @@
-"""JACHESS (paper 000, eq. 7) on a transformer's blocks, in train and dual (unlabeled) mode, and
+"""JACHESS (Jukić & Šnajder, eq. 7) on a transformer's blocks, in train and dual (unlabeled) mode, and
 its Cross-Hölder baseline (logits Jacobian + Hessian). The Jacobian penalty of the logits alone
 is model-agnostic: :class:`boundbench.synthetic.penalties.JacobianPenalty`.
 """
@@ -20,7 +20,7 @@ LAYER_WEIGHTS = ("soft", "uniform", "inverse", "logits")
 
 @dataclass(frozen=True)
 class JACHESS(Method):
-    """JACHESS (paper 000, eq. 7): ``weight * sum_k lam_k (||J^(k)||_F + sum_{d in D_k}
+    """JACHESS (Jukić & Šnajder, eq. 7): ``weight * sum_k lam_k (||J^(k)||_F + sum_{d in D_k}
     ||H_d^(k)||_F)`` w.r.t. the input word embeddings, every block ``k`` from *one* forward pass
     with all hidden states, norms by the random-projection estimators (5)-(6), ``dims`` = |D_k|
     output dimensions drawn afresh per call (10 in the paper).

@@ -1,4 +1,4 @@
-"""UEGR (Sun et al., paper 001) on a transformer: the forward stage is a penalty (single-step L2
+"""UEGR (Sun et al.) on a transformer: the forward stage is a penalty (single-step L2
 adversarial embedding perturbation, ``m`` dropout passes with pass-specific rates,
 cross-entropy on each and the JS divergence over pairs, eqs. 2-6), the backward stage the masked
 update of :class:`boundbench.synthetic.optimizers.SelectiveUpdate` (eqs. 7-9).

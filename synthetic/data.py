@@ -8,8 +8,8 @@ are therefore *not* uniform in the ball: ``t`` is uniform along ``u``, so the th
 ``|t| = bound`` hold as many points as the wide middle. Hence ``||x_i|| <= bound`` exactly and
 the plane ``u^T x = c`` separates the classes with geometric margin at least ``margin``.
 
-That alone leaves the hard-margin SVM's margin *above* the request, often far above (measured
-in issue 13: 1.03x at d = 5, 1.46x at d = 20, up to 4x at B = 8), so with ``exact_margin`` (the
+That alone leaves the hard-margin SVM's margin *above* the request, often far above (1.03x at
+d = 5, 1.46x at d = 20, up to 4x at B = 8), so with ``exact_margin`` (the
 default) ``d + 1`` points of each dataset are replaced by a configuration on the margin whose
 max-margin normal is ``u`` (see :func:`_plant_on_margin`): the SVM margin is exactly ``margin``,
 and the support is ``d + 1`` points, each needed, as on generic data. All other points are as

@@ -1,5 +1,5 @@
 """A user's mistake on the command line: exit 2 and one line naming the option, before any
-computation, and no result folder left behind (issue 15, item 3)."""
+computation, and no result folder left behind."""
 
 import json
 

@@ -42,9 +42,9 @@ def test_svm_margin_is_at_least_the_requested_one():
 
 @pytest.mark.parametrize("d, bound", [(1, 1.0), (5, 1.0), (20, 1.0), (5, 8.0)])
 def test_svm_margin_is_exactly_the_requested_one(d, bound):
-    """Issue 13: without the planted points the SVM margin exceeds the request (up to 4x at
-    B = 8), so Fig. 9's 'fixed margin' was not fixed; with them the margin and the normal are
-    exact, and the support is d + 1 points as on generic data (one planted pair left 2)."""
+    """Without the planted points the SVM margin exceeds the request (up to 4x at B = 8), and
+    Fig. 9's 'fixed margin' would not be fixed; with them the margin and the normal are exact,
+    and the support is d + 1 points as on generic data (not the 2 of one planted pair)."""
     kw = dict(n_datasets=6, n=300, d=d, margin=0.1, bound=bound, seed=2)
     data = make_separable(**kw)
     from boundbench.synthetic.svm import HardMarginSVM

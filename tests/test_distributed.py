@@ -1,4 +1,4 @@
-"""The Dask execution layer (issue 14): the same results as a serial run, a killed worker's
+"""The Dask execution layer: the same results as a serial run, a killed worker's
 task retried, failures reported, and no Dask import without the flags."""
 
 import json

@@ -1,5 +1,5 @@
 """Crash-safe results: atomic writes, hash-verified reads that set bad files aside, per-key
-locks (issue 15, item 2). Each test fails on a plain read/write of the final name."""
+locks. Each test fails on a plain read/write of the final name."""
 
 import json
 import multiprocessing as mp
@@ -112,7 +112,7 @@ def test_surt_stage_without_its_manifest_is_set_aside(tmp_path):
 
     stage = tmp_path / "abc"
     stage.mkdir()
-    (stage / "config.json").write_text(json.dumps({}))  # what a killed save used to leave
+    (stage / "config.json").write_text(json.dumps({}))  # what a save killed between its steps leaves
     with pytest.warns(UserWarning, match="SURT"):
         assert not surt._verified(stage)
     assert not stage.exists()

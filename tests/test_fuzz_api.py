@@ -1,4 +1,4 @@
-"""The public API, fuzzed (issue 15, item 4).
+"""The public API, fuzzed.
 
 Every public function and class of the numeric modules below is either a case here, with one
 valid call, or excluded with the reason. Hypothesis then replaces one argument of the valid call

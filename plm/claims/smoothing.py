@@ -1,6 +1,6 @@
 """Claims of the smoothness papers on the default real encoder: activation decay's
-head Hessian (paper 002), JACHESS's robustness, calibration and layer weighting (paper 000),
-UEGR's robustness and representation similarity (paper 001). At quick scale each is a smoke run
+head Hessian (activation decay), JACHESS's robustness, calibration and layer weighting,
+UEGR's robustness and representation similarity. At quick scale each is a smoke run
 (2 seeds of 2 steps on 32 tweets) that says so and decides nothing; every verdict reports its
 effect size, paired SD and the seeds a decision would need."""
 

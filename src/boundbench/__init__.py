@@ -10,7 +10,7 @@ Layers, each importing only those below it (an import-linter contract in ``pypro
 * :mod:`boundbench.theory` — the bounds and the estimators (folder ``theory/``);
 * :mod:`boundbench.framework` — the claims registry, verdicts, search, files and execution.
 
-``src/boundbench/{theory,synthetic,plm}`` are symbolic links to the design card's
+``src/boundbench/{theory,synthetic,plm}`` are symbolic links to the project's
 top-level folders, so the package is a plain directory tree to Python, setuptools and type
 checkers alike.
 """

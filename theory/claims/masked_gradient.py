@@ -1,4 +1,4 @@
-"""Claims of UEGR (paper 001), Theorem 1: the rescaled masked gradient's mean and variance."""
+"""Claims of UEGR, Theorem 1: the rescaled masked gradient's mean and variance."""
 
 from __future__ import annotations
 

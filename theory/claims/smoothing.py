@@ -1,4 +1,4 @@
-"""Claims of the activation-decay paper (002) that need no training.
+"""Claims of the activation-decay paper that need no training.
 
 Corollary 1's tightness (Huber), Theorem 2 with its lower bound (Monte Carlo in weight space,
 exact quadrature for two classes), Theorem 3 not being a bound, and the GELU Lipschitz constant.

@@ -1,4 +1,4 @@
-"""Claims of Fu et al. (paper 003) that need neither data nor training: Lemmas A.1.2, A.1.3,
+"""Claims of Fu et al. that need neither data nor training: Lemmas A.1.2, A.1.3,
 A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims.stability`).
 
 Each check draws many random instances inside the lemma's assumptions, computes both sides

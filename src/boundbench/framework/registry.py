@@ -41,12 +41,12 @@ say what they would need, in about 90 minutes on 2 CPU cores) and ``paper`` (the
 where stated)."""
 
 PAPERS: dict[str, str] = {
-    "fu": "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model (003)",
-    "ad": "Activation Decay by Loss Smoothing to Enhance Generalization (002)",
+    "fu": "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model",
+    "ad": "Activation Decay by Loss Smoothing to Enhance Generalization",
     "jachess": "Jukic & Snajder: From Robustness to Improved Generalization and Calibration "
-    "in PLMs (000)",
+    "in PLMs",
     "uegr": "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via "
-    "Bi-Stage Optimization (001)",
+    "Bi-Stage Optimization",
     "soudry": "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
 }
 

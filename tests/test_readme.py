@@ -1,0 +1,74 @@
+"""The README is short and every command in it runs: the install and the test command are
+`.ci/run`'s (CI executes them), the main command and the errata command run in
+``tests/test_cli.py``'s audit test, and the rest run here, verbatim, in a scratch folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+BIN = Path(sys.executable).parent
+
+
+def blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+
+
+def commands() -> list[str]:
+    return [line.strip() for b in blocks("bash") for line in b.splitlines() if line.strip()]
+
+
+INSTALL, MAIN, TESTS = commands()[:3]
+USE = commands()[3:]
+RUN_BY_TEST_CLI = (MAIN, ".venv/bin/boundbench errata fu --out figures")
+
+
+def as_here(cmd: str) -> list[str]:
+    """A README command with ``.venv/bin/`` meaning this interpreter's environment."""
+    return [str(BIN / a[len(".venv/bin/"):]) if a.startswith(".venv/bin/") else a
+            for a in shlex.split(cmd)]
+
+
+def test_the_readme_is_short_and_has_its_sections():
+    assert len(README.splitlines()) <= 150
+    for title in ("## Install and the two commands", "## What comes out",
+                  "## Use from the command line", "## Use from Python", "## Contributing"):
+        assert title in README
+    assert README.count("pip install -q torch==2.13.0") == 1  # the install line appears once
+    for link in re.findall(r"\]\((docs/[^)]+)\)", README):
+        assert (ROOT / link).is_file(), link
+
+
+def test_ci_runs_the_readmes_install_and_test_command():
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci == f"{INSTALL} && {TESTS}"
+    assert MAIN == ".venv/bin/boundbench audit --scale quick --out figures"
+
+
+@pytest.mark.parametrize("cmd", [c for c in USE if c not in RUN_BY_TEST_CLI])
+def test_every_usage_command_runs(cmd, tmp_path):
+    if " plm " in cmd:
+        pytest.importorskip("transformers", reason="install the plm extra (README)")
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    r = subprocess.run(as_here(cmd), cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_the_python_example_runs_and_prints_what_it_says(tmp_path):
+    (code,) = blocks("python")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=900, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert "sigma must be > 0 (got min 0)" in lines
+    assert "holds" in lines
+    assert lines[-1] == "torch.Size([4, 5, 64])"
