@@ -25,8 +25,9 @@ STRENGTH = Float(0, per_model=True)
 
 @dataclass(frozen=True)
 class ActivationDecay(Method):
-    """Activation decay (the activation-decay paper, eq. after Theorem 2): ``sigma^2/2 * mean_batch ||h^(L-1)||^2``,
-    the Theorem 2 upper bound of Gaussian smoothing of the last layer with std sigma.
+    """Activation decay (its paper's eq. after Theorem 2): ``sigma^2/2 * mean_batch
+    ||h^(L-1)||^2``, the Theorem 2 upper bound of Gaussian smoothing of the last layer with std
+    sigma.
 
     ``sigma`` may be a tensor with one value per model of a batched trainer (leading axis); the
     batch reduction is the mean, matching the CE mean (the paper does not say)."""
