@@ -304,6 +304,8 @@ PLM_EXCLUDED = {
     "reports.not_trained_verdict": "formats a verdict from counts the grid made",
     "reports.too_few_verdict": "formats a verdict from counts the grid made",
     "reports.paired": "takes a results DataFrame", "reports.smoke": "takes a context and a grid",
+    "reports.both_verdict": "combines two Verdicts; run by the jachess/uegr plm claims",
+    "reports.paired_claim": "registers a claim at import; its claims run in test_plm_claims",
     "reports.paired_verdict": "takes a context and a DataFrame",
     "reports.needs_plm": "a decorator", "reports.not_testable": "no arguments",
     "reports.bar_outcome": "takes a context, a DataFrame and a grid",
