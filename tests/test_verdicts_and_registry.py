@@ -153,13 +153,13 @@ def test_context_seeds_from_seed_and_claim_id():
         claims.CheckContext(seed=-1)
 
 
-def test_readme_claim_example_is_one_function_and_one_decorator(monkeypatch, tmp_path):
-    """The contributor section's example registers, runs and writes its three files."""
+def test_the_guides_claim_example_is_one_function_and_one_decorator(monkeypatch, tmp_path):
+    """The contributing guide's example registers, runs and writes its three files."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    code = re.search(r"## Contributing.*?```python\n(.*?)```", readme, re.S).group(1)
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "contributing.md").read_text()
+    code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
     monkeypatch.setattr(claims, "_REGISTRY", dict(claims._REGISTRY))
     exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
     r = claims.run("fu.example", claims.CheckContext(out_dir=tmp_path))
