@@ -20,10 +20,19 @@ def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch):
     summary = (tmp_path / "summary.csv").read_text()
     assert "test_accuracy_std" in summary and "n_seeds" in summary
     assert json.loads((tmp_path / "config.json").read_text())["grid"]["seeds"] == 2
+    # the split every cell trained and was tested on lies next to the results
+    splits = (tmp_path / "splits" / "level-None.csv").read_text().splitlines()
+    assert splits[0] == "index,split,label,group" and len(splits) == 1 + 32 + 16 + 16
     # a second run reads every finished cell back instead of training again
     monkeypatch.setattr(experiments, "finetune", lambda *a, **k: pytest.fail("re-ran a cell"))
     again = run_grid(grid, tmp_path, progress=False)
     assert again.test_accuracy.tolist() == df.test_accuracy.tolist()
+
+
+def test_glue_tasks_reach_the_glue_loader():
+    # offline: without the datasets package, or without the task in its cache, a clear error
+    with pytest.raises(ValueError, match="datasets"):
+        load_task("glue:rte")
 
 
 def test_bad_grids_and_tasks():

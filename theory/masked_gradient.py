@@ -17,11 +17,12 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.framework import validate as v
-from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, checked
+from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, Values, checked
 
 
+@checked(p=Values(0.0, 1.0, lo_open=True))
 def _p(p: ArrayLike) -> np.ndarray:
-    return v.in_interval("p", p, 0.0, 1.0, closed_lo=False, closed_hi=True)
+    return np.asarray(p)
 
 
 @checked(s_norm=Array(min_size=0), alpha=Float(), beta=Float(0), flipped=Bool())
@@ -73,12 +74,14 @@ def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> li
     return out
 
 
+@checked(grad_mean=Values())
 def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Eq. (17): ``E[g * m / p] = mu``: the rescaled masked gradient is unbiased."""
-    mu = v.as_array("grad_mean", grad_mean)
+    mu = np.asarray(grad_mean)
     return np.broadcast_to(mu, np.broadcast_shapes(mu.shape, _p(p).shape)).copy()
 
 
+@checked(grad_mean=Values(), grad_var=Values(0))
 def rescaled_mask_variance(
     *, grad_mean: ArrayLike, grad_var: ArrayLike, p: ArrayLike
 ) -> np.ndarray:
@@ -87,13 +90,14 @@ def rescaled_mask_variance(
     ``grad_var`` is ``Var[g_i] = sigma_g^2 / |D|``. Both terms grow as ``p_i`` falls, so the
     ratio to ``Var[g_i]`` is >= 1 for every ``p_i <= 1``.
     """
-    mu = v.as_array("grad_mean", grad_mean)
-    var = v.nonnegative("grad_var", grad_var)
+    mu = np.asarray(grad_mean)
+    var = np.asarray(grad_var)
     pp = _p(p)
     v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return var / pp + (1.0 - pp) * mu**2 / pp
 
 
+@checked(grad_mean=Values(), grad_var=Values(0))
 def unscaled_mask_variance(
     *, grad_mean: ArrayLike, grad_var: ArrayLike, p: ArrayLike
 ) -> np.ndarray:
@@ -101,13 +105,15 @@ def unscaled_mask_variance(
 
     Smaller than ``Var[g_i]`` when ``mu_i`` is small, but biased: ``E[g_i m_i] = p_i mu_i``.
     """
-    mu = v.as_array("grad_mean", grad_mean)
-    var = v.nonnegative("grad_var", grad_var)
+    mu = np.asarray(grad_mean)
+    var = np.asarray(grad_var)
     pp = _p(p)
     v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return pp * var + pp * (1.0 - pp) * mu**2
 
 
+@checked(
+    grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True), k=Values(0, lo_open=True))
 def thm1_cov_frobenius_bound(
     *,
     grad_mean: ArrayLike,
@@ -123,16 +129,17 @@ def thm1_cov_frobenius_bound(
     ``p_hat``). The theorem's statement adds a further undefined factor ``d`` and the learning
     rate ``eta^2``; this is the proof's form, for the gradient itself.
     """
-    mu = v.as_array("grad_mean", grad_mean)
-    sg = v.nonnegative("sigma_g", sigma_g)
-    nb = v.count("batch_size", batch_size, minimum=1)
-    kk = v.positive("k", k)
+    mu = np.asarray(grad_mean)
+    sg = np.asarray(sigma_g)
+    nb = np.asarray(batch_size)
+    kk = np.asarray(k)
     p_hat = np.min(_p(p), axis=-1, keepdims=True)
     diag = sg[..., None] ** 2 * kk / (p_hat * nb[..., None]) + (1.0 - p_hat) / p_hat * mu**2
     return np.linalg.norm(diag, axis=-1)
 
 
 @checked(n_draws=Int(2), rng=Rng(), rescale=Bool())
+@checked(grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True))
 def sample_masked_gradients(
     *,
     grad_mean: ArrayLike,
@@ -148,10 +155,10 @@ def sample_masked_gradients(
     The batch mean of ``|D|`` Gaussian per-sample gradients is drawn directly as
     ``N(mu, sigma_g^2/|D|)``.
     """
-    mu = v.as_array("grad_mean", grad_mean)
+    mu = np.asarray(grad_mean)
     pp = np.broadcast_to(_p(p), mu.shape)
-    sg = float(v.nonnegative("sigma_g", sigma_g))
-    nb = int(v.count("batch_size", batch_size, minimum=1))
+    sg = float(np.asarray(sigma_g))
+    nb = int(np.asarray(batch_size))
     if n_draws < 2:
         raise ValueError(f"n_draws must be >= 2 (got {n_draws})")
     g = mu + rng.standard_normal((n_draws, mu.size)).reshape(n_draws, *mu.shape) * sg / np.sqrt(nb)

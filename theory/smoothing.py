@@ -20,7 +20,7 @@ from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.framework import validate as v
-from boundbench.framework.validate import Array, Int, Rng, Seq, checked
+from boundbench.framework.validate import Array, Int, Rng, Seq, Values, checked
 
 
 def _gelu_lipschitz() -> float:
@@ -34,6 +34,7 @@ GELU_LIPSCHITZ: float = _gelu_lipschitz()
 which Theorem 1's proof ("contractant activations such as ReLU and GELU") assumes."""
 
 
+@checked(H=Values(0, lo_open=True), eps=Values(0), sigma=Values(0, lo_open=True))
 def cor1_rhs(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """Corollary 1, eq. (1): ``||Hess E_Delta L(theta + Delta)||_2 <= H erf(eps / (sqrt2 H sigma))``.
 
@@ -44,33 +45,36 @@ def cor1_rhs(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     from Delattre et al. (2024), Thm 2; its proof (B.1) is one sentence; the maximizer of the
     left side is the Huber loss, :func:`huber_smoothed_hessian`.
     """
-    h = v.positive("H", H)
-    e = v.nonnegative("eps", eps)
-    s = v.positive("sigma", sigma)
+    h = np.asarray(H)
+    e = np.asarray(eps)
+    s = np.asarray(sigma)
     return h * erf(e / (np.sqrt(2.0) * h * s))
 
 
+@checked(H=Values(0, lo_open=True), eps=Values(0), sigma=Values(0, lo_open=True))
 def cor1_simple_bound(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """The consequences of Corollary 1 the paper states: ``rhs <= min(H, sqrt(2/pi) eps/sigma)``.
 
     From ``erf(x) <= min(1, 2x/sqrt(pi))``.
     """
-    h = v.positive("H", H)
-    e = v.nonnegative("eps", eps)
-    s = v.positive("sigma", sigma)
+    h = np.asarray(H)
+    e = np.asarray(eps)
+    s = np.asarray(sigma)
     return np.minimum(h, np.sqrt(2.0 / np.pi) * e / s)
 
 
+@checked(H=Values(0, lo_open=True), eps=Values(0), theta=Values())
 def huber_grad(theta: ArrayLike, *, H: ArrayLike, eps: ArrayLike) -> np.ndarray:
     """Gradient of the 1-D Huber loss with curvature H and slope cap eps: ``clip(H theta, -eps, eps)``.
 
     It is H-Lipschitz and bounded by eps everywhere: Corollary 1's assumptions hold globally.
     """
-    h = v.positive("H", H)
-    e = v.nonnegative("eps", eps)
-    return np.clip(h * v.as_array("theta", theta), -e, e)
+    h = np.asarray(H)
+    e = np.asarray(eps)
+    return np.clip(h * np.asarray(theta), -e, e)
 
 
+@checked(H=Values(0, lo_open=True), eps=Values(0), sigma=Values(0, lo_open=True), theta=Values())
 def huber_smoothed_hessian(
     theta: ArrayLike, *, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike
 ) -> np.ndarray:
@@ -80,10 +84,10 @@ def huber_smoothed_hessian(
     Phi((-eps/H - theta)/sigma)]``. At ``theta = 0`` this equals Corollary 1's right side: the
     bound is attained.
     """
-    h = v.positive("H", H)
-    e = v.nonnegative("eps", eps)
-    s = v.positive("sigma", sigma)
-    t = v.as_array("theta", theta)
+    h = np.asarray(H)
+    e = np.asarray(eps)
+    s = np.asarray(sigma)
+    t = np.asarray(theta)
     a = e / h
     return h * _gauss_mass((-a - t) / s, (a - t) / s)
 
@@ -100,15 +104,17 @@ def _gauss_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(lo >= 1, right, np.where(hi <= -1, left, across))
 
 
+@checked(sigma=Values(0, lo_open=True), h=Values())
 def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     """``s = sigma ||h||``: the std of each logit when the last layer is smoothed by sigma."""
-    return v.positive("sigma", sigma) * np.linalg.norm(v.as_array("h", h), axis=-1)
+    return np.asarray(sigma) * np.linalg.norm(np.asarray(h), axis=-1)
 
 
 @checked(logits=Array())
+@checked(logits=Values())
 def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
     """``-log softmax(logits)[y]``, stable; ``y`` holds integer class indices."""
-    z = v.as_array("logits", logits)
+    z = np.asarray(logits)
     yy = v.labels("y", y, z.shape[-1])
     shape = np.broadcast_shapes(z.shape[:-1], yy.shape)
     z = np.broadcast_to(z, (*shape, z.shape[-1]))
@@ -117,6 +123,7 @@ def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
 
 
 @checked(logits=Array())
+@checked(s=Values(0))
 def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 2, eq. (4): smoothed CE ``<= CE(W h, y) + sigma^2 ||h||^2 / 2 = CE + s^2/2``.
 
@@ -126,10 +133,11 @@ def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     result. The lower bound ``CE <= smoothed CE`` (Jensen, CE convex in the logits) is
     :func:`cross_entropy` itself.
     """
-    return cross_entropy(logits, y) + v.nonnegative("s", s) ** 2 / 2.0
+    return cross_entropy(logits, y) + np.asarray(s) ** 2 / 2.0
 
 
 @checked(logits=Array())
+@checked(logits=Values(), s=Values(0))
 def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 3 (B.4): second-order Taylor form ``CE + s^2/2 * sum_i p_i (1 - p_i)``.
 
@@ -137,12 +145,13 @@ def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     (the paper says "not an upper bound"; it also under-estimates for confident samples). Typo
     in the proof: "the trace of p p^T is 1" should read ``tr diag(p) = 1``, ``tr p p^T = ||p||^2``.
     """
-    z = v.as_array("logits", logits)
+    z = np.asarray(logits)
     p = softmax(z, axis=-1)
-    return cross_entropy(z, y) + v.nonnegative("s", s) ** 2 / 2.0 * (1.0 - np.sum(p**2, axis=-1))
+    return cross_entropy(z, y) + np.asarray(s) ** 2 / 2.0 * (1.0 - np.sum(p**2, axis=-1))
 
 
 @checked(n_nodes=Int(2))
+@checked(margin=Values(), s=Values(0))
 def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -> np.ndarray:
     """Exact smoothed CE for two classes by Gauss-Hermite quadrature.
 
@@ -151,8 +160,8 @@ def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -
     width in Z shrinks like 1/s, so convergence slows as s grows: 300 nodes give a relative error
     below 1e-11 for ``s <= 3`` (measured against adaptive quadrature in the tests).
     """
-    m = v.as_array("margin", margin)
-    ss = v.nonnegative("s", s)
+    m = np.asarray(margin)
+    ss = np.asarray(s)
     if n_nodes < 2:
         raise ValueError(f"n_nodes must be >= 2 (got {n_nodes})")
     x, w = np.polynomial.hermite.hermgauss(n_nodes)
@@ -193,6 +202,7 @@ def antithetic_mean(
 
 
 @checked(logits=Array(), n_samples=Int(4), rng=Rng())
+@checked(logits=Values(), s=Values(0))
 def smoothed_ce_monte_carlo(
     logits: ArrayLike,
     y: ArrayLike,
@@ -206,9 +216,9 @@ def smoothed_ce_monte_carlo(
     Adds ``xi ~ N(0, s^2 I_c)`` to the logits; equivalent to smoothing the last layer (module
     docstring). For the weight-space statement itself use :func:`smoothed_ce_weight_space`.
     """
-    z = v.as_array("logits", logits)
+    z = np.asarray(logits)
     yy = v.labels("y", y, z.shape[-1])
-    ss = v.nonnegative("s", s)
+    ss = np.asarray(s)
     z, yy, ss = np.broadcast_arrays(z, yy[..., None], ss[..., None])
     yy, ss = yy[..., 0], ss[..., 0]
     return antithetic_mean(lambda xi: cross_entropy(z + xi * ss[..., None], yy), z.shape,
@@ -216,6 +226,7 @@ def smoothed_ce_monte_carlo(
 
 
 @checked(n_samples=Int(4), rng=Rng())
+@checked(W=Values(), h=Values(), sigma=Values(0, lo_open=True))
 def smoothed_ce_weight_space(
     W: ArrayLike,
     h: ArrayLike,
@@ -227,9 +238,9 @@ def smoothed_ce_weight_space(
 ) -> tuple[float, float]:
     """Monte Carlo ``E_Delta CE((W + Delta) h, y)``, ``Delta ~ N(0, sigma^2 I_{c x d})``:
     the smoothed loss exactly as Theorem 2 states it. Returns ``(mean, s.e.)``."""
-    WW = v.as_array("W", W)
-    hh = v.as_array("h", h)
-    sg = float(v.positive("sigma", sigma))
+    WW = np.asarray(W)
+    hh = np.asarray(h)
+    sg = float(np.asarray(sigma))
     if WW.ndim != 2 or hh.shape != (WW.shape[1],):
         raise ValueError(f"W must be (c, d) and h (d,) (got {WW.shape} and {hh.shape})")
     yy = v.labels("y", np.asarray(y), WW.shape[0])

@@ -16,8 +16,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework import validate as v
-from boundbench.framework.validate import Array, checked
+from boundbench.framework.validate import Array, Values, checked
 from boundbench.framework.verdicts import BoundSides
 
 
@@ -30,6 +29,9 @@ def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.nd
     return n * np.expm1(-0.25 * np.log1p(-mu / beta))
 
 
+@checked(
+    lipschitz=Values(0, lo_open=True), beta=Values(0, lo_open=True), mu=Values(0, lo_open=True),
+    dist0=Values(0), n=Values(2, integer=True))
 def thm22_main_rhs(
     *, lipschitz: ArrayLike, beta: ArrayLike, mu: ArrayLike, dist0: ArrayLike, n: ArrayLike
 ) -> np.ndarray:
@@ -48,14 +50,17 @@ def thm22_main_rhs(
     quadratic, ``L`` is only a Lipschitz constant on the ball GD visits, e.g.
     ``L = beta ||w0 - w*||``.
     """
-    L = v.positive("lipschitz", lipschitz)
-    b = v.positive("beta", beta)
-    m = v.positive("mu", mu)
-    d = v.nonnegative("dist0", dist0)
-    nn = v.count("n", n, minimum=2)
+    L = np.asarray(lipschitz)
+    b = np.asarray(beta)
+    m = np.asarray(mu)
+    d = np.asarray(dist0)
+    nn = np.asarray(n)
     return np.sqrt(2.0 * L) * d / b / _thm22_denominator(m, b, nn)
 
 
+@checked(
+    lipschitz=Values(0, lo_open=True), beta=Values(0, lo_open=True), mu=Values(0, lo_open=True),
+    dist0=Values(0), n=Values(2, integer=True))
 def thm22_appendix_rhs(
     *, lipschitz: ArrayLike, beta: ArrayLike, mu: ArrayLike, dist0: ArrayLike, n: ArrayLike
 ) -> np.ndarray:
@@ -67,14 +72,17 @@ def thm22_appendix_rhs(
     with ``f(w_t, z_i) <= L (1 - mu/beta)^(t/2) ||w0 - w*||``. Same assumptions as
     :func:`thm22_main_rhs`, which states a different expression (see there).
     """
-    L = v.positive("lipschitz", lipschitz)
-    b = v.positive("beta", beta)
-    m = v.positive("mu", mu)
-    d = v.nonnegative("dist0", dist0)
-    nn = v.count("n", n, minimum=2)
+    L = np.asarray(lipschitz)
+    b = np.asarray(beta)
+    m = np.asarray(mu)
+    d = np.asarray(dist0)
+    nn = np.asarray(n)
     return np.sqrt(2.0 * L * d / b) / _thm22_denominator(m, b, nn)
 
 
+@checked(
+    lam=Values(0, lo_open=True), n=Values(2, integer=True), B=Values(0, lo_open=True),
+    gamma=Values(0, lo_open=True))
 def lemma_a25_rhs(*, lam: ArrayLike, n: ArrayLike, B: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """Lemma A.2.5: bound on the soft-margin SVM's leave-one-out distance ``||w_S^i - w_S||``.
 
@@ -86,16 +94,17 @@ def lemma_a25_rhs(*, lam: ArrayLike, n: ArrayLike, B: ArrayLike, gamma: ArrayLik
     while the solutions are soft-margin ones; the proof uses ``n ~ n - 1``; it calls
     ``lam ||v||^2`` 2*lam-strongly convex in ``(v, b)`` although ``b`` is not penalized.
     """
-    lm = v.positive("lam", lam)
-    nn = v.count("n", n, minimum=2)
-    bb = v.positive("B", B)
-    g = v.positive("gamma", gamma)
+    lm = np.asarray(lam)
+    nn = np.asarray(n)
+    bb = np.asarray(B)
+    g = np.asarray(gamma)
     k = 1.0 + bb / g
     first = np.sqrt(2.0 / (lm * nn) * k)
     second = (bb + np.sqrt(bb**2 + 8.0 * nn * lm * k)) / (2.0 * nn * lm)
     return np.maximum(first, second)
 
 
+@checked(r=Values(0, lo_open=True))
 def thm24_second_term(
     *, r: ArrayLike, lam: ArrayLike, n: ArrayLike, B: ArrayLike, gamma: ArrayLike
 ) -> np.ndarray:
@@ -104,10 +113,13 @@ def thm24_second_term(
     ``r`` is a lower bound on the norms of the SVM solutions being normalized. The first term,
     ``C log log t / log t``, has an unspecified constant; see :func:`direction_rate`.
     """
-    nu = 2.0 / v.positive("r", r)
+    nu = 2.0 / np.asarray(r)
     return nu * lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
 
 
+@checked(
+    nu=Values(0, lo_open=True), lipschitz=Values(0, lo_open=True), lam=Values(0, lo_open=True),
+    n=Values(2, integer=True))
 def cor25_second_term(
     *, nu: ArrayLike, lipschitz: ArrayLike, lam: ArrayLike, n: ArrayLike
 ) -> np.ndarray:
@@ -118,12 +130,13 @@ def cor25_second_term(
     it uses ``n ~ n - 1`` and treats ``lam ||w||^2`` as strongly convex in the unpenalized ``b``.
     """
     return (
-        v.positive("nu", nu)
-        * v.positive("lipschitz", lipschitz)
-        / (v.positive("lam", lam) * v.count("n", n, minimum=2))
+        np.asarray(nu)
+        * np.asarray(lipschitz)
+        / (np.asarray(lam) * np.asarray(n))
     )
 
 
+@checked(delta=Values(0.0, 1.0, lo_open=True, hi_open=True), heads=Values(1, integer=True))
 def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Corollary 3.1, eq. (11): the factor ``sqrt((2 + 8 ln(1/delta)) / H)`` on the first term.
 
@@ -138,8 +151,8 @@ def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
     follows the Bernstein reading: the factor multiplies the rate. ``8(1/4 + log 1/delta)`` equals
     ``2 + 8 log(1/delta)``; both readings scale as ``H^(-1/2)``.
     """
-    d = v.in_interval("delta", delta, 0.0, 1.0, closed_lo=False, closed_hi=False)
-    h = v.count("heads", heads, minimum=1)
+    d = np.asarray(delta)
+    h = np.asarray(heads)
     need = 2.0 + 8.0 * np.log(1.0 / d)
     if np.any(h <= need):
         raise ValueError(
@@ -148,12 +161,13 @@ def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
     return np.sqrt(need / h)
 
 
+@checked(t=Values())
 def direction_rate(t: ArrayLike) -> np.ndarray:
     """``log log t / log t``: Soudry et al. (2018, Thm 5) rate of GD's direction convergence.
 
     Appears with an unspecified constant C as the first term of Theorem 2.4. Needs ``t > e``.
     """
-    tt = v.as_array("t", t)
+    tt = np.asarray(t)
     if np.any(tt <= math.e):
         raise ValueError(f"t must be > e so that log log t > 0 (got min {tt.min():.6g})")
     return np.log(np.log(tt)) / np.log(tt)
@@ -163,6 +177,9 @@ def direction_rate(t: ArrayLike) -> np.ndarray:
 
 
 @checked(u=Array(), w=Array(), grad_u=Array(), grad_w=Array())
+@checked(
+    beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), u=Values(), w=Values(), grad_u=Values(),
+    grad_w=Values())
 def gd_map_nonexpansive(
     u: ArrayLike,
     w: ArrayLike,
@@ -177,33 +194,35 @@ def gd_map_nonexpansive(
     ``||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||``.
     Vectors on the last axis; leading axes broadcast. Convexity is the caller's to ensure.
     """
-    b = v.positive("beta", beta)
-    e = v.positive("eta", eta)
+    b = np.asarray(beta)
+    e = np.asarray(eta)
     if np.any(e > 2.0 / b * (1 + 1e-12)):
         raise ValueError("eta must be <= 2/beta (Lemma A.1.2's condition)")
-    uu, ww = v.as_array("u", u), v.as_array("w", w)
-    gu, gw = v.as_array("grad_u", grad_u), v.as_array("grad_w", grad_w)
+    uu, ww = np.asarray(u), np.asarray(w)
+    gu, gw = np.asarray(grad_u), np.asarray(grad_w)
     e = e[..., None]
     lhs = np.linalg.norm((uu - e * gu) - (ww - e * gw), axis=-1)
     rhs = np.linalg.norm(uu - ww, axis=-1)
     return BoundSides(lhs, rhs)
 
 
+@checked(f_value=Values(0), grad=Values(), beta=Values(0, lo_open=True))
 def self_bounding(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> BoundSides:
     """Lemma A.1.3: a non-negative beta-smooth f satisfies ``||grad f(w)||^2 <= 2 beta f(w)``."""
-    f = v.nonnegative("f_value", f_value)
-    g = v.as_array("grad", grad)
-    return BoundSides(np.sum(g**2, axis=-1), 2.0 * v.positive("beta", beta) * f)
+    f = np.asarray(f_value)
+    g = np.asarray(grad)
+    return BoundSides(np.sum(g**2, axis=-1), 2.0 * np.asarray(beta) * f)
 
 
+@checked(r=Values(0, lo_open=True), x=Values(), y=Values())
 def normalization_lipschitz(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     """Lemma A.2.1: ``x -> x/||x||`` is ``(2/r)``-Lipschitz on ``{||x|| >= r}``.
 
     ``|| x/||x|| - y/||y|| || <= (2/r) ||x - y||``. The sharp constant is ``1/r`` (project y onto
     the ball of radius ``||x|| <= ||y||``: a 1-Lipschitz map), so the lemma is loose by 2.
     """
-    rr = v.positive("r", r)
-    xx, yy = v.as_array("x", x), v.as_array("y", y)
+    rr = np.asarray(r)
+    xx, yy = np.asarray(x), np.asarray(y)
     nx, ny = np.linalg.norm(xx, axis=-1), np.linalg.norm(yy, axis=-1)
     if np.any(nx < rr * (1 - 1e-12)) or np.any(ny < rr * (1 - 1e-12)):
         raise ValueError("x and y must have norm >= r (Lemma A.2.1's domain)")
@@ -211,26 +230,30 @@ def normalization_lipschitz(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> Boun
     return BoundSides(lhs, 2.0 / rr * np.linalg.norm(xx - yy, axis=-1))
 
 
+@checked(b_hat=Values(), v_hat=Values(), B=Values(0, lo_open=True))
 def intercept_bound(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> BoundSides:
     """Lemma A.2.3: the hard-margin SVM intercept satisfies ``|b_hat| <= 1 + ||v_hat|| B``.
 
     ``b_hat`` in the paper's convention ``sign(v^T x - b)``, i.e. minus scikit-learn's
     ``intercept_``. Proof: a support vector has ``y (v^T x - b) = 1``.
     """
-    bb = v.as_array("b_hat", b_hat)
-    vv = v.as_array("v_hat", v_hat)
-    return BoundSides(np.abs(bb), 1.0 + np.linalg.norm(vv, axis=-1) * v.positive("B", B))
+    bb = np.asarray(b_hat)
+    vv = np.asarray(v_hat)
+    return BoundSides(np.abs(bb), 1.0 + np.linalg.norm(vv, axis=-1) * np.asarray(B))
 
 
+@checked(
+    beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), grad_now=Values(), f_next=Values(),
+    f_now=Values())
 def descent_lemma(
     f_next: ArrayLike, f_now: ArrayLike, grad_now: ArrayLike, *, eta: ArrayLike, beta: ArrayLike
 ) -> BoundSides:
     """Lemma A.5.1: for beta-smooth f and ``eta <= 1/beta``,
     ``f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2``. Convexity is not needed.
     """
-    b = v.positive("beta", beta)
-    e = v.positive("eta", eta)
+    b = np.asarray(beta)
+    e = np.asarray(eta)
     if np.any(e > 1.0 / b * (1 + 1e-12)):
         raise ValueError("eta must be <= 1/beta (Lemma A.5.1's condition)")
-    g2 = np.sum(v.as_array("grad_now", grad_now) ** 2, axis=-1)
-    return BoundSides(v.as_array("f_next", f_next), v.as_array("f_now", f_now) - e / 2.0 * g2)
+    g2 = np.sum(np.asarray(grad_now) ** 2, axis=-1)
+    return BoundSides(np.asarray(f_next), np.asarray(f_now) - e / 2.0 * g2)

@@ -1,4 +1,7 @@
-"""Input checks shared by every bound: each failure is a ValueError naming the parameter."""
+"""Declared input checks: specs for a function's arguments (``@checked``) and for a frozen
+config's fields (``check_fields``, a method's ``checks``), plus the few checks that relate two
+arguments. Each failure is a ValueError (bad value) or TypeError (bad type) naming the
+parameter."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from numpy.typing import ArrayLike
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def as_array(name: str, x: ArrayLike) -> np.ndarray:
+def _as_array(name: str, x: ArrayLike) -> np.ndarray:
     """Float64 array of ``x``; rejects NaN and infinities."""
     try:
         a = np.asarray(x, dtype=np.float64)
@@ -24,24 +27,10 @@ def as_array(name: str, x: ArrayLike) -> np.ndarray:
     return a
 
 
-def positive(name: str, x: ArrayLike) -> np.ndarray:
-    a = as_array(name, x)
-    if np.any(a <= 0):
-        raise ValueError(f"{name} must be > 0 (got min {a.min():.6g})")
-    return a
-
-
-def nonnegative(name: str, x: ArrayLike) -> np.ndarray:
-    a = as_array(name, x)
-    if np.any(a < 0):
-        raise ValueError(f"{name} must be >= 0 (got min {a.min():.6g})")
-    return a
-
-
-def in_interval(
+def _in_interval(
     name: str, x: ArrayLike, lo: float, hi: float, *, closed_lo: bool, closed_hi: bool
 ) -> np.ndarray:
-    a = as_array(name, x)
+    a = _as_array(name, x)
     ok_lo = a >= lo if closed_lo else a > lo
     ok_hi = a <= hi if closed_hi else a < hi
     if not np.all(ok_lo & ok_hi):
@@ -51,14 +40,20 @@ def in_interval(
     return a
 
 
-def count(name: str, x: ArrayLike, *, minimum: int) -> np.ndarray:
+def _count(name: str, x: ArrayLike, *, minimum: int | None) -> np.ndarray:
     """Integer-valued array (sample counts, head counts) at least ``minimum``."""
-    a = as_array(name, x)
+    a = _as_array(name, x)
     if np.any(a != np.round(a)):
         raise ValueError(f"{name} must be an integer (got {a[a != np.round(a)].ravel()[0]:g})")
-    if np.any(a < minimum):
+    if minimum is not None and np.any(a < minimum):
         raise ValueError(f"{name} must be >= {minimum} (got {a.min():g})")
     return a
+
+
+# ---------------------------------------------------------------- relations between arguments
+#
+# What one argument's spec cannot see: labels against the logits' class count, shapes that must
+# broadcast together. A function calls these in its body, after its specs have run.
 
 
 def labels(name: str, y: ArrayLike, n_classes: int) -> np.ndarray:
@@ -87,6 +82,32 @@ class Spec:
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+class Values(Spec):
+    """Array-like of finite reals of any shape (a bound's broadcasting arguments), optionally
+    integer-valued and all in an interval; passed on as a float64 array."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                 hi_open: bool = False, integer: bool = False) -> None:
+        self.lo, self.hi, self.lo_open, self.hi_open = lo, hi, lo_open, hi_open
+        self.integer = integer
+
+    def __call__(self, name: str, value: Any) -> np.ndarray:
+        if self.integer:
+            return _count(name, value, minimum=None if self.lo is None else int(self.lo))
+        if self.lo is None and self.hi is None:
+            return _as_array(name, value)
+        if self.hi is None:
+            assert self.lo is not None
+            a = _as_array(name, value)
+            bad = a <= self.lo if self.lo_open else a < self.lo
+            if np.any(bad):
+                raise ValueError(f"{name} must be {'>' if self.lo_open else '>='} {self.lo:g} "
+                                 f"(got min {a.min():.6g})")
+            return a
+        return _in_interval(name, value, -np.inf if self.lo is None else self.lo, self.hi,
+                            closed_lo=not self.lo_open, closed_hi=not self.hi_open)
 
 
 class Int(Spec):
