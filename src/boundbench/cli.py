@@ -9,6 +9,7 @@ from pathlib import Path
 
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
+from boundbench.framework.files import write_atomic
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +31,18 @@ def _int_at_least(low: int):
 
     parse.__name__ = f"integer >= {low}"
     return parse
+
+
+def _positive_seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds (got {text!r})") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 (got {text!r})")
+    return value
 
 
 def _device(text: str) -> str:
@@ -97,6 +110,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
             if r.get("error"):
                 print(r["error"], file=sys.stderr)
     return 1 if any(r.get("error") for r in results) else 0
+
+
+def _cmd_falsify(args: argparse.Namespace) -> int:
+    from boundbench.falsify import falsify
+
+    res = falsify(args.target, budget=args.budget, seed=args.seed)
+    name = args.target.replace("/", "_").replace(":", "_")
+    out = Path(args.out) / f"falsify-{name}.json"
+    write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
+    if args.json:
+        print(json.dumps({k: res[k] for k in ("worst_ratio", "instance", "reproduce")},
+                         default=str))
+        return 0
+    verdict = "VIOLATED" if res["violated"] else "holds on every instance tried"
+    print(f"{res['target']}: worst lhs/rhs = {res['worst_ratio']:.6g} ({verdict}; "
+          f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
+    print(f"  worst instance: {res['instance']}")
+    print(f"  reproduce: {res['reproduce']}")
+    print(f"  written: {out}")
+    return 0
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -245,6 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", default="figures", help="the audit's folder (default: figures)")
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
     e.set_defaults(func=_cmd_errata)
+
+    fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
+                        "budget")
+    fz.add_argument("target", help="a claim id (its declared search) or FILE.py:FUNCTION (a "
+                    "@bound test)")
+    fz.add_argument("--budget", type=_positive_seconds, default=30.0,
+                    help="seconds to spend (default 30)")
+    fz.add_argument("--seed", type=_int_at_least(0), default=0)
+    fz.add_argument("--json", action="store_true",
+                    help='print {"worst_ratio", "instance", "reproduce"}')
+    fz.add_argument("--out", type=_out_dir, default=".",
+                    help="folder for falsify-<target>.json (default: here)")
+    fz.set_defaults(func=_cmd_falsify)
 
     f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
     common(f)

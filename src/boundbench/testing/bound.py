@@ -1,0 +1,150 @@
+"""``@bound``: a property test of an inequality ``lhs <= rhs`` that searches for its worst case.
+
+Under pytest the decorated function becomes a test. Hypothesis draws instances from the given
+strategy; besides plain generation it steers toward larger ``lhs / rhs`` with
+``hypothesis.target``, so the search climbs toward the corner where the bound is tightest (or
+broken). A violation fails the test with the shrunk instance, both sides, the ratio and a
+one-line reproducer; every run records the worst ratio it saw, which the pytest plugin prints
+as a tightness table at the end of the session.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, target
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+
+class BoundViolation(AssertionError):
+    """A bound failed on an instance: ``lhs > rhs (1 + rtol) + atol`` somewhere."""
+
+
+@dataclass
+class Tightness:
+    """The worst ``lhs / rhs`` a ``@bound`` test saw (``inf``: lhs > 0 where rhs <= 0)."""
+
+    name: str
+    worst_ratio: float = -math.inf
+    instance: str = ""
+    lhs: float = math.nan
+    rhs: float = math.nan
+    examples: int = 0
+    violated: bool = False
+
+
+#: every ``@bound`` run in this process, by test name (the pytest plugin prints it)
+RESULTS: dict[str, Tightness] = {}
+
+
+def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
+    """``(ratio, lhs, rhs)`` of the element with the largest ``lhs / rhs``: arrays (broadcast
+    together) count their worst element; where ``rhs <= 0`` a positive ``lhs`` is ``inf``."""
+    a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64),
+                               np.asarray(rhs, dtype=np.float64))
+    a, b = a.ravel(), b.ravel()
+    if a.size == 0:
+        raise ValueError("a bound must return non-empty lhs and rhs")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        bad = "lhs" if not np.all(np.isfinite(a)) else "rhs"
+        raise ValueError(f"{bad} must be finite (got NaN or inf)")
+    pos = b > 0
+    r = np.where(pos, a / np.where(pos, b, 1.0), np.where(a > 0, np.inf, 0.0))
+    i = int(np.argmax(r))
+    return float(r[i]), float(a[i]), float(b[i])
+
+
+def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
+          max_examples: int = 200, seed: int = 0) -> Callable[[Callable], Callable[[], None]]:
+    """Turn ``fn(instance) -> (lhs, rhs)`` into a test of ``lhs <= rhs (1 + rtol) + atol`` over
+    ``strategy``'s instances, searched for the worst ratio with ``hypothesis.target``. The
+    default ``rtol`` forgives float64 rounding where a bound is attained (an equality case).
+
+    ``max_examples``: instances per run; ``seed``: hypothesis's seed (the same seed, the same
+    instances, so a failure reproduces). The returned test keeps ``fn`` as ``.fn`` and the
+    strategy as ``.strategy`` (``boundbench falsify FILE:FUNC`` reuses them)."""
+    if not isinstance(strategy, st.SearchStrategy):
+        raise ValueError(f"strategy must be a hypothesis strategy (got {type(strategy).__name__})")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not (isinstance(value, int | float) and value >= 0):
+            raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
+    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
+        raise ValueError(f"max_examples must be an integer >= 1 (got {max_examples!r})")
+
+    def decorate(fn: Callable) -> Callable[[], None]:
+        name = f"{fn.__module__}.{fn.__qualname__}"
+
+        def reproduce(seed_value: int) -> str:
+            try:
+                where = inspect.getsourcefile(fn) or fn.__module__
+            except TypeError:
+                where = fn.__module__
+            return f"boundbench falsify {where}:{fn.__name__} --seed {seed_value}"
+
+        @functools.wraps(fn)
+        def test() -> None:
+            run(max_examples=max_examples, seed_value=seed)
+
+        def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None
+                ) -> Tightness:
+            import time
+
+            rec = RESULTS[name] = Tightness(name)
+            stop = time.perf_counter() + deadline_s if deadline_s else math.inf
+
+            @hypothesis_seed(seed_value)
+            @settings(max_examples=max_examples, deadline=None, database=None,
+                      suppress_health_check=list(HealthCheck), print_blob=False)
+            @given(strategy)
+            def prop(instance: Any) -> None:
+                if time.perf_counter() > stop:
+                    return
+                ratio, lhs, rhs = worst_element(*fn(instance))
+                rec.examples += 1
+                # target a finite score: inf (a violated rhs <= 0) maps to a large number
+                target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
+                if ratio > rec.worst_ratio:
+                    rec.worst_ratio, rec.instance, rec.lhs, rec.rhs = ratio, repr(instance), lhs, rhs
+                allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
+                if lhs > allowed:
+                    rec.violated = True
+                    raise BoundViolation(
+                        f"{name}: lhs <= rhs fails on {instance!r}: lhs = {lhs:.6g}, rhs = "
+                        f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
+                        f"reproduce: {reproduce(seed_value)}")
+
+            prop()
+            return rec
+
+        # a test of no arguments: pytest must not read fn's parameter as a fixture
+        del test.__wrapped__
+        test.__signature__ = inspect.Signature()  # type: ignore[attr-defined]
+        test.fn = fn  # type: ignore[attr-defined]
+        test.strategy = strategy  # type: ignore[attr-defined]
+        test.run = run  # type: ignore[attr-defined]
+        test.bound_name = name  # type: ignore[attr-defined]
+        test.reproduce = reproduce  # type: ignore[attr-defined]
+        return test
+
+    return decorate
+
+
+def tightness_table(results: dict[str, Tightness] | None = None) -> str:
+    """The worst ratio each ``@bound`` reached, tightest first, as a text table."""
+    rows = sorted((results if results is not None else RESULTS).values(),
+                  key=lambda r: -r.worst_ratio)
+    if not rows:
+        return ""
+    width = max(len(r.name) for r in rows)
+    lines = [f"{'bound':<{width}}  {'worst lhs/rhs':>13}  {'examples':>8}  verdict"]
+    for r in rows:
+        verdict = "VIOLATED" if r.violated else "holds"
+        lines.append(f"{r.name:<{width}}  {r.worst_ratio:>13.6g}  {r.examples:>8}  {verdict}")
+    return "\n".join(lines)
