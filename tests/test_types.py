@@ -17,19 +17,25 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
                                 reason="mypy is a dev dependency (README)")
 
 
-def _mypy(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """One mypy cache for the module: the second check reuses the package's analysis."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def _mypy(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mypy", "--config-file",
-                           str(ROOT / "pyproject.toml"), "--cache-dir", str(cwd / ".mypy"), *args],
+                           str(ROOT / "pyproject.toml"), "--cache-dir", str(cache), *args],
                           cwd=cwd, capture_output=True, text=True, timeout=900)
 
 
-def test_the_package_type_checks_with_no_errors(tmp_path):
-    r = _mypy("-p", "boundbench", cwd=tmp_path)
+def test_the_package_type_checks_with_no_errors(tmp_path, cache):
+    r = _mypy("-p", "boundbench", cwd=tmp_path, cache=cache)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Success: no issues found" in r.stdout
 
 
-def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path):
+def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path, cache):
     script = tmp_path / "use.py"
     script.write_text(
         "from boundbench.framework.registry import CheckContext\n"
@@ -39,7 +45,7 @@ def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path
         "from boundbench.cli import main\n"
         "svm: HardMarginSVM = HardMarginSVM()\n"
         "n: int = METHODS.names()\n")  # a list, not an int: the control a checker must flag
-    r = _mypy(str(script), cwd=tmp_path)
+    r = _mypy(str(script), cwd=tmp_path, cache=cache)
     out = r.stdout + r.stderr
     assert "Cannot find implementation" not in out and "import-not-found" not in out, out
     assert "import-untyped" not in out, out
