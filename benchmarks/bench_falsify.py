@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from boundbench.framework.search import Search, _worst_ratio, worst_case
+from boundbench.framework.search import Search, worst_case, worst_ratio
 from boundbench.theory import smoothing as sm
 from boundbench.theory import stability_bounds as sb
 
@@ -94,7 +94,7 @@ def random_search(search: Search, *, evals: int, seed: int) -> float:
     for u in U:
         params = {k: (v.item() if hasattr(v, "item") else v) for k, v in search.decode(u).items()}
         try:
-            best = max(best, _worst_ratio(*search.sides(params)))
+            best = max(best, worst_ratio(*search.sides(params)))
         except ValueError:
             continue
     return best

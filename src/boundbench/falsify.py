@@ -53,7 +53,7 @@ def _falsify_claim(cid: str, *, budget: float, seed: int) -> dict[str, Any]:
             break
         evals *= 2
     return {"target": cid, "worst_ratio": best.worst_ratio, "violated": best.worst_ratio > 1,
-            "instance": _plain(best.instance), "evaluations": total,
+            "instance": best.instance, "evaluations": total,
             "seconds": round(time.perf_counter() - t0, 2), "method": best.method,
             "reproduce": f"boundbench falsify {cid} --budget {budget:g} --seed {seed}"}
 
@@ -90,10 +90,3 @@ def _falsify_file(target: str, *, budget: float, seed: int) -> dict[str, Any]:
             "method": "hypothesis with target(lhs/rhs), shrunk on failure",
             "reproduce": test.reproduce(seed)}
 
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if hasattr(x, "item"):
-        return x.item()
-    return x

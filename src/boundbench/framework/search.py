@@ -78,7 +78,17 @@ class Search:
         return out
 
 
-def _worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
+def element_ratios(lhs: np.ndarray, rhs: np.ndarray, *, atol: float = 0.0,
+                   rel: float = 0.0) -> np.ndarray:
+    """``lhs / rhs`` element by element where ``rhs > 0``; where ``rhs <= 0``, ``inf`` if ``lhs``
+    exceeds it beyond ``atol + rel * max(|lhs|, |rhs|)``, else 0. The one rule by which the
+    search, ``boundbench.testing`` and the benchmarks score a bound's sides."""
+    beyond = lhs - rhs > atol + rel * np.maximum(np.abs(lhs), np.abs(rhs))
+    pos = rhs > 0
+    return np.where(pos, lhs / np.where(pos, rhs, 1.0), np.where(beyond, np.inf, 0.0))
+
+
+def worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
     """The worst ``lhs/rhs`` of one instance: ``inf`` where ``rhs <= 0`` and ``lhs`` exceeds it
     beyond rounding (``atol`` plus 1e-9 relative), 0 where nothing can be compared; a ratio
     above 1 within that rounding counts as 1."""
@@ -88,9 +98,8 @@ def _worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
     lhs, rhs = lhs[ok], rhs[ok]
     if lhs.size == 0:
         return 0.0
-    pos = rhs > 0
     beyond = lhs - rhs > atol + 1e-9 * np.maximum(np.abs(lhs), np.abs(rhs))
-    r = np.where(pos, lhs / np.where(pos, rhs, 1.0), np.where(beyond, np.inf, 0.0))
+    r = element_ratios(lhs, rhs, atol=atol, rel=1e-9)
     r = np.where(beyond, r, np.minimum(r, 1.0))
     return float(r.max())
 
@@ -130,7 +139,7 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
     def score_one(u: np.ndarray) -> float:
         params = {k: (v.item() if hasattr(v, "item") else v) for k, v in search.decode(u).items()}
         try:
-            return _worst_ratio(*search.sides(params), search.atol)
+            return worst_ratio(*search.sides(params), search.atol)
         except (ValueError, np.linalg.LinAlgError, ArithmeticError):
             return 0.0
 
@@ -143,7 +152,7 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
                 lhs, rhs = search.sides(params)
                 lhs = np.asarray(lhs, dtype=np.float64).reshape(len(cols), -1)
                 rhs = np.asarray(rhs, dtype=np.float64).reshape(len(cols), -1)
-                r = np.array([_worst_ratio(a, b, search.atol)
+                r = np.array([worst_ratio(a, b, search.atol)
                               for a, b in zip(lhs, rhs, strict=True)])
             except (ValueError, np.linalg.LinAlgError, ArithmeticError):
                 r = np.array([score_one(c) for c in cols])

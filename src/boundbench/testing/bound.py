@@ -22,6 +22,8 @@ from hypothesis import HealthCheck, given, settings, target
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from boundbench.framework.search import element_ratios
+
 
 class BoundViolation(AssertionError):
     """A bound failed on an instance: ``lhs > rhs (1 + rtol) + atol`` somewhere."""
@@ -55,8 +57,7 @@ def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         bad = "lhs" if not np.all(np.isfinite(a)) else "rhs"
         raise ValueError(f"{bad} must be finite (got NaN or inf)")
-    pos = b > 0
-    r = np.where(pos, a / np.where(pos, b, 1.0), np.where(a > 0, np.inf, 0.0))
+    r = element_ratios(a, b)
     i = int(np.argmax(r))
     return float(r[i]), float(a[i]), float(b[i])
 
