@@ -42,7 +42,7 @@ def constant_halved(p):
 def exponent_off(p):
     r = p["r"]
     x, y = _unit(p["a"]) * r * p["sx"], _unit(p["b"]) * r * p["sy"]
-    s = sb.normalization_lipschitz(x, y, r=r)
+    s = sb.lemma_a21_sides(x, y, r=r)
     return s.lhs, s.rhs / 2 * (2 / r) ** 0.5  # (2/r)^(3/2) / 2 in place of 2/r
 
 
@@ -64,7 +64,7 @@ def condition_ignored(p):
 def small_corner(p):
     r = 1.0
     x, y = _unit(p["a"]) * r * p["sx"], _unit(p["a"] + np.pi - p["d"]) * r * p["sy"]
-    s = sb.normalization_lipschitz(x, y, r=r)
+    s = sb.lemma_a21_sides(x, y, r=r)
     near = max(p["sx"] - 1, p["sy"] - 1, p["d"])  # 0 at the corner
     return s.lhs, s.rhs * (0.45 + 20 * near)
 

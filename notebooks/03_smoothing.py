@@ -41,7 +41,7 @@ H, eps = 2.0, 0.5
 sigmas = np.logspace(-2, 1, 40)
 attained = sm.huber_smoothed_hessian(0.0, H=H, eps=eps, sigma=sigmas)
 bound = sm.cor1_rhs(H=H, eps=eps, sigma=sigmas)
-simple = sm.cor1_simple_bound(H=H, eps=eps, sigma=sigmas)
+simple = sm.cor1_simple_rhs(H=H, eps=eps, sigma=sigmas)
 fig, ax = plt.subplots(figsize=(5, 3.5))
 ax.loglog(sigmas, bound, lw=3, alpha=0.4, label="H erf(ε/(√2Hσ))  (Cor. 1)")
 ax.loglog(sigmas, attained, "k--", label="smoothed Huber, θ = 0 (exact)")

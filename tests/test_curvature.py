@@ -200,3 +200,60 @@ def test_eq13_is_eq12_only_for_identical_masks():
     by = r.verdict.evidence["by_reading"]
     assert by["trained-wide"]["status"] == "holds" and by["random-tanh"]["status"] == "violated"
     assert r.verdict.evidence["control_identical_masks_max_abs_ratio_minus_1"] < 1e-9
+
+
+# activation decay's Theorem 1 on the public MLP strategy (boundbench.testing), both readings
+
+from hypothesis import strategies as st  # noqa: E402
+
+from boundbench.testing import BoundViolation, bound  # noqa: E402
+from boundbench.testing import strategies as bst  # noqa: E402
+
+
+@bound(bst.mlps(depth=(2, 4), width=(1, 4)), max_examples=60, rtol=1e-7)
+def test_ad_thm1_block_reading_holds(net):
+    """W^(1..L-1), each ||W^(l)|| times the activation's Lipschitz constant: holds, and binds
+    on scalar chains (width 1)."""
+    return cv.thm1_sides(net.weights, net.x, activation=net.activation, reading="block")
+
+
+@bound(bst.mlps(depth=(2, 3), width=(1, 3)), max_examples=60, rtol=1e-7)
+def _ad_thm1_literal(net):
+    return cv.thm1_sides(net.weights, net.x, activation=net.activation, reading="literal")
+
+
+def test_ad_thm1_literal_reading_fails_on_a_searched_instance():
+    """The paper's reading (every weight, the W^(L) block missing from the right side) is
+    violated: the search finds an MLP where it fails (ad.thm1.literal's finding)."""
+    with pytest.raises(BoundViolation, match="lhs <= rhs fails"):
+        _ad_thm1_literal()
+
+
+def test_ad_thm1_sides_match_the_claims_table_row():
+    from boundbench.theory.claims.curvature import _thm1_sides
+
+    rng = np.random.default_rng(3)
+    Ws = [torch.as_tensor(rng.standard_normal(s)) for s in ((6, 4), (5, 6), (3, 5))]
+    x = torch.as_tensor(rng.standard_normal(4))
+    row = _thm1_sides(Ws, x, "gelu")
+    s = cv.thm1_sides(Ws, x, activation="gelu", reading="block")
+    assert (s.lhs, s.rhs) == (row["hess_block"], row["rhs_lipschitz"])
+    with pytest.raises(ValueError, match="reading must be one of"):
+        cv.thm1_sides(Ws, x, activation="gelu", reading="proof")
+    with pytest.raises(ValueError, match="activation must be one of"):
+        cv.thm1_sides(Ws, x, activation="tanh")
+    with pytest.raises(ValueError, match=r"weights\[1\] must have 6 columns"):
+        cv.thm1_sides([Ws[0], Ws[0]], x, activation="relu")
+
+
+@bound(st.tuples(bst.logit_batches(batch=(1, 12), classes=(2, 5)), st.integers(1, 4)),
+       max_examples=60)
+def test_ad_last_layer_hessian_is_at_most_half_the_feature_second_moment(case):
+    """Appendix B: ||Hess_W CE(W h)|| <= 1/2 lambda_max(mean h h^T) (diag p - p p^T <= I/2);
+    the logit batch gives W's scale, a seeded draw the features."""
+    b, k = case
+    rng = np.random.default_rng(b.seed)
+    h = torch.as_tensor(rng.standard_normal((b.logits.shape[0], k)) * b.sigma)
+    W = torch.as_tensor(rng.standard_normal((b.logits.shape[1], k)) * np.abs(b.logits).max())
+    lhs = torch.linalg.eigvalsh(cv.last_layer_hessian(h, W))[-1].item()
+    return lhs, 0.5 * torch.linalg.eigvalsh(h.T @ h / h.shape[0])[-1].item()

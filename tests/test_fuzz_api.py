@@ -126,21 +126,21 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
     "stability_bounds.cor25_second_term": (sb.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
                                                                       lam=0.1, n=50)),
     "stability_bounds.cor31_head_factor": (sb.cor31_head_factor, dict(heads=50, delta=0.1)),
-    "stability_bounds.direction_rate": (sb.direction_rate, dict(t=100.0)),
-    "stability_bounds.gd_map_nonexpansive": (sb.gd_map_nonexpansive, dict(
+    "stability_bounds.thm24_direction_rate": (sb.thm24_direction_rate, dict(t=100.0)),
+    "stability_bounds.lemma_a12_sides": (sb.lemma_a12_sides, dict(
         u=np.ones(3), w=np.zeros(3), grad_u=np.ones(3) * 0.5, grad_w=np.zeros(3), eta=0.5,
         beta=1.0)),
-    "stability_bounds.self_bounding": (sb.self_bounding, dict(grad=np.ones(3), f_value=2.0,
+    "stability_bounds.lemma_a13_sides": (sb.lemma_a13_sides, dict(grad=np.ones(3), f_value=2.0,
                                                               beta=1.0)),
-    "stability_bounds.normalization_lipschitz": (sb.normalization_lipschitz, dict(
+    "stability_bounds.lemma_a21_sides": (sb.lemma_a21_sides, dict(
         x=np.array([1.0, 0.0]), y=np.array([0.0, 1.0]), r=1.0)),
-    "stability_bounds.intercept_bound": (sb.intercept_bound, dict(b_hat=0.5, v_hat=np.ones(3),
+    "stability_bounds.lemma_a23_sides": (sb.lemma_a23_sides, dict(b_hat=0.5, v_hat=np.ones(3),
                                                                   B=1.0)),
-    "stability_bounds.descent_lemma": (sb.descent_lemma, dict(f_next=0.5, f_now=1.0,
+    "stability_bounds.lemma_a51_sides": (sb.lemma_a51_sides, dict(f_next=0.5, f_now=1.0,
                                                               grad_now=np.ones(2), eta=0.5,
                                                               beta=1.0)),
     "smoothing.cor1_rhs": (smoothing.cor1_rhs, dict(H=1.0, eps=0.5, sigma=0.1)),
-    "smoothing.cor1_simple_bound": (smoothing.cor1_simple_bound, dict(H=1.0, eps=0.5,
+    "smoothing.cor1_simple_rhs": (smoothing.cor1_simple_rhs, dict(H=1.0, eps=0.5,
                                                                       sigma=0.1)),
     "smoothing.huber_grad": (smoothing.huber_grad, dict(theta=np.linspace(-1, 1, 5), H=1.0,
                                                         eps=0.5)),
@@ -171,7 +171,7 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
     "masked_gradient.unscaled_mask_variance": (mg.unscaled_mask_variance, dict(
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
-    "masked_gradient.thm1_cov_frobenius_bound": (mg.thm1_cov_frobenius_bound, dict(
+    "masked_gradient.thm1_frobenius_rhs": (mg.thm1_frobenius_rhs, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, k=1.0)),
     "masked_gradient.sample_masked_gradients": (mg.sample_masked_gradients, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, n_draws=10, rng=_rng())),
@@ -190,6 +190,12 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
     "curvature.hessian_frobenius": (_wrap("hessian_frobenius", cv.hessian_frobenius,
                                           f=lambda x: x.pow(3)), dict(
         x=torch.ones(2, 3, dtype=torch.float64), dims=2, n_proj=4, seed=0)),
+    "curvature.thm1_sides": (cv.thm1_sides, dict(
+        weights=[torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3, dtype=torch.float64)],
+        x=torch.ones(2, dtype=torch.float64), activation="gelu", reading="block")),
+    "curvature.thm1_terms": (cv.thm1_terms, dict(
+        weights=[torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3, dtype=torch.float64)],
+        x=torch.ones(2, dtype=torch.float64), activation="relu")),
     "curvature.last_layer_hessian": (cv.last_layer_hessian, dict(
         h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64))),
     "problems.random_quadratics": (problems.random_quadratics, dict(rng=_rng(), k=3, d=2)),

@@ -64,7 +64,7 @@ def test_every_usage_command_runs(cmd, tmp_path):
 
 
 def test_the_python_example_runs_and_prints_what_it_says(tmp_path):
-    (code,) = blocks("python")
+    code = blocks("python")[0]
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                        text=True, timeout=900, env={**os.environ, "MPLBACKEND": "Agg"})
     assert r.returncode == 0, r.stderr[-3000:]
@@ -72,3 +72,16 @@ def test_the_python_example_runs_and_prints_what_it_says(tmp_path):
     assert "sigma must be > 0 (got min 0)" in lines
     assert "holds" in lines
     assert lines[-1] == "torch.Size([4, 5, 64])"
+
+
+def test_the_check_your_own_numbers_example_is_six_lines_and_decides(tmp_path):
+    own = blocks("python")[1]
+    assert len(own.strip().splitlines()) == 6
+    r = subprocess.run([sys.executable, "-c", own], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.startswith("lhs <= rhs on all 100 instances; worst lhs/rhs = ")
+    # a wrong beta (1 instead of 3) is caught on the same numbers
+    r = subprocess.run([sys.executable, "-c", own.replace("beta=3.0", "beta=1.0")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert "fails on" in r.stdout

@@ -8,40 +8,54 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy.special import softmax
 
+from boundbench.testing import BoundViolation, bound
+from boundbench.testing import strategies as bst
 from boundbench.theory import smoothing as sm
 from boundbench.theory.claims.smoothing import stein_smoothed_hessian
 
-H_ = st.floats(1e-2, 1e2)
-EPS = st.floats(1e-3, 1e2)
-SIG = st.floats(1e-3, 1e2)
+# Corollary 1 on its tight 1-D case, searched with the public strategies and @bound
 
 
-@given(H_, EPS, SIG)
-def test_cor1_consequences(H, eps, sigma):
-    rhs = sm.cor1_rhs(H=H, eps=eps, sigma=sigma)
-    assert 0 <= rhs <= H * (1 + 1e-12)
-    assert rhs <= np.sqrt(2 / np.pi) * eps / sigma * (1 + 1e-12)
-    assert rhs <= sm.cor1_simple_bound(H=H, eps=eps, sigma=sigma) * (1 + 1e-12)
+@bound(bst.huber_losses())
+def test_cor1_consequences(h):
+    """The erf bound is at most H, at most sqrt(2/pi) eps/sigma, and at most the simple form."""
+    rhs = float(sm.cor1_rhs(H=h.H, eps=h.eps, sigma=h.sigma))
+    caps = [h.H, np.sqrt(2 / np.pi) * h.eps / h.sigma,
+            float(sm.cor1_simple_rhs(H=h.H, eps=h.eps, sigma=h.sigma))]
+    return np.full(3, rhs), np.array(caps)
 
 
-@given(H_, EPS, st.lists(SIG, min_size=2, max_size=10))
-def test_cor1_is_nonincreasing_in_sigma(H, eps, sigmas):
-    s = np.sort(np.array(sigmas))
-    rhs = sm.cor1_rhs(H=H, eps=eps, sigma=s)
-    assert np.all(np.diff(rhs) <= 1e-12 * H)
+@bound(st.tuples(bst.huber_losses(), st.floats(1.0, 1e3)), rtol=1e-12)
+def test_cor1_is_nonincreasing_in_sigma(case):
+    h, k = case
+    return (sm.cor1_rhs(H=h.H, eps=h.eps, sigma=k * h.sigma),
+            sm.cor1_rhs(H=h.H, eps=h.eps, sigma=h.sigma))
 
 
-@given(H_, EPS, SIG)
-def test_cor1_equals_the_smoothed_huber_hessian_at_zero(H, eps, sigma):
+@given(bst.huber_losses())
+def test_cor1_equals_the_smoothed_huber_hessian_at_zero(h):
+    H, eps, sigma = h.H, h.eps, h.sigma
     rhs = sm.cor1_rhs(H=H, eps=eps, sigma=sigma)
     assert sm.huber_smoothed_hessian(0.0, H=H, eps=eps, sigma=sigma) == pytest.approx(rhs, rel=1e-12, abs=1e-300)
     assert stein_smoothed_hessian(0.0, H=H, eps=eps, sigma=sigma) == pytest.approx(rhs, rel=1e-9, abs=1e-12 * H)
 
 
-@given(H_, EPS, SIG, st.floats(-50, 50))
-def test_smoothed_huber_stays_below_the_bound(H, eps, sigma, theta):
-    rhs = sm.cor1_rhs(H=H, eps=eps, sigma=sigma)
-    assert sm.huber_smoothed_hessian(theta, H=H, eps=eps, sigma=sigma) <= rhs * (1 + 1e-12) + 1e-300
+@bound(bst.huber_losses(), rtol=1e-12, atol=1e-300)
+def test_cor1_smoothed_huber_stays_below_the_bound(h):
+    return (sm.huber_smoothed_hessian(h.theta, H=h.H, eps=h.eps, sigma=h.sigma),
+            sm.cor1_rhs(H=h.H, eps=h.eps, sigma=h.sigma))
+
+
+@bound(bst.huber_losses(sigma=(1e-3, 1.0)), max_examples=100)
+def _cor1_without_erf(h):
+    """A planted-wrong variant: H eps/(sqrt(2 pi) sigma) (the erf's slope at 0, no cap at H)."""
+    return (sm.huber_smoothed_hessian(h.theta, H=h.H, eps=h.eps, sigma=h.sigma),
+            h.eps / (np.sqrt(2 * np.pi) * h.sigma))
+
+
+def test_cor1_without_its_erf_is_caught():
+    with pytest.raises(BoundViolation):
+        _cor1_without_erf()
 
 
 @pytest.mark.parametrize("theta,H,eps,sigma", [(0.0, 1, .1, .05), (0.3, 4, .3, .2), (1.5, 2, 1, .01),
@@ -63,27 +77,32 @@ def test_cor1_extract_values():
             float(sm.cor1_rhs(H=H, eps=eps, sigma=sigma)), rel=1e-9)
 
 
-logits_st = st.integers(2, 12).flatmap(
-    lambda c: st.tuples(st.just(c), st.integers(0, c - 1), st.integers(0, 2**32 - 1)))
+# Theorems 2-3 on logit batches drawn by the public strategy
 
 
-@given(logits_st, st.floats(0.0, 3.0))
-def test_thm2_sandwich_and_taylor(cys, s):
-    c, y, seed = cys
-    z = np.random.default_rng(seed).standard_normal(c) * 3
-    ce = sm.cross_entropy(z, y)
-    upper = sm.thm2_rhs(z, y, s=s)
-    taylor = sm.thm3_taylor(z, y, s=s)
-    assert ce <= taylor <= upper + 1e-12
-    assert upper - ce == pytest.approx(s**2 / 2)
+@bound(bst.logit_batches(sigma=(1e-3, 3.0)))
+def test_thm2_sandwich_and_taylor(b):
+    """CE <= Theorem 3's Taylor form <= Theorem 2's right side, per sample."""
+    ce = sm.cross_entropy(b.logits, b.labels)
+    taylor = sm.thm3_taylor(b.logits, b.labels, s=b.sigma)
+    upper = sm.thm2_rhs(b.logits, b.labels, s=b.sigma)
+    return np.concatenate([ce, taylor]), np.concatenate([taylor, upper])
 
 
-@given(st.floats(-12, 12), st.floats(0.0, 3.0))
-def test_exact_binary_smoothed_ce_is_sandwiched(m, s):
-    z = np.array([m, 0.0])
-    exact = sm.smoothed_ce_binary(m, s=s)
-    assert sm.cross_entropy(z, 0) <= exact * (1 + 1e-12) + 1e-15
-    assert exact <= sm.thm2_rhs(z, 0, s=s) * (1 + 1e-12) + 1e-15
+@given(bst.logit_batches())
+def test_thm2_gap_is_s_squared_over_2(b):
+    gap = sm.thm2_rhs(b.logits, b.labels, s=b.sigma) - sm.cross_entropy(b.logits, b.labels)
+    np.testing.assert_allclose(gap, b.sigma**2 / 2, rtol=1e-9, atol=1e-12)
+
+
+@bound(bst.logit_batches(classes=(2, 2), sigma=(1e-3, 3.0)), rtol=1e-11, atol=1e-15)
+def test_thm2_exact_binary_smoothed_ce_is_sandwiched(b):
+    """CE <= the exact smoothed CE <= Theorem 2's right side (Gauss-Hermite, s <= 3)."""
+    rows = np.arange(len(b.labels))
+    margin = b.logits[rows, b.labels] - b.logits[rows, 1 - b.labels]
+    exact = sm.smoothed_ce_binary(margin, s=b.sigma)
+    return (np.concatenate([sm.cross_entropy(b.logits, b.labels), exact]),
+            np.concatenate([exact, sm.thm2_rhs(b.logits, b.labels, s=b.sigma)]))
 
 
 @pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")
@@ -118,13 +137,12 @@ def test_monte_carlo_agrees_with_quadrature_and_weight_space():
     assert abs(wmean - sm.smoothed_ce_binary(m, s=s)) < 4 * wse
 
 
-@given(st.integers(0, 2**32 - 1), st.integers(2, 6))
-def test_cross_entropy_matches_torch(seed, c):
-    rng = np.random.default_rng(seed)
-    z = rng.standard_normal((5, c)) * 10
-    y = rng.integers(0, c, 5)
-    ref = torch.nn.functional.cross_entropy(torch.tensor(z), torch.tensor(y), reduction="none")
-    np.testing.assert_allclose(sm.cross_entropy(z, y), ref.numpy(), rtol=1e-12, atol=1e-12)
+@given(bst.logit_batches(scale=(1e-2, 10.0)))
+def test_cross_entropy_matches_torch(b):
+    ref = torch.nn.functional.cross_entropy(torch.tensor(b.logits), torch.tensor(b.labels),
+                                            reduction="none")
+    np.testing.assert_allclose(sm.cross_entropy(b.logits, b.labels), ref.numpy(), rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_taylor_uses_one_minus_squared_probabilities():
@@ -148,7 +166,7 @@ def test_gelu_lipschitz_constant():
         (lambda: sm.cor1_rhs(H=1, eps=1, sigma=0), "sigma must be > 0"),
         (lambda: sm.cor1_rhs(H=1, eps=1, sigma=-0.1), "sigma must be > 0"),
         (lambda: sm.cor1_rhs(H=0, eps=1, sigma=1), "H must be > 0"),
-        (lambda: sm.cor1_simple_bound(H=1, eps=-1, sigma=1), "eps must be >= 0"),
+        (lambda: sm.cor1_simple_rhs(H=1, eps=-1, sigma=1), "eps must be >= 0"),
         (lambda: sm.huber_smoothed_hessian(0, H=1, eps=1, sigma=np.inf), "sigma must be finite"),
         (lambda: sm.thm2_rhs(np.zeros(3), 3, s=1), r"y must lie in \[0, 2\]"),
         (lambda: sm.thm2_rhs(np.zeros(3), 0, s=-1), "s must be >= 0"),

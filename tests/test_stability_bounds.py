@@ -5,28 +5,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from boundbench.testing import BoundViolation, bound
+from boundbench.testing import strategies as bst
 from boundbench.theory import stability_bounds as sb
-from boundbench.theory.problems import random_logistic, random_quadratics
 
-seeds = st.integers(0, 2**32 - 1)
-dims = st.integers(1, 8)
-
-
-def _problems(seed, d, *, convex=True):
-    rng = np.random.default_rng(seed)
-    return rng, [random_quadratics(rng, 16, d, convex=convex),
-                 random_quadratics(rng, 16, d, singular=convex, convex=convex),
-                 random_logistic(rng, 16, 3 * d + 2, d)]
+# the lemmas' property tests: the public strategies and @bound (boundbench.testing), each a
+# search for the worst lhs/rhs whose tightness the plugin prints at the end of the run
+CONVEX = ("quadratic", "singular", "logistic")
 
 
-@given(seeds, dims, st.floats(1e-3, 2.0))
-def test_gd_map_is_nonexpansive_for_eta_up_to_2_over_beta(seed, d, frac):
-    rng, probs = _problems(seed, d)
-    for p in probs:
-        u, w = rng.standard_normal((2, 16, d)) * 3
-        eta = frac / p.beta
-        s = sb.gd_map_nonexpansive(u, w, p.grad(u), p.grad(w), eta=eta, beta=p.beta)
-        assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-12)
+@bound(st.tuples(bst.smooth_losses(kind=CONVEX), st.floats(1e-3, 2.0)))
+def test_lemma_a12_gd_map_is_nonexpansive_for_eta_up_to_2_over_beta(case):
+    loss, frac = case
+    u, w = loss.points
+    s = sb.lemma_a12_sides(u, w, loss.grad(u), loss.grad(w), eta=frac / loss.betas,
+                           beta=loss.betas)
+    return s.lhs, s.rhs
 
 
 def test_gd_map_expands_beyond_2_over_beta():
@@ -37,67 +31,80 @@ def test_gd_map_expands_beyond_2_over_beta():
     gap = np.linalg.norm((u - eta * A @ u) - (w - eta * A @ w))
     assert gap == pytest.approx(1.5)
     with pytest.raises(ValueError, match="eta must be <= 2/beta"):
-        sb.gd_map_nonexpansive(u, w, A @ u, A @ w, eta=eta, beta=4.0)
+        sb.lemma_a12_sides(u, w, A @ u, A @ w, eta=eta, beta=4.0)
 
 
-@given(seeds, dims)
-def test_self_bounding(seed, d):
-    rng, probs = _problems(seed, d)
-    for p in probs:
-        w = rng.standard_normal((16, d)) * 5
-        s = sb.self_bounding(p.grad(w), p.value(w), beta=p.beta)
-        assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-12)
+@bound(bst.smooth_losses(kind=CONVEX, points=1))
+def test_lemma_a13_self_bounding(loss):
+    (w,) = loss.points
+    # quadratics have minimum 0 at their centre; logistic losses are positive
+    s = sb.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.betas)
+    return s.lhs, s.rhs
 
 
 def test_self_bounding_is_tight_on_the_top_eigenvector():
     A = np.diag([3.0, 1.0])
     w = np.array([2.0, 0.0])
-    s = sb.self_bounding(A @ w, 0.5 * w @ A @ w, beta=3.0)
+    s = sb.lemma_a13_sides(A @ w, 0.5 * w @ A @ w, beta=3.0)
     assert s.lhs == pytest.approx(s.rhs)
 
 
-@given(seeds, st.integers(1, 30), st.floats(1e-3, 1e3))
-def test_normalization_is_lipschitz_with_2_over_r(seed, d, r):
-    rng = np.random.default_rng(seed)
-    x, y = rng.standard_normal((2, 64, d))
-    x *= (r * (1 + rng.exponential(size=64)) / np.linalg.norm(x, axis=-1))[:, None]
-    y *= (r * (1 + rng.exponential(size=64)) / np.linalg.norm(y, axis=-1))[:, None]
-    s = sb.normalization_lipschitz(x, y, r=r)
-    assert np.all(s.lhs <= s.rhs * (1 + 1e-9) + 1e-15)
-    # the sharp constant is 1/r: half the lemma's
-    assert np.all(s.lhs <= s.rhs / 2 * (1 + 1e-9) + 1e-15)
+@bound(bst.exterior_pairs())
+def test_lemma_a21_normalization_is_lipschitz_with_2_over_r(pair):
+    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    return s.lhs, s.rhs
+
+
+@bound(bst.exterior_pairs())
+def test_lemma_a21_sharp_constant_is_1_over_r(pair):
+    """Half the lemma's constant still holds: the lemma is loose by 2."""
+    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    return s.lhs, s.rhs / 2
+
+
+@bound(bst.exterior_pairs(d=(2, 5), excess=(0.0, 0.0)), max_examples=100)
+def _a21_with_1_over_2r(pair):
+    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    return s.lhs, s.rhs / 4
+
+
+def test_lemma_a21_with_a_quarter_of_its_constant_is_caught():
+    """Control: 1/(2r) is below the sharp 1/r, and the search finds the pair that shows it."""
+    with pytest.raises(BoundViolation, match="lhs <= rhs fails"):
+        _a21_with_1_over_2r()
 
 
 def test_normalization_rejects_points_inside_the_ball():
     with pytest.raises(ValueError, match="norm >= r"):
-        sb.normalization_lipschitz(np.array([0.1, 0.0]), np.array([1.0, 0.0]), r=1.0)
+        sb.lemma_a21_sides(np.array([0.1, 0.0]), np.array([1.0, 0.0]), r=1.0)
 
 
-@given(seeds, dims, st.floats(1e-3, 1.0))
-def test_descent_lemma(seed, d, frac):
-    rng, probs = _problems(seed, d, convex=False)
-    for p in probs:
-        w = rng.standard_normal((16, d)) * 3
-        eta = frac / p.beta
-        g = p.grad(w)
-        s = sb.descent_lemma(p.value(w - eta[:, None] * g), p.value(w), g, eta=eta, beta=p.beta)
-        assert np.all(s.lhs <= s.rhs + 1e-9 * np.abs(s.rhs) + 1e-12)
+@bound(st.tuples(bst.smooth_losses(kind=(*CONVEX, "indefinite"), points=1),
+                 st.floats(1e-3, 1.0)))
+def test_lemma_a51_descent_lemma(case):
+    """Convexity is not needed: indefinite quadratics are drawn too."""
+    loss, frac = case
+    (w,) = loss.points
+    eta = frac / loss.betas
+    g = loss.grad(w)
+    s = sb.lemma_a51_sides(loss.value(w - eta[:, None] * g), loss.value(w), g, eta=eta,
+                           beta=loss.betas)
+    return s.lhs, s.rhs
 
 
 def test_descent_lemma_needs_eta_at_most_1_over_beta():
     with pytest.raises(ValueError, match="eta must be <= 1/beta"):
-        sb.descent_lemma(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
+        sb.lemma_a51_sides(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
 
 
-@given(st.integers(0, 10_000), st.integers(1, 6), st.floats(0.05, 0.5))
-def test_intercept_bound_on_svms(seed, d, margin):
-    from boundbench.synthetic.data import make_separable
+@bound(bst.separable_datasets(n=(16, 40), d=(1, 6), margin=(0.05, 0.5), bound=(1.0, 3.0),
+                              balance=(0.2, 0.8)), max_examples=40, rtol=1e-6)
+def test_lemma_a23_intercept_bound_on_svms(data):
     from boundbench.synthetic.svm import HardMarginSVM
 
-    data = make_separable(n_datasets=2, n=30, d=d, margin=margin, bound=2.0, seed=seed)
     svm = HardMarginSVM().fit(data.X, data.y)
-    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=data.max_norm)
-    assert np.all(s.lhs <= s.rhs * (1 + 1e-7))
+    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(data.X, axis=1).max())
+    return s.lhs, s.rhs
 
 
 pos = st.floats(1e-3, 1e3)
@@ -147,9 +154,9 @@ def test_cor31_head_factor(delta, heads):
 
 
 def test_direction_rate_needs_t_above_e():
-    assert sb.direction_rate(np.e**np.e) == pytest.approx(1 / np.e)
+    assert sb.thm24_direction_rate(np.e**np.e) == pytest.approx(1 / np.e)
     with pytest.raises(ValueError, match="t must be > e"):
-        sb.direction_rate(2.0)
+        sb.thm24_direction_rate(2.0)
 
 
 @pytest.mark.parametrize(
@@ -162,8 +169,8 @@ def test_direction_rate_needs_t_above_e():
         (lambda: sb.lemma_a25_rhs(lam=0, n=5, B=1, gamma=1), "lam must be > 0"),
         (lambda: sb.lemma_a25_rhs(lam=1, n=5, B=1, gamma=np.nan), "gamma must be finite"),
         (lambda: sb.cor31_head_factor(heads=100, delta=1.0), r"delta must lie in \(0, 1\)"),
-        (lambda: sb.intercept_bound(1.0, [1.0], B=0), "B must be > 0"),
-        (lambda: sb.self_bounding([1.0], -1.0, beta=1), "f_value must be >= 0"),
+        (lambda: sb.lemma_a23_sides(1.0, [1.0], B=0), "B must be > 0"),
+        (lambda: sb.lemma_a13_sides([1.0], -1.0, beta=1), "f_value must be >= 0"),
     ],
 )
 def test_bad_input_names_the_parameter(call, match):

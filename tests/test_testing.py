@@ -61,7 +61,7 @@ def test_strategies_refuse_bad_ranges():
 
 def _self_bounding(loss, *, factor):
     w = np.random.default_rng(loss.seed + 1).standard_normal(loss.d) * loss.radius
-    s = sb.self_bounding(loss.grad(w), loss.value(w), beta=loss.beta)
+    s = sb.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.beta)
     return s.lhs, factor * s.rhs
 
 
@@ -110,7 +110,7 @@ import numpy as np
 
 def sides(data, c):
     x, y = data.X[0], data.X[1]
-    s = sb.normalization_lipschitz(x, y, r=np.linalg.norm(data.X, axis=1).min())
+    s = sb.lemma_a21_sides(x, y, r=np.linalg.norm(data.X, axis=1).min())
     return s.lhs, c * s.rhs
 
 

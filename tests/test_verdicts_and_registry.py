@@ -63,14 +63,14 @@ def test_thm2_check_detects_a_too_small_right_side(monkeypatch):
 
 
 def test_self_bounding_check_detects_a_wrong_constant(monkeypatch):
-    real = stability_bounds.self_bounding
-    monkeypatch.setattr(stability_bounds, "self_bounding",
+    real = stability_bounds.lemma_a13_sides
+    monkeypatch.setattr(stability_bounds, "lemma_a13_sides",
                         lambda g, f, *, beta: real(g, f, beta=np.asarray(beta) / 2))
     assert claims.run("fu.lemma-a.1.3", claims.CheckContext()).verdict.status == "violated"
 
 
 def test_huber_check_detects_a_wrong_bound(monkeypatch):
-    monkeypatch.setattr(smoothing, "cor1_rhs", lambda *, H, eps, sigma: smoothing.cor1_simple_bound(
+    monkeypatch.setattr(smoothing, "cor1_rhs", lambda *, H, eps, sigma: smoothing.cor1_simple_rhs(
         H=H, eps=eps, sigma=sigma))
     assert claims.run("ad.cor1.huber-tight", claims.CheckContext()).verdict.status == "violated"
 
@@ -293,3 +293,28 @@ def test_the_table_cache_rides_on_the_context_not_on_the_module(tmp_path):
     claims.CheckContext().cached("t", {"a": 1}, compute)  # another run: its own tables
     assert len(calls) == 2
     assert not hasattr(claims, "_MEMO") and not hasattr(claims, "SHARED")
+
+
+def test_every_bound_function_is_named_by_a_claim_and_the_table_is_current():
+    """One naming scheme (<label>_sides / _rhs / _term / _factor / _rate / _taylor), each such
+    function named by the claim it states, old names still served with a warning, and
+    docs/bounds.md equal to what the registry generates."""
+    import inspect
+    from pathlib import Path
+
+    from boundbench.cli import functions_table
+    from boundbench.theory import curvature, masked_gradient, smoothing, stability_bounds
+
+    named = {f for c in catalogue.registry().values() for f in c.function_names}
+    suffixes = ("_sides", "_rhs", "_term", "_factor", "_rate", "_taylor")
+    for mod in (stability_bounds, smoothing, masked_gradient, curvature):
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ == mod.__name__ and name.endswith(suffixes):
+                assert f"{mod.__name__}.{name}" in named, f"{name} is named by no claim"
+    with pytest.warns(DeprecationWarning, match="renamed lemma_a21_sides"):
+        assert stability_bounds.normalization_lipschitz is stability_bounds.lemma_a21_sides
+    with pytest.raises(AttributeError):
+        _ = stability_bounds.no_such_bound
+    doc = Path(__file__).parents[1] / "docs" / "bounds.md"
+    assert doc.read_text() == functions_table(markdown=True), (
+        "docs/bounds.md is stale: boundbench claims --functions --markdown > docs/bounds.md")

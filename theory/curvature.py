@@ -31,6 +31,7 @@ import torch
 from torch.func import functional_call, grad, jvp, vmap
 
 from boundbench.framework.validate import Bool, Choice, Dims, Float, Int, Seed, Tensor, TorchSeed, checked
+from boundbench.framework.verdicts import BoundSides
 
 
 def _split_params(model: torch.nn.Module, names: list[str] | None):
@@ -381,3 +382,123 @@ def smoothed_last_layer_top_eig(
     q_b = torch.einsum("i,bij,j->b", v, Ms, v)
     se_l, se_q = lam_b.std().item() / n_batches**0.5, q_b.std().item() / n_batches**0.5
     return lam, q_b.mean().item() - z * se_q, lam + z * se_l
+
+
+# --- activation decay, Theorem 1 ---------------------------------------------------------------
+
+#: the readings of Theorem 1 (``ad.thm1.literal`` and ``ad.thm1.block``)
+THM1_READINGS = ("literal", "block")
+_THM1_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.relu, "gelu": torch.nn.functional.gelu}
+
+
+def _real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:
+    """``value`` as a finite, non-empty float64 tensor of ``ndim`` axes, or a ValueError naming
+    ``name`` (no silent cast of complex or boolean input)."""
+    if isinstance(value, str | bytes) or value is None:
+        raise ValueError(f"{name} must be a real {ndim}-D array (got {type(value).__name__})")
+    try:
+        t = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ValueError(f"{name} must be a real {ndim}-D array ({err})") from None
+    if t.is_complex() or t.dtype == torch.bool:
+        raise ValueError(f"{name} must be real-valued (got dtype {t.dtype})")
+    if t.ndim != ndim or t.numel() == 0:
+        raise ValueError(f"{name} must be a non-empty {ndim}-D array (got shape {tuple(t.shape)})")
+    t = t.to(torch.float64)
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite (got NaN or inf)")
+    return t
+
+
+def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.Tensor, *,
+               activation: str) -> dict[str, float]:
+    """Every number both readings of :func:`thm1_sides` need, from one exact Hessian:
+    ``hess_full``, ``hess_block``, ``rhs_contractant`` (``||W^(l)||`` alone, the paper's
+    "contractant" activation), ``rhs_lipschitz`` (each ``||W^(l)||`` times the activation's
+    Lipschitz constant) and ``last_layer_scale`` (``||W^(L)||_2``)."""
+    from boundbench.theory.smoothing import GELU_LIPSCHITZ
+
+    if activation not in _THM1_ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
+                         f"(got {activation!r})")
+    if not isinstance(weights, list | tuple) or len(weights) < 2:
+        raise ValueError("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
+    Ws = [_real_tensor(f"weights[{i}]", w, 2) for i, w in enumerate(weights)]
+    xx = _real_tensor("x", x, 1)
+    prev = xx.shape[0]
+    for i, w in enumerate(Ws):
+        if w.shape[1] != prev:
+            raise ValueError(f"weights[{i}] must have {prev} columns to follow the previous "
+                             f"layer (got shape {tuple(w.shape)})")
+        prev = w.shape[0]
+    s = _THM1_ACTIVATIONS[activation]
+    sizes = [w.numel() for w in Ws]
+
+    def net(theta: torch.Tensor) -> torch.Tensor:
+        parts = [p.view(w.shape) for p, w in zip(torch.split(theta, sizes), Ws, strict=True)]
+        h = xx
+        for W in parts[:-1]:
+            h = s(W @ h)
+        return parts[-1] @ h
+
+    theta0 = torch.cat([w.reshape(-1) for w in Ws])
+    target = net(theta0).detach()  # a zero-loss point of the squared loss
+
+    def loss(theta: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (net(theta) - target).pow(2).sum()
+
+    from torch.func import hessian, jacrev
+
+    H = hessian(loss)(theta0)
+    nb = sum(sizes[:-1])
+    full = torch.linalg.matrix_norm(H, 2).item()
+    block = torch.linalg.matrix_norm(H[:nb, :nb], 2).item()
+    # direct partials dh^(j)/dW^(j) at the network's own h^(j-1) (the proof's reading)
+    hs, h = [], xx
+    for W in Ws[:-1]:
+        hs.append(h)
+        h = s(W @ h)
+    jac = [torch.linalg.matrix_norm(
+        jacrev(lambda w, hp=hp: s(w @ hp))(W).reshape(W.shape[0], -1), 2).item()
+        for W, hp in zip(Ws[:-1], hs, strict=True)]
+    wn = [torch.linalg.matrix_norm(W, 2).item() for W in Ws[:-1]]
+    hz = torch.linalg.matrix_norm(Ws[-1].T @ Ws[-1], 2).item()  # Hessian of L w.r.t. h^(L-1)
+    lip = 1.0 if activation == "relu" else GELU_LIPSCHITZ
+
+    def rhs(c: float) -> float:
+        total = 0.0
+        for j, n_j in enumerate(jac):
+            term = n_j
+            for w_l in wn[j + 1:]:
+                term = term * w_l * c
+            total = total + term
+        return total**2 * hz
+
+    return {"last_layer_scale": torch.linalg.matrix_norm(Ws[-1], 2).item(),
+            "hess_full": full, "hess_block": block,
+            "rhs_contractant": rhs(1.0), "rhs_lipschitz": rhs(lip)}
+
+
+def thm1_sides(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.Tensor, *,
+               activation: str, reading: str = "block") -> BoundSides:
+    """Activation decay (anonymous), Theorem 1, eq. (2), both sides at a zero-loss point of
+    the squared loss ``1/2 ||W^(L) h^(L-1) - y||^2`` of a bias-free MLP
+    ``h^(j) = s(W^(j) h^(j-1))``, ``h^(0) = x``, with exact Hessians (torch.func):
+
+    ``||Hess L|| <= (sum_{j<L} ||dh^(j)/dW^(j)|| prod_{j<l<L} ||W^(l)||)^2 ||Hess_{h^(L-1)} L||``
+
+    ``weights``: ``W^(1), ..., W^(L)`` (``L >= 2``); ``activation``: ``"relu"`` or ``"gelu"``.
+    Inconsistency: the paper's theta includes ``W^(L)``, but ``dh^(L-1)/dW^(L) = 0``, so the
+    right side has no ``W^(L)`` term, and it assumes "contractant" activations, which GELU
+    (Lipschitz 1.1289) is not. ``reading="literal"``: the Hessian over every weight against the
+    paper's right side (it fails, ``ad.thm1.literal``); ``reading="block"`` (default, the
+    corrected reading): the Hessian over ``W^(1..L-1)`` against the right side with each
+    ``||W^(l)||`` times the activation's Lipschitz constant (``ad.thm1.block``). The partials
+    ``dh^(j)/dW^(j)`` are the direct ones, as in the proof."""
+    if reading not in THM1_READINGS:
+        raise ValueError(f"reading must be one of {THM1_READINGS} (got {reading!r})")
+    t = thm1_terms(weights, x, activation=activation)
+    if reading == "literal":
+        return BoundSides(np.asarray(t["hess_full"]), np.asarray(t["rhs_contractant"]))
+    return BoundSides(np.asarray(t["hess_block"]), np.asarray(t["rhs_lipschitz"]))

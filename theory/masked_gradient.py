@@ -17,6 +17,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.framework import validate as v
+from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, Values, checked
 
 
@@ -114,7 +115,7 @@ def unscaled_mask_variance(
 
 @checked(
     grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True), k=Values(0, lo_open=True))
-def thm1_cov_frobenius_bound(
+def thm1_frobenius_rhs(
     *,
     grad_mean: ArrayLike,
     sigma_g: ArrayLike,
@@ -165,3 +166,7 @@ def sample_masked_gradients(
     m = rng.random(g.shape) < pp
     masked = g * m / pp if rescale else g * m
     return g, masked
+
+
+# names before one naming scheme (see boundbench.theory.stability_bounds; a release of warnings)
+__getattr__ = renamed(__name__, globals(), {"thm1_cov_frobenius_bound": "thm1_frobenius_rhs"})

@@ -20,6 +20,7 @@ from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.framework import validate as v
+from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Int, Rng, Seq, Values, checked
 
 
@@ -52,7 +53,7 @@ def cor1_rhs(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
 
 
 @checked(H=Values(0, lo_open=True), eps=Values(0), sigma=Values(0, lo_open=True))
-def cor1_simple_bound(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def cor1_simple_rhs(*, H: ArrayLike, eps: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """The consequences of Corollary 1 the paper states: ``rhs <= min(H, sqrt(2/pi) eps/sigma)``.
 
     From ``erf(x) <= min(1, 2x/sqrt(pi))``.
@@ -247,3 +248,7 @@ def smoothed_ce_weight_space(
     mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
                                n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))
     return float(mean), float(se)
+
+
+# names before one naming scheme (see boundbench.theory.stability_bounds; a release of warnings)
+__getattr__ = renamed(__name__, globals(), {"cor1_simple_bound": "cor1_simple_rhs"})

@@ -7,6 +7,13 @@ margin ``1 / ||v_hat||``; ``n`` the sample count; ``lam`` the soft-margin weight
 
 The theorems with "some constants C, lambda, nu" (2.4, 2.5, 3.1) cannot be falsified as a
 whole; their explicit pieces can, and those are what this module gives.
+
+Names, in every theory module: the paper's label, then what the function returns.
+``<label>_sides`` returns both sides, a :class:`~boundbench.framework.verdicts.BoundSides`,
+computed from your own arrays (pass it to :func:`~boundbench.framework.verdicts.bound_verdict`);
+``<label>_rhs`` returns the right side, to compare with a left side you measured;
+``<label>_term`` / ``_factor`` / ``_rate`` the explicit piece of a theorem whose constants the
+paper leaves unspecified. ``boundbench claims --functions`` maps claim ids to these functions.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Values, checked
 from boundbench.framework.verdicts import BoundSides
 
@@ -111,7 +119,7 @@ def thm24_second_term(
     """Theorem 2.4, eq. (6), second term: ``nu * lemma_a25_rhs`` with ``nu = 2/r`` (Lemma A.2.1).
 
     ``r`` is a lower bound on the norms of the SVM solutions being normalized. The first term,
-    ``C log log t / log t``, has an unspecified constant; see :func:`direction_rate`.
+    ``C log log t / log t``, has an unspecified constant; see :func:`thm24_direction_rate`.
     """
     nu = 2.0 / np.asarray(r)
     return nu * lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
@@ -162,7 +170,7 @@ def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
 
 
 @checked(t=Values())
-def direction_rate(t: ArrayLike) -> np.ndarray:
+def thm24_direction_rate(t: ArrayLike) -> np.ndarray:
     """``log log t / log t``: Soudry et al. (2018, Thm 5) rate of GD's direction convergence.
 
     Appears with an unspecified constant C as the first term of Theorem 2.4. Needs ``t > e``.
@@ -180,7 +188,7 @@ def direction_rate(t: ArrayLike) -> np.ndarray:
 @checked(
     beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), u=Values(), w=Values(), grad_u=Values(),
     grad_w=Values())
-def gd_map_nonexpansive(
+def lemma_a12_sides(
     u: ArrayLike,
     w: ArrayLike,
     grad_u: ArrayLike,
@@ -207,7 +215,7 @@ def gd_map_nonexpansive(
 
 
 @checked(f_value=Values(0), grad=Values(), beta=Values(0, lo_open=True))
-def self_bounding(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> BoundSides:
+def lemma_a13_sides(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> BoundSides:
     """Lemma A.1.3: a non-negative beta-smooth f satisfies ``||grad f(w)||^2 <= 2 beta f(w)``."""
     f = np.asarray(f_value)
     g = np.asarray(grad)
@@ -215,7 +223,7 @@ def self_bounding(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> Bo
 
 
 @checked(r=Values(0, lo_open=True), x=Values(), y=Values())
-def normalization_lipschitz(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
+def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     """Lemma A.2.1: ``x -> x/||x||`` is ``(2/r)``-Lipschitz on ``{||x|| >= r}``.
 
     ``|| x/||x|| - y/||y|| || <= (2/r) ||x - y||``. The sharp constant is ``1/r`` (project y onto
@@ -231,7 +239,7 @@ def normalization_lipschitz(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> Boun
 
 
 @checked(b_hat=Values(), v_hat=Values(), B=Values(0, lo_open=True))
-def intercept_bound(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> BoundSides:
+def lemma_a23_sides(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> BoundSides:
     """Lemma A.2.3: the hard-margin SVM intercept satisfies ``|b_hat| <= 1 + ||v_hat|| B``.
 
     ``b_hat`` in the paper's convention ``sign(v^T x - b)``, i.e. minus scikit-learn's
@@ -245,7 +253,7 @@ def intercept_bound(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> Boun
 @checked(
     beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), grad_now=Values(), f_next=Values(),
     f_now=Values())
-def descent_lemma(
+def lemma_a51_sides(
     f_next: ArrayLike, f_now: ArrayLike, grad_now: ArrayLike, *, eta: ArrayLike, beta: ArrayLike
 ) -> BoundSides:
     """Lemma A.5.1: for beta-smooth f and ``eta <= 1/beta``,
@@ -257,3 +265,10 @@ def descent_lemma(
         raise ValueError("eta must be <= 1/beta (Lemma A.5.1's condition)")
     g2 = np.sum(np.asarray(grad_now) ** 2, axis=-1)
     return BoundSides(np.asarray(f_next), np.asarray(f_now) - e / 2.0 * g2)
+
+
+# the descriptive names these functions had before one naming scheme (a release of warnings)
+__getattr__ = renamed(__name__, globals(), {
+    "gd_map_nonexpansive": "lemma_a12_sides", "self_bounding": "lemma_a13_sides",
+    "normalization_lipschitz": "lemma_a21_sides", "intercept_bound": "lemma_a23_sides",
+    "descent_lemma": "lemma_a51_sides", "direction_rate": "thm24_direction_rate"})

@@ -144,7 +144,8 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
-@claim("ad.plm.hessian", paper="ad", where="§4.1, Figure 1a (on a real encoder)", kind="trend",
+@claim("ad.plm.hessian", functions=(cor1_rhs,),
+       paper="ad", where="§4.1, Figure 1a (on a real encoder)", kind="trend",
        statement="Activation decay flattens the classification head: the top eigenvalue of the "
        "head's loss Hessian at the fine-tuned features falls as sigma grows.",
        equation="lambda_max(Hess_W CE) at the test features decreases in sigma; erf bound "

@@ -153,7 +153,8 @@ def _cor1_sides(p: dict):
     return ndtr((w / 2 - t) / sig) - ndtr((-w / 2 - t) / sig), erf(1.0 / (np.sqrt(2) * sig))
 
 
-@claim("ad.cor1.global", paper="ad", where="Corollary 1, eq. (1)", kind="bound",
+@claim("ad.cor1.global", functions=(cor1_rhs,),
+       paper="ad", where="Corollary 1, eq. (1)", kind="bound",
        statement="With a gradient bound eps and a Hessian bound H valid everywhere, the spectral "
        "norm of the Gaussian-smoothed loss's Hessian is at most H erf(eps/(sqrt2 H sigma)), here "
        "for the last layer of trained MLPs.",
@@ -223,7 +224,8 @@ def _paper_eps_sides(p: dict, ctx: CheckContext):
     return lo, float(cor1_rhs(H=row.H_global, eps=row.grad_norm_end, sigma=sigma))
 
 
-@claim("ad.cor1.paper-eps", paper="ad", where="Corollary 1 as used in §4.1 (Fig. 1a)",
+@claim("ad.cor1.paper-eps", functions=(cor1_rhs,),
+       paper="ad", where="Corollary 1 as used in §4.1 (Fig. 1a)",
        kind="bound",
        statement="With eps estimated as the paper does (the average gradient norm near the "
        "minimum at the end of training), the erf expression still bounds the smoothed Hessian.",

@@ -306,7 +306,8 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
     return Verdict("supported", f"gap ~ {ci}: at least as fast as H^-0.5", ev), fits
 
 
-@claim("fu.cor3.1.sqrt-h", paper="fu", where="Corollary 3.1, eq. (11)", kind="trend",
+@claim("fu.cor3.1.sqrt-h", functions=(sb.cor31_head_factor,),
+       paper="fu", where="Corollary 3.1, eq. (11)", kind="trend",
        statement="Averaging H heads speeds up the direction convergence by a factor "
        "sqrt((2 + 8 ln(1/delta))/H): at a fixed step the gap to the max-margin direction shrinks "
        "like 1/sqrt(H).",
@@ -390,7 +391,8 @@ def _rate_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     return ctx.cached("soudry-rate", cfg, compute), cfg
 
 
-@claim("soudry.direction-rate", paper="soudry", where="Theorem 5 (used by Fu et al. Thm 2.4)",
+@claim("soudry.direction-rate", functions=(sb.thm24_direction_rate,),
+       paper="soudry", where="Theorem 5 (used by Fu et al. Thm 2.4)",
        kind="trend",
        statement="Gradient descent on separable data converges in direction to the max-margin "
        "solution at the rate log log t / log t.",
@@ -406,7 +408,7 @@ def _soudry(ctx: CheckContext) -> Outcome:
     df, cfg = _rate_table(ctx)
     one = df[df.step >= 100]
     piv = one.pivot(index="dataset", columns="step", values="gap_penalized_svm")
-    r = np.log(sb.direction_rate(piv.columns.to_numpy(dtype=float)))
+    r = np.log(sb.thm24_direction_rate(piv.columns.to_numpy(dtype=float)))
     a = np.array([np.polyfit(r, np.log(row), 1)[0] for row in piv.to_numpy()])
     _, lo, hi = bootstrap_mean(a, rng=ctx.rng())
     ev: dict[str, Any] = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
@@ -422,8 +424,8 @@ def _soudry(ctx: CheckContext) -> Outcome:
                          label="to the bias-penalized SVM (GD's limit)")
     plotting.median_band(ax, df.step, df.gap_free_svm, label="to the free-intercept SVM")
     t = piv.columns.to_numpy(dtype=float)
-    scale = np.median(piv.to_numpy()[:, -1]) / sb.direction_rate(t[-1])
-    ax.plot(t, scale * sb.direction_rate(t), "k--", lw=1, label="C log log t / log t")
+    scale = np.median(piv.to_numpy()[:, -1]) / sb.thm24_direction_rate(t[-1])
+    ax.plot(t, scale * sb.thm24_direction_rate(t), "k--", lw=1, label="C log log t / log t")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("GD steps t")
@@ -545,7 +547,8 @@ _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu 
           "u_i u_i^T, GD with eta = 1/beta, sup over steps; L = beta ||w0 - w*||.")
 
 
-@claim("fu.thm2.2.main", paper="fu", where="Theorem 2.2, eq. (3) (main text)", kind="bound",
+@claim("fu.thm2.2.main", functions=(sb.thm22_main_rhs,),
+       paper="fu", where="Theorem 2.2, eq. (3) (main text)", kind="bound",
        statement="Full fine-tuning by GD is leave-one-out stable with the main text's bound, "
        "which grows linearly in ||w0 - w*||.",
        equation="E||A(S^i) - A(S)|| <= sqrt(2L) ||w0 - w*|| / beta / (n ((1 - mu/beta)^(-1/4) - 1))",
@@ -555,7 +558,8 @@ def _thm22_main(ctx: CheckContext) -> Outcome:
     return _thm22_claim(ctx, "main")
 
 
-@claim("fu.thm2.2.appendix", paper="fu", where="Theorem 2.2, Appendix A.1 (the proof's form)",
+@claim("fu.thm2.2.appendix", functions=(sb.thm22_appendix_rhs,),
+       paper="fu", where="Theorem 2.2, Appendix A.1 (the proof's form)",
        kind="bound",
        statement="Full fine-tuning by GD is leave-one-out stable with the bound the appendix "
        "proof derives.",
@@ -623,7 +627,7 @@ def _a24_search(part: str) -> Search:
 def _a23_sides(p: dict):
     X, y = _hard_data(p)
     svm = HardMarginSVM().fit(X, y)  # ValueError: not separable
-    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=-1).max())
+    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=-1).max())
     return s.lhs, s.rhs
 
 
@@ -831,7 +835,8 @@ def _soft_search(which: str, penalized: bool = False) -> Search:
                   "paper's favour)" + (", intercept penalized" if penalized else ""))
 
 
-@claim("fu.lemma-a.2.5", paper="fu", where="Lemma A.2.5", kind="bound",
+@claim("fu.lemma-a.2.5", functions=(sb.lemma_a25_rhs,),
+       paper="fu", where="Lemma A.2.5", kind="bound",
        statement="The soft-margin SVM moves by at most the lemma's amount when one training "
        "point is removed.",
        equation="||w_hat(S^i) - w_hat(S)|| <= max{ sqrt(2/(lam n) (1 + B/gamma_S)), (B + sqrt(B^2 "
@@ -866,7 +871,8 @@ def _move_claim(ctx: CheckContext, which: str, *, penalized: bool) -> Outcome:
                              ylabel=f"max_i ||w(S^i) - w(S)|| / {name}")
 
 
-@claim("fu.thm2.4.second-term", paper="fu", where="Theorem 2.4, eq. (6), second term",
+@claim("fu.thm2.4.second-term", functions=(sb.thm24_second_term,),
+       paper="fu", where="Theorem 2.4, eq. (6), second term",
        kind="bound",
        statement="The soft-margin SVM's direction moves by at most nu times Lemma A.2.5's amount "
        "when one point is removed (nu = 2/r, r the smallest norm of the solutions compared): "
@@ -888,7 +894,8 @@ def _thm24_second(ctx: CheckContext) -> Outcome:
                              ylabel="direction change / Theorem 2.4's second term")
 
 
-@claim("fu.cor2.5", paper="fu", where="Corollary 2.5 and its proof (A.3)", kind="bound",
+@claim("fu.cor2.5", functions=(sb.cor25_second_term,),
+       paper="fu", where="Corollary 2.5 and its proof (A.3)", kind="bound",
        statement="Removing one point moves the soft-margin SVM by at most L/(lam n), L the "
        "Lipschitz constant of the per-sample hinge loss in w (the piece Corollary 2.5 puts in "
        "place of Theorem 2.4's second term, times nu).",
@@ -903,7 +910,8 @@ def _cor25(ctx: CheckContext) -> Outcome:
     return _move_claim(ctx, "cor", penalized=False)
 
 
-@claim("fu.lemma-a.2.5.penalized", paper="fu", where="Lemma A.2.5, intercept penalized",
+@claim("fu.lemma-a.2.5.penalized", functions=(sb.lemma_a25_rhs,),
+       paper="fu", where="Lemma A.2.5, intercept penalized",
        kind="bound",
        statement="With the intercept penalized too (lam ||[v, b]||^2 + (1/n) sum hinge, the "
        "objective the proof's strong-convexity step needs; its minimizer is unique), the "
@@ -916,7 +924,8 @@ def _a25_penalized(ctx: CheckContext) -> Outcome:
     return _move_claim(ctx, "lemma", penalized=True)
 
 
-@claim("fu.cor2.5.penalized", paper="fu", where="Corollary 2.5, intercept penalized",
+@claim("fu.cor2.5.penalized", functions=(sb.cor25_second_term,),
+       paper="fu", where="Corollary 2.5, intercept penalized",
        kind="bound",
        statement="With the intercept penalized too (a unique, 2 lam-strongly convex minimizer), "
        "removing one point moves the soft-margin SVM by at most L/(lam n).",
@@ -930,6 +939,7 @@ def _cor25_penalized(ctx: CheckContext) -> Outcome:
 
 @claim(
     "fu.lemma-a.2.3",
+    functions=(sb.lemma_a23_sides,),
     paper="fu",
     where="Lemma A.2.3",
     kind="bound",
@@ -955,7 +965,7 @@ def _check_a23(ctx: CheckContext) -> Outcome:
         data = make_separable(n_datasets=ctx.pick(10, 100), n=60, d=d, margin=0.2, bound=3.0,
                               seed=rng)
         svm = HardMarginSVM().fit(data.X, data.y)
-        s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=data.max_norm)
+        s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=data.max_norm)
         rows.append(pd.DataFrame({"family": f"d={d}", "B": data.max_norm, "margin": svm.margin_,
                                   "n_support": [len(x) for x in svm.support_], "lhs": s.lhs,
                                   "rhs": s.rhs}))
@@ -971,7 +981,7 @@ def _check_a23(ctx: CheckContext) -> Outcome:
     Y = np.broadcast_to(y, (k, n))
     svm = HardMarginSVM().fit(X, Y)
     B = np.linalg.norm(X, axis=-1).max(-1)
-    s = sb.intercept_bound(-svm.intercept_, svm.coef_, B=B)
+    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=B)
     rows.append(pd.DataFrame({"family": "d=5, far along the normal", "B": B,
                               "margin": svm.margin_, "n_support": [len(x) for x in svm.support_],
                               "lhs": s.lhs, "rhs": s.rhs}))

@@ -23,9 +23,6 @@ from boundbench.framework.verdicts import (
 )
 from boundbench.theory import curvature as cv
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
-from boundbench.theory.smoothing import GELU_LIPSCHITZ
-
-_ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
 
 
 def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -> dict:
@@ -50,46 +47,9 @@ def _thm1_instance(rng: np.random.Generator, act: str, *, chain: bool = False) -
 
 
 def _thm1_sides(Ws: list[torch.Tensor], x: torch.Tensor, act: str) -> dict:
-    """Both sides of Theorem 1 (literal and block) for a bias-free 3-layer MLP with weights
-    ``Ws`` at the zero-loss point of the squared loss on input ``x``: exact Hessians."""
-    s = _ACT[act]
-    dims = (Ws[0].shape[1], Ws[0].shape[0], Ws[1].shape[0], Ws[2].shape[0])
-    sizes = [w.numel() for w in Ws]
-
-    def unpack(theta):
-        parts = torch.split(theta, sizes)
-        return [p.view(w.shape) for p, w in zip(parts, Ws, strict=True)]
-
-    def net(theta, x=x):
-        W1, W2, W3 = unpack(theta)
-        h1 = s(W1 @ x)
-        h2 = s(W2 @ h1)
-        return W3 @ h2, (h1, h2)
-
-    theta0 = torch.cat([w.reshape(-1) for w in Ws])
-    target = net(theta0)[0].detach()
-
-    def loss(theta):
-        return 0.5 * (net(theta)[0] - target).pow(2).sum()
-
-    Hfull = hessian(loss)(theta0)
-    nb = sizes[0] + sizes[1]
-    full = torch.linalg.matrix_norm(Hfull, 2).item()
-    block = torch.linalg.matrix_norm(Hfull[:nb, :nb], 2).item()
-    # direct partials dh^(j)/dW^(j) (the proof's reading), exact spectral norms
-    W1, W2, W3 = Ws
-    h1 = s(W1 @ x)
-    J1 = jacrev(lambda w: s(w @ x))(W1).reshape(dims[1], -1)
-    J2 = jacrev(lambda w: s(w @ h1))(W2).reshape(dims[2], -1)
-    n1, n2 = (torch.linalg.matrix_norm(J, 2).item() for J in (J1, J2))
-    w2 = torch.linalg.matrix_norm(W2, 2).item()
-    hz = torch.linalg.matrix_norm(W3.T @ W3, 2).item()  # Hessian of L w.r.t. h^(L-1)
-    lip = 1.0 if act == "relu" else GELU_LIPSCHITZ
-    return {"activation": act,
-            "last_layer_scale": torch.linalg.matrix_norm(W3, 2).item(),
-            "hess_full": full, "hess_block": block,
-            "rhs_contractant": (n1 * w2 + n2) ** 2 * hz,
-            "rhs_lipschitz": (n1 * w2 * lip + n2) ** 2 * hz}
+    """Both sides of Theorem 1, both readings (:func:`~boundbench.theory.curvature.thm1_terms`),
+    as one table row."""
+    return {"activation": act, **cv.thm1_terms(Ws, x, activation=act)}
 
 
 def _thm1_table(ctx: CheckContext) -> pd.DataFrame:
@@ -168,7 +128,8 @@ def _last_layer_sides(p: dict):
     return lhs, 0.5 * torch.linalg.eigvalsh(h.T @ h / n)[-1].item()
 
 
-@claim("ad.thm1.literal", paper="ad", where="Theorem 1, eq. (2)", kind="bound",
+@claim("ad.thm1.literal", functions=(cv.thm1_sides,),
+       paper="ad", where="Theorem 1, eq. (2)", kind="bound",
        statement="At a zero-loss point the Hessian's spectral norm over all weights is bounded by "
        "the layerwise product formula times the Hessian w.r.t. the penultimate activations.",
        equation="||Hess_theta L|| <= (sum_{j<L} ||dh^(j)/dtheta|| prod_{j<l<L} ||W^(l)||)^2 "
@@ -192,7 +153,8 @@ def _thm1_literal(ctx: CheckContext) -> Outcome:
                    {"k": len(df)})
 
 
-@claim("ad.thm1.block", paper="ad", where="Theorem 1, eq. (2), restricted to W^(1..L-1)",
+@claim("ad.thm1.block", functions=(cv.thm1_sides,),
+       paper="ad", where="Theorem 1, eq. (2), restricted to W^(1..L-1)",
        kind="bound",
        statement="Restricted to the layers before the last, Theorem 1's bound holds when each "
        "||W^(l)|| carries the activation's Lipschitz constant (1 for ReLU, 1.1289 for GELU).",
@@ -215,7 +177,8 @@ def _thm1_block(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, df, fig, {"k": len(df)})
 
 
-@claim("ad.last-layer-hessian", paper="ad", where="Appendix B (Hessian of the last layer)",
+@claim("ad.last-layer-hessian", functions=(cv.last_layer_hessian,),
+       paper="ad", where="Appendix B (Hessian of the last layer)",
        kind="bound",
        statement="The cross-entropy Hessian w.r.t. the last layer is at most half the top "
        "eigenvalue of the penultimate activations' second moment: shrinking ||h|| flattens it.",
@@ -248,7 +211,8 @@ def _last_layer(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, df, fig, {"instances": len(df)})
 
 
-@claim("jachess.estimator", paper="jachess", where="§3.2, eqs. (5)-(6)", kind="trend",
+@claim("jachess.estimator", functions=(cv.jacobian_frobenius, cv.hessian_frobenius),
+       paper="jachess", where="§3.2, eqs. (5)-(6)", kind="trend",
        statement="The random-projection estimates of the input-output Jacobian's and the "
        "per-output Hessians' Frobenius norms converge to the exact norms like 1/sqrt(p) in the "
        "number of projections p.",

@@ -38,6 +38,7 @@ def _moment_z(x: np.ndarray, expected_mean: np.ndarray, expected_var: np.ndarray
 
 @claim(
     "uegr.thm1.unbiased",
+    functions=(mg.rescaled_mask_mean,),
     paper="uegr",
     where="Theorem 1, eq. (17)",
     kind="equality",
@@ -79,6 +80,7 @@ def _check_unbiased(ctx: CheckContext) -> Outcome:
 
 @claim(
     "uegr.thm1.variance",
+    functions=(mg.rescaled_mask_variance, mg.thm1_frobenius_rhs),
     paper="uegr",
     where="Theorem 1, eqs. (18)-(19)",
     kind="equality",
@@ -97,7 +99,7 @@ def _check_variance(ctx: CheckContext) -> Outcome:
     _, mc_var, _, z_var = _moment_z(masked, mu, var)
     zcrit = float(norm.isf(ALPHA / (2 * mu.size)))
     cov_f = float(np.linalg.norm(var))  # Cov is diagonal: independent coordinates and mask
-    bound = mg.thm1_cov_frobenius_bound(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p)
+    bound = mg.thm1_frobenius_rhs(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p)
     be = bound_evidence(BoundSides(np.array([cov_f]), np.atleast_1d(bound)), rtol=1e-12, atol=0)
     ev = {"n_coordinates": int(mu.size), "n_draws": n, "max_abs_z_variance": float(np.abs(z_var)
           .max()), "z_critical_bonferroni": zcrit, "cov_frobenius": cov_f,
@@ -122,6 +124,7 @@ def _check_variance(ctx: CheckContext) -> Outcome:
 
 @claim(
     "uegr.thm1.variance-reduction",
+    functions=(mg.rescaled_mask_variance,),
     paper="uegr",
     where="Theorem 1, prose after eq. (19)",
     kind="trend",

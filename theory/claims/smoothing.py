@@ -51,6 +51,7 @@ def stein_smoothed_hessian(
 
 @claim(
     "ad.cor1.huber-tight",
+    functions=(sm.cor1_rhs, sm.cor1_simple_rhs, sm.huber_smoothed_hessian),
     paper="ad",
     where="Corollary 1, eq. (1); Appendix B.1",
     kind="equality",
@@ -86,13 +87,13 @@ def _check_huber(ctx: CheckContext) -> Outcome:
                           "or the closed form disagrees with quadrature", verdict.evidence)
 
     df = pd.DataFrame({"H": H, "eps": eps, "sigma": sigma, "stein_hessian_at_0": at0,
-                       "erf_bound": rhs, "simple_bound": sm.cor1_simple_bound(H=H, eps=eps,
+                       "erf_bound": rhs, "simple_bound": sm.cor1_simple_rhs(H=H, eps=eps,
                                                                                sigma=sigma)})
     fig, (ax,) = plotting.figure()
     s_grid = np.logspace(-2, 1, 60)
     for (h, e), c in zip([(1.0, 0.1), (4.0, 0.3), (2.0, 1.0)], ["C0", "C1", "C2"], strict=True):
         ax.plot(s_grid, sm.cor1_rhs(H=h, eps=e, sigma=s_grid), c=c, label=f"H={h:g}, eps={e:g}")
-        ax.plot(s_grid, sm.cor1_simple_bound(H=h, eps=e, sigma=s_grid), c=c, ls=":", lw=1)
+        ax.plot(s_grid, sm.cor1_simple_rhs(H=h, eps=e, sigma=s_grid), c=c, ls=":", lw=1)
         pts = s_grid[::6]
         ax.plot(pts, stein_smoothed_hessian(0.0, H=h, eps=e, sigma=pts), "o", c=c, ms=4,
                 mfc="none")
@@ -129,6 +130,7 @@ def _thm3_sides(p: dict):
 
 @claim(
     "ad.thm2",
+    functions=(sm.thm2_rhs, sm.smoothed_ce_binary),
     paper="ad",
     where="Theorem 2, eq. (4); Appendix B.3",
     kind="bound",
@@ -220,6 +222,7 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
 
 @claim(
     "ad.thm3.not-a-bound",
+    functions=(sm.thm3_taylor, sm.smoothed_ce_binary),
     paper="ad",
     where="Theorem 3; Appendix B.4",
     kind="bound",

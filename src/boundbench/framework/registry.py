@@ -235,8 +235,15 @@ class Claim:
     notes: str = ""
     correction: str = ""  # the corrected statement, where one is known (the errata sheet's)
     search: Search | None = field(default=None, repr=False, compare=False)  # a bound's worst case
+    # the library functions that state the claim's inequality or formula (theory/*)
+    functions: tuple[Callable, ...] = field(default=(), repr=False, compare=False)
 
-    def describe(self) -> dict[str, str]:
+    @property
+    def function_names(self) -> list[str]:
+        """The dotted import paths of :attr:`functions`."""
+        return [f"{f.__module__}.{f.__qualname__}" for f in self.functions]
+
+    def describe(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "paper": self.paper,
@@ -247,6 +254,7 @@ class Claim:
             "equation": self.equation,
             "notes": self.notes,
             "correction": self.correction,
+            "functions": self.function_names,
         }
 
 
@@ -264,21 +272,27 @@ def claim(
     notes: str = "",
     correction: str = "",
     search: Search | None = None,
+    functions: tuple[Callable, ...] = (),
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
     corrected statement where one is known (shown on the errata sheet when the claim fails);
     ``search``: the bound's assumption space, searched for its worst case beside the check's
-    random family whenever the claim runs (:mod:`boundbench.framework.search`)."""
+    random family whenever the claim runs (:mod:`boundbench.framework.search`); ``functions``:
+    the library functions that state its inequality or formula, for the claim -> function
+    table (``boundbench claims --functions``)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {sorted(PAPERS)} (got {paper!r})")
+    for f in functions:
+        if not callable(f):
+            raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")
 
     def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction, search)
+                              correction, search, tuple(functions))
         return fn
 
     return register

@@ -117,12 +117,18 @@ def soft_margin_problems(*, lam: tuple[float, float] = (1e-3, 10.0), **data_rang
     return st.builds(SoftMarginProblem, separable_datasets(**data_ranges), lam_s)
 
 
+SMOOTH_KINDS = ("quadratic", "singular", "indefinite", "logistic")
+
+
 @dataclass(frozen=True)
 class SmoothLoss:
-    """Per-sample losses ``f_i`` on ``R^d`` with known constants: ``beta`` (smoothness), ``mu``
-    (strong convexity; 0 when only convex), ``lipschitz`` (of the gradient's size on the ball
-    ``||w|| <= radius``), and their gradients. ``kind``: ``"quadratic"`` (Thm 2.2's setting) or
-    ``"logistic"``."""
+    """``n`` per-sample losses ``f_i`` on ``R^d`` with known constants, and ``points`` to
+    evaluate them at (``(k, d)``, in the ball ``||w|| <= radius``).
+
+    ``beta``: every ``f_i`` is ``beta``-smooth (``betas``: each one's own constant, ``(n,)``);
+    ``mu``: every ``f_i`` is ``mu``-strongly convex (0 when only convex, negative for an
+    indefinite quadratic: its lowest Hessian eigenvalue). ``kind``: one of :data:`SMOOTH_KINDS`.
+    ``value`` and ``grad`` take ``w`` as ``(d,)`` (every sample at one point) or ``(n, d)``."""
 
     kind: str
     n: int
@@ -132,36 +138,209 @@ class SmoothLoss:
     radius: float
     seed: int
     problems: object = field(repr=False)
+    points: np.ndarray = field(repr=False)
+
+    @property
+    def betas(self) -> np.ndarray:
+        return np.asarray(self.problems.beta)  # type: ignore[attr-defined]
+
+    @property
+    def convex(self) -> bool:
+        return self.kind != "indefinite"
 
     def value(self, w: np.ndarray) -> np.ndarray:
-        """Every sample's loss at ``w (d,)``: ``(n,)``."""
+        """Every sample's loss at ``w`` (``(d,)`` or ``(n, d)``): ``(n,)``."""
         return self.problems.value(np.broadcast_to(w, (self.n, self.d)))  # type: ignore[attr-defined]
 
     def grad(self, w: np.ndarray) -> np.ndarray:
-        """Every sample's gradient at ``w (d,)``: ``(n, d)``."""
+        """Every sample's gradient at ``w`` (``(d,)`` or ``(n, d)``): ``(n, d)``."""
         return self.problems.grad(np.broadcast_to(w, (self.n, self.d)))  # type: ignore[attr-defined]
 
 
-def smooth_losses(*, kind: str = "quadratic", n: tuple[int, int] = (2, 50),
-                  d: tuple[int, int] = (1, 8), radius: tuple[float, float] = (0.5, 10.0)
-                  ) -> st.SearchStrategy[SmoothLoss]:
-    """``n`` per-sample losses of one ``kind``: ``"quadratic"`` (convex, eigenvalues over three
-    decades; ``beta``, ``mu`` exact) or ``"logistic"`` (``beta = lambda_max(X^T X/n)/4`` per
-    sample, ``mu = 0``)."""
-    if kind not in ("quadratic", "logistic"):
-        raise ValueError(f"kind must be 'quadratic' or 'logistic' (got {kind!r})")
+def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, int] = (2, 50),
+                  d: tuple[int, int] = (1, 8), radius: tuple[float, float] = (0.5, 10.0),
+                  points: int = 2) -> st.SearchStrategy[SmoothLoss]:
+    """``n`` per-sample losses of one ``kind`` (a tuple: one of several, drawn), each with its
+    exact constants:
+
+    - ``"quadratic"``: ``1/2 (w - c_i)^T A_i (w - c_i)``, eigenvalues over three decades, convex
+      (Theorem 2.2's setting, the lemmas' convex case); ``beta``, ``mu`` exact;
+    - ``"singular"``: the same with some eigenvalues 0 (convex, ``mu = 0``);
+    - ``"indefinite"``: the same with some eigenvalues negated (beta-smooth, not convex);
+    - ``"logistic"``: logistic regression on one Gaussian sample each,
+      ``beta = ||x||^2 / 4``, ``mu = 0``.
+
+    ``points``: how many evaluation points, uniform in the ball of radius ``radius``."""
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    if not kinds or any(k not in SMOOTH_KINDS for k in kinds):
+        raise ValueError(f"kind must be one of {SMOOTH_KINDS} or a tuple of them (got {kind!r})")
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+        raise ValueError(f"points must be an integer >= 1 (got {points!r})")
     n_s, d_s, r_s = _ints(n, "n", 1), _ints(d, "d", 1), _floats(radius, "radius")
 
     @st.composite
     def draw(draw_) -> SmoothLoss:
+        kk = draw_(st.sampled_from(kinds))
         nn, dd, rad, seed = draw_(n_s), draw_(d_s), draw_(r_s), draw_(_SEEDS)
         rng = np.random.default_rng(seed)
-        if kind == "quadratic":
-            q = random_quadratics(rng, nn, dd)
-            eig = np.linalg.eigvalsh(q.A)
-            return SmoothLoss(kind, nn, dd, float(eig.max()), float(eig.min()), rad, seed, q)
-        lg = random_logistic(rng, nn, 1, dd)  # one sample per loss
-        return SmoothLoss(kind, nn, dd, float(lg.beta.max()), 0.0, rad, seed, lg)
+        if kk == "logistic":
+            prob: object = random_logistic(rng, nn, 1, dd)  # one sample per loss
+            beta, mu = float(prob.beta.max()), 0.0  # type: ignore[attr-defined]
+        else:
+            prob = random_quadratics(rng, nn, dd, convex=kk != "indefinite",
+                                     singular=kk == "singular")
+            eig = np.linalg.eigvalsh(prob.A)
+            beta = float(np.abs(eig).max())
+            mu = 0.0 if kk == "singular" else float(eig.min())
+        u = rng.standard_normal((points, dd))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        pts = u * rad * rng.random((points, 1)) ** (1.0 / dd)
+        return SmoothLoss(kk, nn, dd, beta, mu, rad, seed, prob, pts)
+
+    return draw()
+
+
+@dataclass(frozen=True)
+class ExteriorPair:
+    """Two points ``x, y`` of ``R^d`` outside the ball of radius ``r`` (``||x||, ||y|| >= r``),
+    at ``angle`` to each other (Lemma A.2.1's domain)."""
+
+    x: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    r: float
+    angle: float
+    seed: int
+
+    def __repr__(self) -> str:
+        return (f"ExteriorPair(d={self.x.size}, r={self.r!r}, |x|/r="
+                f"{float(np.linalg.norm(self.x)) / self.r:.6g}, |y|/r="
+                f"{float(np.linalg.norm(self.y)) / self.r:.6g}, angle={self.angle!r}, "
+                f"seed={self.seed})")
+
+
+def exterior_pairs(*, d: tuple[int, int] = (1, 30), r: tuple[float, float] = (1e-3, 1e3),
+                   excess: tuple[float, float] = (0.0, 10.0),
+                   angle: tuple[float, float] = (1e-8, float(np.pi))
+                   ) -> st.SearchStrategy[ExteriorPair]:
+    """Pairs of points with norms ``r (1 + excess)`` (each its own excess) at an angle drawn
+    on a log scale (small angles are where normalization's Lipschitz constant is reached);
+    ``r`` on a log scale. In ``d = 1`` the angle is 0 or pi."""
+    d_s = _ints(d, "d", 1)
+    for name, rng_ in (("r", r), ("angle", angle)):
+        if not 0 < rng_[0] <= rng_[1]:
+            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+    if angle[1] > np.pi:
+        raise ValueError(f"angle must be a range within (0, pi] (got {angle})")
+    r_s = st.floats(np.log10(r[0]), np.log10(r[1])).map(lambda e: float(10.0**e))
+    a_s = st.floats(np.log(angle[0]), np.log(angle[1])).map(lambda e: float(min(np.exp(e), np.pi)))
+    e_s = _floats(excess, "excess")
+    if excess[0] < 0:
+        raise ValueError(f"excess must be a range with 0 <= low (got {excess})")
+
+    @st.composite
+    def draw(draw_) -> ExteriorPair:
+        dd, rr, ang, ex, ey, seed = (draw_(d_s), draw_(r_s), draw_(a_s), draw_(e_s), draw_(e_s),
+                                     draw_(_SEEDS))
+        rng = np.random.default_rng(seed)
+        if dd == 1:
+            ang = 0.0 if ang < np.pi / 2 else float(np.pi)
+            ux, uy = np.ones(1), np.array([np.cos(ang)])
+        else:
+            q, _ = np.linalg.qr(rng.standard_normal((dd, 2)))
+            ux, uy = q[:, 0], np.cos(ang) * q[:, 0] + np.sin(ang) * q[:, 1]
+        return ExteriorPair(ux * rr * (1 + ex), uy * rr * (1 + ey), rr, ang, seed)
+
+    return draw()
+
+
+@dataclass(frozen=True)
+class HuberLoss:
+    """The 1-D Huber-type loss of activation decay's Corollary 1 with its constants: gradient
+    ``clip(H theta, -eps, eps)`` (Hessian bound ``H``, gradient bound ``eps``), a smoothing scale
+    ``sigma`` and a point ``theta``. It attains Corollary 1's bound at ``theta = 0``."""
+
+    H: float
+    eps: float
+    sigma: float
+    theta: float
+
+
+def huber_losses(*, H: tuple[float, float] = (1e-2, 1e2), eps: tuple[float, float] = (1e-3, 1e2),
+                 sigma: tuple[float, float] = (1e-3, 1e2),
+                 theta: tuple[float, float] = (-50.0, 50.0)) -> st.SearchStrategy[HuberLoss]:
+    """``H``, ``eps`` and ``sigma`` on log scales, ``theta`` uniform (shrinks toward 0, where
+    the bound is attained)."""
+    logs = []
+    for name, rng_ in (("H", H), ("eps", eps), ("sigma", sigma)):
+        if not 0 < rng_[0] <= rng_[1]:
+            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+        logs.append(st.floats(np.log10(rng_[0]), np.log10(rng_[1])).map(lambda e: float(10.0**e)))
+    return st.builds(HuberLoss, *logs, _floats(theta, "theta"))
+
+
+ACTIVATIONS = ("relu", "gelu")
+
+
+@dataclass(frozen=True)
+class MLPInstance:
+    """A bias-free MLP ``h^(j) = s(W^(j) h^(j-1))``, ``h^(0) = x``, output ``W^(L) h^(L-1)``
+    (activation decay's Theorem 1 setting): ``weights`` ``W^(1..L)``, an input ``x``, the
+    ``activation``, each weight's spectral norm (``weight_norms``) and the activation's
+    Lipschitz constant (``lipschitz``: 1 for ReLU, 1.1289 for GELU)."""
+
+    weights: tuple[np.ndarray, ...] = field(repr=False)
+    x: np.ndarray = field(repr=False)
+    activation: str
+    weight_norms: tuple[float, ...]
+    lipschitz: float
+    seed: int
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return (self.x.size, *(w.shape[0] for w in self.weights))
+
+    def __repr__(self) -> str:
+        norms = ", ".join(f"{v:.4g}" for v in self.weight_norms)
+        return (f"MLPInstance(widths={self.widths}, activation={self.activation!r}, "
+                f"weight_norms=({norms}), seed={self.seed})")
+
+
+def mlps(*, depth: tuple[int, int] = (2, 4), width: tuple[int, int] = (1, 6),
+         activation: str | tuple[str, ...] = ACTIVATIONS,
+         weight_norm: tuple[float, float] = (0.1, 3.0),
+         last_norm: tuple[float, float] = (1e-2, 10.0)) -> st.SearchStrategy[MLPInstance]:
+    """Small MLPs: ``depth`` weight matrices (``L``), every width (input included) in
+    ``width``, Gaussian weights rescaled to a spectral norm drawn on a log scale from
+    ``weight_norm`` (the last layer's from ``last_norm``: its scale decides Theorem 1's literal
+    reading), a Gaussian input. Width 1 gives scalar chains, where the block bound binds."""
+    dp_s, w_s = _ints(depth, "depth", 2), _ints(width, "width", 1)
+    acts = (activation,) if isinstance(activation, str) else tuple(activation)
+    if not acts or any(a not in ACTIVATIONS for a in acts):
+        raise ValueError(f"activation must be one of {ACTIVATIONS} or a tuple of them "
+                         f"(got {activation!r})")
+    for name, rng_ in (("weight_norm", weight_norm), ("last_norm", last_norm)):
+        if not 0 < rng_[0] <= rng_[1]:
+            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+    wn_s = st.floats(np.log10(weight_norm[0]), np.log10(weight_norm[1])).map(lambda e: 10.0**e)
+    ln_s = st.floats(np.log10(last_norm[0]), np.log10(last_norm[1])).map(lambda e: 10.0**e)
+
+    @st.composite
+    def draw(draw_) -> MLPInstance:
+        from boundbench.theory.smoothing import GELU_LIPSCHITZ
+
+        L = draw_(dp_s)
+        widths = [draw_(w_s) for _ in range(L + 1)]
+        norms = [draw_(wn_s) for _ in range(L - 1)] + [draw_(ln_s)]
+        act, seed = draw_(st.sampled_from(acts)), draw_(_SEEDS)
+        rng = np.random.default_rng(seed)
+        Ws = []
+        for i, target in enumerate(norms):
+            W = rng.standard_normal((widths[i + 1], widths[i]))
+            W *= target / max(np.linalg.norm(W, 2), 1e-300)
+            Ws.append(W)
+        lip = 1.0 if act == "relu" else GELU_LIPSCHITZ
+        return MLPInstance(tuple(Ws), rng.standard_normal(widths[0]), act,
+                           tuple(float(v) for v in norms), lip, seed)
 
     return draw()
 
@@ -205,31 +384,44 @@ def logit_batches(*, batch: tuple[int, int] = (1, 32), classes: tuple[int, int] 
 
 @dataclass(frozen=True)
 class MaskedGradient:
-    """A gradient's per-coordinate mean and variance and keep probabilities ``p`` in (0, 1]
-    (UEGR Theorem 1's setting)."""
+    """UEGR Theorem 1's setting: per-sample gradients ``N(grad_mean, sigma_g^2 I)`` averaged
+    over a batch of ``batch_size``, so the batch gradient's variance is ``grad_var =
+    sigma_g^2 / batch_size`` in every coordinate, and keep probabilities ``p`` in (0, 1]."""
 
     grad_mean: np.ndarray = field(repr=False)
-    grad_var: np.ndarray = field(repr=False)
+    sigma_g: float
+    batch_size: int
     p: np.ndarray = field(repr=False)
     seed: int
 
+    @property
+    def grad_var(self) -> float:
+        return self.sigma_g**2 / self.batch_size
+
     def __repr__(self) -> str:
-        return (f"MaskedGradient(dim={self.grad_mean.size}, min_p={float(self.p.min()):.4g}, "
+        return (f"MaskedGradient(dim={self.grad_mean.size}, sigma_g={self.sigma_g!r}, "
+                f"batch_size={self.batch_size}, min_p={float(self.p.min()):.4g}, "
                 f"seed={self.seed})")
 
 
-def masked_gradients(*, dim: tuple[int, int] = (1, 64),
-                     p: tuple[float, float] = (0.01, 1.0)) -> st.SearchStrategy[MaskedGradient]:
-    """Means ``N(0, 1)``, variances ``|N(0, 1)|`` and keep probabilities uniform in ``p``."""
-    d_s = _ints(dim, "dim", 1)
+def masked_gradients(*, dim: tuple[int, int] = (1, 64), p: tuple[float, float] = (0.01, 1.0),
+                     sigma_g: tuple[float, float] = (0.0, 10.0),
+                     batch_size: tuple[int, int] = (1, 256)) -> st.SearchStrategy[MaskedGradient]:
+    """Means ``N(0, 1)`` per coordinate (times a scale drawn on a log scale in [1e-2, 10]),
+    ``sigma_g`` uniform, ``batch_size`` and keep probabilities uniform in ``p``."""
+    d_s, b_s = _ints(dim, "dim", 1), _ints(batch_size, "batch_size", 1)
     if not 0 < p[0] <= p[1] <= 1:
         raise ValueError(f"p must be a range with 0 < low <= high <= 1 (got {p})")
+    if sigma_g[0] < 0:
+        raise ValueError(f"sigma_g must be a range with 0 <= low (got {sigma_g})")
+    sg_s = _floats(sigma_g, "sigma_g")
+    sc_s = st.floats(-2.0, 1.0).map(lambda e: float(10.0**e))
 
     @st.composite
     def draw(draw_) -> MaskedGradient:
-        dd, seed = draw_(d_s), draw_(_SEEDS)
+        dd, sg, nb, sc, seed = draw_(d_s), draw_(sg_s), draw_(b_s), draw_(sc_s), draw_(_SEEDS)
         rng = np.random.default_rng(seed)
-        return MaskedGradient(rng.standard_normal(dd), np.abs(rng.standard_normal(dd)),
-                              rng.uniform(p[0], p[1], dd), seed)
+        return MaskedGradient(rng.standard_normal(dd) * sc, sg, nb, rng.uniform(p[0], p[1], dd),
+                              seed)
 
     return draw()
