@@ -163,6 +163,10 @@ def load_bbc(*, topics: tuple[str, ...] = BBC_TOPICS, seed: int = 0, dev: float 
                     np.array([""] * len(texts)))
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def load_table(path: str | Path, *, text: str = "text", label: str = "label", seed: int = 0,
                dev: float = 0.1, test: float = 0.2) -> TextData:
     """A local CSV or JSONL file with a text column and a label column (any label values)."""
@@ -170,14 +174,27 @@ def load_table(path: str | Path, *, text: str = "text", label: str = "label", se
     if not p.exists():
         raise ValueError(f"no such file: {p} (give a CSV or JSONL with columns {text!r} and "
                          f"{label!r})")
-    if p.suffix.lower() in (".jsonl", ".json"):
-        df = pd.DataFrame([json.loads(line) for line in p.read_text().splitlines() if line])
-    else:
-        df = pd.read_csv(p)
+    try:
+        if p.suffix.lower() in (".jsonl", ".json"):
+            df = pd.DataFrame([json.loads(line) for line in p.read_text().splitlines() if line])
+        else:
+            df = pd.read_csv(p)
+    except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p} is not a readable CSV or JSONL table ({_first_line(exc)})") from None
     missing = {text, label} - set(df.columns)
     if missing:
         raise ValueError(f"{p} lacks columns {sorted(missing)} (has {list(df.columns)})")
+    df = df.dropna(subset=[text, label])
+    if df.empty:
+        raise ValueError(f"{p} has no rows with both {text!r} and {label!r}")
     names = tuple(str(v) for v in sorted(df[label].unique(), key=str))
+    if len(names) < 2:
+        raise ValueError(f"{p}: column {label!r} holds one class ({names[0]!r}); a classifier "
+                         "needs at least 2")
+    counts = df[label].astype(str).value_counts()
+    if counts.min() < 3:
+        raise ValueError(f"{p}: class {counts.idxmin()!r} has {counts.min()} row(s); the "
+                         "train/dev/test split needs at least 3 per class")
     labels = df[label].astype(str).map({n: i for i, n in enumerate(names)}).to_numpy()
     return TextData(p.stem, tuple(df[text].astype(str)), labels, names,
                     stratified_split(labels, seed=seed, dev=dev, test=test),

@@ -41,7 +41,8 @@ def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
     c = p.shape[-1]
     if c == 2:
         brier = float((y.float() - p[:, 1]).pow(2).mean())
-        ece = float(binary_calibration_error(p[:, 1], y, n_bins=n_bins, norm="l1"))
+        # a contiguous copy: torchmetrics warns on every call for the column view p[:, 1]
+        ece = float(binary_calibration_error(p[:, 1].contiguous(), y, n_bins=n_bins, norm="l1"))
     else:
         onehot = torch.nn.functional.one_hot(y, c).float()
         brier = float((p - onehot).pow(2).sum(-1).mean())

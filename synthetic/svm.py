@@ -21,16 +21,24 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.validate import Array, Bool, Float, Int, checked
+from boundbench.framework.validate import Array, Bool, Float, Int, checked, real
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
 _SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 
 
+def _unit_scale(X: np.ndarray) -> float:
+    """1, or the power of 2 nearest ``max |X|`` when that lies outside ``[2^-40, 2^40]``."""
+    m = float(np.abs(X).max())
+    if m == 0.0 or 2.0**-40 <= m <= 2.0**40:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(m)))
+
+
 def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    X = real("X", X, allow_empty=True, finite=False)  # shape and finiteness named below
+    y = real("y", y, allow_empty=True, finite=False)
     batched = X.ndim == 3
     if X.ndim not in (2, 3):
         raise ValueError(f"X must have shape (n, d) or (n_datasets, n, d) (got {X.shape})")
@@ -145,7 +153,7 @@ class _Linear:
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "coef_"):
             raise ValueError(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
-        X = np.asarray(X, dtype=np.float64)
+        X = real("X", X, allow_empty=True, finite=False)
         if X.shape[-1:] != np.shape(self.coef_)[-1:]:
             raise ValueError(f"X must have {np.shape(self.coef_)[-1]} features (got shape "
                              f"{X.shape})")
@@ -180,21 +188,30 @@ class HardMarginSVM(_Linear):
             if not (isinstance(t, int | float) and 0 < t < 1):
                 raise ValueError(f"{name} must be in (0, 1) (got {t!r})")
         Xb, yb, batched = _check_xy(X, y)
-        out = [hard_margin_exact(Xk, yk) for Xk, yk in zip(Xb, yb, strict=True)]
-        coef = np.stack([o[0] for o in out])
+        # the problem is scale-equivariant (x -> s x: v -> v/s, c and the support unchanged,
+        # duals -> duals/s^2): data far from unit scale are solved at unit scale, by a power of
+        # 2 (exact), so that X * 1e200 is not called non-separable by the solver's tolerances
+        scales = [_unit_scale(Xk) for Xk in Xb]
+        out = [hard_margin_exact(Xk / sk, yk) for Xk, yk, sk in zip(Xb, yb, scales, strict=True)]
+        coef = np.stack([o[0] / sk for o, sk in zip(out, scales, strict=True)])
         intercept = np.array([o[1] for o in out])
-        duals = np.stack([o[2] for o in out])
+        duals = np.stack([o[2] for o in out])  # of the unit-scale problem: the support's
         # a support vector has a dual above support_tol of the largest *and* sits on the margin
         # (y f(x) = 1 within margin_tol): a solver's small positive duals off the margin are not
         margins = yb * (np.einsum("knd,kd->kn", Xb, coef) + intercept[:, None])
         support = [np.flatnonzero((dk > self.support_tol * dk.max())
                                   & (np.abs(mk - 1.0) <= self.margin_tol))
                    for dk, mk in zip(duals, margins, strict=True)]
+        with np.errstate(under="ignore", over="ignore"):
+            # beyond |X| ~ 1e+-150 the true duals leave float64's range (0 or inf there)
+            duals = duals / np.array(scales)[:, None] / np.array(scales)[:, None]
         self.coef_ = coef if batched else coef[0]
         self.intercept_ = intercept if batched else float(intercept[0])
         self.dual_coef_ = duals if batched else duals[0]
         self.support_ = support if batched else support[0]
-        self.margin_ = 1.0 / np.linalg.norm(self.coef_, axis=-1)
+        # 1/||v|| without squaring v (||v|| ~ 1e-200 for X ~ 1e200 would underflow)
+        big = np.abs(self.coef_).max(axis=-1)
+        self.margin_ = 1.0 / (big * np.linalg.norm(self.coef_ / np.expand_dims(big, -1), axis=-1))
         self.n_working_ = np.array([len(o[3]) for o in out]) if batched else len(out[0][3])
         self.working_sets_ = [o[3] for o in out]
         return self
@@ -263,7 +280,8 @@ class SoftMarginSVM(_Linear):
         self.lam = lam
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SoftMarginSVM:
-        if not (isinstance(self.lam, int | float) and 0 < self.lam < np.inf):
+        if isinstance(self.lam, bool) or not (isinstance(self.lam, int | float)
+                                              and 0 < self.lam < np.inf):
             raise ValueError(f"lam must be a finite number > 0 (got {self.lam!r})")
         Xb, yb, batched = _check_xy(X, y)
         n = Xb.shape[1]

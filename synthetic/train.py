@@ -160,6 +160,9 @@ def train_heads(
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 3 or y.shape != X.shape[:2]:
         raise ValueError(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        # {0, 1} labels would silently zero the margins y w^T x of one class
+        raise ValueError(f"y must hold labels in {{-1, +1}} (got values {np.unique(y)[:5]})")
     k, n, d = X.shape
     D = d + 1
     loo = np.zeros((k, 0), dtype=int) if loo is None else np.asarray(loo, dtype=int)

@@ -85,3 +85,27 @@ def test_audit_paper_scale(tmp_path):
     _boundbench("audit", "--scale", "paper", "--out", str(tmp_path), timeout=8 * 3600)
     report = json.loads((tmp_path / "audit.json").read_text())
     assert not report["meta"]["errors"]
+
+
+def test_a_partial_audit_merges_into_the_folders_report(tmp_path, capsys):
+    """`audit --only X` into a folder holding an earlier audit updates X and keeps the other
+    claims (the report, the JSON and the errata sheet), each with its own run record."""
+    from boundbench import cli
+
+    out = tmp_path / "figs"
+    assert cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2", "--out", str(out)]) == 0
+    first = json.loads((out / "audit.json").read_text())
+    assert cli.main(["audit", "--only", "uegr.thm1.unbiased", "ad.thm2", "--out", str(out)]) == 0
+    merged = json.loads((out / "audit.json").read_text())
+    ids = [r["id"] for r in merged["claims"]]
+    assert sorted(ids) == ["ad.thm2", "fu.lemma-a.1.2", "uegr.thm1.unbiased"]
+    by = {r["id"]: r for r in merged["claims"]}
+    old = {r["id"]: r for r in first["claims"]}
+    assert by["fu.lemma-a.1.2"]["run"] == old["fu.lemma-a.1.2"]["run"]  # kept as it was
+    assert by["ad.thm2"]["run"]["ran_at"] == merged["meta"]["created"]  # updated
+    assert set(by["ad.thm2"]["run"]) == {"ran_at", "scale", "seed", "commit"}
+    assert merged["meta"]["claims_run"] == ["uegr.thm1.unbiased", "ad.thm2"]
+    assert merged["meta"]["merged_into"] == first["meta"]["created"]
+    assert sum(merged["meta"]["counts"].values()) == 3
+    md = (out / "audit.md").read_text()
+    assert "merges a partial audit of 2 claim(s)" in md and "fu.lemma-a.1.2" in md

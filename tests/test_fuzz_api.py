@@ -541,3 +541,84 @@ def test_an_empty_set_of_paired_differences_is_no_error():
 
     ev = power_evidence(np.array([]))
     assert ev["seeds_needed"] is None
+
+
+# ------------------------------------------------------------------- inputs silently misread
+#
+# Values a function must refuse, because any result would misread them: a complex number (its
+# imaginary part dropped), a boolean (read as 0/1), an empty array (ignored), an array one longer
+# than another argument it must match (accepted as if it matched). Each must raise a ValueError
+# or TypeError naming the argument; a result is a silent misread. Exhaustive over every case,
+# every argument and every such value (no sampling): `misread_counts()` gives the numbers.
+
+
+def _misread_values(valid: Any, kw: dict, name: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if isinstance(valid, bool) or valid is None or isinstance(valid, str):
+        return out
+    if isinstance(valid, int | float):
+        out += [("complex", complex(valid, 1.0)), ("boolean", True)]
+    elif isinstance(valid, np.ndarray) and valid.dtype.kind in "fiu" and valid.size:
+        out += [("complex", valid + 1j), ("boolean", valid != 0), ("empty", valid[..., :0])]
+        n = valid.shape[-1] if valid.ndim else 0
+        others = [k for k, v in kw.items() if k != name and isinstance(v, np.ndarray | torch.Tensor)
+                  and v.ndim and v.shape[-1] == n]
+        if n >= 2 and others:
+            out.append(("mismatched", np.concatenate([valid, valid[..., :1]], -1)))
+    elif isinstance(valid, torch.Tensor) and valid.is_floating_point() and valid.numel():
+        out += [("complex", valid.to(torch.complex128) + 1j), ("boolean", valid != 0),
+                ("empty", valid[..., :0])]
+    return out
+
+
+# values that are no misread where they are accepted, and why
+MISREAD_OK = {
+    ("masked_gradient.keep_probability", "s_norm", "empty"):
+        "an elementwise map: no saliencies, no probabilities (an empty parameter list)",
+    ("reports.power_evidence", "diff", "empty"):
+        "no trained pairs is a reported case: nothing to size (test below)",
+    ("train.gd_quadratic_loo", "loo", "empty"):
+        "no left-out samples: an empty (k, 0) result, one column per left-out sample",
+    ("verdicts.std_ratio_verdict", "a", "mismatched"):
+        "a and b are independent samples, resampled each on its own: lengths may differ",
+    ("verdicts.std_ratio_verdict", "b", "mismatched"):
+        "a and b are independent samples, resampled each on its own: lengths may differ",
+}
+
+
+def _misreads(case: str) -> tuple[int, list[str]]:
+    """(calls tried, the misreads) for one case."""
+    fn, valid = CASES[case]
+    tried, bad = 0, []
+    for name in sorted(valid):
+        for what, value in _misread_values(valid[name], valid, name):
+            if (case, name, what) in MISREAD_OK:
+                continue
+            tried += 1
+            kind, out = _call(fn, {**valid, name: value})
+            if kind == "ok":
+                bad.append(f"{case}: {what} {name} accepted")
+            elif kind == "error" and what != "mismatched" and name not in str(out):
+                bad.append(f"{case}: {what} {name} refused without naming it: {out}")
+            elif kind == "other":
+                bad.append(f"{case}: {what} {name} gives {type(out).__name__}: {out}")
+    return tried, bad
+
+
+def misread_counts() -> dict[str, int]:
+    """Calls tried and misreads found, by kind, over every case (the note's numbers)."""
+    import collections
+
+    counts: collections.Counter = collections.Counter()
+    for case in sorted(CASES):
+        tried, bad = _misreads(case)
+        counts["tried"] += tried
+        for b in bad:
+            counts[b.split(": ", 1)[1].split()[0]] += 1
+    return dict(counts)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_no_input_is_silently_misread(case):
+    _, bad = _misreads(case)
+    assert not bad, "\n".join(bad)

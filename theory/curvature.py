@@ -30,7 +30,19 @@ import numpy as np
 import torch
 from torch.func import functional_call, grad, jvp, vmap
 
-from boundbench.framework.validate import Bool, Choice, Dims, Float, Int, Seed, Tensor, TorchSeed, checked
+from boundbench.framework.validate import (
+    Array,
+    Bool,
+    Choice,
+    Dims,
+    Float,
+    Int,
+    Seed,
+    Tensor,
+    TorchSeed,
+    checked,
+    draws,
+)
 from boundbench.framework.verdicts import BoundSides
 
 
@@ -85,6 +97,7 @@ class HessianOperator:
     ) -> HessianOperator:
         """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
         (default: all); the rest of the model is held fixed."""
+        Array()("inputs", inputs)  # NaN inputs would give a NaN Hessian, silently
         chosen, fixed = _split_params(model, names)
 
         def loss(p: Mapping[str, torch.Tensor]) -> torch.Tensor:
@@ -229,7 +242,7 @@ def _probes(n: int, dim: int, *, seed: int, dist: str, dtype, device) -> torch.T
     return z.to(device)
 
 
-@checked(n_probes=Int(2), seed=Seed(), dist=Choice("rademacher", "gaussian"))
+@checked(n_probes=draws(2), seed=Seed(), dist=Choice("rademacher", "gaussian"))
 def trace_hutchinson(
     op: HessianOperator, *, n_probes: int = 100, seed: int = 0, dist: str = "rademacher"
 ) -> tuple[float, float]:
@@ -241,7 +254,7 @@ def trace_hutchinson(
     return float(q.mean()), float(q.std() / n_probes**0.5)
 
 
-@checked(n_matvecs=Int(3), seed=Seed())
+@checked(n_matvecs=draws(3), seed=Seed())
 def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) -> float:
     """Hutch++: exact trace on a sketched top subspace plus Hutchinson on the rest.
 
@@ -259,7 +272,7 @@ def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) ->
     return top + rest
 
 
-@checked(x=Tensor(), n_proj=Int(1), seed=TorchSeed(), create_graph=Bool(), event_dims=Int(0))
+@checked(x=Tensor(), n_proj=draws(1), seed=TorchSeed(), create_graph=Bool(), event_dims=Int(0))
 def jacobian_frobenius(
     f: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -287,7 +300,7 @@ def jacobian_frobenius(
     return (total / n_proj).sqrt()
 
 
-@checked(x=Tensor(), dims=Dims(), n_proj=Int(1), seed=TorchSeed(), create_graph=Bool())
+@checked(x=Tensor(), dims=Dims(), n_proj=draws(1), seed=TorchSeed(), create_graph=Bool())
 def hessian_frobenius(
     f: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -346,7 +359,7 @@ def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 
 
 @checked(
-    h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=Int(1),
+    h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=draws(1),
     n_batches=Int(2), z=Float(0, lo_open=True), seed=Seed())
 def smoothed_last_layer_top_eig(
     h: torch.Tensor, W: torch.Tensor, *, sigma: float, n_mc: int, n_batches: int = 10,

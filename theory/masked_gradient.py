@@ -79,7 +79,9 @@ def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> li
 def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Eq. (17): ``E[g * m / p] = mu``: the rescaled masked gradient is unbiased."""
     mu = np.asarray(grad_mean)
-    return np.broadcast_to(mu, np.broadcast_shapes(mu.shape, _p(p).shape)).copy()
+    pp = _p(p)
+    v.broadcastable(grad_mean=mu, p=pp)
+    return np.broadcast_to(mu, np.broadcast_shapes(mu.shape, pp.shape)).copy()
 
 
 @checked(grad_mean=Values(), grad_var=Values(0))
@@ -134,12 +136,14 @@ def thm1_frobenius_rhs(
     sg = np.asarray(sigma_g)
     nb = np.asarray(batch_size)
     kk = np.asarray(k)
-    p_hat = np.min(_p(p), axis=-1, keepdims=True)
+    pp = _p(p)
+    v.broadcastable(grad_mean=mu, p=pp)  # p_hat is the min over mu's coordinates
+    p_hat = np.min(pp, axis=-1, keepdims=True)
     diag = sg[..., None] ** 2 * kk / (p_hat * nb[..., None]) + (1.0 - p_hat) / p_hat * mu**2
     return np.linalg.norm(diag, axis=-1)
 
 
-@checked(n_draws=Int(2), rng=Rng(), rescale=Bool())
+@checked(n_draws=v.draws(2), rng=Rng(), rescale=Bool())
 @checked(grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True))
 def sample_masked_gradients(
     *,
@@ -157,11 +161,16 @@ def sample_masked_gradients(
     ``N(mu, sigma_g^2/|D|)``.
     """
     mu = np.asarray(grad_mean)
+    v.broadcastable(grad_mean=mu, p=_p(p))
     pp = np.broadcast_to(_p(p), mu.shape)
     sg = float(np.asarray(sigma_g))
     nb = int(np.asarray(batch_size))
     if n_draws < 2:
         raise ValueError(f"n_draws must be >= 2 (got {n_draws})")
+    if n_draws * mu.size > 2 * 10**8:  # two float64 arrays of this size
+        raise ValueError(f"n_draws must be <= {2 * 10**8 // mu.size:,} for {mu.size} "
+                         f"coordinates (got {n_draws:,}: {2 * 8 * n_draws * mu.size / 2**30:.3g}"
+                         " GiB of draws); draw in several calls")
     g = mu + rng.standard_normal((n_draws, mu.size)).reshape(n_draws, *mu.shape) * sg / np.sqrt(nb)
     m = rng.random(g.shape) < pp
     masked = g * m / pp if rescale else g * m

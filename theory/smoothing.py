@@ -171,7 +171,7 @@ def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -
     return np.sum(w * np.logaddexp(0.0, arg), axis=-1) / np.sqrt(np.pi)
 
 
-@checked(noise_shape=Seq(Int(1)), n_samples=Int(4), rng=Rng(), batch=Int(1))
+@checked(noise_shape=Seq(Int(1)), n_samples=v.draws(4), rng=Rng(), batch=Int(1))
 def antithetic_mean(
     f: Callable[[np.ndarray], np.ndarray],
     noise_shape: tuple[int, ...],
@@ -202,7 +202,7 @@ def antithetic_mean(
     return mean, np.sqrt(var / n)
 
 
-@checked(logits=Array(), n_samples=Int(4), rng=Rng())
+@checked(logits=Array(), n_samples=v.draws(4), rng=Rng())
 @checked(logits=Values(), s=Values(0))
 def smoothed_ce_monte_carlo(
     logits: ArrayLike,
@@ -226,7 +226,7 @@ def smoothed_ce_monte_carlo(
                            n_samples=n_samples, rng=rng)
 
 
-@checked(n_samples=Int(4), rng=Rng())
+@checked(n_samples=v.draws(4), rng=Rng())
 @checked(W=Values(), h=Values(), sigma=Values(0, lo_open=True))
 def smoothed_ce_weight_space(
     W: ArrayLike,

@@ -17,9 +17,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench import catalogue, errata
+from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import sweep_temporaries, write_atomic
-from boundbench.framework.meta import environment
+from boundbench.framework.meta import commit, environment
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -136,6 +137,28 @@ def _write_bytes(path: Path, *, data: bytes) -> None:
     path.write_bytes(data)
 
 
+def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool) -> None:
+    """A ``ValueError`` (before any work) when ``out`` holds outputs of these claims made at a
+    larger scale than ``scale``: a quick run must not silently replace paper-scale figures and
+    tables. ``force`` allows it."""
+    if force:
+        return
+    rank = {s: i for i, s in enumerate(_claims.SCALES)}
+    larger = []
+    for cid in ids:
+        try:
+            made = json.loads((Path(out) / f"{cid}.json").read_text()).get("scale")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if made in rank and rank[made] > rank[scale]:
+            larger.append(f"{cid} ({made})")
+    if larger:
+        shown = ", ".join(larger[:5]) + (f" and {len(larger) - 5} more" if len(larger) > 5 else "")
+        raise ValueError(f"--out {str(out)!r} holds outputs made at a larger scale than "
+                         f"{scale!r}: {shown}; choose another --out, or add --force to replace "
+                         "them")
+
+
 def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
                scheduler: str | None = None, progress: bool = True,
                desc: str = "audit") -> list[dict[str, Any]]:
@@ -145,8 +168,16 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
-        return [_claims.run(cid, ctx, catch=True).to_dict()
-                for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress)]
+        finished: list[dict[str, Any]] = []
+        try:
+            for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
+                finished.append(_claims.run(cid, ctx, catch=True).to_dict())
+        except KeyboardInterrupt:
+            where = (f"; their experiment tables are cached in {Path(ctx.out_dir) / '.cache'}"
+                     if ctx.out_dir is not None else "")
+            raise KeyboardInterrupt(f"{len(finished)} of {len(ids)} claims had finished{where}"
+                                    ) from None
+        return finished
     from boundbench.framework.execution import executor
 
     out = Path(ctx.out_dir) if ctx.out_dir is not None else None
@@ -178,6 +209,28 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     return [results[cid] for cid in ids]
 
 
+def _previous_report(out: Path) -> dict[str, Any] | None:
+    """The folder's ``audit.json`` if it is a whole report, else ``None`` (a file that does not
+    parse is named in a warning and left in place: nothing to merge into)."""
+    import warnings
+
+    path = out / "audit.json"
+    if not path.exists():
+        return None
+    try:
+        report = json.loads(path.read_text())
+        if isinstance(report, dict) and isinstance(report.get("meta"), dict) and isinstance(
+                report.get("claims"), list) and all(
+                isinstance(r, dict) and "id" in r for r in report["claims"]):
+            return report
+        why = "not an audit report"
+    except (OSError, ValueError) as exc:
+        why = f"unreadable ({exc})"
+    warnings.warn(f"{path}: {why}; the partial audit cannot merge into it and replaces it",
+                  stacklevel=3)
+    return None
+
+
 def run_audit(
     *,
     seed: int = 0,
@@ -190,6 +243,8 @@ def run_audit(
     scheduler: str | None = None,
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
+    With ``only``, the claims that ran replace theirs in the folder's existing report and the
+    others are kept; every claim records its run (time, scale, seed, commit).
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them.
     ``workers``/``scheduler``: run the claims as Dask tasks (:func:`run_claims`)."""
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
@@ -197,18 +252,38 @@ def run_audit(
     ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
         _claims.get(cid)  # unknown ids fail before any work
+    check_no_downscale(Path(out_dir), ids, scale, force=force)
     t0 = time.perf_counter()
+    created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     results = run_claims(ids, ctx, workers=workers, scheduler=scheduler, progress=progress)
+    run = {"ran_at": created, "scale": scale, "seed": seed, "commit": commit()}
+    for r in results:
+        r["run"] = dict(run)
+    errors = [r["id"] for r in results if r.get("error")]
+    merged_into = None
+    if only:
+        # a partial audit updates the claims it ran in the folder's report and keeps the rest
+        previous = _previous_report(Path(out_dir))
+        if previous is not None:
+            merged_into = previous["meta"].get("created")
+            byid = {r["id"]: r for r in previous["claims"]}
+            byid.update({r["id"]: r for r in results})
+            order = [c for c in catalogue.registry() if c in byid]
+            results = [byid[c] for c in order] + [byid[c] for c in byid if c not in order]
+    scales = sorted({(r.get("run") or {}).get("scale", r.get("scale", scale)) for r in results})
     report = {
         "meta": {
-            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "created": created,
             "seed": seed,
-            "scale": scale,
+            "scale": scale if scales == [scale] else "mixed (" + ", ".join(scales) + ")",
             "seconds": round(time.perf_counter() - t0, 2),
             "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
             "environment": environment(),
+            "commit": run["commit"],
             "counts": dict(Counter(r["verdict"] for r in results)),
-            "errors": [r["id"] for r in results if r.get("error")],
+            "errors": errors,
+            "claims_run": ids,
+            "merged_into": merged_into,
         },
         "claims": results,
     }
@@ -267,8 +342,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"Generated {meta['created']} at scale **{meta['scale']}** with seed {meta['seed']} in "
         f"{meta['seconds']} s ({env}).",
-        f"Re-run with `boundbench audit --scale {meta['scale']} --seed {meta['seed']}`.",
+        f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
         "",
+        *([f"This report merges a partial audit of {len(meta['claims_run'])} claim(s) "
+           f"({', '.join(meta['claims_run'])}) into the audit of {meta['merged_into']}; each "
+           "claim gives its own run (time, scale, seed, commit).", ""]
+          if meta.get("merged_into") else []),
         "Each claim below is a statement from one of the papers, turned into a measurement: a "
         "left side measured on many instances against the paper's right side, or a predicted "
         "trend against data. Verdicts:",
@@ -315,6 +394,10 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += [f"![{r['id']}]({r['figure']})", ""]
         if r.get("table"):
             lines += [f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s).", ""]
+        if r.get("run"):
+            run = r["run"]
+            lines += [f"Run {run.get('ran_at')}, scale {run.get('scale')}, seed {run.get('seed')}"
+                      f", commit {run.get('commit') or 'unknown'}.", ""]
         if r.get("error"):
             lines += ["```", r["error"].rstrip(), "```", ""]
     return "\n".join(lines)

@@ -63,18 +63,31 @@ def _device(text: str) -> str:
 
 
 def _out_dir(text: str) -> str:
-    """A folder that is, or can be created, writable; never an existing file."""
-    import os
+    """A folder that is, or can be created, writable; never an existing file. Writability is
+    tried, not read from permission bits (root passes those everywhere, /proc included): a
+    probe file is created and removed in the deepest folder that exists; nothing is left."""
+    import tempfile
 
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a folder (got an empty string)")
     p = Path(text)
     if p.exists() and not p.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is an existing file, not a folder")
     parent = p
     while not parent.exists():
         parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if not parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
-                                         "writable folder)")
+                                         "folder)")
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".boundbench-probe-")
+        import os
+
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
+                                         f"writable folder: {exc.strerror or exc})") from None
     return text
 
 
@@ -191,9 +204,11 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     for cid in ids:
         _claims.get(cid)
     out = Path(args.out)
+    from boundbench.audit import check_no_downscale, run_claims
+
+    check_no_downscale(out, ids, args.scale, force=args.force)
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
                                progress=True)
-    from boundbench.audit import run_claims
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
@@ -220,6 +235,15 @@ def _cmd_plm(args: argparse.Namespace) -> int:
                              train_size=args.train_size, finetune=ft,
                              diagnostics=args.diagnostics, evaluation=args.evaluation
                              ).at_scale(args.scale)
+    from boundbench.plm.models import check_model
+
+    check_model(grid.finetune.model)  # a missing or unsafe model fails before any work
+    est = grid.estimate()
+    if est is not None and est["seconds"] > 120:
+        hint = "" if args.scale == "quick" else "; --scale quick runs a smoke version in minutes"
+        print(f"plm {args.plm_command}: about {est['seconds'] / 60:.0f} min at scale "
+              f"{args.scale} here (a rough estimate: {est['runs']:.0f} runs of {est['steps']:.0f} "
+              f"steps; finished runs are reused{hint})", file=sys.stderr)
     import re
 
     out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
@@ -300,14 +324,16 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
-    a.add_argument("--force", action="store_true", help="recompute cached experiment tables")
+    a.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
+                   "and replace outputs made at a larger scale")
     distributed(a)
     a.set_defaults(func=_cmd_audit)
 
     e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
     e.add_argument("paper", nargs="?", choices=sorted(_claims.PAPERS),
                    help="one paper (default: all, one page each)")
-    e.add_argument("--out", default="figures", help="the audit's folder (default: figures)")
+    e.add_argument("--out", type=_out_dir, default="figures",
+                   help="the audit's folder (default: figures)")
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
     e.set_defaults(func=_cmd_errata)
 
@@ -329,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
     f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
-    f.add_argument("--force", action="store_true", help="recompute cached experiment tables")
+    f.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
+                   "and replace outputs made at a larger scale")
     distributed(f)
     f.set_defaults(func=_cmd_figures)
 
@@ -371,11 +398,33 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")  # files only, never a window
     args = build_parser().parse_args(argv)
+    import os
+
+    if os.environ.get("BOUNDBENCH_TRACEBACK"):  # a developer's switch: every error in full
+        return args.func(args)
     try:
         return args.func(args)
-    except ValueError as exc:
-        print(f"boundbench: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        said = f": {exc}" if str(exc) else ""
+        print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
+              "command resumes from it.", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError) as exc:  # a mistake in the input: one line naming it
+        print(f"boundbench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"boundbench: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        print(f"boundbench: internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with "
+              "BOUNDBENCH_TRACEBACK=1 for the traceback, and please report it)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return " ".join(lines) if lines else type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -69,6 +69,12 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def rerun_scale(meta: dict[str, Any]) -> str:
+    """The scale to name in a rerun command: a merged report of several scales names each
+    claim's own (given in its run line)."""
+    return "SCALE" if str(meta["scale"]).startswith("mixed") else str(meta["scale"])
+
+
 def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) -> str:
     """The errata sheet (markdown) of ``report`` (an ``audit.json``) whose outputs lie in
     ``folder``: one page per paper, or only ``paper``'s."""
@@ -79,7 +85,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
     lines = ["# boundbench errata", "",
              f"Generated from the audit of {meta['created']} (scale {meta['scale']}, seed "
              f"{meta['seed']}): every claim the measurements went against. Regenerate with "
-             f"`boundbench audit --scale {meta['scale']} --seed {meta['seed']}` (it writes this "
+             f"`boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}` (it writes this "
              "file) or `boundbench errata` from an existing audit.", ""]
     papers = [paper] if paper else list(_claims.PAPERS)
     for p in papers:

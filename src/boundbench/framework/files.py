@@ -86,15 +86,29 @@ def write_verified(path: Path, write: Callable[[Path], Any]) -> str:
     return digest
 
 
+KEEP_BAD = 3  # set-aside copies kept per file name: enough to inspect, never a pile
+
+
 def set_aside(path: Path, why: str) -> Path:
-    """Rename a bad file (and its sidecar) out of the way, with a warning naming both."""
+    """Rename a bad file (and its sidecar) out of the way, with a warning naming both and the
+    folder; only the newest :data:`KEEP_BAD` set-aside copies of a name are kept."""
     path = Path(path)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    bad = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}")
+    bad = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}-{time.time_ns() % 10**9}")
     with contextlib.suppress(FileNotFoundError):
         os.replace(path, bad)
     _sidecar(path).unlink(missing_ok=True)
-    warnings.warn(f"{path}: {why}; set aside as {bad.name}, recomputing", stacklevel=3)
+    def mtime(p: Path) -> int:
+        try:
+            return p.stat().st_mtime_ns
+        except FileNotFoundError:  # removed by a concurrent run
+            return -1
+
+    old = sorted(path.parent.glob(f"{path.name}.bad-*"), key=mtime)
+    for extra in old[:-KEEP_BAD]:
+        extra.unlink(missing_ok=True)
+    warnings.warn(f"{path}: {why}; set aside as {bad} (the newest {KEEP_BAD} such copies are "
+                  "kept), recomputing", stacklevel=3)
     return bad
 
 

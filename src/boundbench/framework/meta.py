@@ -43,3 +43,18 @@ def renamed(module: str, namespace: dict, old_to_new: dict[str, str]):
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def commit() -> str | None:
+    """The git commit of the source tree the package runs from, or ``None`` outside a checkout
+    (an installed wheel): part of every claim's run record."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    try:
+        r = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
+                           capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() or None if r.returncode == 0 else None

@@ -16,15 +16,44 @@ from numpy.typing import ArrayLike
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _as_array(name: str, x: ArrayLike) -> np.ndarray:
-    """Float64 array of ``x``; rejects NaN and infinities."""
+def real(name: str, x: Any, *, allow_empty: bool = False, finite: bool = True) -> np.ndarray:
+    """``x`` as a float64 array of real numbers, or a ValueError naming ``name``: never a silent
+    cast (a complex value's imaginary part, a boolean as 0/1, a numeric string), non-empty
+    unless ``allow_empty``, finite unless ``finite=False``. For functions that convert their
+    own array arguments (and for the ``Values`` spec)."""
+    if hasattr(x, "detach") and hasattr(x, "is_complex"):  # a torch tensor
+        if x.is_complex() or str(x.dtype) == "torch.bool":
+            raise ValueError(f"{name} must be real numbers (got a tensor of dtype {x.dtype})")
+        x = x.detach().cpu().numpy()
+    if isinstance(x, str | bytes):
+        raise ValueError(f"{name} must be numeric (got text {x!r:.40})")
     try:
-        a = np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric (got {type(x).__name__})") from exc
-    if not np.all(np.isfinite(a)):
+    if raw.dtype.kind == "c" or (raw.dtype.kind == "O" and any(
+            isinstance(v, complex | np.complexfloating) for v in raw.ravel())):
+        raise ValueError(f"{name} must be real numbers (got complex values; take .real or "
+                         "abs() first if that is what you mean)")
+    if raw.dtype.kind == "b" or (raw.dtype.kind == "O" and any(
+            isinstance(v, bool | np.bool_) for v in raw.ravel())):
+        raise ValueError(f"{name} must be numbers, not booleans")
+    if raw.dtype.kind in "USV":
+        raise ValueError(f"{name} must be numeric (got text {raw.ravel()[:1].tolist()})")
+    if raw.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty (got shape {raw.shape})")
+    try:
+        a = raw.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric (got {type(x).__name__})") from exc
+    if finite and not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite (got NaN or inf)")
     return a
+
+
+def _as_array(name: str, x: ArrayLike) -> np.ndarray:
+    """Float64 array of ``x``: :func:`real` (non-empty, finite)."""
+    return real(name, x)
 
 
 def _in_interval(
@@ -58,6 +87,8 @@ def _count(name: str, x: ArrayLike, *, minimum: int | None) -> np.ndarray:
 
 def labels(name: str, y: ArrayLike, n_classes: int) -> np.ndarray:
     a = np.asarray(y)
+    if a.dtype.kind in "bc" or a.dtype.kind in "USVO":
+        raise ValueError(f"{name} must hold integer class indices (got dtype {a.dtype})")
     if not np.issubdtype(a.dtype, np.integer):
         if np.any(a != np.round(a)):
             raise ValueError(f"{name} must hold integer class indices")
@@ -111,9 +142,12 @@ class Values(Spec):
 
 
 class Int(Spec):
+    """An integer (never a bool), optionally within ``[minimum, maximum]``; ``why`` says what a
+    maximum protects (memory, time) in its error."""
+
     def __init__(self, minimum: int | None = None, maximum: int | None = None,
-                 *, optional: bool = False) -> None:
-        self.minimum, self.maximum, self.optional = minimum, maximum, optional
+                 *, optional: bool = False, why: str = "") -> None:
+        self.minimum, self.maximum, self.optional, self.why = minimum, maximum, optional, why
 
     def __call__(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
@@ -123,7 +157,8 @@ class Int(Spec):
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"{name} must be >= {self.minimum} (got {value})")
         if self.maximum is not None and value > self.maximum:
-            raise ValueError(f"{name} must be <= {self.maximum} (got {value})")
+            why = f": {self.why}" if self.why else ""
+            raise ValueError(f"{name} must be <= {self.maximum:,} (got {value:,}){why}")
         return value
 
 
@@ -182,8 +217,10 @@ class Array(Spec):
             a = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - anything unconvertible is a type error
             raise TypeError(f"{name} must be numeric (got {type(value).__name__})") from exc
-        if a.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must be numeric (got dtype {a.dtype})")
+        if a.dtype.kind == "b":
+            raise TypeError(f"{name} must be numbers, not booleans (got dtype bool)")
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be real numbers (got dtype {a.dtype})")
         dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
         if dims is not None and a.ndim not in dims:
             raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
@@ -231,6 +268,9 @@ class Choice(Spec):
         self.options = options
 
     def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, bool | np.bool_) and not any(isinstance(o, bool) for o in self.options):
+            raise ValueError(f"{name} must be one of {list(self.options)} (got {value!r}, a "
+                             "boolean)")
         if value not in self.options:
             raise ValueError(f"{name} must be one of {list(self.options)} (got {value!r})")
         return value
@@ -285,6 +325,18 @@ class Seq(Spec):
         for x in value:
             self.item(name, x)
         return tuple(value) if self.as_tuple and not isinstance(value, tuple) else value
+
+
+#: the largest Monte Carlo / probe count a single call accepts: beyond it a call runs for hours
+#: (10^9 draws of one sample at ~10^7/s is ~2 min; 10^15 would be ~3 years)
+MAX_DRAWS = 10**9
+DRAWS_WHY = ("more would run for hours or exhaust memory; split the work, or take fewer draws "
+             "(the standard error falls as 1/sqrt(draws))")
+
+
+def draws(minimum: int) -> Int:
+    """The spec of a Monte Carlo sample, probe or projection count."""
+    return Int(minimum, MAX_DRAWS, why=DRAWS_WHY)
 
 
 def checked(**specs: Spec) -> Callable[[F], F]:

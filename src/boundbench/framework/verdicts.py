@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
+from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked, real
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")
@@ -86,8 +86,8 @@ BINDING = 0.10  # an instance binds when its lhs is within 10% of its rhs
 @checked(rtol=Float(0), atol=Float(0))
 def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, Any]:
     """Counts and extremes of ``lhs <= rhs * (1 + rtol) + atol`` over all instances."""
-    lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
-    rhs = np.asarray(sides.rhs, dtype=np.float64).ravel()
+    lhs = real("lhs", sides.lhs, allow_empty=True, finite=False).ravel()
+    rhs = real("rhs", sides.rhs, allow_empty=True, finite=False).ravel()
     if lhs.shape != rhs.shape:
         raise ValueError(f"lhs and rhs must have one shape (got {lhs.shape} and {rhs.shape})")
     if lhs.size == 0:
