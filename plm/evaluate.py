@@ -18,7 +18,7 @@ from boundbench.framework.validate import Array, Float, Int, IntSeq, Tensor, che
 
 def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:
     """``y`` as class indices, one per row of ``logits`` and each in ``[0, classes)``."""
-    y = torch.as_tensor(np.asarray(y))
+    y = y if isinstance(y, torch.Tensor) else torch.as_tensor(np.asarray(y))
     if y.shape != logits.shape[:1] or y.dtype.is_floating_point and bool(
             torch.any(y != y.round())):
         raise ValueError(f"y must hold one integer label per row of logits (got shape "
@@ -26,7 +26,9 @@ def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:
     y = y.long()
     if bool(torch.any((y < 0) | (y >= logits.shape[-1]))):
         raise ValueError(f"y must lie in [0, {logits.shape[-1]}) for {logits.shape[-1]} classes")
-    return y
+    # checked where it was given, returned where the logits are (a CPU y against CUDA logits
+    # fails in every comparison that follows)
+    return y.to(logits.device)
 
 
 @checked(logits=Tensor(ndim=2), y=Array(ndim=1), n_bins=Int(1))

@@ -9,6 +9,7 @@ number ``heads`` (MHLoss), ``epochs``, ``lr``, ``train_fraction`` (Fig. 1-4 anal
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -295,6 +296,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     sweep_temporaries(out)  # what killed runs left half-written
     # under `accelerate launch` every process runs every cell; only rank 0 writes
     writer = int(os.environ.get("RANK", "0")) == 0
+    world = int(os.environ.get("WORLD_SIZE", "1"))
     if writer:
         text = json.dumps({"grid": grid.config(), "environment": environment()}, indent=2,
                           default=str)
@@ -316,7 +318,10 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     for m, lv, s in tqdm([] if distributed else todo, desc=f"stability grid {grid.task}",
                          disable=not progress):
         path = cells / f"{labels[m]}-{lv}-{s}.json"
-        with key_lock(path):  # two runs on one --out never train the same cell at once
+        # two runs on one --out never train the same cell at once; but the processes of one
+        # multi-process launch (accelerate/torchrun) train every cell together: one of them
+        # holding the lock while another waits for it inside DDP's set-up is a deadlock
+        with key_lock(path) if world == 1 else contextlib.nullcontext():
             row = _cell(grid, m, lv, s, path, labels, data_cache, out, writer)
         rows.append(row)
     df = pd.DataFrame(rows)

@@ -11,9 +11,13 @@ from typing import Any, Literal
 
 import torch
 
-from boundbench.framework.validate import Choice, Float, Int
+from boundbench.framework.validate import Choice, Float, Int, unchecked
 from boundbench.synthetic.methods import Forward, Method
-from boundbench.theory.curvature import hessian_frobenius, jacobian_frobenius
+from boundbench.theory import curvature as _cv
+
+# the training step's own inputs: checking every entry for NaN each step is a host sync
+jacobian_frobenius = unchecked(_cv.jacobian_frobenius)
+hessian_frobenius = unchecked(_cv.hessian_frobenius)
 
 LAYER_WEIGHTS = ("soft", "uniform", "inverse", "logits")
 
@@ -77,7 +81,9 @@ class JACHESS(Method):
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         """The layer weights lam_k from the base model's Jacobian norms on the first batch."""
-        gen = torch.Generator().manual_seed(seed)
+        # projections drawn on the inputs' device (not on the CPU and copied every step)
+        gen = _cv._generator(seed, fwd.inputs.device if fwd.inputs is not None
+                             else torch.device("cpu"))
         if self.layer_weights == "logits":
             return {"generator": gen, "lam": None, "base_norms": []}
         layers, _, sub = self._rows(fwd)
@@ -87,7 +93,8 @@ class JACHESS(Method):
         lam = (torch.softmax(-j, 0) if self.layer_weights == "soft" else
                torch.softmax(j, 0) if self.layer_weights == "inverse" else
                torch.full((K,), 1.0 / K, dtype=torch.float64))
-        return {"generator": gen, "lam": lam, "base_norms": j.tolist()}
+        # Python floats: read every step, never a tensor to copy back
+        return {"generator": gen, "lam": lam.tolist(), "base_norms": j.tolist()}
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         layers, logits, sub = self._rows(fwd)
@@ -96,13 +103,13 @@ class JACHESS(Method):
             return self.weight * self._norms(logits, sub, gen, create_graph=True,
                                              hessian=True).mean()
         total: Any = 0.0  # a sum of tensors
-        for lam, z in zip(state["lam"].tolist(), layers, strict=True):
+        for lam, z in zip(state["lam"], layers, strict=True):
             total = total + lam * self._norms(z, sub, gen, create_graph=True, hessian=True).mean()
         return self.weight * total
 
     def report(self, state: Mapping[str, Any]) -> dict[str, Any]:
         lam = state.get("lam")
-        return {"lambda": None if lam is None else lam.tolist(),
+        return {"lambda": None if lam is None else list(lam),
                 "base_jacobian_norms": list(state.get("base_norms", []))}
 
 

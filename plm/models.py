@@ -25,10 +25,12 @@ def _require_transformers() -> None:
     if importlib.util.find_spec("transformers") is None:
         raise ValueError("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
     # one progress bar per command: transformers' own "Loading weights" bar (dozens per audit,
-    # interleaved with boundbench's) stays off; its warnings still show
+    # interleaved with boundbench's) stays off, and so do its load reports (SURT's missing MLM
+    # head, recorded in every result by boundbench itself); its errors still show
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
 
 _SHA: dict[tuple[str, int, int], str] = {}

@@ -245,16 +245,24 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
             opt.step()
         return task, pen
 
-    losses, pens = [], []
+    loss_t: list[torch.Tensor] = []
+    pen_t: list[torch.Tensor] = []
     t0 = time.perf_counter()
     model.train()
+    world = acc.num_processes if acc is not None else 1
     for _ in tqdm(range(total), desc="fine-tune", disable=not progress):
-        if not batches:  # a new epoch
-            batches = length_grouped_batches(lengths, batch_size=cfg.batch_size,
-                                             group=cfg.length_groups, rng=rng)
-        idx = batches.pop(0)
-        if acc is not None and acc.num_processes > 1:  # this process's slice of the batch
-            idx = idx[acc.process_index::acc.num_processes]
+        idx = np.asarray([], dtype=int)
+        while len(idx) < world:  # every process draws the same batches (same rng)
+            if not batches:  # a new epoch
+                batches = length_grouped_batches(lengths, batch_size=cfg.batch_size,
+                                                 group=cfg.length_groups, rng=rng)
+            idx = np.asarray(batches.pop(0))
+        if world > 1:
+            # equal slices on every process: a batch whose length is not a multiple of the
+            # world size drops its last len % world texts (an epoch's short last batch), since
+            # an empty slice would fail on one process and unequal ones would weight DDP's
+            # gradient average unequally; a batch shorter than the world is skipped
+            idx = idx[:len(idx) - len(idx) % world][acc.process_index::world]
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
         task, pen = step(b, y, with_task=True, with_penalty=not method.dual)
@@ -263,8 +271,13 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
                            replace=False)
             _, pen = step(tokenize([unlabeled[i] for i in u]), None, with_task=False,
                           with_penalty=True)
-        losses.append(float(task.detach()))
-        pens.append(float(pen.detach()) if torch.is_tensor(pen) else float(pen))
+        # kept on the device: a float() here would wait for the accelerator every step
+        loss_t.append(task.detach())
+        pen_t.append(pen.detach() if torch.is_tensor(pen)
+                     else torch.tensor(float(pen), device=task.device))
+    # one transfer, at the end
+    losses = torch.stack(loss_t).float().cpu().tolist() if loss_t else []
+    pens = torch.stack([p.to(task.device) for p in pen_t]).float().cpu().tolist() if pen_t else []
     secs = time.perf_counter() - t0
     report = {**method.report(state), **optimizer_report(opt)}
     return losses, pens, secs, report

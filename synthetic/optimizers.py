@@ -79,12 +79,22 @@ class SelectiveUpdate(MethodOptimizer):
         Bool()("flipped", flipped)
         super().__init__(base, model_axes=model_axes)
         self.alpha, self.beta, self.flipped = alpha, beta, flipped
-        self.gen = torch.Generator().manual_seed(seed)
-        self.update_fraction: list[float] = []
+        self.seed = seed
+        self.gen = torch.Generator().manual_seed(seed)  # moved to the gradients' device at once
+        self._fractions: list[torch.Tensor] = []  # on the device: read at report time
 
     def _mask(self) -> None:
         grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
-        kept = total = 0
+        if not grads:
+            return
+        if (not self._fractions and grads[0].device.type == "cuda"
+                and self.gen.device != grads[0].device):
+            # masks drawn where the gradients are (a CPU mask for every entry, copied to the
+            # device every step, was the step's largest cost there); a run resumed from a CPU
+            # generator's state keeps drawing on the CPU, as it began
+            self.gen = torch.Generator(device=grads[0].device).manual_seed(self.seed)
+        kept: Any = 0
+        total = 0
         k = self.model_axes
         # the unchecked bodies: these are the step's own gradients, and checking every entry
         # of every parameter each step would cost a pass (and, on a GPU, a sync) per tensor
@@ -92,13 +102,22 @@ class SelectiveUpdate(MethodOptimizer):
         for g, s_norm in zip(grads, saliency(grads, model_axes=k), strict=True):
             p = keep(s_norm, alpha=per_model(self.alpha, s_norm, k),
                      beta=per_model(self.beta, s_norm, k), flipped=self.flipped)
-            u = torch.rand(s_norm.shape, generator=self.gen).to(s_norm.device)
+            u = torch.rand(s_norm.shape, generator=self.gen, device=self.gen.device
+                           ).to(s_norm.device)
             m = u < p
             # a kept entry has p > u >= 0, so the division is finite; dropped entries are 0
             g.copy_(torch.where(m, g / torch.where(m, p, 1.0).to(g.dtype), 0.0))
-            kept += int(m.sum())
+            kept = kept + m.sum()  # a device tensor: no int() (a host sync) per parameter
             total += m.numel()
-        self.update_fraction.append(kept / max(total, 1))
+        self._fractions.append(torch.as_tensor(kept, dtype=torch.float64) / max(total, 1))
+
+    @property
+    def update_fraction(self) -> list[float]:
+        """The fraction of gradient entries kept, per step (read from the device once)."""
+        if not self._fractions:
+            return []
+        return torch.stack([torch.as_tensor(f, dtype=torch.float64) for f in self._fractions]
+                           ).tolist()
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -122,7 +141,8 @@ class SelectiveUpdate(MethodOptimizer):
 
     def load_wrapper_state(self, state: Mapping[str, Any]) -> None:
         self.gen.set_state(state["generator"])
-        self.update_fraction = list(state["update_fraction"])
+        self._fractions = [torch.tensor(float(f), dtype=torch.float64)
+                           for f in state["update_fraction"]]
 
     def own_report(self) -> dict[str, Any]:
         frac = self.update_fraction

@@ -257,3 +257,25 @@ def test_ad_last_layer_hessian_is_at_most_half_the_feature_second_moment(case):
     W = torch.as_tensor(rng.standard_normal((b.logits.shape[1], k)) * np.abs(b.logits).max())
     lhs = torch.linalg.eigvalsh(cv.last_layer_hessian(h, W))[-1].item()
     return lhs, 0.5 * torch.linalg.eigvalsh(h.T @ h / h.shape[0])[-1].item()
+
+
+def test_a_vanishing_hessian_norm_gives_a_finite_penalty_gradient():
+    """JACHESS's penalty at the paper's dims=10 turned the first steps' logits into NaN: an
+    output whose Hessian vanishes on an input (relu(w x)^2 with w x < 0) gave a norm estimate of
+    exactly 0 and sqrt's infinite gradient there. The estimate's gradient is now 0 at 0 and
+    unchanged elsewhere."""
+    w = torch.tensor([[1.0, -1.0], [2.0, 0.5]], dtype=torch.float64, requires_grad=True)
+
+    def f(x):
+        return torch.relu(x @ w.T) ** 2
+
+    x = torch.tensor([[-0.5, 3.0], [0.5, 0.2]], dtype=torch.float64)  # row 0: z_0 is flat
+    est = cv.hessian_frobenius(f, x, dims=[0, 1], n_proj=3, seed=0, create_graph=True)
+    assert est[0] > 0 and est[1] > 0
+    (g,) = torch.autograd.grad(est.sum(), w)
+    assert torch.isfinite(g).all()
+    # away from 0 it is the plain sqrt: the Jacobian estimate of a smooth map matches
+    x2 = torch.randn(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    lin = cv.jacobian_frobenius(lambda t: t @ w.T, x2, n_proj=2000, seed=1)
+    torch.testing.assert_close(lin, torch.full((4,), torch.linalg.matrix_norm(w).item(),
+                                              dtype=torch.float64), rtol=0.05, atol=0)

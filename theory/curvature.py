@@ -231,6 +231,21 @@ def top_eigenvalue_lanczos(
     return EigResult(float(w[0]), vec.cpu(), n, 1, res)
 
 
+def _safe_sqrt(x: torch.Tensor) -> torch.Tensor:
+    """``sqrt(x)`` whose gradient at ``x = 0`` is 0, not inf: a norm estimate that is exactly 0
+    (a Hessian row that vanishes on some input) must not turn a penalty's gradient into NaN.
+    Equal to ``x.sqrt()`` everywhere else, values and gradients."""
+    pos = x > 0
+    return torch.where(pos, torch.where(pos, x, 1.0).sqrt(), 0.0)
+
+
+def _generator(seed: int, device: torch.device) -> torch.Generator:
+    """A generator seeded with ``seed`` on ``device`` (the CPU for devices without one, such as
+    ``meta``), so projections are drawn where they are used, not copied there every step."""
+    dev = device if device.type in ("cpu", "cuda") else torch.device("cpu")
+    return torch.Generator(device=dev).manual_seed(seed)
+
+
 def _probes(n: int, dim: int, *, seed: int, dist: str, dtype, device) -> torch.Tensor:
     gen = torch.Generator(device="cpu").manual_seed(seed)
     if dist == "rademacher":
@@ -289,15 +304,16 @@ def jacobian_frobenius(
     result is differentiable in the parameters of ``f`` (for use as a penalty)."""
     if n_proj < 1:
         raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
-    gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
+    gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = f(x)
     total: Any = 0.0  # a sum of tensors
     for _ in range(n_proj):
-        v = torch.randn(z.shape, generator=gen, dtype=z.dtype).to(z.device)
+        # drawn where the generator lives (a CUDA generator cannot draw a CPU tensor)
+        v = torch.randn(z.shape, generator=gen, dtype=z.dtype, device=gen.device).to(z.device)
         (g,) = torch.autograd.grad(z, x, v, create_graph=create_graph, retain_graph=True)
         total = total + g.pow(2).sum(tuple(range(-event_dims, 0)))
-    return (total / n_proj).sqrt()
+    return _safe_sqrt(total / n_proj)
 
 
 @checked(x=Tensor(), dims=Dims(), n_proj=draws(1), seed=TorchSeed(), create_graph=Bool())
@@ -317,26 +333,30 @@ def hessian_frobenius(
     released code does). Returns ``(B,)``, differentiable with ``create_graph``."""
     if n_proj < 1:
         raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
-    gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
+    gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = f(x)
     if isinstance(dims, int):
-        dims = torch.randint(0, z.shape[1], (dims,), generator=gen).tolist()
+        # drawn indices stay a tensor: indexing with them needs no copy to the host
+        idx: Any = torch.randint(0, z.shape[1], (dims,), generator=gen, device=gen.device
+                                 ).to(z.device)
+    else:
+        idx = dims
     out: Any = 0.0  # a sum of tensors
-    for d in dims:
+    for d in idx:
         (gd,) = torch.autograd.grad(z[:, d].sum(), x, create_graph=True)
         if not gd.requires_grad:  # z_d is linear in x: its Hessian is zero
             out = out + torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
             continue
         total: Any = 0.0  # a sum of tensors
         for _ in range(n_proj):
-            u = torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
+            u = torch.randn(x.shape, generator=gen, dtype=x.dtype, device=gen.device).to(x.device)
             (hu,) = torch.autograd.grad(gd, x, u, create_graph=create_graph, retain_graph=True,
                                         allow_unused=True)
             if hu is None:  # z_d is linear in x: its Hessian is zero
                 hu = torch.zeros_like(x)
             total = total + hu.pow(2).flatten(1).sum(1)
-        out = out + (total / n_proj).sqrt()
+        out = out + _safe_sqrt(total / n_proj)
     return out
 
 

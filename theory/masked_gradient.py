@@ -58,10 +58,13 @@ def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> li
     if not sal:
         raise ValueError("grads must hold at least one gradient tensor")
     if model_axes == 0:
-        hi = max(float(t.max()) for t in sal)
-        lo = min(float(t.min()) for t in sal)
+        # on the device, no float() per tensor (a host sync each on a GPU); the span in
+        # float64, as Python floats had it
+        hi = torch.stack([t.max() for t in sal]).max().double()
+        lo = torch.stack([t.min() for t in sal]).min().double()
         span = hi - lo
-        return [t / span if span > 0 else torch.zeros_like(t) for t in sal]
+        ok = span > 0
+        return [torch.where(ok, t / torch.where(ok, span, 1.0), 0.0).to(t.dtype) for t in sal]
     lead = sal[0].shape[:model_axes]
     if any(t.shape[:model_axes] != lead for t in sal):
         raise ValueError(f"grads must share their {model_axes} leading model axes")

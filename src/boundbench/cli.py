@@ -207,12 +207,13 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     from boundbench.audit import check_no_downscale, run_claims
 
     check_no_downscale(out, ids, args.scale, force=args.force)
+    # one progress bar per command: over the claims, or, for a single claim, inside it
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
-                               progress=True)
+                               progress=len(ids) == 1)
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
-                        desc="figures"):
+                        desc="figures", progress=len(ids) > 1):
         tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
                    f"{out / r['figure'] if r.get('figure') else 'no figure'}")
         if r.get("error"):
@@ -257,6 +258,10 @@ def _cmd_plm(args: argparse.Namespace) -> int:
 
             shutil.rmtree(out, ignore_errors=True)
         raise
+    import os
+
+    if int(os.environ.get("RANK", "0")) != 0:  # one report per multi-process launch
+        return 0
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
             "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
     summary = summarize(df)
