@@ -170,7 +170,11 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         if len(tx):
             logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
             metrics.update(_metrics(logits, torch.as_tensor(ty), split))
-    return FinetuneResult(metrics, losses, pens, secs, cfg.config(),
+    # where and in which precision it ran: part of every result (a CPU float32 run and a GPU
+    # bf16 run are different measurements)
+    ran = {"device_used": str(device),
+           "precision": ("bf16 autocast" if device.type == "cuda" else "float32")}
+    return FinetuneResult(metrics, losses, pens, secs, {**cfg.config(), **ran},
                           {**method.describe(), **report}, model if keep_model else None)
 
 

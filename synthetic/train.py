@@ -106,11 +106,30 @@ _PAD = 4
 HEADS_TRAINER = Trainer("linear-heads GD", frozenset({"heads", "task-loss"}))
 
 
+def _no_tf32(fn):
+    """Run ``fn`` with TF32 matmuls and convolutions off, restored afterwards: TF32 (which
+    torch.compile suggests on Ampere GPUs) moves the GD heads' stability by 2-10%, the size of
+    Fig. 5's effect; float32 proper stays within the tolerance :func:`train_heads` states."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+
+    return call
+
+
 @checked(
     X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=Int(1),
     heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
     seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
     lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"))
+@_no_tf32
 def train_heads(
     X: np.ndarray,
     y: np.ndarray,
@@ -192,7 +211,10 @@ def train_heads(
         yy = torch.as_tensor(y[s:s + per], dtype=dtype, device=dev)
         kc = Xa.shape[0]
         if w0 is None:
-            W0 = torch.randn(kc, heads, D, generator=gen, dtype=dtype).to(dev) * init_scale / D**0.5
+            # drawn in float64 whatever dtype: a float32 run starts from the float64 run's heads,
+            # rounded (drawing in float32 changed the starts, not just their precision)
+            W0 = (torch.randn(kc, heads, D, generator=gen, dtype=torch.float64)
+                  * init_scale / D**0.5).to(dev, dtype)
         else:
             W0 = torch.as_tensor(np.asarray(w0)[s:s + per], dtype=dtype, device=dev)
         limit = stable_lr(Xa, yy, W0, loss)
@@ -229,8 +251,8 @@ def train_heads(
         Wt = torch.zeros(kc, Dp, R1, heads, dtype=dtype, device=dev)
         Wt[:, :D] = W0.transpose(1, 2)[:, :, None, :]
         if replica_starts == "independent" and R1 > 1:
-            Wt[:, :D, 1:] = (torch.randn(kc, R1 - 1, heads, D, generator=gen, dtype=dtype)
-                             .permute(0, 3, 1, 2).to(dev) * init_scale / D**0.5)
+            Wt[:, :D, 1:] = (torch.randn(kc, R1 - 1, heads, D, generator=gen, dtype=torch.float64)
+                             .permute(0, 3, 1, 2) * init_scale / D**0.5).to(dev, dtype)
         Wt = Wt.reshape(kc, Dp, rows)
         S = torch.empty(kc, rows, n, dtype=dtype, device=dev)
         Gt = torch.empty(kc, Dp, rows, dtype=dtype, device=dev)

@@ -35,6 +35,11 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
     res = subprocess.run(as_here(main), cwd=tmp_path, capture_output=True, text=True,
                          check=True, timeout=1800)
     assert "claims in" in res.stdout
+    # one progress bar and nothing else on the terminal: no library's bars, load reports or
+    # warnings interleaved with it
+    noise = [ln for ln in res.stderr.replace("\r", "\n").splitlines()
+             if ln.strip() and not ln.startswith("audit:")]
+    assert not noise, noise[:10]
     subprocess.run(as_here(errata_cmd), cwd=tmp_path, capture_output=True, text=True,
                    check=True, timeout=300)
     tmp_path = tmp_path / "figures"

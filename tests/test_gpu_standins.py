@@ -120,3 +120,70 @@ def test_no_host_sync_inside_the_training_step_of_any_method():
     per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2")
            for name in METHODS.names()}
     assert not {k: v for k, v in per.items() if v}, per
+
+
+def test_gd_heads_never_run_in_tf32(monkeypatch):
+    """TF32 moves the heads' stability by 2-10%, Fig. 5's effect size: train_heads turns it off
+    for its duration and restores the caller's setting."""
+    from boundbench.synthetic import train
+    from boundbench.synthetic.data import make_separable
+
+    seen = []
+    real = train.augment
+    monkeypatch.setattr(train, "augment", lambda X: (seen.append(
+        (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)), real(X))[1])
+    old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        d = make_separable(n_datasets=2, n=20, d=2, margin=0.2, bound=1.0, seed=0)
+        train.train_heads(d.X, d.y, steps=5)
+        assert seen and all(s == (False, False) for s in seen)
+        assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (True,
+                                                                                          True)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+
+
+def test_float32_heads_start_from_the_float64_heads():
+    """dtype=float32 drew other starting heads (drawn in float32); they are now the float64
+    draws, rounded, so a float32 run differs from float64 by precision alone."""
+    from boundbench.synthetic.data import make_separable
+    from boundbench.synthetic.train import train_heads
+
+    d = make_separable(n_datasets=2, n=20, d=2, margin=0.2, bound=1.0, seed=0)
+    a = train_heads(d.X, d.y, steps=1, record=1, heads=3)
+    b = train_heads(d.X, d.y, steps=1, record=1, heads=3, dtype=torch.float32)
+    wa, wb = np.asarray(a.directions, dtype=float), np.asarray(b.directions, dtype=float)
+    np.testing.assert_allclose(wb, wa, rtol=1e-5, atol=1e-6)
+
+
+def test_cache_keys_and_results_record_where_they_were_computed(tmp_path):
+    """A table computed on a GPU (or with TF32, or under autocast) is not served to a CPU run:
+    the cache key and every claim's record carry the compute context."""
+    import json
+
+    from boundbench.framework import meta, registry
+
+    ctx = meta.compute_context()
+    assert set(ctx) == {"device", "tf32", "autocast"} and ctx["device"].startswith(("cpu", "cuda"))
+    c = registry.CheckContext(out_dir=tmp_path, claim_id="x.y")
+    import pandas as pd
+
+    c.cached("t", {"a": 1}, lambda: pd.DataFrame({"v": [1.0]}))
+    (side,) = (tmp_path / ".cache").glob("t-*.json")
+    assert json.loads(side.read_text())["computed_on"] == ctx
+
+
+def test_deterministic_mode_sets_torch_up_and_back():
+    from boundbench.framework.execution import deterministic
+
+    try:
+        deterministic()
+        assert torch.are_deterministic_algorithms_enabled()
+        assert torch.backends.cudnn.deterministic and not torch.backends.cuda.matmul.allow_tf32
+        import os
+
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    finally:
+        deterministic(False)
+    assert not torch.are_deterministic_algorithms_enabled()

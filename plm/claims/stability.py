@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
@@ -77,6 +79,13 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                        "test_accuracy", "test accuracy", grid, v)
 
 
+def _mean_or_none(x) -> float | None:
+    """The mean, or ``None`` where there is nothing to average (no trained pairs): numpy's
+    mean of nothing is NaN with a RuntimeWarning on the terminal."""
+    x = np.asarray(x, dtype=float)
+    return float(x.mean()) if x.size else None
+
+
 def _trio(ctx: CheckContext):
     return _grid(ctx, _TRIO)
 
@@ -85,8 +94,8 @@ paired_claim(
     "fu.plm.mmr-margin", grid=_trio, method="mmr", columns=("feat_margin_over_B",),
     labels=("SVM margin / B of test features",), expected="increase",
     what="feature margin / B, MMR - FineTune",
-    extra=lambda df: {"mean_centroid_distance_change": float(
-        paired(df, "feat_centroid_distance", "mmr", "finetune").mean())},
+    extra=lambda df: {"mean_centroid_distance_change": _mean_or_none(
+        paired(df, "feat_centroid_distance", "mmr", "finetune"))},
     paper="fu", where="§3.1, eqs. (8)-(9) (MMR)", kind="trend",
     statement="The max-margin regularizer increases the margin of the encoder's features "
     "between the classes, relative to plain fine-tuning.",

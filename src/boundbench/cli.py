@@ -301,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_claims)
 
     def distributed(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--deterministic", action="store_true",
+                       help="bitwise-reproducible torch kernels (GPU runs; slower; see README)")
         g = q.add_mutually_exclusive_group()
         g.add_argument("--workers", type=_int_at_least(1), default=None,
                        help="run the units (claims, cells) on a local Dask cluster of N "
@@ -405,6 +407,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import os
 
+    if getattr(args, "deterministic", False):
+        from boundbench.framework.execution import deterministic
+
+        deterministic()
     if os.environ.get("BOUNDBENCH_TRACEBACK"):  # a developer's switch: every error in full
         return args.func(args)
     try:

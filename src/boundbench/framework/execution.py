@@ -200,3 +200,22 @@ def executor(*, workers: int | None = None, scheduler: str | None = None
     if workers is None and scheduler is None:
         return Serial()
     return DaskExecutor(workers=workers, scheduler=scheduler)
+
+
+def deterministic(on: bool = True) -> None:
+    """Bitwise-reproducible torch on one machine (``--deterministic``): deterministic kernels
+    (``torch.use_deterministic_algorithms``; an op without one raises instead of varying),
+    cuBLAS's fixed workspace (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set before CUDA starts),
+    no cuDNN autotuning, no TF32. On the CPU boundbench is deterministic without it; on a GPU
+    the same seed otherwise gives the same numbers only up to the order of parallel sums (a
+    few units in the last place per step, which long training can grow)."""
+    import torch
+
+    if on:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(on)
+    torch.backends.cudnn.benchmark = not on and torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic = on
+    if on:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False

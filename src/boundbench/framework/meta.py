@@ -58,3 +58,17 @@ def commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def compute_context() -> dict[str, str]:
+    """Where numbers are computed, as far as it changes them: the accelerator a computation
+    would use by default (a table computed on a GPU is not served to a CPU run, nor the other
+    way round), whether TF32 matmuls are allowed and whether autocast is on. Part of every
+    cache key and every result's record."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    ctx = {"device": f"cuda ({torch.cuda.get_device_name(0)})" if cuda else "cpu",
+           "tf32": str(bool(torch.backends.cuda.matmul.allow_tf32)),
+           "autocast": str(torch.is_autocast_enabled())}
+    return ctx

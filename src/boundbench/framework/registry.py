@@ -135,10 +135,11 @@ class CheckContext:
 
         import pandas as pd
 
-        from boundbench.framework.meta import RESULTS_VERSION, version
+        from boundbench.framework.meta import RESULTS_VERSION, compute_context, version
 
         blob = json.dumps({"name": name, "config": config, "version": version(),
-                           "results": RESULTS_VERSION}, sort_keys=True, default=str)
+                           "results": RESULTS_VERSION, "computed_on": compute_context()},
+                          sort_keys=True, default=str)
         key = hashlib.sha256(blob.encode()).hexdigest()[:16]
         memo = self.tables.memo
         if key in memo and (not self.force or key in self.tables.fresh):
@@ -202,11 +203,12 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
     if ctx.out_dir is not None:
         import json
 
-        from boundbench.framework.meta import environment
+        from boundbench.framework.meta import compute_context, environment
 
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
-                "config": outcome.config, "environment": environment()}
+                "config": outcome.config, "environment": environment(),
+                "computed_on": compute_context()}
         text = json.dumps(meta, indent=2, default=str)
         write_atomic(ctx.out_dir / f"{ctx.claim_id}.json", lambda t: t.write_text(text))
         if outcome.table is not None:
