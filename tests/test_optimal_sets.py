@@ -89,12 +89,28 @@ def test_ill_posed_when_only_the_farthest_pair_fails():
     from boundbench.framework import registry
 
     catalogue.load()
-    res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
+    res = registry.run("fu.lemma-a.2.5", registry.CheckContext(seed=0, scale="quick"))
     ev = res.verdict.evidence
     assert res.verdict.status == "ill-posed"
     assert ev["closest_pair"] == "holds" and ev["farthest_pair"] == "violated"
     assert ev["n_problems_nonunique_optimum"] > 0 and ev["widest_intercept_interval"] > 1.5
     assert ev["solver_pick"] == "violated"  # what the old verdict rested on
+    assert ev["worst_found_by_search"] < 1  # the search's closest pairs hold too
+
+
+def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched():
+    """Corollary 2.5's L/(lam n) with the intercept free: the grid's closest pairs hold, but a
+    search over the feature scale too (the hinge is not scale-invariant, B is free) finds
+    closest optimal pairs that break it (the intercept alone moves by ~0.5 at lam ~ 1-4):
+    violated, not ill-posed. tests/test_stability_bounds.py finds the same with @bound."""
+    from boundbench import catalogue
+    from boundbench.framework import registry
+
+    catalogue.load()
+    res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
+    ev = res.verdict.evidence
+    assert res.verdict.status == "violated" and "targeted search" in res.verdict.reason
+    assert ev["closest_pair"] == "holds" and ev["worst_found_by_search"] > 1.5
 
 
 def test_depends_on_reading_and_no_effect():
