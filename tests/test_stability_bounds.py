@@ -262,6 +262,9 @@ def _a25_sides(prob, pair: str, which: str = "lemma"):
     lo, hi = soft_margin_intercepts(X, y, np.vstack([v, v_loo]), W)
     m = optimal_set_moves(v, (lo[0], hi[0]), v_loo, (lo[1:], hi[1:]))
     B = np.linalg.norm(X, axis=1).max()
+    if which == "thm24":  # Theorem 2.4's second term: the direction's move, nu = 2/r
+        return m[f"direction_{pair}"].max(), sb.thm24_second_term(
+            r=m["r_min"], lam=prob.lam, n=n - 1, B=B, gamma=prob.data.margin)
     if which == "cor":  # Corollary 2.5's second term, L = sqrt(B^2 + 1) on [x, -1], nu = 1
         return m[pair].max(), sb.cor25_second_term(nu=1.0, lipschitz=np.sqrt(B**2 + 1),
                                                    lam=prob.lam, n=n - 1)
@@ -301,3 +304,36 @@ def test_cor25_fails_for_the_farthest_optimal_pair():
     interval, and between the farthest optimal solutions the bound fails."""
     with pytest.raises(BoundViolation):
         _cor25_farthest_pair()
+
+
+def _thm22_sides(prob, form: str):
+    """Theorem 2.2 on its own setting: the mean over i of sup_t ||w_t(S^i) - w_t(S)|| against
+    the main-text or appendix right side, L = beta ||w0 - w*|| (the local-L reading, the
+    audit's default: the quadratic's Lipschitz constant on the ball GD visits)."""
+    lhs = prob.loo_distances().mean()
+    kw = dict(lipschitz=prob.beta * prob.dist0, beta=prob.beta, mu=prob.mu, dist0=prob.dist0,
+              n=prob.n)
+    return lhs, (sb.thm22_main_rhs(**kw) if form == "main" else sb.thm22_appendix_rhs(**kw))
+
+
+@bound(bst.quadratic_loo_problems(), max_examples=100)
+def test_thm22_appendix_form(prob):
+    return _thm22_sides(prob, "appendix")
+
+
+@bound(bst.quadratic_loo_problems(), max_examples=300)
+def _thm22_main_form(prob):
+    return _thm22_sides(prob, "main")
+
+
+def test_thm22_main_form_fails_under_the_local_lipschitz_reading():
+    """fu.thm2.2.main's finding under its default reading: the main text's right side, linear
+    in ||w0 - w*||, is exceeded (the appendix form, sqrt(||w0 - w*||), is not)."""
+    with pytest.raises(BoundViolation, match="lhs <= rhs fails"):
+        _thm22_main_form()
+
+
+@bound(bst.soft_margin_problems(lam=(1e-3, 10.0), n=(6, 12), d=(2, 2), margin=(0.05, 0.5),
+                                bound=(1.0, 2.0)), max_examples=80, rtol=1e-6)
+def test_thm24_second_term_closest_optimal_pair(prob):
+    return _a25_sides(prob, "closest", "thm24")

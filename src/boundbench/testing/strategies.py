@@ -201,6 +201,77 @@ def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, in
 
 
 @dataclass(frozen=True)
+class QuadraticLOOProblem:
+    """Theorem 2.2's setting (Fu et al.): per-sample quadratics ``f_i(w) = 1/2 (w - w*)^T A_i
+    (w - w*)`` with ``A_i = mu I + (beta - mu) u_i u_i^T`` (``u_i`` unit vectors, ``beta = 1``),
+    so every ``f_i`` and every mean of them is ``mu``-strongly convex and ``beta``-smooth with
+    the common minimizer ``w* = 0``; GD starts at ``w0``, ``||w0 - w*|| = dist0``.
+    :meth:`loo_distances` runs GD with ``eta = 1/beta`` on ``S`` and on every ``S^i``."""
+
+    U: np.ndarray = field(repr=False)  # (n, d) unit vectors
+    w0: np.ndarray = field(repr=False)
+    mu: float
+    beta: float
+    dist0: float
+    seed: int
+
+    @property
+    def n(self) -> int:
+        return self.U.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.U.shape[1]
+
+    def __repr__(self) -> str:
+        return (f"QuadraticLOOProblem(n={self.n}, d={self.d}, mu={self.mu!r}, beta={self.beta!r}, "
+                f"dist0={self.dist0!r}, seed={self.seed})")
+
+    def loo_distances(self, steps: int | None = None) -> np.ndarray:
+        """``sup_t ||w_t(S^i) - w_t(S)||`` for every ``i`` (``(n,)``), over ``steps`` GD steps
+        (default ``ceil(40 beta / mu)``: both runs have converged to ``w*`` by ``e^-40``)."""
+        T = steps or int(np.ceil(40 * self.beta / self.mu))
+        eye = np.eye(self.d)
+        outer = np.einsum("ni,nj->nij", self.U, self.U)
+        S = outer.sum(0)
+        A_full = self.mu * eye + (self.beta - self.mu) * S / self.n
+        A_loo = self.mu * eye + (self.beta - self.mu) * (S - outer) / (self.n - 1)  # (n, d, d)
+        M = eye - np.concatenate([A_full[None], A_loo]) / self.beta  # GD maps, eta = 1/beta
+        w = np.broadcast_to(self.w0, (self.n + 1, self.d)).copy()
+        sup = np.zeros(self.n)
+        for _ in range(T):
+            w = np.einsum("kij,kj->ki", M, w)
+            sup = np.maximum(sup, np.linalg.norm(w[1:] - w[:1], axis=1))
+        return sup
+
+
+def quadratic_loo_problems(*, n: tuple[int, int] = (2, 12), d: tuple[int, int] = (1, 4),
+                           mu_over_beta: tuple[float, float] = (0.05, 0.95),
+                           dist0: tuple[float, float] = (1e-4, 10.0)
+                           ) -> st.SearchStrategy[QuadraticLOOProblem]:
+    """Theorem 2.2's instances: ``n`` random unit directions in ``R^d``, ``mu/beta`` uniform,
+    ``dist0`` on a log scale, a random start direction (``beta = 1``)."""
+    n_s, d_s, k_s = _ints(n, "n", 2), _ints(d, "d", 1), _floats(mu_over_beta, "mu_over_beta")
+    if not 0 < mu_over_beta[0] <= mu_over_beta[1] < 1:
+        raise ValueError(f"mu_over_beta must be a range within (0, 1) (got {mu_over_beta})")
+    if not 0 < dist0[0] <= dist0[1]:
+        raise ValueError(f"dist0 must be a range with 0 < low <= high (got {dist0})")
+    r_s = st.floats(np.log10(dist0[0]), np.log10(dist0[1])).map(lambda e: float(10.0**e))
+
+    @st.composite
+    def draw(draw_) -> QuadraticLOOProblem:
+        nn, dd, kap, r, seed = draw_(n_s), draw_(d_s), draw_(k_s), draw_(r_s), draw_(_SEEDS)
+        rng = np.random.default_rng(seed)
+        U = rng.standard_normal((nn, dd))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        w0 = rng.standard_normal(dd)
+        w0 *= r / np.linalg.norm(w0)
+        return QuadraticLOOProblem(U, w0, float(kap), 1.0, r, seed)
+
+    return draw()
+
+
+@dataclass(frozen=True)
 class ExteriorPair:
     """Two points ``x, y`` of ``R^d`` outside the ball of radius ``r`` (``||x||, ||y|| >= r``),
     at ``angle`` to each other (Lemma A.2.1's domain)."""
