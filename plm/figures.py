@@ -71,13 +71,13 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
         fig, (a1, a2) = plotting.figure(2, width=4.8)
         _curves(a1, df, "noise_acc_", "embedding noise delta (e + delta v)")
         _curves(a2, df, "corrupt_acc_", "fraction of tokens replaced by [UNK]")
-        a2.legend(fontsize=6, ncol=2)
+        a2.legend(fontsize=7, ncol=2)
         save(fig, "robustness")
     if "cka_layer_0" in df:
         fig, (ax,) = plotting.figure()
         _curves(ax, df, "cka_layer_", "layer (0 = embeddings)")
         ax.set_ylabel("linear CKA to the pre-trained encoder")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=7, ncol=2)
         save(fig, "cka_layers")
     if "test_reliability" in df:
         fig, (ax,) = plotting.figure(width=4.6, height=4.2)
@@ -92,6 +92,6 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
                     color=_color(i))
         ax.set_xlabel("mean predicted probability (8 bins, pooled over seeds)")
         ax.set_ylabel("fraction of positives")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=7, ncol=2)
         save(fig, "reliability")
     return written

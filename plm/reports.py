@@ -191,18 +191,20 @@ def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid
     """The verdict (a smoke run at quick scale) with a figure of ``col`` per method: every seed
     and the mean +- std."""
     verdict = smoke(ctx, verdict, df, grid)
-    fig, (ax,) = plotting.figure()
     methods = list(dict.fromkeys(df.method))
+    # methods down the y axis, their arguments one per line: long method names stay readable
+    fig, (ax,) = plotting.figure(height=max(2.6, 0.2 + 0.45 * len(methods)))
     for i, m in enumerate(methods):
         v = df[df.method == m][col]
-        ax.scatter(np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)), v, s=12, color="grey")
-        ax.errorbar(i, v.mean(), yerr=v.std(ddof=1) if len(v) > 1 else 0, fmt="o", ms=7,
+        ax.scatter(v, np.full(len(v), i) + np.linspace(-0.1, 0.1, len(v)), s=12, color="grey")
+        ax.errorbar(v.mean(), i, xerr=v.std(ddof=1) if len(v) > 1 else 0, fmt="o", ms=6,
                     capsize=4, label="mean +- std" if i == 0 else None)
-    ax.set_xticks(range(len(methods)))
-    ax.set_xticklabels(methods)
-    ax.set_ylabel(ylabel)
-    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_yticks(range(len(methods)))
+    ax.set_yticklabels([m.replace(":", ":\n").replace(",", ",\n") for m in methods])
+    ax.invert_yaxis()  # the first (baseline) method on top
+    ax.set_xlabel(ylabel)
+    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)")
+    ax.legend()
     return Outcome(verdict, df, fig, grid.config())
 
 

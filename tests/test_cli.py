@@ -56,10 +56,20 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
             continue
         assert c["evidence"].get("seed", 0) == 0
         assert (tmp_path / c["figure"]).stat().st_size > 10_000
+        # print-ready: no overlapping or clipped text, fonts >= 7 pt, at most 7.2 in wide
+        assert c["layout_problems"] == [], (c["id"], c["layout_problems"])
         assert (tmp_path / c["table"]).exists()
     md = (tmp_path / "audit.md").read_text()
     for c in report["claims"]:
         assert f"## {c['id']}" in md and c["statement"] in md
+    assert md.index("## What we found") < md.index("## Summary by paper")
+    assert (tmp_path / "index.md").exists()
+    # the README quotes docs/last-audit.json: a fresh quick audit must still give each verdict
+    # (a change of verdict is a finding to record: boundbench findings --record ...)
+    rec = json.loads((Path(__file__).parents[1] / "docs" / "last-audit.json").read_text())
+    assert rec["scale"] == "quick" and rec["seed"] == 0
+    recorded = {c["id"]: c["verdict"] for c in rec["claims"]}
+    assert {c["id"]: c["verdict"] for c in report["claims"]} == recorded
     # the errata sheet is part of the first command's output: every finding is on it
     errata = (tmp_path / "errata.md").read_text()
     for c in report["claims"]:

@@ -38,13 +38,32 @@ def as_here(cmd: str) -> list[str]:
 
 
 def test_the_readme_is_short_and_has_its_sections():
-    assert len(README.splitlines()) <= 150
-    for title in ("## Install and the two commands", "## What comes out",
+    assert len(README.splitlines()) <= 165
+    for title in ("## Install and the two commands", "## What the last audit found",
+                  "## What comes out",
                   "## Use from the command line", "## Use from Python", "## Contributing"):
         assert title in README
     assert README.count("pip install -q torch==2.13.0") == 1  # the install line appears once
     for link in re.findall(r"\]\((docs/[^)]+)\)", README):
         assert (ROOT / link).is_file(), link
+
+
+def test_the_readme_quotes_the_recorded_audit_as_generated():
+    """The findings block is what ``boundbench findings`` makes of docs/last-audit.json (dated),
+    and every claim it records is registered."""
+    import json
+
+    from boundbench import catalogue
+    from boundbench.audit import headline
+    from boundbench.cli import README_END, README_START
+
+    rec = json.loads((ROOT / "docs" / "last-audit.json").read_text())
+    block = README.split(README_START, 1)[1].split(README_END, 1)[0]
+    assert block == "\n" + headline(rec), ("regenerate with: boundbench findings --record "
+                                           "docs/last-audit.json --readme README.md")
+    assert re.match(r"\d{4}-\d\d-\d\d", rec["created"])
+    catalogue.load()
+    assert [c["id"] for c in rec["claims"]] == list(catalogue.registry())
 
 
 def test_ci_runs_the_readmes_install_and_test_command():

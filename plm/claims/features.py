@@ -128,9 +128,9 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+        ax.set_title(title)
+    axes[0].legend()
+    fig.suptitle(f"{ctx.claim_id}: {verdict.status}")
     return Outcome(verdict, df, fig, config)
 
 

@@ -21,6 +21,7 @@ from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import sweep_temporaries, write_atomic
 from boundbench.framework.meta import commit, environment
+from boundbench.framework.verdicts import FINDINGS
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -91,7 +92,7 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     client writes: workers need no shared filesystem."""
     import tempfile
 
-    cid, seed, scale, force, cache, run = task
+    cid, seed, scale, force, cache, run, formats = task
     catalogue.load()
     with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
         root = Path(d)
@@ -99,7 +100,7 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
         ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
-                                   progress=False,
+                                   progress=False, formats=formats,
                                    tables=_claims.TableCache(shared=_DaskShared(run)))
         result = _claims.run(cid, ctx, catch=True).to_dict()
         files = {}
@@ -186,7 +187,8 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     # computed is reused by the claims that start after it (as in a serial run)
     cache = _cache_files(out) if out is not None else {}
     run = f"{os.getpid()}-{time.time_ns()}"  # names this run's shared tables on the cluster
-    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run) for cid in _spread(ids))
+    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run, ctx.formats)
+             for cid in _spread(ids))
     with executor(workers=workers, scheduler=scheduler) as ex:
         for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
                                  total=len(ids)):
@@ -241,13 +243,16 @@ def run_audit(
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
+    formats: tuple[str, ...] = ("png",),
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     With ``only``, the claims that ran replace theirs in the folder's existing report and the
     others are kept; every claim records its run (time, scale, seed, commit).
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them.
-    ``workers``/``scheduler``: run the claims as Dask tasks (:func:`run_claims`)."""
-    ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force)
+    ``workers``/``scheduler``: run the claims as Dask tasks (:func:`run_claims`); ``formats``:
+    the figure formats written (png, pdf, svg)."""
+    ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
+                               formats=tuple(formats))
     catalogue.load()
     ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
@@ -294,6 +299,8 @@ def run_audit(
     write_atomic(out / "audit.json", lambda t: t.write_text(text))
     md = render_markdown(report)
     write_atomic(out / "audit.md", lambda t: t.write_text(md))
+    index = render_index(report)
+    write_atomic(out / "index.md", lambda t: t.write_text(index))
     errata.write(out)  # the errata sheet of this audit, beside it
     return report
 
@@ -317,7 +324,9 @@ def verdict_size(r: dict[str, Any]) -> str:
                      f"{_num(far)}x the bound")
     elif isinstance(worst, int | float):
         parts.append(f"worst lhs/rhs {_num(worst)}")
-        if isinstance(ev.get("max_lhs_minus_rhs"), int | float) and r.get("verdict") == "violated":
+        # the random family's largest excess; a violation only the search found has none
+        if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0
+                and r.get("verdict") == "violated"):
             parts.append(f"lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
     for key, name in (("spearman_rho", "rho"), ("mean_within_set_spearman", "within-set rho"),
                       ("end_ratio", "end-to-end ratio"), ("std_ratio", "std ratio"),
@@ -334,6 +343,100 @@ def _num(v: Any) -> str:
     return f"{v:.3g}" if isinstance(v, int | float) else str(v)
 
 
+def anchor(claim_id: str) -> str:
+    """The markdown anchor of a claim's section (GitHub's rule: lower case, dots dropped)."""
+    return claim_id.lower().replace(".", "")
+
+
+def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claims whose verdict goes against the paper (``FINDINGS``), most severe first:
+    errors under every reading, then ill-posed statements, then those that depend on the
+    reading; within each, in the registry's order."""
+    rank = {"violated": 0, "contradicted": 0, "no-effect": 0, "ill-posed": 1,
+            "depends-on-reading": 2}
+    return sorted((r for r in results if r["verdict"] in FINDINGS),
+                  key=lambda r: rank[r["verdict"]])
+
+
+def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]:
+    """The report's opening: one line per finding against a paper, with its size and a link
+    to its section (``link`` prefixes the anchor, e.g. ``audit.md`` from another file)."""
+    found = findings(results)
+    if not found:
+        return ["## What we found", "", "No claim went against its paper in this audit.", ""]
+    lines = ["## What we found", "",
+             f"{len(found)} of {len(results)} claims went against their paper "
+             f"({', '.join(f'{n} {k}' for k, n in Counter(r['verdict'] for r in found).items())})."
+             " Errors first, then ill-posed statements, then findings that depend on how the "
+             "paper is read:", ""]
+    for r in found:
+        size = verdict_size(r)
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}"
+                     f"{f' ({size})' if size else ''}. "
+                     f"[`{r['id']}`]({link}#{anchor(r['id'])})")
+    return lines + [""]
+
+
+def record(report: dict[str, Any]) -> dict[str, Any]:
+    """The short record of an audit that the docs quote (``docs/last-audit.json``): when, at
+    which scale, seed and commit, the counts, and each claim's verdict and size."""
+    meta = report["meta"]
+    return {"created": meta["created"], "scale": meta["scale"], "seed": meta["seed"],
+            "commit": meta.get("commit"), "seconds": meta.get("seconds"),
+            "counts": meta["counts"],
+            "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
+                        "verdict": r["verdict"], "size": verdict_size(r)}
+                       for r in report["claims"]]}
+
+
+def headline(rec: dict[str, Any], *, link: str = "") -> str:
+    """The findings of a recorded audit (:func:`record`) as the README quotes them: dated, one
+    line per finding, errors first."""
+    found = findings(rec["claims"])
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
+    lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
+             f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
+             f"{len(rec['claims'])} claims: {counts}) found {len(found)} claims against their "
+             "paper:", ""]
+    for r in found:
+        if r["verdict"] == "depends-on-reading":
+            continue
+        size = f" ({r['size']})" if r.get("size") else ""
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{size} (`{r['id']}`)")
+    reading = [r["id"] for r in found if r["verdict"] == "depends-on-reading"]
+    if reading:
+        lines.append(f"- depends on how the paper is read ({len(reading)}): "
+                     + ", ".join(f"`{c}`" for c in reading))
+    return "\n".join(lines) + "\n"
+
+
+def render_index(report: dict[str, Any]) -> str:
+    """``index.md``: every figure as a thumbnail with its claim, verdict and links to its data
+    (CSV) and config (JSON), grouped by paper."""
+    meta, results = report["meta"], report["claims"]
+    lines = ["# boundbench figures", "",
+             f"From the audit of {meta['created']} (scale {meta['scale']}, seed {meta['seed']}). "
+             "Each figure links to its table (CSV, the data it was drawn from) and its config "
+             "(JSON: seed, scale, versions, device); the verdict links to the claim's section in "
+             "[`audit.md`](audit.md).", ""]
+    for paper, title in _claims.PAPERS.items():
+        part = [r for r in results if r["paper"] == paper and r.get("figure")]
+        if not part:
+            continue
+        lines += [f"## {title}", "", "| figure | claim | verdict | data |", "|---|---|---|---|"]
+        for r in part:
+            files = " · ".join(f"[{Path(f).suffix[1:]}]({f})"
+                               for f in r.get("figure_files") or [r["figure"]])
+            data = " · ".join(x for x in (
+                f"[csv]({r['table']})" if r.get("table") else "",
+                f"[config]({r['id']}.json)", files) if x)
+            lines.append(f"| [<img src=\"{r['figure']}\" width=\"240\">]({r['figure']}) | "
+                         f"`{r['id']}`<br>{_fmt(r['where'])} | "
+                         f"[**{r['verdict']}**](audit.md#{anchor(r['id'])}) | {data} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     meta, results = report["meta"], report["claims"]
     env = ", ".join(f"{k} {v}" for k, v in meta["environment"].items())
@@ -343,6 +446,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"Generated {meta['created']} at scale **{meta['scale']}** with seed {meta['seed']} in "
         f"{meta['seconds']} s ({env}).",
         f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
+        "",
+        *what_we_found(results),
+        "Every figure with its claim and verdict: [`index.md`](index.md); the errata sheet: "
+        "[`errata.md`](errata.md).",
+        "",
+        "## How to read this report",
         "",
         *([f"This report merges a partial audit of {len(meta['claims_run'])} claim(s) "
            f"({', '.join(meta['claims_run'])}) into the audit of {meta['merged_into']}; each "
@@ -363,17 +472,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         "violation. Every figure has its data beside it as CSV.",
     ]
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
-    lines += ["", f"## Summary ({len(results)} claims: {counts})", "",
-              "| claim | paper, where | kind | verdict | size | finding |",
-              "|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']}, "
-                     f"{r['where']} | {r['kind']} | **{r['verdict']}** | "
-                     f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
-    lines += ["", "Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
+    lines += ["", f"## Summary by paper ({len(results)} claims: {counts})", ""]
+    for paper, title in _claims.PAPERS.items():
+        part = [r for r in results if r["paper"] == paper]
+        if not part:
+            continue
+        tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in part).items())
+        lines += [f"### {title}", "", f"{len(part)} claims: {tally}.", "",
+                  "| claim | where | kind | verdict | size | finding |",
+                  "|---|---|---|---|---|---|"]
+        for r in part:
+            lines.append(f"| [`{r['id']}`](#{anchor(r['id'])}) | {_fmt(r['where'])} | "
+                         f"{r['kind']} | **{r['verdict']}** | {_fmt(verdict_size(r))} | "
+                         f"{_fmt(r['reason'])} |")
+        lines.append("")
+    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
     for r in results:
         lines += [
             f"## {r['id']}",
+            "",
+            f"[back to the summary](#summary-by-paper) · verdict **{r['verdict']}**",
             "",
             f"*{r['paper_title']}*, {r['where']}. Kind: {r['kind']}.",
             "",

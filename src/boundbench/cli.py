@@ -136,7 +136,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for cid in args.ids:
         _claims.get(cid)
     out = Path(args.out) if args.out else None
-    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out)
+    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
+                               formats=tuple(args.format))
     results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in args.ids]
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
@@ -177,13 +178,48 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force, workers=args.workers,
-                       scheduler=args.scheduler)
+                       scheduler=args.scheduler, formats=tuple(args.format))
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
         return 1
+    return 0
+
+
+README_START = ("<!-- findings:start (boundbench findings --record docs/last-audit.json "
+                "--readme README.md) -->")
+README_END = "<!-- findings:end -->"
+
+
+def _cmd_findings(args: argparse.Namespace) -> int:
+    from boundbench import audit
+
+    src = Path(args.out) / "audit.json"
+    if not src.exists():
+        raise ValueError(f"audit {str(src)!r} does not exist: run `boundbench audit` first")
+    try:
+        report = json.loads(src.read_text())
+        rec = audit.record(report)
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"audit {str(src)!r} is not an audit.json ({exc})") from exc
+    text = audit.headline(rec)
+    print(text, end="")
+    if args.record:
+        blob = json.dumps(rec, indent=2) + "\n"
+        write_atomic(Path(args.record), lambda t: t.write_text(blob))
+        print(f"recorded: {args.record}")
+    if args.readme:
+        path = Path(args.readme)
+        old = path.read_text()
+        if README_START not in old or README_END not in old:
+            raise ValueError(f"readme {str(path)!r} has no findings block (the lines "
+                             f"{README_START!r} and {README_END!r})")
+        head, rest = old.split(README_START, 1)
+        new = head + README_START + "\n" + text + rest[rest.index(README_END):]
+        write_atomic(path, lambda t: t.write_text(new))
+        print(f"updated: {path}")
     return 0
 
 
@@ -209,13 +245,17 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     check_no_downscale(out, ids, args.scale, force=args.force)
     # one progress bar per command: over the claims, or, for a single claim, inside it
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
-                               progress=len(ids) == 1)
+                               progress=len(ids) == 1, formats=tuple(args.format))
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
                         desc="figures", progress=len(ids) > 1):
+        files = ", ".join(r.get("figure_files") or [])
         tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
-                   f"{out / r['figure'] if r.get('figure') else 'no figure'}")
+                   f"{out}/{{{files}}}" if files else f"{r['id']}: {r['verdict']} "
+                   f"({r['seconds']:.1f} s), no figure")
+        for p in r.get("layout_problems") or []:
+            tqdm.write(f"  layout: {p}")
         if r.get("error"):
             failed.append(r["id"])
             print(r["error"], file=sys.stderr)
@@ -317,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
                        "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
                        "(the papers' sizes)")
+        q.add_argument("--format", nargs="+", choices=_claims.FIGURE_FORMATS, default=["png"],
+                       metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
+                       "pdf, svg (vector, for papers); default png")
 
     k = sub.add_parser("check", help="run the checks of some claims")
     k.add_argument("ids", nargs="+", metavar="ID")
@@ -343,6 +386,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the audit's folder (default: figures)")
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
     e.set_defaults(func=_cmd_errata)
+
+    fd = sub.add_parser("findings", help="the findings of the latest audit, one line each "
+                        "(what the README quotes)")
+    fd.add_argument("--out", type=_out_dir, default="figures",
+                    help="the audit's folder (default: figures)")
+    fd.add_argument("--record", metavar="PATH", help="also write the audit's short record "
+                    "(the docs keep docs/last-audit.json)")
+    fd.add_argument("--readme", metavar="PATH", help="also replace the findings block of this "
+                    "README")
+    fd.set_defaults(func=_cmd_findings)
 
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
                         "budget")

@@ -65,6 +65,11 @@ def _smallest_instance(table: Path, lhs: str = "lhs") -> dict[str, Any] | None:
     return out
 
 
+def _anchor(name: str) -> str:
+    """An explicit HTML anchor for a paper or claim (headings' own anchors vary by viewer)."""
+    return "errata-" + name.lower().replace(".", "-")
+
+
 def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
@@ -88,10 +93,19 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
              f"`boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}` (it writes this "
              "file) or `boundbench errata` from an existing audit.", ""]
     papers = [paper] if paper else list(_claims.PAPERS)
+    lines += ["## Contents", ""]
+    for p in papers:
+        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS]
+        lines.append(f"- [{_claims.PAPERS[p]}](#{_anchor(p)}): {len(found)} finding(s)")
+        for title, statuses, _ in SECTIONS:
+            for r in (r for r in found if r["verdict"] in statuses):
+                lines.append(f"  - [{r['where']}: {r['verdict']}](#{_anchor(r['id'])}) "
+                             f"(`{r['id']}`, {title.lower()})")
+    lines.append("")
     for p in papers:
         found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS]
         tested = sum(r["paper"] == p for r in report["claims"])
-        lines += [f"## {_claims.PAPERS[p]}", "",
+        lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {_claims.PAPERS[p]}", "",
                   f"{len(found)} finding(s) among the {tested} claims tested." if found else
                   f"No finding against this paper in this audit ({tested} claims tested).", ""]
         for title, statuses, what in SECTIONS:
@@ -105,7 +119,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
 
 
 def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
-    lines = [f"#### {r['where']}: {r['verdict']} (`{r['id']}`)", "",
+    lines = [f'<a id="{_anchor(r["id"])}"></a>', "",
+             f"#### {r['where']}: {r['verdict']} (`{r['id']}`)", "",
              f"**Statement.** {r['statement']}", "", f"    {r['equation']}", "",
              f"**Measured.** {r['reason']}", ""]
     by_reading = (r.get("evidence") or {}).get("by_reading")
@@ -114,6 +129,8 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
         lines += [f"| {name} | {v.get('status')} | {str(v.get('reason', '')).replace('|', '/')} |"
                   for name, v in by_reading.items()]
         lines.append("")
+    if r.get("figure"):
+        lines += [f"![{r['id']}: {r['verdict']}]({r['figure']})", ""]
     lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"
     inst = _smallest_instance(folder / r["table"], lhs) if r.get("table") else None
     cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "

@@ -203,7 +203,7 @@ def _cor1_global(ctx: CheckContext) -> Outcome:
     ax.scatter(rest.sigma_eval, rest.rhs, s=10, marker="_", color="k", label="its erf bound")
     ax.set_xscale("log")
     ax.set_xlabel("smoothing sigma (trained sigma, then sigma where the erf factor < 1)")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     return Outcome(verdict, inst.assign(lhs=inst.smoothed_lam), fig, cfg.config())
 
 

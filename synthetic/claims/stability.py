@@ -243,7 +243,7 @@ def _fig5(ctx: CheckContext) -> Outcome:
         steps=cfg.steps, n_datasets=cfg.n_datasets, n=cfg.n,
         loo=f"{cfg.k_loo} i per dataset, drawn uniformly without replacement",
         nested_heads=cfg.nested, seed=ctx.seed)
-    fig, axes = plotting.figure(1 + len(FIG5_READINGS), width=3.6)
+    fig, axes = plotting.figure(1 + len(FIG5_READINGS))
     a1, rest = axes[0], axes[1:]
     for h in cfg.heads:
         sub = df[df.heads == h]
@@ -254,7 +254,7 @@ def _fig5(ctx: CheckContext) -> Outcome:
     a1.set_xlabel("GD steps t")
     a1.set_ylabel(r"normalized LOO stability $\|\hat\Delta\|$")
     a1.set_title(f"{FIG5_DEFAULT}: {per[FIG5_DEFAULT].status}", fontsize=8)
-    a1.legend(fontsize=6)
+    a1.legend(fontsize=7)
     lo_h = min(cfg.heads)
     for ax, (name, table) in zip(rest, zip(FIG5_READINGS, tables, strict=True), strict=True):
         base = table[table.heads == lo_h].set_index(["dataset", "step"]).loo_stability
@@ -270,7 +270,7 @@ def _fig5(ctx: CheckContext) -> Outcome:
         ax.set_xlabel("GD steps t")
         ax.set_title(f"{name}: {per[name].status}", fontsize=8)
     rest[0].set_ylabel(f"stability at H / at H = {lo_h}, same dataset")
-    rest[0].legend(fontsize=6)
+    rest[0].legend(fontsize=7)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     return Outcome(verdict, pd.concat(tables, ignore_index=True), fig, cfg.config())
 
@@ -348,7 +348,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a2.set_xscale("log")
     a2.set_xlabel("GD steps t")
     a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
-    a2.legend(fontsize=6)
+    a2.legend(fontsize=7)
     a2.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     return Outcome(verdict, pd.concat(fits_all, ignore_index=True), fig, cfg.config())
 
@@ -492,7 +492,7 @@ def _thm22_claim(ctx: CheckContext, form: str) -> Outcome:
     ax.set_xlabel("||w0 - w*||")
     ax.set_ylabel("E sup_t ||w_t(S^i) - w_t(S)||\n(dashed: bound, local L; dotted: global L)")
     ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     return Outcome(verdict, cells, fig, cfg.config())
 
 
@@ -785,7 +785,7 @@ def _soft_loo_outcome(ctx: CheckContext, df: pd.DataFrame, cfg: SoftLOOGrid, *, 
     ax.set_yscale("log")
     ax.set_xlabel("lam (soft-margin weight)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     return Outcome(verdict, df, fig, cfg.config())
 

@@ -472,7 +472,7 @@ def _uegr_eq13(ctx: CheckContext) -> Outcome:
         ax.set_xlabel("eps ||g1 + g2|| / (eps (||g1|| + ||g2||))")
         ax.set_title(f"{reading}: {per[reading].status}", fontsize=8)
     axes[0].set_ylabel("inputs")
-    axes[0].legend(fontsize=6)
+    axes[0].legend(fontsize=7)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
     return Outcome(verdict, pd.concat(frames, ignore_index=True), fig, {"n": n, "eps": eps,
                                                                          "readings":
@@ -580,5 +580,5 @@ def _uegr_mask(ctx: CheckContext) -> Outcome:
     ax2.set_ylabel("parameters (saliency histogram)")
     ax.set_xlabel("normalized saliency s~ (alpha = 0.8)")
     ax.set_ylabel("keep probability p")
-    ax.legend(fontsize=6, loc="center right")
+    ax.legend(fontsize=7, loc="center right")
     return Outcome(verdict, df, fig, {"alpha": [0.6, 0.95], "beta": [1, 5, 10]})

@@ -10,22 +10,209 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
+# Okabe & Ito (2008): distinguishable under the common colour-vision deficiencies and in grey
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+             "#000000")
+COLUMN_IN = 3.5  # one column of a two-column paper
+PAGE_IN = 7.2  # the full text width of a two-column paper
+MIN_FONT_PT = 7.0  # the smallest legible size at print scale
+# the formats savefig writes (registry.FIGURE_FORMATS, which the CLI offers, is the same tuple:
+# kept apart so that the registry can be imported without matplotlib)
+FORMATS = ("png", "pdf", "svg")
+
 STYLE: dict[Any, Any] = {  # matplotlib types its keys as literals
-    "figure.figsize": (5.2, 3.6),
+    "figure.figsize": (COLUMN_IN, 2.6),
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "font.size": 9,
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "figure.titlesize": 8,
     "legend.frameon": False,
+    "lines.linewidth": 1.2,
+    "axes.prop_cycle": __import__("cycler").cycler(color=list(OKABE_ITO)),
+    "pdf.fonttype": 42,  # TrueType in PDFs: editable text, accepted by publishers
+    "svg.fonttype": "none",  # text stays text in SVGs
 }
 
 
-def figure(ncols: int = 1, *, width: float = 5.2, height: float = 3.6):
-    """A new figure with ``ncols`` axes in the project's style."""
+def figure(ncols: int = 1, *, width: float | None = None, height: float | None = None):
+    """A new figure with ``ncols`` panels in the project's style, sized for print: one panel is
+    one column wide (3.5 in), more panels fill the page width (7.2 in), three to a row. Returns
+    the figure and its ``ncols`` axes (a grid's unused cells are removed). The layout is
+    constrained, so labels, titles and legends never overlap or leave the canvas."""
+    if ncols < 1:
+        raise ValueError(f"ncols must be >= 1 (got {ncols})")
+    per_row = min(ncols, 3)
+    rows = -(-ncols // per_row)
+    w = width if width is not None else (COLUMN_IN if ncols == 1 else PAGE_IN)
+    h = height if height is not None else (2.6 if ncols == 1 else 2.5) * rows
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
-    return fig, list(axes.ravel())
+        fig, axes = plt.subplots(rows, per_row, figsize=(w, h), squeeze=False,
+                                 layout="constrained")
+    flat = list(axes.ravel())
+    for ax in flat[ncols:]:
+        ax.remove()
+    return fig, flat[:ncols]
+
+
+def style():
+    """The project's style as a context manager, for figures made outside :func:`figure`
+    (``with plotting.style(): fig, ax = plt.subplots(layout="constrained")``)."""
+    return plt.rc_context(STYLE)
+
+
+def finalize(fig) -> None:
+    """Fit the figure's text to print: titles and axis labels longer than their panel are broken
+    into lines, and crowded tick labels are thinned (the registry calls this before saving; a
+    notebook may call it too). Matplotlib's own ``wrap=True`` is not used: the layout engine
+    and the text's extent ignore it."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    fits = []
+    if fig._suptitle is not None:
+        fits.append((fig._suptitle, fig.bbox.width * 0.95, "width"))
+    for ax in fig.axes:
+        area = ax.get_window_extent(renderer)
+        fits += [(ax.title, area.width, "width"), (ax.xaxis.label, area.width, "width"),
+                 (ax.yaxis.label, area.height, "height")]
+    for t, room, side in fits:
+        _wrap_to(t, room, side, renderer)
+    # crowded tick labels (a log axis spanning under two decades labels its minor ticks): drop
+    # the minor labels, then thin the major ticks, until the labels no longer overlap
+    from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for fix in ("minor", "major"):
+                if not _ticklabels_overlap(axis, renderer):
+                    break
+                if fix == "minor":
+                    axis.set_minor_formatter(NullFormatter())
+                elif axis.get_scale() == "log":
+                    axis.set_major_locator(LogLocator(numticks=4))
+                else:
+                    axis.set_major_locator(MaxNLocator(4))
+                fig.canvas.draw()
+
+
+def _wrap_to(t, room: float, side: str, renderer) -> None:
+    import textwrap
+
+    text = t.get_text()
+    if not text or "$" in text or room <= 0:  # never break inside mathtext
+        return
+    size = getattr(t.get_window_extent(renderer), side)
+    if size <= room:
+        return
+    lines = text.split("\n")
+    longest = max(len(ln) for ln in lines)
+    chars = max(8, int(longest * room / size * 0.95))
+    t.set_text("\n".join(textwrap.fill(ln, chars) for ln in lines))
+
+
+def _ticklabels_overlap(axis, renderer) -> bool:
+    if not axis.get_visible():
+        return False
+    boxes = [t.get_window_extent(renderer) for tick in axis._update_ticks()
+             for t in (tick.label1, tick.label2) if t.get_visible() and t.get_text().strip()]
+    return any(min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
+               for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _drawn_texts(fig) -> list:
+    """Every text the figure draws: titles, labels, legends, annotations and the tick labels of
+    the ticks inside each axis' view (other tick labels exist but are not drawn)."""
+    from matplotlib.text import Text
+
+    tick_labels, drawn = set(), []
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                tick_labels.update({id(tick.label1), id(tick.label2)})
+            if not axis.get_visible():  # e.g. a twin's shared axis
+                continue
+            for tick in axis._update_ticks():  # the ticks drawn (matplotlib's own selection)
+                drawn += [t for t in (tick.label1, tick.label2) if t.get_visible()]
+    drawn += [t for t in fig.findobj(Text) if id(t) not in tick_labels]
+    return [t for t in drawn if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or t.axes.get_visible())]
+
+
+def layout_problems(fig, *, min_font: float = MIN_FONT_PT, max_width: float = PAGE_IN,
+                    tol_px: float = 1.0) -> list[str]:
+    """What a reviewer would send back about ``fig``'s layout, drawn as it will be saved:
+    texts that overlap one another, a text that runs into another panel's plotting area, any
+    text, legend or panel outside the canvas, fonts under ``min_font`` pt, and a figure wider
+    than ``max_width`` in. Empty when the figure is print-ready."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    canvas = fig.bbox
+    problems: list[str] = []
+    if fig.get_figwidth() > max_width + 1e-9:
+        problems.append(f"figure is {fig.get_figwidth():.2f} in wide, over {max_width} in")
+    texts = _drawn_texts(fig)
+    boxes = [t.get_window_extent(renderer) for t in texts]
+
+    def name(t) -> str:
+        return repr(t.get_text()[:40])
+
+    def outside(b) -> bool:
+        return (b.x0 < canvas.x0 - tol_px or b.y0 < canvas.y0 - tol_px
+                or b.x1 > canvas.x1 + tol_px or b.y1 > canvas.y1 + tol_px)
+
+    for t, b in zip(texts, boxes, strict=True):
+        if t.get_fontsize() < min_font - 1e-9:
+            problems.append(f"text {name(t)} is {t.get_fontsize():g} pt, under {min_font:g} pt")
+        if outside(b):
+            problems.append(f"text {name(t)} leaves the canvas")
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            a, b = boxes[i], boxes[j]
+            if (min(a.x1, b.x1) - max(a.x0, b.x0) > tol_px
+                    and min(a.y1, b.y1) - max(a.y0, b.y0) > tol_px):
+                problems.append(f"texts {name(texts[i])} and {name(texts[j])} overlap")
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        area = ax.get_window_extent(renderer)
+        if outside(area):
+            problems.append(f"panel {ax.get_title()!r} leaves the canvas")
+        leg = ax.get_legend()
+        if leg is not None and outside(leg.get_window_extent(renderer)):
+            problems.append(f"the legend of panel {ax.get_title()!r} leaves the canvas")
+        for t, b in zip(texts, boxes, strict=True):
+            if t.axes is not None and ax._twinned_axes.joined(ax, t.axes):
+                continue  # its own panel, or a twin drawn on the same area
+            # a text of another panel (or of the figure) inside this panel's plotting area
+            if (min(area.x1, b.x1) - max(area.x0, b.x0) > tol_px
+                    and min(area.y1, b.y1) - max(area.y0, b.y0) > tol_px
+                    and not _inside_legend_of(t, ax)):
+                problems.append(f"text {name(t)} runs into panel {ax.get_title()!r}")
+    return problems
+
+
+def _inside_legend_of(t, ax) -> bool:
+    leg = ax.get_legend()
+    return leg is not None and t in leg.get_texts()
+
+
+def savefig(fig, path, *, fmt: str, claim_id: str = "") -> None:
+    """Save ``fig`` as ``fmt`` (png at 200 dpi, or vector pdf/svg) with reproducible bytes: no
+    creation date, and SVG element ids salted by ``claim_id`` rather than drawn at random."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS} (got {fmt!r})")
+    meta = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None},
+            "svg": {"Date": None}}[fmt]
+    with plt.rc_context({"svg.hashsalt": claim_id or "boundbench"}):
+        fig.savefig(path, format=fmt, dpi=200, metadata=meta)
 
 
 def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -> None:
@@ -37,7 +224,7 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
     ax.axvline(1.0, color="k", ls="--", lw=1, label="bound (ratio = 1)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("instances")
-    ax.legend(fontsize=8)
+    ax.legend()
 
 
 def median_band(ax, x, y, *, group=None, label: str | None = None, color=None,

@@ -23,6 +23,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,9 @@ class TableCache:
         return f"TableCache({len(self.memo)} tables)"
 
 
+FIGURE_FORMATS = ("png", "pdf", "svg")  # what a claim's figure can be saved as
+
+
 @dataclass(frozen=True)
 class CheckContext:
     """What a check may depend on: the seed, the scale, and where to write its outputs."""
@@ -98,10 +102,15 @@ class CheckContext:
     force: bool = False  # recompute cached experiment tables
     progress: bool = False  # progress bars on long work
     claim_id: str = ""  # set by the registry when it runs a check
+    formats: tuple[str, ...] = ("png",)  # figure formats written (png, pdf, svg)
     tables: TableCache = field(default_factory=TableCache, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_scale(self.scale)
+        if (isinstance(self.formats, str) or not self.formats
+                or any(f not in FIGURE_FORMATS for f in self.formats)):
+            raise ValueError(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
+                             f"(got {self.formats!r})")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) or self.seed < 0:
             raise ValueError(f"seed must be an integer >= 0 (got {self.seed!r})")
 
@@ -194,12 +203,23 @@ class Outcome:
     config: Any = None
 
 
-def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
-    """Write ``<id>.json`` (config, seed, scale, versions), ``<id>.csv`` and ``<id>.png`` into
-    ``ctx.out_dir``; return the figure's and the table's file names."""
+def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, list[str],
+                                                       list[str]]:
+    """Write ``<id>.json`` (config, seed, scale, versions), ``<id>.csv`` and the figure in each
+    of ``ctx.formats`` into ``ctx.out_dir``; return the figure's first file name, the table's,
+    every figure file, and the figure's layout problems
+    (:func:`boundbench.framework.plotting.layout_problems`: overlapping or clipped text, fonts
+    too small to print), checked whether or not anything is written."""
     fig_name = table_name = None
+    fig_files: list[str] = []
+    layout: list[str] = []
     if outcome.figure is not None:
         import matplotlib.pyplot as plt
+
+        from boundbench.framework import plotting
+
+        plotting.finalize(outcome.figure)
+        layout = plotting.layout_problems(outcome.figure)
     if ctx.out_dir is not None:
         import json
 
@@ -216,13 +236,16 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None]:
                          lambda t: outcome.table.to_csv(t, index=False))
             table_name = f"{ctx.claim_id}.csv"
         if outcome.figure is not None:
-            write_atomic(ctx.out_dir / f"{ctx.claim_id}.png",
-                         lambda t: outcome.figure.savefig(t, format="png", dpi=130,
-                                                          bbox_inches="tight"))
-            fig_name = f"{ctx.claim_id}.png"
+            for fmt in ctx.formats:
+                write_atomic(ctx.out_dir / f"{ctx.claim_id}.{fmt}",
+                             partial(plotting.savefig, outcome.figure, fmt=fmt,
+                                     claim_id=ctx.claim_id))
+                fig_files.append(f"{ctx.claim_id}.{fmt}")
+            # reports embed the PNG where there is one (markdown viewers show it), else the first
+            fig_name = next((f for f in fig_files if f.endswith(".png")), fig_files[0])
     if outcome.figure is not None:
         plt.close(outcome.figure)
-    return fig_name, table_name
+    return fig_name, table_name, fig_files, layout
 
 
 @dataclass(frozen=True)
@@ -341,6 +364,8 @@ class Result:
     seed: int
     scale: str
     error: str | None = None
+    figure_files: tuple[str, ...] = ()
+    layout_problems: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = self.claim.describe()
@@ -353,6 +378,8 @@ class Result:
             seconds=round(self.seconds, 3),
             seed=self.seed,
             scale=self.scale,
+            figure_files=list(self.figure_files),
+            layout_problems=list(self.layout_problems),
         )
         if self.error:
             d["error"] = self.error
@@ -366,8 +393,11 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     c = get(claim_id)
     ctx = replace(ctx, claim_id=c.id)
     t0 = time.perf_counter()
+    from boundbench.framework.plotting import style
+
     try:
-        outcome = c.check(ctx)
+        with style():  # every figure of every check in the project's print style
+            outcome = c.check(ctx)
         if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
             outcome = Outcome(outcome)
         if not isinstance(outcome, Outcome):
@@ -377,7 +407,8 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
-        figure, table = _save(ctx, outcome)
+        with style():
+            figure, table, files, layout = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)
         err = None
     except Exception as exc:  # noqa: BLE001 - reported in full below
@@ -385,4 +416,6 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise
         verdict = Verdict("inconclusive", f"the check raised {type(exc).__name__}: {exc}")
         err = traceback.format_exc()
-    return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err)
+        files, layout = [], []
+    return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err, tuple(files),
+                  tuple(layout))
