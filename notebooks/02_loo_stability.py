@@ -30,10 +30,13 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from boundbench.framework import plotting
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import head_loo_stability, svm_loo_stability
 from boundbench.synthetic.train import train_heads
 from boundbench.theory import stability_bounds as sb
+
+plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures
 
 
 def svm_stability(n=100, margin=0.1, bound=1.0, d=5, datasets=4, seed=0):
@@ -48,11 +51,11 @@ def svm_stability(n=100, margin=0.1, bound=1.0, d=5, datasets=4, seed=0):
 # %%
 ns = [25, 50, 100, 200]
 by_n = np.array([svm_stability(n=n) for n in ns])
-fig, ax = plt.subplots(figsize=(5, 3.5))
+fig, (ax,) = plotting.figure()
 ax.loglog(ns, by_n.mean(1), "o-", label="measured Δ̂ (exact SVM LOO)")
 ax.fill_between(ns, by_n.min(1), by_n.max(1), alpha=0.25)
 ax.set(xlabel="n (training samples)", ylabel="normalized LOO stability Δ̂")
-ax.legend(fontsize=7)
+ax.legend()
 plt.show()
 
 # %% [markdown]
@@ -64,11 +67,13 @@ margins = [0.05, 0.1, 0.2, 0.4]
 bounds = [0.5, 1.0, 2.0, 4.0]
 by_margin = np.array([svm_stability(margin=g) for g in margins])
 by_bound = np.array([svm_stability(bound=b, margin=0.1) for b in bounds])
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
-a1.semilogx(margins, by_margin.mean(1), "o-")
+fig, (a1, a2) = plotting.figure(2)
+plotting.plain_log_axis(a1, "x", ticks=margins)
+plotting.plain_log_axis(a2, "x", ticks=bounds)
+a1.plot(margins, by_margin.mean(1), "o-")
 a1.fill_between(margins, by_margin.min(1), by_margin.max(1), alpha=0.25)
 a1.set(xlabel="margin γ (B = 1)", ylabel="Δ̂")
-a2.semilogx(bounds, by_bound.mean(1), "o-")
+a2.plot(bounds, by_bound.mean(1), "o-")
 a2.fill_between(bounds, by_bound.min(1), by_bound.max(1), alpha=0.25)
 a2.set(xlabel="feature bound B (γ = 0.1)", ylabel="Δ̂")
 plt.show()
@@ -100,12 +105,26 @@ for H in heads:
     run = train_heads(data.X, data.y, heads=H, loo=loo, steps=300, record=2, init_scale=3.0,
                       seed=0)
     by_heads.append(head_loo_stability(run.directions)[:, :, -1].mean())
-fig, ax = plt.subplots(figsize=(5, 3.5))
+fig, (ax,) = plotting.figure()
 ax.loglog(heads, by_heads, "o-", label="measured (GD, 300 steps)")
-ax.loglog(heads, by_heads[0] / np.sqrt(heads), "k--", lw=0.8, label="∝ 1/√H")
+ax.loglog(heads, by_heads[0] / np.sqrt(heads), "k--", lw=0.8, label="∝ 1/√H (Cor. 3.1)")
 ax.set(xlabel="heads H", ylabel="normalized LOO distance")
-ax.legend(fontsize=7)
+ax.legend()
 plt.show()
+print("measured / predicted at H = 64:", round(by_heads[-1] / (by_heads[0] / 8), 2))
+
+# %% [markdown]
+# **The curve is flat: the claim fails here.** Averaging H heads does not make the head more
+# stable, against Corollary 3.1's 1/√H; the audit finds the same on many datasets and under
+# every reading of the setup: `fu.cor3.1.sqrt-h` (contradicted, fitted exponent ≈ 0, not −½).
+# Why: here every leave-one-out run starts from the *same* heads as the full run (the default,
+# `replica_starts="shared"`), so the randomness of the starts is common to both runs and
+# cancels in their difference. What is left is the effect of removing one point, and every
+# head feels it alike — averaging reduces independent noise, and there is none left to
+# average. When each leave-one-out run draws fresh heads, the start noise enters the difference
+# and averaging does shrink it: Fig. 5's claim depends on this unstated choice,
+# `fu.fig5.heads` (depends-on-reading: no effect with shared starts, supported with fresh
+# ones). Exercise 1 lets you see both.
 
 # %% [markdown]
 # ## What the audit says
@@ -138,3 +157,17 @@ for cid in ("fu.fig6.n", "fu.fig7.margin", "fu.fig9.bound", "fu.fig5.heads"):
 # * `violated` / `ill-posed`: a bound is exceeded under every reading and for every optimum, or
 #   only for some of several optimal solutions (a statement about *the* optimum where there is
 #   none). `boundbench audit` writes all findings to `audit.md` and `errata.md`.
+#
+# ## What to take away
+# * More samples and a larger margin make the SVM head more stable, as Fu et al. predict
+#   (`fu.fig6.n` and `fu.fig7.margin`, supported); the feature bound's effect depends on how B
+#   is varied (`fu.fig9.bound`, depends-on-reading).
+# * Theorem 2.4's second term goes the right way but sits orders of magnitude above the
+#   measurement: a bound, not an estimate.
+# * More heads do not help when the leave-one-out runs share their starts (`fu.cor3.1.sqrt-h`,
+#   contradicted): a claim about averaging is a claim about which noise is averaged.
+#
+# ## Exercises
+# 1. Rerun the heads cell with `replica_starts="independent"` in `train_heads`. Does the curve
+#    now fall, and how close does it come to 1/√H?
+# 2. Vary B at a fixed *ratio* B/γ (scale the margin with B). Does Δ̂ still change with B?

@@ -28,7 +28,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from boundbench.framework import plotting
 from boundbench.theory import smoothing as sm
+
+plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures
 
 # %% [markdown]
 # ## The Huber loss attains the bound
@@ -42,12 +45,12 @@ sigmas = np.logspace(-2, 1, 40)
 attained = sm.huber_smoothed_hessian(0.0, H=H, eps=eps, sigma=sigmas)
 bound = sm.cor1_rhs(H=H, eps=eps, sigma=sigmas)
 simple = sm.cor1_simple_rhs(H=H, eps=eps, sigma=sigmas)
-fig, ax = plt.subplots(figsize=(5, 3.5))
+fig, (ax,) = plotting.figure()
 ax.loglog(sigmas, bound, lw=3, alpha=0.4, label="H erf(ε/(√2Hσ))  (Cor. 1)")
 ax.loglog(sigmas, attained, "k--", label="smoothed Huber, θ = 0 (exact)")
 ax.loglog(sigmas, simple, ":", label="min(H, √(2/π) ε/σ)")
 ax.set(xlabel="σ", ylabel="curvature of L^σ")
-ax.legend(fontsize=7)
+ax.legend()
 plt.show()
 print(f"max |attained - bound| / H = {np.max(np.abs(attained - bound)) / H:.1e}")
 
@@ -75,7 +78,7 @@ for s in (0.05, 0.2, 1.0):
 
 # %%
 margin = np.linspace(-4, 6, 200)
-fig, ax = plt.subplots(figsize=(5, 3.5))
+fig, (ax,) = plotting.figure()
 for s in (0.5, 1.0, 2.0):
     exact = sm.smoothed_ce_binary(margin, s=s)
     logits = np.stack([margin, np.zeros_like(margin)], -1)
@@ -85,7 +88,7 @@ for s in (0.5, 1.0, 2.0):
     assert np.all(exact <= rhs + 1e-12)  # the theorem, checked on this grid
 ax.plot(margin, np.logaddexp(0, -margin), "k", lw=0.8, label="CE (s = 0)")
 ax.set(xlabel="logit margin", ylabel="loss", ylim=(0, 6))
-ax.legend(fontsize=7, title="dashed: CE + s²/2")
+ax.legend(title="dashed: CE + s²/2")
 plt.show()
 
 # %% [markdown]
@@ -99,12 +102,12 @@ from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 
 cfg = MLPRun(strengths=(0.0, 0.05, 0.1, 0.2, 0.5), seeds=2, n_train=1000, n_test=1000, steps=800)
 m = measure(train_mlps(cfg), trace_probes=5)
-fig, ax = plt.subplots(figsize=(5, 3.5))
+fig, (ax,) = plotting.figure()
 for r in np.unique(m["replica"]):
     sel = m["replica"] == r
     ax.plot(m["strength"][sel], m["lambda_max_W2"][sel], "o-", label=f"seed {r}")
 ax.set(xlabel="σ (activation decay)", ylabel="λ_max of the last-layer Hessian")
-ax.legend(fontsize=7)
+ax.legend()
 plt.show()
 import pandas as pd
 
@@ -112,11 +115,19 @@ pd.DataFrame({k: m[k] for k in ("strength", "replica", "lambda_max_W2", "test_ac
 
 # %% [markdown]
 # ## What to take away
-# * The erf bound is tight (Huber attains it) but only with a **global** gradient bound; with
-#   the paper's local ε it fails — the audit's `ad.cor1.paper-eps` claim holds at each
-#   model's own σ, but its targeted search finds trained networks whose smoothed Hessian
-#   exceeds the bound at wider smoothing (the paper's ε bounds the gradient near the minimum,
-#   not wherever the Gaussian reaches).
-# * Theorem 2 turns smoothing into a cheap penalty on activations; penalizing ‖h‖² lowers the
-#   last-layer curvature (the last-layer Hessian is at most ½ λ_max(mean hhᵀ)).
+# * The erf bound is tight (Huber attains it) but only with a **global** gradient bound
+#   (`ad.cor1.huber-tight` and `ad.cor1.global`, both hold). With the paper's local ε it fails:
+#   `ad.cor1.paper-eps` (violated). On the audit's random family of trained networks it holds
+#   at each model's own σ; its targeted search finds networks whose smoothed Hessian exceeds
+#   the bound at wider smoothing, because the paper's ε bounds the gradient near the minimum,
+#   not wherever the Gaussian reaches — the Huber cell above in miniature.
+# * Theorem 2 turns smoothing into a cheap penalty on activations (`ad.thm2`, holds);
+#   penalizing ‖h‖² lowers the last-layer curvature (the last-layer Hessian is at most
+#   ½ λ_max(mean hhᵀ)).
 # * Notebook 4 applies the same penalty, and JACHESS's, to a real transformer.
+#
+# ## Exercises
+# 1. In the local-ε cell, move θ₀ from 0.01 to 0.2 (closer to the kink at ε/H). For which σ
+#    does the "bound" still fail, and why does it fail least at small σ?
+# 2. In the Theorem 2 cell, plot CE + s²/2 minus the exact smoothed CE against the margin for
+#    s = 0.5, 1 and 2. Where is the bound loosest, and how does its slack grow with s?

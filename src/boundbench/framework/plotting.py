@@ -201,7 +201,7 @@ def layout_problems(fig, *, min_font: float = MIN_FONT_PT, max_width: float = PA
 
 def _inside_legend_of(t, ax) -> bool:
     leg = ax.get_legend()
-    return leg is not None and t in leg.get_texts()
+    return leg is not None and (t in leg.get_texts() or t is leg.get_title())
 
 
 def savefig(fig, path, *, fmt: str, claim_id: str = "") -> None:
