@@ -7,7 +7,12 @@ It prints both times, their ratio, the largest difference of the 100-head model 
 machine extrapolated linearly from the measured rate (GD's cost is linear in datasets x steps),
 next to a floor: the time the logistic slopes alone (one sigmoid each, no matmul) take here.
 
-    python benchmarks/bench_fig5.py [--datasets 4] [--steps 300] [--n 2000]
+Then precision, side by side in the same process on the same datasets: float64 throughout
+against float32 slopes with float64 heads (``train_heads(slope_dtype=torch.float32)``), the time
+of each with its paper-size extrapolation, and the largest difference in normalized stability
+(absolute and relative to the float64 value) over every H, dataset and recorded step.
+
+    python benchmarks/bench_fig5.py [--datasets 4] [--steps 300] [--n 2000] [--device cpu]
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ def main() -> None:
     ap.add_argument("--datasets", type=int, default=4)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                    help="where GD runs (default: CUDA when present, else the CPU)")
     args = ap.parse_args()
     cfg = HeadsRun(n_datasets=args.datasets, n=args.n, steps=args.steps, seed=0)
     t0 = time.perf_counter()
-    nested = cfg.run(device="cpu")
+    nested = cfg.run(device=args.device)
     t_nested = time.perf_counter() - t0
     t0 = time.perf_counter()
-    apart = HeadsRun(**{**cfg.config(), "nested": False}).run(device="cpu")
+    apart = HeadsRun(**{**cfg.config(), "nested": False}).run(device=args.device)
     t_apart = time.perf_counter() - t0
     top = max(cfg.heads)
     diff = np.abs(nested[nested.heads == top].loo_stability.to_numpy()
@@ -62,6 +69,20 @@ def main() -> None:
     print(f"paper size: {paper_slopes:.2e} slopes; the sigmoids alone at {t_slope * 1e9:.2f} "
           f"ns each take {paper_slopes * t_slope / 60:.0f} min here (5 min needs "
           f"{300 / paper_slopes * 1e9:.2f} ns per slope, matmuls included)")
+    # precision: float32 slopes with float64 heads against float64 throughout (nested both)
+    t0 = time.perf_counter()
+    mixed = cfg.run(device=args.device, slope_dtype=torch.float32)
+    t_mixed = time.perf_counter() - t0
+    ref = nested.loo_stability.to_numpy()
+    err = np.abs(mixed.loo_stability.to_numpy() - ref)
+    rel = err / np.abs(ref)
+    print(f"precision on {args.device}: float64 {t_nested:7.2f} s ({t_nested * paper / 60:.0f} "
+          f"min at paper size)   float32 slopes + float64 heads {t_mixed:7.2f} s "
+          f"({t_mixed * paper / 60:.0f} min)   speed-up {t_nested / t_mixed:.2f}x")
+    print(f"  stability, float32 slopes vs float64 over {len(ref)} (H, dataset, step) values: "
+          f"max |diff| {err.max():.2e}, max relative {rel.max():.2e} (at step "
+          f"{int(mixed.step.to_numpy()[rel.argmax()])}, H = "
+          f"{int(mixed.heads.to_numpy()[rel.argmax()])})")
 
 if __name__ == "__main__":
     main()
