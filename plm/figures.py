@@ -20,16 +20,29 @@ def _color(i: int):
     return plt.cm.tab20(i % 20)  # more methods than the default ten-colour cycle
 
 
-def _bars(ax, df: pd.DataFrame, col: str, ylabel: str) -> None:
+def _bars(ax, df: pd.DataFrame, col: str, label: str, *, names: bool = True) -> None:
+    """Every seed and the mean +- std of ``col`` per method, methods down the y axis with
+    their arguments one per line (long method names stay readable at print width); ``names``
+    False leaves the y labels to the panel on the left."""
     methods = list(dict.fromkeys(df.method))
     for i, m in enumerate(methods):
         v = df[df.method == m][col].to_numpy(dtype=float)
-        ax.scatter(np.full(len(v), i) + np.linspace(-0.12, 0.12, len(v)), v, s=10, color="grey")
-        ax.errorbar(i, v.mean(), yerr=v.std(ddof=1) if len(v) > 1 else 0, fmt="o", ms=6,
+        ax.scatter(v, np.full(len(v), i) + np.linspace(-0.12, 0.12, len(v)), s=10, color="grey")
+        ax.errorbar(v.mean(), i, xerr=v.std(ddof=1) if len(v) > 1 else 0, fmt="o", ms=6,
                     capsize=3, color="C0")
-    ax.set_xticks(range(len(methods)))
-    ax.set_xticklabels(methods, rotation=45, ha="right", fontsize=7)
-    ax.set_ylabel(ylabel)
+    ax.set_yticks(range(len(methods)))
+    ax.set_yticklabels([m.replace(":", ":\n").replace(",", ",\n") for m in methods]
+                       if names else [])
+    ax.set_ylim(len(methods) - 0.5, -0.5)  # the first (baseline) method on top
+    ax.set_xlabel(label)
+
+
+def _legend_below(fig, ax) -> None:
+    """The methods' legend under the panels, in two columns (long method names with their
+    arguments do not fit inside a print-width panel)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, [t.replace(",", ", ") for t in labels], loc="outside lower center",
+               ncol=1 if max(map(len, labels), default=0) > 30 else 2, fontsize=7)
 
 
 def _curves(ax, df: pd.DataFrame, prefix: str, xlabel: str) -> None:
@@ -54,30 +67,33 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
     written = []
 
     def save(fig, name: str) -> None:
-        fig.tight_layout()
+        plotting.finalize(fig)  # the figure has constrained layout: no tight_layout on top
         path = out / f"{name}.png"
         write_atomic(path, lambda t: fig.savefig(t, format="png", dpi=130))
         plt.close(fig)
         written.append(path)
 
-    fig, axes = plotting.figure(3 if "test_ece" in df else 1, width=4.6)
+    # a row per method, tall enough for its name broken at every argument
+    lines = max(1 + m.count(":") + m.count(",") for m in df.method.unique())
+    height = max(2.4, 0.7 + df.method.nunique() * max(0.35, 0.15 * lines))
+    fig, axes = plotting.figure(3 if "test_ece" in df else 1, height=height)
     _bars(axes[0], df, "test_accuracy", "test accuracy")
     axes[0].set_title(f"{df.task.iloc[0]}: mean ± std over {seeds} seeds", fontsize=8)
     if "test_ece" in df:
-        _bars(axes[1], df, "test_ece", "8-bin ECE")
-        _bars(axes[2], df, "test_brier", "Brier score")
+        _bars(axes[1], df, "test_ece", "8-bin ECE", names=False)
+        _bars(axes[2], df, "test_brier", "Brier score", names=False)
     save(fig, "accuracy_calibration")
     if "noise_acc_0" in df:
-        fig, (a1, a2) = plotting.figure(2, width=4.8)
+        fig, (a1, a2) = plotting.figure(2)
         _curves(a1, df, "noise_acc_", "embedding noise delta (e + delta v)")
         _curves(a2, df, "corrupt_acc_", "fraction of tokens replaced by [UNK]")
-        a2.legend(fontsize=7, ncol=2)
+        _legend_below(fig, a2)
         save(fig, "robustness")
     if "cka_layer_0" in df:
         fig, (ax,) = plotting.figure()
         _curves(ax, df, "cka_layer_", "layer (0 = embeddings)")
         ax.set_ylabel("linear CKA to the pre-trained encoder")
-        ax.legend(fontsize=7, ncol=2)
+        _legend_below(fig, ax)
         save(fig, "cka_layers")
     if "test_reliability" in df:
         fig, (ax,) = plotting.figure(width=4.6, height=4.2)
@@ -92,6 +108,6 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
                     color=_color(i))
         ax.set_xlabel("mean predicted probability (8 bins, pooled over seeds)")
         ax.set_ylabel("fraction of positives")
-        ax.legend(fontsize=7, ncol=2)
+        _legend_below(fig, ax)
         save(fig, "reliability")
     return written

@@ -34,7 +34,10 @@ def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
 
     def compute() -> pd.DataFrame:
         base = ctx.out_dir / ".cache" if ctx.out_dir else Path(tempfile.mkdtemp())
-        return run_grid(grid, base / f"plm-grid-{grid.key()}", progress=ctx.progress)
+        # the folder leaves the seed count out: a budgeted audit that adds seeds extends the
+        # cells of the runs before it
+        return run_grid(grid, base / f"plm-grid-{grid.key(seeds=False)}",
+                        progress=ctx.progress)
 
     return ctx.cached("plm-grid", grid.config(), compute)
 
@@ -75,7 +78,7 @@ def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
     ok = df[~did_not_train(df)]
     pa = ok[ok.method == a].set_index("seed")[col]
     pb = ok[ok.method == b].set_index("seed")[col]
-    common = pa.index.intersection(pb.index)
+    common = pa.index.intersection(pb.index).sort_values()  # seed order: a sequence's order
     diff = (pa.loc[common] - pb.loc[common]).to_numpy(dtype=float)
     return diff[np.isfinite(diff)]  # a metric a run could not measure (NaN) is no evidence
 
@@ -149,6 +152,14 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     untrained = int(did_not_train(runs).sum())
     ev = {"n_seeds": len(diff), "n_runs": len(runs), "n_runs_not_trained": untrained,
           "seed": ctx.seed, "scale": ctx.scale, **power_evidence(diff)}
+    if ctx.sequential and len(diff) >= 2:
+        from boundbench.framework.sequential import probe, sequential_verdict, t_confidence_sequence
+
+        p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected=expected,
+                  band=None, spread=float(np.std(diff, ddof=1)), what=what)
+        return sequential_verdict([p], what=what, evidence=ev,
+                                  seconds_per_seed=seconds_per_seed(df),
+                                  grid_seeds=int(df.seed.nunique()))
     if len(diff) < 2:
         return not_trained_verdict(untrained, len(runs), ev, what=what,
                                    left=f", leaving {len(diff)} paired seeds")
@@ -163,6 +174,46 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     if status == "inconclusive" and ev["seeds_needed"]:
         txt += f"; a decision at this effect needs about {ev['seeds_needed']} seeds"
     return Verdict(status, txt, ev)
+
+
+def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: str,
+                      names: tuple[str, str], evidence: dict, table: pd.DataFrame) -> Verdict:
+    """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
+    (:func:`~boundbench.framework.verdicts.std_ratio_verdict`), or in a budgeted audit its
+    anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
+    a seed's cost)."""
+    from boundbench.framework.verdicts import std_ratio_verdict
+
+    if not ctx.sequential:
+        return std_ratio_verdict(a, b, rng=ctx.rng(), what=what, names=names, evidence=evidence)
+    from boundbench.framework.sequential import (
+        probe,
+        sequential_verdict,
+        std_ratio_confidence_sequence,
+    )
+
+    # a seed adds a value to each: the sequence reads the seeds both have (runs that did not
+    # train are out of one of them)
+    n = min(len(a), len(b))
+    a, b = np.asarray(a[:n], dtype=float), np.asarray(b[:n], dtype=float)
+    if n < 2:
+        return Verdict("inconclusive", f"{what}: {n} seeds with a run of each: a std needs two",
+                       evidence)
+    sd_b = float(np.std(b, ddof=1))
+    p = probe("std_ratio", path=std_ratio_confidence_sequence(a, b), null=1.0,
+              expected="decrease", band=None, spread=sd_b,
+              what=f"{what}, std {names[0]} / std {names[1]}")
+    return sequential_verdict([p], what=what, evidence=evidence,
+                              seconds_per_seed=seconds_per_seed(table),
+                              grid_seeds=int(table.seed.nunique()))
+
+
+def seconds_per_seed(df: pd.DataFrame) -> float:
+    """The fine-tuning seconds one more seed of this grid costs: every run's time over the
+    seeds (what a budgeted audit allocates by)."""
+    if "seconds" not in df.columns or df.seed.nunique() == 0:
+        return float("nan")
+    return float(df.seconds.sum() / df.seed.nunique())
 
 
 def needs_plm(check: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
@@ -219,6 +270,9 @@ def both_verdict(v1: Verdict, v2: Verdict, what: str) -> Verdict:
     ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
     needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]
     ev["seeds_needed"] = max(needs) if needs else None
+    seq = [v.evidence["sequential"] for v in (v1, v2) if "sequential" in v.evidence]
+    if seq:  # a budgeted audit tracks both probes
+        ev["sequential"] = {**seq[0], "probes": [p for s in seq for p in s["probes"]]}
     return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
 
 
@@ -257,3 +311,66 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     # the claim belongs to the module that declares it: the report orders claims by module
     check.__module__ = sys._getframe(1).f_globals.get("__name__", check.__module__)
     claim(claim_id, **declared)(needs_plm(check))
+
+
+def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str | None = None,
+               rng: np.random.Generator | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """Every method against ``baseline`` (the first method of the table by default), per
+    level: the mean paired difference of ``metric`` by seed with the audit's 95% bootstrap
+    interval and the anytime-valid confidence sequence's interval (valid however the seeds
+    were chosen, :mod:`~boundbench.framework.sequential`), and the ratio of the std across
+    seeds with its bootstrap interval and confidence sequence. Runs that never left the
+    majority class (:func:`did_not_train`) are left out and counted. ``difference`` and
+    ``spread`` say what the confidence sequence decides: ``higher``/``lower`` (``smaller``/
+    ``larger``), or ``undecided``."""
+    from boundbench.framework.sequential import (
+        std_ratio_confidence_sequence,
+        t_confidence_sequence,
+    )
+    from boundbench.framework.verdicts import std_ratio_verdict
+
+    if metric not in df.columns:
+        raise ValueError(f"metric must be a column of the results (got {metric!r}; columns: "
+                         f"{sorted(c for c in df.columns if c.startswith('test_'))})")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    methods = list(dict.fromkeys(df.method))
+    base = baseline if baseline is not None else methods[0]
+    if base not in methods:
+        raise ValueError(f"baseline must be one of the methods {methods} (got {base!r})")
+    levels = list(dict.fromkeys(df.level)) if "level" in df.columns else [None]
+    rows = []
+    for lv in levels:
+        part = df if lv is None or "level" not in df.columns else (
+            df[df.level.isna()] if pd.isna(lv) else df[df.level == lv])
+        for m in methods:
+            if m == base:
+                continue
+            both = part[part.method.isin([m, base])]
+            diff = paired(both.sort_values("seed"), metric, m, base)
+            ok = both[~did_not_train(both)]
+            a = ok[ok.method == m].sort_values("seed")[metric].to_numpy(dtype=float)
+            b = ok[ok.method == base].sort_values("seed")[metric].to_numpy(dtype=float)
+            row: dict = {"method": m, "baseline": base, "level": lv, "paired_seeds": len(diff),
+                         "runs_not_trained": int(did_not_train(both).sum()),
+                         "mean_difference": float(diff.mean()) if len(diff) else np.nan}
+            if len(diff) >= 2:
+                _, lo, hi = bootstrap_mean(diff, rng=rng)
+                row.update(difference_ci_low=lo, difference_ci_high=hi)
+                cs = t_confidence_sequence(diff, alpha=alpha)
+                row.update(difference_cs_low=float(cs.low[-1]), difference_cs_high=float(
+                    cs.high[-1]))
+                row["difference"] = ("higher" if cs.low[-1] > 0 else "lower"
+                                     if cs.high[-1] < 0 else "undecided")
+            if min(len(a), len(b)) >= 3:
+                v = std_ratio_verdict(a, b, rng=rng, what=metric)
+                cs = std_ratio_confidence_sequence(a, b, alpha=alpha)
+                row.update(std_ratio=v.evidence["std_ratio"], ratio_ci_low=v.evidence["ci_low"],
+                           ratio_ci_high=v.evidence["ci_high"], ratio_cs_low=float(cs.low[-1]),
+                           ratio_cs_high=float(cs.high[-1]))
+                row["spread"] = ("smaller" if cs.high[-1] < 1 else "larger"
+                                 if cs.low[-1] > 1 else "undecided")
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    if "level" in out.columns and out.level.isna().all():
+        out = out.drop(columns="level")
+    return out

@@ -43,7 +43,9 @@ def baseline(tiny):
     return finetune(tiny[0], METHODS.from_config("finetune"), CFG, keep_model=True)
 
 PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
-             ("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4, "layer_weights": "logits"}),
+             # a second reading of the same method: -m slow (CI's 25-minute budget)
+             pytest.param("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4,
+                                      "layer_weights": "logits"}, marks=pytest.mark.slow),
              ("cross-holder", {"lam": 0.01, "reg_batch": 4}),
              ("uegr", {"eps": 0.1, "selective": False})]
 
@@ -77,7 +79,8 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
 @pytest.mark.parametrize("name,kw", [("dropout", {"p": 0.3}), ("weight-decay", {"wd": 0.5}),
                                      ("sam", {"rho": 0.05}), ("ad+sam", {"sigma": 0.1}),
                                      ("uegr", {"eps": 0.1, "reading": "flipped"}),
-                                     ("uegr", {"eps": 0.1, "reading": "as-written"})])
+                                     pytest.param("uegr", {"eps": 0.1, "reading": "as-written"},
+                                                  marks=pytest.mark.slow)])
 def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name, kw):
     data, base = tiny[0], baseline
     method = METHODS.from_config(name, kw)
@@ -96,7 +99,9 @@ def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name,
 
 @pytest.mark.parametrize("name,kw", [("jachess-unlab", {"weight": 0.01, "dims": 1, "reg_batch": 4}),
                                      ("jacobian-unlab", {"lam": 0.01}),
-                                     ("cross-holder-unlab", {"lam": 0.01})])
+                                     # the third penalty in dual mode: -m slow (CI's budget)
+                                     pytest.param("cross-holder-unlab", {"lam": 0.01},
+                                                  marks=pytest.mark.slow)])
 def test_dual_mode_alternates_with_unlabeled_steps(tiny, name, kw):
     data, unlab = tiny
     with pytest.raises(ValueError, match="unlabeled"):

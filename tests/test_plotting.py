@@ -105,3 +105,28 @@ def test_figures_in_pdf_and_svg_are_vector_and_reproducible(tmp_path):
     assert not re.search(rb"CreationDate", pdf)
     meta = json.loads((tmp_path / "a" / f"{cid}.json").read_text())
     assert meta["claim"] == cid
+
+
+def test_plm_grid_figures_draw_without_warnings(tmp_path):
+    """The plm grid's figures are made with the print-size constrained layout; drawing them must
+    not warn (a ``tight_layout`` on top did, and the audit's terminal showed it; so did JACHESS's
+    long method names as rotated x labels: the axes collapsed to zero)."""
+    import warnings
+
+    import pandas as pd
+
+    from boundbench.plm.figures import plot_grid
+
+    rel = json.dumps({"count": [3, 5], "mean_predicted": [0.3, 0.8],
+                      "fraction_positive": [0.2, 0.9]})
+    rows = [dict(task="sst2", method=m, seed=s, test_accuracy=0.8 + 0.01 * s, test_ece=0.05,
+                 test_brier=0.1, noise_acc_0=0.8, noise_acc_1=0.7, corrupt_acc_0=0.8,
+                 corrupt_acc_1=0.6, cka_layer_0=1.0, cka_layer_1=0.9, test_reliability=rel)
+            for m in ("finetune", "jachess-unlab:layer_weights=uniform,dims=1,reg_batch=2",
+                      "jachess-unlab:layer_weights=logits,dims=1,reg_batch=2",
+                      "jachess-unlab:layer_weights=inverse,dims=1,reg_batch=2") for s in (0, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = plot_grid(pd.DataFrame(rows), tmp_path)
+    assert {p.name for p in written} == {"accuracy_calibration.png", "robustness.png",
+                                         "cka_layers.png", "reliability.png"}

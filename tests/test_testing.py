@@ -127,16 +127,21 @@ def test_lemma_a21_with_one_over_2r(data):
 '''
 
 
-def test_a_users_test_file_outside_the_repository(tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_users_test_file_outside_the_repository(tmp_path, workers):
     """The 'done when' of property testing for users: a file outside the repository that uses
     @bound fails the wrong variant within 200 examples, passes the right one, and the plugin
-    prints the tightness table."""
+    prints the tightness table; under pytest-xdist too (the records come back from the
+    workers), as the project's own test command runs."""
+    if workers:
+        pytest.importorskip("xdist")
     (tmp_path / "test_mine.py").write_text(USER_FILE)
     loaded = any(ep.value == "boundbench.testing.plugin"
                  for ep in entry_points(group="pytest11"))
     plugin = [] if loaded else ["-p", "boundbench.testing.plugin"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        *plugin, "test_mine.py"], cwd=tmp_path, capture_output=True, text=True,
+                        *plugin, *workers, "test_mine.py"], cwd=tmp_path, capture_output=True,
+                       text=True,
                        timeout=600, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     out = r.stdout + r.stderr
     assert "1 failed, 1 passed" in out, out[-3000:]

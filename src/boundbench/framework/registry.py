@@ -103,6 +103,10 @@ class CheckContext:
     progress: bool = False  # progress bars on long work
     claim_id: str = ""  # set by the registry when it runs a check
     formats: tuple[str, ...] = ("png",)  # figure formats written (png, pdf, svg)
+    # a budgeted audit: fine-tuning claims run this many seeds (None: their scale's count)
+    # and are judged by anytime-valid confidence sequences (framework.sequential)
+    seeds: int | None = None
+    sequential: bool = False
     tables: TableCache = field(default_factory=TableCache, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +117,15 @@ class CheckContext:
                              f"(got {self.formats!r})")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) or self.seed < 0:
             raise ValueError(f"seed must be an integer >= 0 (got {self.seed!r})")
+        if self.seeds is not None and (isinstance(self.seeds, bool) or not isinstance(
+                self.seeds, int | np.integer) or self.seeds < 2):
+            raise ValueError(f"seeds must be None or an integer >= 2 (got {self.seeds!r})")
+
+    def seed_count(self, quick: int, paper: int, *, standard: Any = _AS_QUICK) -> int:
+        """How many seeds a fine-tuning grid runs: the budgeted audit's :attr:`seeds` where it
+        sets them, else :meth:`pick`'s value for this scale."""
+        return int(self.seeds) if self.seeds is not None else self.pick(quick, paper,
+                                                                        standard=standard)
 
     def rng(self, *streams: str) -> np.random.Generator:
         """A generator that depends on the seed and the claim only (not on run order); named

@@ -1,17 +1,53 @@
 """The pytest plugin (entry point ``pytest11``): at the end of a session that ran ``@bound``
 tests it prints the tightness table, the worst ``lhs / rhs`` each bound reached, so a user sees
-how close every bound came to failing."""
+how close every bound came to failing.
+
+Under pytest-xdist (``-n N``) the ``@bound`` tests run in worker processes: each worker sends
+its records back with its results (``workeroutput``), and the controller prints one table."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from typing import Any
+
+import pytest
+
+_KEY = "boundbench_tightness"
+_FROM_WORKERS: dict[str, dict[str, Any]] = {}
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    import sys
+
+    workeroutput = getattr(session.config, "workeroutput", None)
+    mod = sys.modules.get("boundbench.testing.bound")
+    if workeroutput is not None and mod is not None and mod.RESULTS:  # an xdist worker
+        workeroutput[_KEY] = json.dumps({k: asdict(v) for k, v in mod.RESULTS.items()})
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without pytest-xdist
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist's controller: a worker finished; keep the records it sent."""
+    raw = getattr(node, "workeroutput", {}).get(_KEY)
+    if raw:
+        _FROM_WORKERS.update(json.loads(raw))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     import sys
 
+    results: dict[str, Any] = {}
+    if _FROM_WORKERS:
+        from boundbench.testing.bound import Tightness
+
+        results.update({k: Tightness(**v) for k, v in _FROM_WORKERS.items()})
     mod = sys.modules.get("boundbench.testing.bound")  # only if some test used @bound
-    if mod is None or not mod.RESULTS:
+    if mod is not None:
+        results.update(mod.RESULTS)
+    if not results:
         return
+    from boundbench.testing.bound import tightness_table
+
     terminalreporter.write_sep("=", "boundbench: tightness of the @bound tests")
-    terminalreporter.write_line(mod.tightness_table())
+    terminalreporter.write_line(tightness_table(results))

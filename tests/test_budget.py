@@ -1,0 +1,111 @@
+"""``audit --budget``: fine-tuning claims judged by confidence sequences add seeds until they
+decide, the time goes to the claims expected to decide soonest, futile claims stop, and a
+killed budgeted audit resumes counting the time it had spent. The claims here are stand-ins
+whose "runs" are drawn from planted effects, at a stated cost a seed (the real ones are in
+test_plm_claims)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from boundbench.audit import run_audit
+from boundbench.framework import registry as claims
+from boundbench.framework.sequential import probe, sequential_verdict, t_confidence_sequence
+from boundbench.framework.verdicts import Verdict
+
+CALLS: list[tuple[str, int]] = []
+
+
+def _corput(i: int) -> float:
+    """The i-th point of the base-2 van der Corput sequence: 1/2, 1/4, 3/4, 1/8, ..."""
+    x, f = 0.0, 0.5
+    while i:
+        x, i, f = x + f * (i & 1), i >> 1, f / 2
+    return x
+
+
+def _register(cid: str, *, effect: float, cost: float, sleep: float = 0.0,
+              kill_at: int | None = None) -> None:
+    @claims.claim(cid, paper="fu", where="test", kind="trend", statement="a stand-in",
+                  equation="-")
+    def check(ctx: claims.CheckContext) -> claims.Outcome:
+        k = ctx.seeds or 5
+        CALLS.append((cid, k))
+        if kill_at is not None and len(CALLS) >= kill_at:
+            raise KeyboardInterrupt
+        time.sleep(sleep)
+        # the same seeds always give the same runs (a sequence, as the real grids' cells
+        # are), and typical ones: normal quantiles at the van der Corput points, so every
+        # prefix's mean and SD sit near the planted effect and 1
+        diff = effect + stats.norm.ppf([_corput(s + 1) for s in range(k)])
+        if not ctx.sequential:
+            return claims.Outcome(Verdict("inconclusive", "fixed seeds", {}))
+        p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected="increase",
+                  band=None, spread=float(np.std(diff, ddof=1)), what="change")
+        return claims.Outcome(sequential_verdict([p], what="change", evidence={},
+                                                 seconds_per_seed=cost, grid_seeds=k))
+
+
+@pytest.fixture
+def stand_ins(monkeypatch):
+    monkeypatch.setattr(claims, "_REGISTRY", dict(claims._REGISTRY))
+    CALLS.clear()
+    _register("fu.test.large", effect=2.0, cost=10.0)
+    _register("fu.test.small", effect=0.3, cost=10.0)
+    _register("fu.test.nil", effect=0.0, cost=10.0)
+    return ["fu.test.large", "fu.test.small", "fu.test.nil"]
+
+
+def test_the_budget_decides_what_it_can_and_stops_the_futile(stand_ins, tmp_path):
+    rep = run_audit(out_dir=tmp_path, only=stand_ins, budget=1e6, progress=False)
+    byid = {r["id"]: r for r in rep["claims"]}
+    assert byid["fu.test.large"]["verdict"] == "supported"
+    assert byid["fu.test.small"]["verdict"] == "supported"
+    assert byid["fu.test.nil"]["verdict"] == "inconclusive"
+    seq = {cid: r["evidence"]["sequential"] for cid, r in byid.items()}
+    assert seq["fu.test.large"]["stopped"] == "decided"
+    assert seq["fu.test.nil"]["stopped"].startswith("futile")
+    # the large effect decides with fewer seeds than the small one
+    assert seq["fu.test.large"]["grid_seeds"] < seq["fu.test.small"]["grid_seeds"]
+    md = (tmp_path / "audit.md").read_text()
+    assert "## Fine-tuning claims under the budget" in md
+    assert "| `fu.test.small` | **supported** |" in md
+
+
+def test_a_small_budget_goes_to_the_claim_that_decides_soonest(stand_ins, tmp_path):
+    """200 s of 10-s seeds: not enough for the small effect (about 100 seeds) at all, so it
+    is futile at once; the large one gets the first seeds (the nil one, whose first five
+    runs happen to look like an effect, may get some after it)."""
+    rep = run_audit(out_dir=tmp_path, only=stand_ins, budget=200.0, progress=False)
+    byid = {r["id"]: r for r in rep["claims"]}
+    grown = [cid for cid, k in CALLS if k > 5]
+    assert grown[0] == "fu.test.large" and "fu.test.small" not in grown
+    assert byid["fu.test.large"]["verdict"] == "supported"
+    assert byid["fu.test.small"]["evidence"]["sequential"]["stopped"].startswith("futile")
+
+
+def test_a_killed_budgeted_audit_resumes_and_counts_the_time_spent(monkeypatch, tmp_path):
+    monkeypatch.setattr(claims, "_REGISTRY", dict(claims._REGISTRY))
+    CALLS.clear()
+    _register("fu.test.slow", effect=0.5, cost=1.0, sleep=0.3, kill_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(out_dir=tmp_path, only=["fu.test.slow"], budget=1e6, progress=False)
+    saved = json.loads((tmp_path / ".cache" / "budget.json").read_text())
+    assert saved["spent"] >= 0.6 and not saved["finished"]  # at least two 0.3-s runs
+    monkeypatch.setattr(claims, "_REGISTRY", dict(claims._REGISTRY))
+    del claims._REGISTRY["fu.test.slow"]
+    CALLS.clear()
+    _register("fu.test.slow", effect=0.5, cost=1.0, sleep=0.3)
+    rep = run_audit(out_dir=tmp_path, only=["fu.test.slow"], budget=1e6, progress=False)
+    assert rep["meta"]["budget_spent_seconds"] >= saved["spent"] + 0.3
+    assert json.loads((tmp_path / ".cache" / "budget.json").read_text())["finished"]
+
+
+def test_a_bad_budget_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="budget must be a positive number"):
+        run_audit(out_dir=tmp_path, only=["fu.lemma-a.1.3"], budget=0.0, progress=False)
