@@ -318,3 +318,19 @@ def test_every_bound_function_is_named_by_a_claim_and_the_table_is_current():
     doc = Path(__file__).parents[1] / "docs" / "bounds.md"
     assert doc.read_text() == functions_table(markdown=True), (
         "docs/bounds.md is stale: boundbench claims --functions --markdown > docs/bounds.md")
+
+
+def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
+    """Resamples of three runs often repeat one value (std 0): the ratio's bootstrap interval
+    must come out as [0, inf] (no decision), not NaN with numpy's 'invalid value' warning on
+    the terminal (seen under `plm run --seeds 3`)."""
+    import warnings
+
+    from boundbench.framework.verdicts import std_ratio_verdict
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v = std_ratio_verdict(np.array([0.70, 0.71, 0.72]), np.array([0.85, 0.86, 0.88]),
+                              rng=np.random.default_rng(0), what="accuracy")
+    assert v.evidence["ci_low"] == 0.0 and v.evidence["ci_high"] == np.inf
+    assert v.status == "inconclusive"

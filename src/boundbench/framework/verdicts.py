@@ -369,7 +369,11 @@ def std_ratio_verdict(
     boot_b = np.std(b[rng.integers(0, len(b), (n_boot, len(b)))], axis=1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(boot_b > 0, boot_a / np.where(boot_b > 0, boot_b, 1), np.inf)
-    lo, hi = (float(q) for q in np.quantile(ratios, [0.025, 0.975]))
+    # resamples of a few runs can repeat one value (std 0): an infinite ratio, whose
+    # interpolated quantile would be inf - inf; then quantiles without interpolation
+    finite = bool(np.all(np.isfinite(ratios)))
+    lo, hi = (float(q) for q in np.quantile(ratios, [0.025, 0.975],
+                                            method="linear" if finite else "inverted_cdf"))
     need = (None if not np.isfinite(r) or r <= 0 or r == 1 else
             max(3, int(np.ceil(1 + ((Z_ALPHA + Z_BETA) / np.log(r)) ** 2))))
     na, nb = names
