@@ -50,9 +50,18 @@ def test_out_that_is_a_file_or_unwritable(cmd, capsys, tmp_path):
     ("--train-size", "-5", ("--train-size", ">= 2")),
     ("--seeds", "0", ("--seeds", ">= 1")),
     ("--device", "tpu", ("--device", "cpu, cuda")),
+    ("--band", "0", ("--band", "> 0")),
+    ("--max-seeds", "3", ("--max-seeds", ">= 5")),
+    ("--budget", "soon", ("--budget", "90m")),
 ])
 def test_plm_run_options(opt, value, words, capsys, tmp_path):
     _fails(["plm", "run", opt, value, "--out", str(tmp_path / "o")], capsys, *words)
+    assert not (tmp_path / "o").exists()
+
+
+def test_audit_budget_that_is_no_duration(capsys, tmp_path):
+    _fails(["audit", "--budget=-5m", "--out", str(tmp_path / "o")], capsys, "--budget",
+           "90m")
     assert not (tmp_path / "o").exists()
 
 

@@ -34,28 +34,25 @@ def _int_at_least(low: int):
     return parse
 
 
-def _positive_seconds(text: str) -> float:
-    import math
+def _positive(what: str):
+    """A parser of a positive finite number; ``what`` names it in the error."""
+    def parse(text: str) -> float:
+        import math
 
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds (got {text!r})") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 (got {text!r})")
-    return value
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})") from None
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be {what} > 0 (got {text!r})")
+        return value
+
+    parse.__name__ = what
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number (got {text!r})")
-    return value
+_positive_seconds = _positive("a number of seconds")
+_positive_float = _positive("a finite number")
 
 
 def _duration(text: str) -> float:
