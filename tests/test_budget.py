@@ -109,3 +109,9 @@ def test_a_killed_budgeted_audit_resumes_and_counts_the_time_spent(monkeypatch, 
 def test_a_bad_budget_is_refused(tmp_path):
     with pytest.raises(ValueError, match="budget must be a positive number"):
         run_audit(out_dir=tmp_path, only=["fu.lemma-a.1.3"], budget=0.0, progress=False)
+
+
+def test_a_budget_is_not_split_over_dask_workers(tmp_path):
+    with pytest.raises(ValueError, match="budget runs the fine-tuning claims here"):
+        run_audit(out_dir=tmp_path, only=["fu.lemma-a.1.3"], budget=60.0, workers=2,
+                  progress=False)

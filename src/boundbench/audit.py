@@ -372,6 +372,10 @@ def run_audit(
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):
         raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")
+    if budget is not None and (workers is not None or scheduler is not None):
+        # the allocation adds seeds claim by claim, in this process
+        raise ValueError("budget runs the fine-tuning claims here, one after another: leave "
+                         "out workers and scheduler")
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
                                formats=tuple(formats), sequential=budget is not None)
     catalogue.load()
