@@ -77,6 +77,22 @@ def test_the_budget_decides_what_it_can_and_stops_the_futile(stand_ins, tmp_path
     assert "| `fu.test.small` | **supported** |" in md
 
 
+def test_a_trend_the_budget_cannot_extend_is_named_in_the_report(stand_ins, tmp_path):
+    """A fine-tuning trend over levels has no sequence: it keeps its fixed seeds, is never
+    re-run by the allocation, and the budget's section names it with its verdict."""
+    @claims.claim("fu.plm.test-trend", paper="fu", where="test", kind="trend",
+                  statement="a stand-in trend", equation="-")
+    def trend(ctx: claims.CheckContext) -> claims.Outcome:
+        CALLS.append(("fu.plm.test-trend", ctx.seeds or 5))
+        return claims.Outcome(Verdict("inconclusive", "no clear trend", {}))
+
+    run_audit(out_dir=tmp_path, only=[*stand_ins, "fu.plm.test-trend"], budget=1e6,
+              progress=False)
+    assert [k for cid, k in CALLS if cid == "fu.plm.test-trend"] == [5]
+    md = (tmp_path / "audit.md").read_text()
+    assert "Kept at their fixed seeds" in md and "`fu.plm.test-trend` (**inconclusive**)" in md
+
+
 def test_a_small_budget_goes_to_the_claim_that_decides_soonest(stand_ins, tmp_path):
     """200 s of 10-s seeds: not enough for the small effect (about 100 seeds) at all, so it
     is futile at once; the large one gets the first seeds (the nil one, whose first five

@@ -486,6 +486,13 @@ def budget_section(report: dict[str, Any]) -> list[str]:
             told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
             lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
                          f"{_fmt(p['what'])} | {iv} | {told} | {_fmt(seq.get('stopped', ''))} |")
+    # the fine-tuning claims the budget did not extend: trends over levels (a rank trend has
+    # no confidence sequence here, so seeds added at will would not be judged validly)
+    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in rows]
+    if fixed:
+        lines += ["", "Kept at their fixed seeds (a trend over levels has no confidence sequence "
+                  "here, so the budget does not add seeds to it): "
+                  + ", ".join(f"`{r['id']}` (**{r['verdict']}**)" for r in fixed) + "."]
     return [*lines, ""]
 
 
