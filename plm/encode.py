@@ -107,7 +107,11 @@ def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
 
 
 def encode(model, tok, texts: list[str], *, max_length: int = 128, batch_size: int = 64,
-           device: str | torch.device = "cpu") -> np.ndarray:
-    """Pooled features ``(n, hidden)`` of ``texts`` (the head's input), in float64."""
+           device: str | torch.device | None = None) -> np.ndarray:
+    """Pooled features ``(n, hidden)`` of ``texts`` (the head's input), in float64, returned on
+    the CPU. The batches go to ``device``, by default the model's own: move the model to the GPU
+    and encoding runs there."""
+    if device is None:
+        device = next(model.parameters()).device
     return forward_texts(model, tok, texts, max_length=max_length, device=device,
                          batch_size=batch_size, field="features").double().numpy()

@@ -369,13 +369,21 @@ def _remote_cell(task: tuple) -> dict:
     return _compute_cell(grid, m, lv, s, labels, {}, None)
 
 
+def gpu_resources(device: str | None) -> dict[str, float] | None:
+    """The Dask resources a fine-tuning cell on ``device`` asks for: one GPU for any CUDA device
+    (``None`` picks CUDA when present; an explicit ``cuda:N`` too, so that two cells never share
+    a device unasked), none on the CPU."""
+    import torch
+
+    on_gpu = torch.cuda.is_available() and (device is None or str(device).startswith("cuda"))
+    return {"GPU": 1.0} if on_gpu else None
+
+
 def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels: dict, *,
                            workers: int | None, scheduler: str | None, progress: bool,
                            writer: bool) -> list[dict]:
     """The cells of ``todo`` in order: done ones read back here, the rest computed as Dask tasks
     and written here as they arrive (so an interrupted sweep resumes like a serial one)."""
-    import torch
-
     from boundbench.framework.execution import executor
 
     done: dict[tuple, dict] = {}
@@ -384,8 +392,7 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
         if row is not None:
             done[(m, lv, s)] = row
     pending = [(grid, m, lv, s) for m, lv, s in todo if (m, lv, s) not in done]
-    on_gpu = torch.cuda.is_available() and grid.finetune.device in (None, "cuda")
-    gpu: dict[str, float] | None = {"GPU": 1.0} if on_gpu else None
+    gpu = gpu_resources(grid.finetune.device)
     failures = []
     if pending:
         with executor(workers=workers, scheduler=scheduler) as ex:

@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from boundbench.framework.files import key_lock, set_aside, write_atomic
 from boundbench.framework.validate import Int, Seed, Text, check_fields
-from boundbench.plm.models import DEFAULT_MODEL, file_sha256, resolve_model
+from boundbench.plm.models import DEFAULT_MODEL, file_sha256, pick_device, resolve_model
 
 
 def weights_sha256(model: str = DEFAULT_MODEL) -> str:
@@ -96,19 +97,24 @@ def _write(path: Path, X: np.ndarray, y: np.ndarray) -> None:
     write_atomic(path, save)
 
 
-def task_features(spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray]:
+def task_features(spec: FeatureSpec, *,
+                  device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(X (n, hidden) float64, y (n,))``: the frozen encoder's pooled features of the spec's
-    texts and their labels, from the cache when it holds them."""
-    path = _cache_dir() / f"{spec.key()}.npz"
+    texts and their labels, from the cache when it holds them, else encoded on ``device``
+    (None: CUDA when present). Features encoded on a GPU are cached apart from the CPU's (their
+    last bits differ), under the spec's key with the device type appended."""
+    dev = pick_device(device)
+    suffix = "" if dev.type == "cpu" else f"-{dev.type}"
+    path = _cache_dir() / f"{spec.key()}{suffix}.npz"
     with key_lock(path):  # two processes never encode one key at once
         if path.exists():
             got = _read(path)
             if got is not None:
                 return got
-        return _encode(spec, path)
+        return _encode(spec, path, dev)
 
 
-def _encode(spec: FeatureSpec, path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _encode(spec: FeatureSpec, path: Path, device: torch.device) -> tuple[np.ndarray, np.ndarray]:
     from boundbench.plm.encode import encode
     from boundbench.plm.experiments import load_task
     from boundbench.plm.models import load_classifier
@@ -119,7 +125,7 @@ def _encode(spec: FeatureSpec, path: Path) -> tuple[np.ndarray, np.ndarray]:
         texts, y = [texts[i] for i in pick], y[pick]
     model, tok = load_classifier(spec.model, num_labels=max(2, len(np.unique(y))),
                                  pooling=spec.pooling)
-    X = encode(model, tok, texts, max_length=spec.max_length)
+    X = encode(model.to(device), tok, texts, max_length=spec.max_length)
     y = np.asarray(y)
     _write(path, X, y)
     return X, y

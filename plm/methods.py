@@ -159,10 +159,12 @@ class SURT(Method):
               "mask_prob": Float(0, 1, lo_open=True, hi_open=True), "batch_size": Int(1),
               "max_length": Int(2)}
 
-    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int) -> str:
-        """The model fine-tuning starts from: ``model_name`` after continued MLM training."""
+    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int,
+                    device: str | torch.device | None = None) -> str:
+        """The model fine-tuning starts from: ``model_name`` after continued MLM training, on
+        ``device`` (the run's; None: CUDA when present)."""
         from boundbench.plm.surt import continue_pretraining
 
         return continue_pretraining(model_name, list(train_texts), steps=self.steps, lr=self.lr,
                                     mask_prob=self.mask_prob, batch_size=self.batch_size,
-                                    max_length=self.max_length, seed=seed)
+                                    max_length=self.max_length, seed=seed, device=device)

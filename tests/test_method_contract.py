@@ -113,7 +113,7 @@ def test_the_heads_trainer_honours_plain_gd_and_mhloss_only(name):
 class _Start(Method):
     base_name = "start-test"
 
-    def start_model(self, model_name, train_texts, *, seed):
+    def start_model(self, model_name, train_texts, *, seed, device=None):
         return model_name + "+continued"
 
 

@@ -41,6 +41,13 @@ _NOTE = ("Real pool: pooled (mean) features of the frozen default MiniLM for a s
          "1 +- 0.1 means the predicted effect is absent).")
 
 
+def _device():
+    """Where the pools' batched head training runs: CUDA when present, else the CPU."""
+    from boundbench.plm.models import pick_device
+
+    return pick_device(None)
+
+
 def _pools(ctx: CheckContext):
     """``({"real": (X, y), "synthetic": (X, y)}, spec)``."""
     from boundbench.plm.features import FeatureSpec, task_features
@@ -55,13 +62,17 @@ def _pools(ctx: CheckContext):
     return {"real": (X, y), "synthetic": (syn.X[0], syn.y[0])}, spec
 
 
-def _table(ctx: CheckContext, name: str, experiment: Any) -> tuple[pd.DataFrame, dict]:
+def _table(ctx: CheckContext, name: str, experiment: Any,
+           on_device: bool = False) -> tuple[pd.DataFrame, dict]:
+    """The experiment's cached table on both pools; ``on_device``: its GD runs on the GPU when
+    there is one (batched tensor programs; the cache key holds the compute context)."""
     pools, spec = _pools(ctx)
     config = {"experiment": type(experiment).__name__, **asdict(experiment),
               "features": asdict(spec), "features_key": spec.key()}
+    kw = {"device": _device()} if on_device else {}
 
     def compute() -> pd.DataFrame:
-        frames = [pd.DataFrame({"pool": which, **experiment.run(X, y)})
+        frames = [pd.DataFrame({"pool": which, **experiment.run(X, y, **kw)})
                   for which, (X, y) in pools.items()]
         return pd.concat(frames, ignore_index=True)
 
@@ -176,7 +187,7 @@ def _features_heads(ctx: CheckContext) -> Outcome:
     for name, reading in FIG5_READINGS.items():
         exp = PoolHeads(heads=ctx.pick((1, 4, 16), (1, 5, 10, 20, 50)), n=ctx.pick(100, 400),
                         k=ctx.pick(40, 200), steps=ctx.pick(300, 3000), seed=ctx.seed, **reading)
-        tables[name] = _table(ctx, "features-heads", exp)
+        tables[name] = _table(ctx, "features-heads", exp, on_device=True)
         per[name], _ = _verdicts(ctx, tables[name][0], x="heads", y="stability",
                                  xlabel="heads H", ylabel="normalized LOO stability at the last "
                                  "step", expected="decreasing", paired=True)
@@ -210,7 +221,7 @@ def _features_distance(ctx: CheckContext) -> Outcome:
                                               (0.001, 0.01, 0.1, 1.0, 10.0)),
                            n=ctx.pick(100, 400), k=ctx.pick(40, 200), steps=ctx.pick(300, 3000),
                            lam=lam, seed=ctx.seed)
-        tables[name] = _table(ctx, "features-distance", exp)
+        tables[name] = _table(ctx, "features-distance", exp, on_device=True)
         per[name], _ = _verdicts(ctx, tables[name][0], x="distance", y="loo_distance",
                                  xlabel="||w0 - w*||", ylabel="sup_t ||w_t(S^i) - w_t(S)||",
                                  expected="increasing", paired=True)
@@ -267,7 +278,7 @@ def _features_head_tuning(ctx: CheckContext) -> Outcome:
     config = {"experiment": "SeedSpread", **asdict(exp), **feats}
 
     def compute() -> pd.DataFrame:
-        return pd.concat([pd.DataFrame({"pool": which, **exp.run(*arrays)})
+        return pd.concat([pd.DataFrame({"pool": which, **exp.run(*arrays, device=_device())})
                           for which, arrays in pools.items()], ignore_index=True)
 
     df = ctx.cached("features-head-tuning", config, compute)

@@ -191,14 +191,16 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
     def compute() -> pd.DataFrame:
         from boundbench.plm.encode import encode
         from boundbench.plm.experiments import _prepare_data
-        from boundbench.plm.models import load_classifier
+        from boundbench.plm.models import load_classifier, pick_device
 
         data = _prepare_data(grid, None)
         model, tok = load_classifier(grid.finetune.model, num_labels=2,
                                      pooling=grid.finetune.pooling)
+        dev = pick_device(grid.finetune.device)  # the fine-tuning runs' device
         (tx, ty), (sx, sy) = data.part("train"), data.part("test")
-        X, Xt = (encode(model, tok, t, max_length=grid.finetune.max_length) for t in (tx, sx))
-        return pd.DataFrame(exp.run(X, ty, Xt, sy))
+        X, Xt = (encode(model.to(dev), tok, t, max_length=grid.finetune.max_length)
+                 for t in (tx, sx))
+        return pd.DataFrame(exp.run(X, ty, Xt, sy, device=dev))
 
     head = ctx.cached("plm-head-tuning", config, compute)
     if ctx.sequential:
