@@ -375,7 +375,14 @@ def gpu_resources(device: str | None) -> dict[str, float] | None:
     a device unasked), none on the CPU."""
     import torch
 
-    on_gpu = torch.cuda.is_available() and (device is None or str(device).startswith("cuda"))
+    if device is not None:
+        if not isinstance(device, str | torch.device) or isinstance(device, bool):
+            raise TypeError(f"device must be None, a string or a torch.device (got {device!r})")
+        try:
+            kind = torch.device(device).type
+        except RuntimeError:
+            raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from None
+    on_gpu = torch.cuda.is_available() and (device is None or kind == "cuda")
     return {"GPU": 1.0} if on_gpu else None
 
 

