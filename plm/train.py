@@ -106,6 +106,24 @@ def _accelerator(cfg: FinetuneConfig, method: Method):
     return acc
 
 
+def _accelerated_device(cfg: FinetuneConfig, acc) -> torch.device:
+    """The device an accelerated run trains on. accelerate's own pick ignores an explicit
+    ``cuda:N``: on one process the run is moved to that GPU (``cuda`` in accelerate means the
+    current device); under several processes each rank owns its GPU, so an explicit index
+    is refused rather than silently replaced."""
+    if cfg.device is None or cfg.device == "cpu" or not torch.cuda.is_available():
+        return acc.device
+    want = pick_device(cfg.device)
+    if want.type != "cuda" or want.index is None:
+        return acc.device
+    if acc.num_processes > 1:
+        raise ValueError(f"device={cfg.device!r} with accelerate on {acc.num_processes} "
+                         "processes: each process trains on its own GPU (its local rank); "
+                         "leave device unset, or choose GPUs with CUDA_VISIBLE_DEVICES")
+    torch.cuda.set_device(want)
+    return want
+
+
 def _forward(model, core, b, y, method: Method, params) -> Forward:
     """The batch's :class:`Forward`, with differentiable embeddings and re-run functions when
     the method needs them (``model`` may be accelerate's wrapper of ``core``)."""
@@ -151,7 +169,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         raise ValueError(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
                          "(finetune(..., unlabeled=[...]))")
     acc = _accelerator(cfg, method) if cfg.accelerate else None
-    device = acc.device if acc is not None else pick_device(cfg.device)
+    device = _accelerated_device(cfg, acc) if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     texts, labels = data.part("train")
     # SURT: continued pre-training, on the run's device

@@ -125,3 +125,21 @@ def test_a_resource_no_worker_has_is_dropped_with_a_warning_not_waited_for():
     with executor(workers=2) as ex, pytest.warns(UserWarning, match="GPU"):
         got = dict(ex.map(math.sqrt, [4.0], progress=False, resources={"GPU": 1}))
     assert got[4.0].value == 2.0
+
+
+def test_a_local_cluster_gives_each_gpu_one_worker_and_the_rest_none(monkeypatch):
+    """``--workers 3`` on a machine with one GPU: one worker holds the GPU (a GPU cell runs
+    there, alone), the other two hold none and take CPU cells. Before, every worker declared a
+    GPU, so three GPU cells shared the one device."""
+    import torch
+
+    from boundbench.framework.execution import executor
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # the parent plans the cluster
+    with executor(workers=3) as ex:
+        info = ex.client.scheduler_info()["workers"].values()
+        held = sorted((w["name"], w.get("resources", {}).get("GPU", 0)) for w in info)
+        assert held == [(0, 1), (1, 0), (2, 0)]
+        where = dict(ex.map(lambda _: __import__("distributed").get_worker().name, [1, 2, 3],
+                            progress=False, resources={"GPU": 1}))
+        assert {d.value for d in where.values()} == {0}

@@ -310,3 +310,30 @@ def test_a_cell_on_any_cuda_device_asks_dask_for_a_gpu(monkeypatch):
     for dev in (None, "cuda", "cuda:0", "cuda:1"):
         assert gpu_resources(dev) == {"GPU": 1.0}, dev
     assert gpu_resources("cpu") is None
+
+
+def test_accelerate_honours_an_explicit_cuda_index(monkeypatch):
+    """accelerate's own pick is the current CUDA device: ``device="cuda:1"`` must move the run
+    there on one process, and be refused (by name) where every rank owns its GPU."""
+    from types import SimpleNamespace
+
+    from boundbench.plm import train as train_module
+    from boundbench.plm.train import FinetuneConfig
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "set_device", lambda d: chosen.append(torch.device(d)))
+    one = SimpleNamespace(num_processes=1, device=torch.device("cuda"))
+    pick = train_module._accelerated_device
+    assert pick(FinetuneConfig(device="cuda:1", accelerate=True), one) == torch.device("cuda", 1)
+    assert chosen == [torch.device("cuda", 1)]
+    # no explicit index: accelerate's pick stands, and nothing is moved
+    assert pick(FinetuneConfig(device="cuda", accelerate=True), one) is one.device
+    assert pick(FinetuneConfig(device=None, accelerate=True), one) is one.device
+    assert chosen == [torch.device("cuda", 1)]
+    ranks = SimpleNamespace(num_processes=2, device=torch.device("cuda", 0))
+    with pytest.raises(ValueError, match=r"device='cuda:1' with accelerate on 2 processes"):
+        pick(FinetuneConfig(device="cuda:1", accelerate=True), ranks)
+    with pytest.raises(ValueError, match="not available here"):
+        pick(FinetuneConfig(device="cuda:2", accelerate=True), one)

@@ -108,14 +108,22 @@ class DaskExecutor:
                 raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
             import torch
 
-            # each local worker holds one "GPU" resource where there are GPUs (a cell asks for
-            # one) and is pinned to a device by its index
+            # one worker per GPU holds that GPU (a "GPU" resource, which a GPU cell asks for)
+            # and is pinned to it by its index; workers beyond the GPUs hold none, so they run
+            # CPU cells and never stack GPU cells on a device another worker owns
             gpus = torch.cuda.device_count()
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+            first = min(workers, gpus) if gpus else workers
+            self._cluster = LocalCluster(n_workers=first, threads_per_worker=1,
                                          processes=True, dashboard_address=None,
                                          **({"resources": {"GPU": 1}} if gpus else {}))
             self.pin = bool(gpus)
             self.client = Client(self._cluster)
+            if workers > first:
+                spec = self._cluster.new_spec
+                options = {k: v for k, v in spec["options"].items() if k != "resources"}
+                self._cluster.new_spec = {**spec, "options": options}
+                self._cluster.scale(workers)
+                self.client.wait_for_workers(workers, timeout=120)
             self.share: int | None = max(1, (os.cpu_count() or 1) // workers)
         else:
             self.client = Client(scheduler, timeout="30s")
