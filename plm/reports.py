@@ -125,8 +125,10 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
     seen = verdict.evidence.get("n_seeds", verdict.evidence.get("first_n_seeds", 0)) or 0
     need = verdict.evidence.get("seeds_needed")
     if ctx.scale != "quick":
+        # a budgeted verdict states its sequence's own projection (probe_text); a fixed
+        # design's count beside it would answer another question
         if verdict.status != "inconclusive" or "needs about" in verdict.reason \
-                or "did not train" in verdict.reason:
+                or "did not train" in verdict.reason or "sequential" in verdict.evidence:
             return verdict
         steps = grid.finetune.max_steps
         more = (f"; a decision at this effect needs about {need} seeds ({seen} here)" if need

@@ -15,7 +15,14 @@ from scipy import stats
 
 from boundbench.audit import run_audit
 from boundbench.framework import registry as claims
-from boundbench.framework.sequential import probe, sequential_verdict, t_confidence_sequence
+from boundbench.framework.sequential import (
+    PROJECTION_CAP,
+    fixed_n,
+    probe,
+    seeds_to_decide,
+    sequential_verdict,
+    t_confidence_sequence,
+)
 from boundbench.framework.verdicts import Verdict
 
 CALLS: list[tuple[str, int]] = []
@@ -131,3 +138,26 @@ def test_a_budget_is_not_split_over_dask_workers(tmp_path):
     with pytest.raises(ValueError, match="budget runs the fine-tuning claims here"):
         run_audit(out_dir=tmp_path, only=["fu.lemma-a.1.3"], budget=60.0, workers=2,
                   progress=False)
+
+
+def test_a_budgeted_verdict_names_each_probe_once_and_projects_its_own_seed_count():
+    """An undecided probe's verdict says at how many seeds its *sequence* would decide if the
+    estimate held (more than a fixed design's count, which would contradict the futility
+    rule beside it), names its label once, and says so when no count up to the cap decides."""
+    diff = 0.3 + stats.norm.ppf([_corput(s + 1) for s in range(6)])
+    sd = float(np.std(diff, ddof=1))
+    p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected="increase",
+              band=None, spread=sd, what="change")
+    v = sequential_verdict([p], what="change", evidence={}, seconds_per_seed=1.0, grid_seeds=6)
+    need = seeds_to_decide(n=6, n_max=PROJECTION_CAP, estimate=float(diff.mean()), spread=sd,
+                           null=0.0, kind="mean")
+    assert v.status == "inconclusive" and need is not None
+    assert v.reason.startswith("change: mean paired change") and v.reason.count("change:") == 1
+    assert f"the sequence would decide at about {need} seeds" in v.reason
+    assert need > fixed_n(float(diff.mean()), sd)  # the price of looking at every seed
+    nil = np.array([-0.5, 0.5] * 3)  # mean exactly 0: no count decides
+    q = probe("mean", path=t_confidence_sequence(nil), null=0.0, expected="increase",
+              band=None, spread=float(np.std(nil, ddof=1)), what="drop")
+    w = sequential_verdict([q], what="claim", evidence={}, seconds_per_seed=1.0, grid_seeds=6)
+    assert w.reason.startswith("claim: drop: mean paired change")  # another label: both kept
+    assert f"no count of seeds up to {PROJECTION_CAP} decides" in w.reason

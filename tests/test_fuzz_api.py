@@ -59,6 +59,8 @@ EXCLUDED = {
     "sequential.CSPath": "a result record of the confidence sequences (fuzzed)",
     "sequential.probe": "a record of a CSPath and a claim's settings (run by test_budget)",
     "sequential.probe_text": "formats a probe record",
+    "sequential.projected_seeds": "reads a probe record into seeds_to_decide (fuzzed; "
+    "test_budget)",
     "sequential.sequential_verdict": "combines probe records into a Verdict (test_budget)",
     "verdicts.Verdict": "a result record (its status vocabulary is tested in "
     "test_verdicts_and_registry)",

@@ -124,6 +124,10 @@ def test_standard_scale_says_what_would_decide():
     assert "no number of seeds decides at 40 steps" in smoke(std, nil, None, grid).reason
     done = Verdict("supported", "x", {"n_seeds": 5})
     assert smoke(std, done, None, grid) is done
+    # a budgeted verdict states its sequence's projection itself: no fixed-design count added
+    seq = Verdict("inconclusive", "x: not decided", {"n_seeds": 5, "seeds_needed": 40,
+                                                     "sequential": {"probes": []}})
+    assert smoke(std, seq, None, grid) is seq
     q = smoke(claims.CheckContext(scale="quick", claim_id="x.test"), done, None, grid)
     assert q.reason.startswith("smoke run (20 fine-tuning runs of 40 steps")
     # pick: the standard value where a check gives one, the quick one where it does not

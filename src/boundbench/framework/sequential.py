@@ -360,8 +360,25 @@ def probe(kind: str, *, path: CSPath, null: float, expected: str, band: float | 
             "decision": decision, "decided_at": at if decision else None}
 
 
+PROJECTION_CAP = 1000  # seeds: how far a verdict's projection looks (past it, "more than")
+
+
+def projected_seeds(p: dict, *, cap: int = PROJECTION_CAP) -> int | None:
+    """The seeds at which an undecided probe's sequence would decide if its estimate and
+    spread held (:func:`seeds_to_decide` up to ``cap``); ``None`` when no count up to ``cap``
+    does, or the probe is decided or has too few seeds to project."""
+    if p.get("decision") or p.get("estimate") is None or p.get("spread") is None \
+            or p["n"] < 2:
+        return None
+    return seeds_to_decide(n=p["n"], n_max=max(cap, p["n"]), estimate=float(p["estimate"]),
+                           spread=float(p["spread"]), null=float(p["null"]), kind=p["kind"],
+                           band=p.get("band"))
+
+
 def probe_text(p: dict) -> str:
-    """A probe in words: its interval and what it decided."""
+    """A probe in words: its interval, what it decided, and, undecided, the seeds its sequence
+    would need at the current estimate (the sequential count, not a fixed design's, which is
+    smaller: a sequence pays for being valid at every look)."""
     lo, hi = p["cs_low"], p["cs_high"]
     iv = (f"[{lo:.4g}, {hi:.4g}]" if lo is not None and hi is not None else
           "not yet bounded (at least 5 seeds)")
@@ -370,6 +387,11 @@ def probe_text(p: dict) -> str:
             else f"{p['what']}:")
     told = (f"decided ({p['decision']}) at {p['decided_at']} seeds" if p["decision"]
             else "not decided")
+    if not p["decision"] and p.get("estimate") is not None and p["n"] >= 2:
+        need = projected_seeds(p)
+        told += (f"; at this estimate the sequence would decide at about {need} seeds"
+                 if need is not None else
+                 f"; at this estimate no count of seeds up to {PROJECTION_CAP} decides")
     return f"{head}, anytime-valid 95% confidence sequence {iv} over {p['n']} seeds, {told}"
 
 
@@ -387,5 +409,7 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
               "no-effect" if all(d == "no-effect" for d in decisions) else "inconclusive")
     ev = {**evidence, "sequential": {"probes": probes, "seconds_per_seed": seconds_per_seed,
                                      "grid_seeds": grid_seeds}}
-    reason = f"{what}: " + "; ".join(probe_text(p) for p in probes)
+    # each probe's text starts with its own label; the claim's is added only where it says more
+    said = "; ".join(probe_text(p) for p in probes)
+    reason = said if all(p["what"].startswith(what) for p in probes) else f"{what}: {said}"
     return Verdict(status, reason, ev)
