@@ -220,9 +220,6 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     lengths = np.array([len(t) for t in ids])
     batches: list[np.ndarray] = []
 
-    def amp():  # a fresh context per step (accelerate's is single-use)
-        return _amp(device, acc)
-
     def tokenize(batch: list[str]):
         return tok(batch, padding=True, truncation=True, max_length=cfg.max_length,
                    return_tensors="pt").to(device)
@@ -238,7 +235,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     state: dict = {}
 
     def run(b, y, *, with_task: bool, with_penalty: bool):
-        with amp():
+        with _amp(device, acc):  # a fresh context per pass (accelerate's is single-use)
             fwd = _forward(model, core, b, y, method, trainable)
             task = method.task_loss(fwd, y) if with_task else torch.zeros((), device=device)
             if with_penalty and not state:  # the method's state, before any update

@@ -387,7 +387,8 @@ def probe_text(p: dict) -> str:
             else f"{p['what']}:")
     told = (f"decided ({p['decision']}) at {p['decided_at']} seeds" if p["decision"]
             else "not decided")
-    if not p["decision"] and p.get("estimate") is not None and p["n"] >= 2:
+    if not p["decision"] and p.get("estimate") is not None and p.get("spread") is not None \
+            and p["n"] >= 2:  # projected_seeds' own conditions: None then means "none decides"
         need = projected_seeds(p)
         told += (f"; at this estimate the sequence would decide at about {need} seeds"
                  if need is not None else
