@@ -14,6 +14,7 @@ with ``cp.Parameter``s and re-solved; padding rows are switched off by a negativ
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 from typing import Any
 
@@ -58,6 +59,21 @@ def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]
     return X, y, batched
 
 
+def _solve(prob: cp.Problem, what: str) -> None:
+    """``prob.solve`` with Clarabel, where a solver that gives up (cvxpy's ``SolverError``, e.g.
+    on points a few 1e-3 apart that are barely separable or not at all) is a ``ValueError``
+    naming the problem, like any status other than optimal: callers, and the targeted searches
+    that skip the instances they cannot evaluate, see one kind of failure."""
+    try:
+        with warnings.catch_warnings():
+            # "Solution may be inaccurate": such a status is refused by every caller, by name
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            prob.solve(solver=SOLVER)
+    except cp.error.SolverError as exc:
+        raise ValueError(f"{what} solver {SOLVER} failed without a status (numerical "
+                         f"trouble: the data may be nearly or not separable): {exc}") from exc
+
+
 @lru_cache(maxsize=32)
 def _hard_qp(m: int, d: int):
     """``min 1/2 ||v||^2 s.t. Z v + y c >= r`` for m rows; Z = y * X. Rows with Z = 0, y = 0,
@@ -77,7 +93,7 @@ def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
     yv[: len(idx)] = y[idx]
     rv[: len(idx)] = 1.0
     Z.value, yy.value, r.value = Zv, yv, rv
-    prob.solve(solver=SOLVER)
+    _solve(prob, "hard-margin SVM")
     if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         raise ValueError(
             f"X, y are not linearly separable: the hard-margin SVM is infeasible "
@@ -263,7 +279,7 @@ def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float,
                 penalize_intercept: bool = False):
     prob, Z, yy, a, lm, v, c = _soft_qp(*X.shape, penalize_intercept)
     Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
-    prob.solve(solver=SOLVER)
+    _solve(prob, "soft-margin SVM")
     if prob.status != cp.OPTIMAL:
         raise ValueError(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
     return np.array(v.value), float(c.value)
@@ -393,7 +409,7 @@ class BiasPenalizedSVM:
         coefs = []
         for Xk, yk in zip(Xb, yb, strict=True):
             Z.value = yk[:, None] * np.concatenate([Xk, -np.ones((n, 1))], axis=1)
-            prob.solve(solver=SOLVER)
+            _solve(prob, "bias-penalized SVM")
             if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
                 raise ValueError(f"X, y are not separable by a plane w^T [x, -1] = 0 (solver "
                                  f"status {prob.status!r})")

@@ -40,9 +40,11 @@ def augment(X: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.cat([X, -torch.ones(*X.shape[:-1], 1, dtype=X.dtype, device=X.device)], dim=-1)
 
 
-def _neg_slope(m: torch.Tensor, loss: str) -> torch.Tensor:
-    """``-l'(m)`` of the per-sample loss of the margin ``m = y w^T x``, in place on ``m``."""
-    return m.neg_().exp_() if loss == "exponential" else m.neg_().sigmoid_()
+def _neg_slope(neg_m: torch.Tensor, loss: str) -> torch.Tensor:
+    """``-l'(m)`` of the per-sample loss of the margin ``m = y w^T x``, given ``-m`` (the caller
+    negates the small heads, not the large margins: one pass over them fewer, and the same bits,
+    since rounding is symmetric in sign), in place."""
+    return neg_m.exp_() if loss == "exponential" else neg_m.sigmoid_()
 
 
 @checked(
@@ -279,8 +281,8 @@ def train_heads(
         j = 0
         for t in range(1, steps + 1):
             # slopes s_i = -l'(m_i), (kc, rows, n)
-            Ws = Wt.to(slope_dtype) if mixed else Wt  # (Dp, rows): a small copy
-            _neg_slope(torch.bmm(Ws.transpose(1, 2), Zt, out=S), loss)
+            Ws = Wt.to(slope_dtype).neg_() if mixed else Wt.neg()  # (Dp, rows): a small copy
+            _neg_slope(torch.bmm(Ws.transpose(1, 2), Zt, out=S), loss)  # S = -margins first
             torch.bmm(Zt, S.transpose(1, 2), out=Gt)  # sum_i s_i z_i over every sample
             if R1 > 1:
                 Gt[:, :, heads:].sub_(S[:, heads:].gather(-1, lo).transpose(1, 2) * zt_lo)

@@ -45,6 +45,29 @@ def test_monte_carlo_smoothed_hessian_tends_to_the_exact_one(trained):
     assert lam_big <= 0.5 * torch.linalg.eigvalsh(h.T @ h / len(h))[-1].item()
 
 
+def test_monte_carlo_smoothed_hessian_is_the_mean_of_exact_hessians_at_its_draws():
+    """The estimate is the top eigenvalue of the mean, over its Gaussian draws, of the exact
+    Hessian at ``W + delta`` (``last_layer_hessian``): re-drawn here from the same seeded stream
+    and averaged the naive way, it agrees to rounding (the estimator sums ``p p^T`` over the
+    draws in one product instead of forming every ``diag p - p p^T``)."""
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(30, 4, dtype=torch.float64, generator=g)
+    W = torch.randn(3, 4, dtype=torch.float64, generator=g)
+    sigma, n_mc, n_batches = 0.7, 20, 4
+    lam, lo, hi = smoothed_last_layer_top_eig(h, W, sigma=sigma, n_mc=n_mc, n_batches=n_batches,
+                                              seed=5)
+    draws = torch.Generator().manual_seed(5)
+    per = n_mc // n_batches
+    hess = [last_layer_hessian(h, W + d * sigma)
+            for _ in range(n_batches)
+            for d in torch.randn(per, 3, 4, generator=draws, dtype=torch.float64)]
+    naive = torch.linalg.eigvalsh(torch.stack(hess).mean(0))[-1].item()
+    assert lam == pytest.approx(naive, rel=1e-12)
+    assert lo <= lam <= hi
+    # a control: the Hessian at W alone differs by more than rounding
+    assert abs(torch.linalg.eigvalsh(last_layer_hessian(h, W))[-1].item() - naive) > 1e-6
+
+
 def test_divergent_training_is_an_error_not_nan():
     with pytest.raises(ValueError, match="training diverged"):
         train_mlps(MLPRun(strengths=(5.0,), seeds=1, n_train=100, n_test=10, hidden=8, steps=50,

@@ -122,16 +122,25 @@ def _verdicts(ctx: CheckContext, df: pd.DataFrame, *, x: str, y: str, xlabel: st
 
 def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: str,
              xlabel: str, ylabel: str, expected: str, logx: bool, paired: bool,
-             verdict: Verdict | None = None) -> Outcome:
+             verdict: Verdict | None = None,
+             readings: dict[str, tuple[pd.DataFrame, Verdict]] | None = None) -> Outcome:
     """The claim's outcome: the verdict (given, e.g. over readings, or the real pool's) and the
-    two pools side by side."""
+    two pools side by side. ``readings`` (name -> (table, verdict), ``df`` the default's): the
+    real pool of every reading gets its own labelled panel, and the table holds them all."""
     real, syn = df[df.pool == "real"], df[df.pool == "synthetic"]
     own, vs = _verdicts(ctx, df, x=x, y=y, xlabel=xlabel, ylabel=ylabel, expected=expected,
                         paired=paired)
     verdict = verdict or own
-    fig, axes = plotting.figure(2)
-    for ax, part, title in ((axes[0], syn, f"synthetic separable pool: {vs.status}"),
-                            (axes[1], real, f"real MiniLM features: {own.status}")):
+    panels = [(syn, f"synthetic separable pool: {vs.status}"),
+              (real, f"real MiniLM features: {own.status}")]
+    if readings:
+        panels = [(syn, f"synthetic pool, {next(iter(readings))}: {vs.status}")] + [
+            (t[t.pool == "real"], f"real features, {name}: {v.status}")
+            for name, (t, v) in readings.items()]
+        df = pd.concat([t.assign(reading=name) for name, (t, _) in readings.items()],
+                       ignore_index=True)
+    fig, axes = plotting.figure(len(panels))
+    for ax, (part, title) in zip(axes, panels, strict=True):
         ax.scatter(part[x], part[y], s=4, alpha=0.25, color="grey", label="one training set")
         plotting.median_band(ax, part[x], part[y], label="median, interquartile band")
         if logx:
@@ -197,7 +206,8 @@ def _features_heads(ctx: CheckContext) -> Outcome:
     return _outcome(ctx, df, {**config, "readings": list(FIG5_READINGS)}, x="heads",
                     y="stability", xlabel="heads H",
                     ylabel="normalized LOO stability at the last step", expected="decreasing",
-                    logx=True, paired=True, verdict=verdict)
+                    logx=True, paired=True, verdict=verdict,
+                    readings={name: (tables[name][0], per[name]) for name in FIG5_READINGS})
 
 
 @claim("fu.features.distance", paper="fu", where="Theorem 2.2 and Figure 8, on real features",
@@ -230,7 +240,8 @@ def _features_distance(ctx: CheckContext) -> Outcome:
     df, config = tables["lam=1e-2"]
     return _outcome(ctx, df, {**config, "readings": list(per)}, x="distance", y="loo_distance",
                     xlabel="||w0 - w*||", ylabel="sup_t ||w_t(S^i) - w_t(S)||",
-                    expected="increasing", logx=True, paired=True, verdict=verdict)
+                    expected="increasing", logx=True, paired=True, verdict=verdict,
+                    readings={name: (tables[name][0], per[name]) for name in per})
 
 
 def _split_pools(ctx: CheckContext) -> tuple[dict, dict]:

@@ -110,6 +110,7 @@ class SearchResult:
     instance: dict[str, Any]
     n_evals: int
     method: str = "differential evolution (scipy), unit-cube encoding"
+    n_refused: int = 0  # instances whose sides raised (outside the assumptions, solver failure)
 
 
 class _Stop(Exception):
@@ -121,13 +122,14 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
     """Maximize the worst ``lhs/rhs`` of ``search`` by differential evolution for ``max_evals``
     evaluations (deterministic for a seed; it stops early once the whole population sits at one
     value, or at a violation with ``rhs <= 0``); instances where ``sides`` raises
-    ``ValueError`` (outside the assumptions, e.g. non-separable data) score 0."""
+    ``ValueError`` (outside the assumptions, e.g. non-separable data, or a solver that gives
+    up) score 0, and are counted (``n_refused``)."""
     from scipy.optimize import differential_evolution
 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
         raise ValueError(f"max_evals must be an integer >= 1 (got {max_evals!r})")
     dim = len(search.space)
-    best: dict[str, Any] = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0}
+    best: dict[str, Any] = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0, "refused": 0}
     if search.with_context:
         if context is None:
             raise ValueError("this search's sides take the check context: pass context=")
@@ -141,6 +143,7 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
         try:
             return worst_ratio(*search.sides(params), search.atol)
         except (ValueError, np.linalg.LinAlgError, ArithmeticError):
+            best["refused"] += 1
             return 0.0
 
     def score(U: np.ndarray) -> np.ndarray:
@@ -176,7 +179,8 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
         pass
     params = {k: (v.item() if hasattr(v, "item") else v)
               for k, v in search.decode(best["u"]).items()}
-    return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]))
+    return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]),
+                        n_refused=int(best["refused"]))
 
 
 def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
@@ -193,6 +197,7 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
         "worst_instance": (result.instance if by_search else
                            "the random family's worst row (see the claim's table)"),
         "search_evals": result.n_evals, "search_method": result.method,
+        "search_instances_refused": result.n_refused,
     }
     if 0 < worst < 1:
         ev["loose_by_factor"] = 1.0 / worst
