@@ -20,6 +20,7 @@ ours and is a field of the config, recorded with every result:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -115,6 +116,12 @@ FIG5_READINGS: dict[str, dict] = {
 }
 FIG5_DEFAULT = "shared-start"
 
+# A run whose estimate exceeds ANNOUNCE_SECONDS says so on stderr before it starts (Fig. 5 at the
+# paper scale is hours on a 2-core CPU, and a multi-claim command shows no inner progress bar);
+# only a run of more than PROBE_SLOPES slopes is probed, so small runs pay nothing.
+ANNOUNCE_SECONDS = 120.0
+PROBE_SLOPES = 1e10
+
 
 @dataclass(frozen=True)
 class HeadsRun:
@@ -149,15 +156,69 @@ class HeadsRun:
     step: str = "per-head"
     seed: int = 0
 
+    def slopes(self) -> int:
+        """How many per-sample logistic slopes :meth:`run` computes: datasets x samples x
+        heads x (1 + ``k_loo``) replicas x steps, summed over its :func:`train_heads` runs (one
+        of ``max(heads)`` when nested, else one per head count)."""
+        widths = ([max(self.heads)] if self.nested and self.step == "per-head"
+                  else list(self.heads))
+        return self.n_datasets * self.n * (1 + self.k_loo) * self.steps * sum(widths)
+
+    def estimate(self, device: str | None = None, slope_dtype: Any = None,
+                 probe_steps: int = 10) -> dict[str, Any]:
+        """The time :meth:`run` would take on ``device``, from a probe: ``probe_steps`` GD
+        steps of the widest run on as many datasets as fill one of :func:`train_heads`'s chunks
+        (so the probe runs at the full run's throughput), after one warm-up step, scaled by
+        :meth:`slopes`. A rough figure: it leaves out the SVM solves and the recording."""
+        import time
+
+        import torch
+
+        if probe_steps < 1:
+            raise ValueError(f"probe_steps must be >= 1 (got {probe_steps})")
+        dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        width = max(self.heads)
+        per_set = self.n * width * (1 + self.k_loo)
+        k = min(self.n_datasets, max(1, -(-2**24 // per_set)))
+        data = make_separable(n_datasets=k, n=self.n, d=self.d, margin=self.margin,
+                              bound=self.bound, seed=np.random.default_rng([self.seed, 9]),
+                              exact_margin=self.exact_margin)
+        loo = np.tile(np.arange(self.k_loo), (k, 1))
+
+        def probe(steps: int) -> float:
+            t0 = time.perf_counter()
+            train_heads(data.X, data.y, loss=self.loss, steps=steps, heads=width, loo=loo,
+                        init_scale=self.init_scale, record=2, device=dev,
+                        replica_starts=self.replica_starts, slope_dtype=slope_dtype)
+            if str(dev).startswith("cuda"):
+                torch.cuda.synchronize()
+            return time.perf_counter() - t0
+
+        probe(1)  # the first call pays for allocation and kernel selection
+        per = probe(probe_steps) / (k * per_set * probe_steps)
+        total = self.slopes()
+        return {"slopes": total, "ns_per_slope": per * 1e9, "seconds": total * per,
+                "device": str(dev)}
+
     def run(self, progress: bool = False, device: str | None = None,
             slope_dtype: Any = None) -> pd.DataFrame:
         """``device``: where GD runs (default: CUDA when present, else the CPU); an execution
         detail, not part of the config (results agree to rounding). ``slope_dtype``:
         :func:`train_heads`'s precision of the per-sample work (default float64 throughout;
-        ``torch.float32`` is about twice as fast, the stability within a few 1e-6 relative)."""
+        ``torch.float32`` is about twice as fast, the stability within a few 1e-6 relative).
+        A run estimated (:meth:`estimate`) above ``ANNOUNCE_SECONDS`` says so on stderr first."""
         import torch
 
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.slopes() > PROBE_SLOPES:
+            est = self.estimate(device=dev, slope_dtype=slope_dtype)
+            if est["seconds"] > ANNOUNCE_SECONDS:
+                tqdm.write(
+                    f"MHLoss heads (init_scale={self.init_scale:g}, replica_starts="
+                    f"{self.replica_starts}, step={self.step}): about "
+                    f"{est['seconds'] / 60:.0f} min on {est['device']} here ({est['slopes']:.2g} "
+                    f"logistic slopes at {est['ns_per_slope']:.2g} ns each, from a probe); "
+                    "CUDA runs it when present", file=sys.stderr)
         rng = np.random.default_rng([self.seed, 5])
         data = make_separable(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
                               bound=self.bound, seed=rng, exact_margin=self.exact_margin)

@@ -147,6 +147,41 @@ def test_fig5_trains_the_widest_model_once(monkeypatch):
     np.testing.assert_allclose(last.loo_stability, apart[apart.heads == 4].loo_stability, atol=1e-12)
 
 
+def test_fig5_counts_its_slopes_and_says_when_a_run_is_long(monkeypatch, capsys):
+    """HeadsRun.slopes is the exact count of per-sample slopes its runs compute (a spy counts
+    them); a run estimated above ANNOUNCE_SECONDS says so on stderr before it starts, and a
+    small one neither probes nor prints."""
+    from boundbench.synthetic import experiments
+
+    counted = []
+
+    def spy(X, y, **kw):
+        counted.append(X.shape[0] * X.shape[1] * kw["heads"] * (1 + kw["loo"].shape[1])
+                       * kw["steps"])
+        return train_heads(X, y, **kw)
+
+    monkeypatch.setattr(experiments, "train_heads", spy)
+    for extra in ({}, {"nested": False}, {"step": "eq10-fixed"}):
+        cfg = experiments.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2,
+                                   **extra)
+        counted.clear()
+        cfg.run()
+        assert sum(counted) == cfg.slopes(), extra
+    # the defaults: 100 datasets x 2,000 samples x 100 heads x (1 + 4) replicas x 3,000 steps
+    assert experiments.HeadsRun().slopes() == 100 * 2000 * 100 * 5 * 3000
+    assert capsys.readouterr().err == ""  # small runs are not probed
+    est = cfg.estimate(probe_steps=2)
+    assert est["slopes"] == cfg.slopes() and est["seconds"] > 0 and est["device"] == "cpu"
+    with pytest.raises(ValueError, match="probe_steps must be >= 1"):
+        cfg.estimate(probe_steps=0)
+    monkeypatch.setattr(experiments, "PROBE_SLOPES", 0)
+    monkeypatch.setattr(experiments, "ANNOUNCE_SECONDS", 0.0)
+    cfg.run()
+    err = capsys.readouterr().err
+    assert "MHLoss heads (init_scale=1, replica_starts=shared, step=eq10-fixed): about" in err
+    assert f"{cfg.slopes():.2g} logistic slopes" in err
+
+
 def test_fig5_is_decided_within_datasets():
     """Fig. 5's trend is taken within datasets (every dataset at every H, on common starts), and
     a change over H = 1 ... 100 inside 1 +- 10% is 'no effect'; the unpaired rank test over all
