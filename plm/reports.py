@@ -146,9 +146,10 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
 
 
 def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str, *,
-                   expected: str, what: str) -> Verdict:
+                   expected: str, what: str, grid_key: str | None = None) -> Verdict:
     """Sign of the mean paired difference ``col[a] - col[b]`` with a bootstrap interval over the
-    seeds where both runs trained, its effect size, SD and the seeds a decision would need."""
+    seeds where both runs trained, its effect size, SD and the seeds a decision would need
+    (``grid_key``: the runs' grid without its seed count, for a budgeted audit)."""
     diff = paired(df, col, a, b)
     runs = df[df.method.isin([a, b])]
     untrained = int(did_not_train(runs).sum())
@@ -161,7 +162,7 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
                   band=None, spread=float(np.std(diff, ddof=1)), what=what)
         return sequential_verdict([p], what=what, evidence=ev,
                                   seconds_per_seed=seconds_per_seed(df),
-                                  grid_seeds=int(df.seed.nunique()))
+                                  grid_seeds=int(df.seed.nunique()), grid_key=grid_key)
     if len(diff) < 2:
         return not_trained_verdict(untrained, len(runs), ev, what=what,
                                    left=f", leaving {len(diff)} paired seeds")
@@ -179,11 +180,12 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
 
 
 def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: str,
-                      names: tuple[str, str], evidence: dict, table: pd.DataFrame) -> Verdict:
+                      names: tuple[str, str], evidence: dict, table: pd.DataFrame,
+                      grid_key: str | None = None) -> Verdict:
     """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
     (:func:`~boundbench.framework.verdicts.std_ratio_verdict`), or in a budgeted audit its
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
-    a seed's cost)."""
+    a seed's cost; ``grid_key``: their grid without its seed count)."""
     from boundbench.framework.verdicts import std_ratio_verdict
 
     if not ctx.sequential:
@@ -207,7 +209,7 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
               what=f"{what}, std {names[0]} / std {names[1]}")
     return sequential_verdict([p], what=what, evidence=evidence,
                               seconds_per_seed=seconds_per_seed(table),
-                              grid_seeds=int(table.seed.nunique()))
+                              grid_seeds=int(table.seed.nunique()), grid_key=grid_key)
 
 
 def seconds_per_seed(df: pd.DataFrame) -> float:
@@ -295,13 +297,16 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     def check(ctx: CheckContext) -> Outcome:
         g = grid(ctx)
         df = cached_grid(ctx, g)
+        key = g.key(seeds=False)  # type: ignore[attr-defined]
         names = {"finetune": "FineTune"}
         if len(columns) == 1:
             v = paired_verdict(ctx, df, columns[0], method, baseline, expected=expected,
-                               what=what or f"{labels[0]}, {method} - {names.get(baseline, baseline)}")
+                               what=what or f"{labels[0]}, {method} - {names.get(baseline, baseline)}",
+                               grid_key=key)
         else:
             vs = [paired_verdict(ctx, df, c, method, baseline, expected=expected,
-                                 what=f"{lab}, {method} - {names.get(baseline, baseline)}")
+                                 what=f"{lab}, {method} - {names.get(baseline, baseline)}",
+                                 grid_key=key)
                   for c, lab in zip(columns, labels, strict=True)]
             v = both_verdict(vs[0], vs[1], what=ctx.claim_id)
         if extra is not None:

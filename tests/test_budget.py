@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from boundbench import catalogue
 from boundbench.audit import run_audit
 from boundbench.framework import registry as claims
 from boundbench.framework.sequential import (
@@ -24,6 +25,10 @@ from boundbench.framework.sequential import (
     t_confidence_sequence,
 )
 from boundbench.framework.verdicts import Verdict
+
+# the real claims are registered before any test copies the registry: a first load inside a
+# monkeypatched copy would leave the registry empty for the tests after this module
+catalogue.load()
 
 CALLS: list[tuple[str, int]] = []
 
@@ -37,7 +42,7 @@ def _corput(i: int) -> float:
 
 
 def _register(cid: str, *, effect: float, cost: float, sleep: float = 0.0,
-              kill_at: int | None = None) -> None:
+              kill_at: int | None = None, grid_key: str | None = None) -> None:
     @claims.claim(cid, paper="fu", where="test", kind="trend", statement="a stand-in",
                   equation="-")
     def check(ctx: claims.CheckContext) -> claims.Outcome:
@@ -55,7 +60,8 @@ def _register(cid: str, *, effect: float, cost: float, sleep: float = 0.0,
         p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected="increase",
                   band=None, spread=float(np.std(diff, ddof=1)), what="change")
         return claims.Outcome(sequential_verdict([p], what="change", evidence={},
-                                                 seconds_per_seed=cost, grid_seeds=k))
+                                                 seconds_per_seed=cost, grid_seeds=k,
+                                                 grid_key=grid_key))
 
 
 @pytest.fixture
@@ -82,6 +88,29 @@ def test_the_budget_decides_what_it_can_and_stops_the_futile(stand_ins, tmp_path
     md = (tmp_path / "audit.md").read_text()
     assert "## Fine-tuning claims under the budget" in md
     assert "| `fu.test.small` | **supported** |" in md
+
+
+def test_seeds_added_to_one_claim_are_read_by_the_claims_on_its_grid(monkeypatch, tmp_path):
+    """Claims on one grid (the same grid_key) read the same runs: when the budget adds seeds to
+    one, every undecided claim on that grid is re-read at the new count (in the 90-min audit of
+    2026-11-24, 11 seeds added for MHLoss's std were left unread by SURT, which needed 37 and
+    was stopped at 6); a claim on another grid is not."""
+    monkeypatch.setattr(claims, "_REGISTRY", dict(claims._REGISTRY))
+    CALLS.clear()
+    _register("fu.test.first", effect=2.0, cost=10.0, grid_key="trio")
+    _register("fu.test.second", effect=0.6, cost=10.0, grid_key="trio")
+    _register("fu.test.elsewhere", effect=0.6, cost=10.0, grid_key="other")
+    rep = run_audit(out_dir=tmp_path, only=["fu.test.first", "fu.test.second",
+                                            "fu.test.elsewhere"], budget=1e6, progress=False)
+    first = [i for i, (cid, k) in enumerate(CALLS) if cid == "fu.test.first" and k > 5]
+    assert first, "the large effect gets seeds first"
+    for i in first:  # each step on the first is followed by a re-read of the second
+        assert CALLS[i + 1] == ("fu.test.second", CALLS[i][1])
+    assert not any(CALLS[i + 1][0] == "fu.test.elsewhere" for i in first)
+    byid = {r["id"]: r["evidence"]["sequential"] for r in rep["claims"]}
+    assert byid["fu.test.first"]["stopped"] == "decided"
+    assert byid["fu.test.second"]["grid_seeds"] >= byid["fu.test.first"]["grid_seeds"]
+    assert byid["fu.test.second"]["grid_key"] == "trio"
 
 
 def test_a_trend_the_budget_cannot_extend_is_named_in_the_report(stand_ins, tmp_path):

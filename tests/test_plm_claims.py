@@ -154,3 +154,32 @@ def test_layer_weights_reads_each_runs_strategy_from_its_config(monkeypatch, tmp
     assert ev["n_strategies"] == 4 and r.verdict.status == "supported"
     assert ev["spearman_rho"] > 0.8
     assert all(np.isfinite(ev[f"mean_accuracy[{w}]"]) for w in acc)
+
+
+def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatch, tmp_path):
+    """fu.plm.mhloss-std, .mmr-margin and .surt-distance read the same grid of runs: in a
+    budgeted audit each records that grid's key without its seed count (the budget re-reads
+    the others when it adds seeds to one, boundbench.audit._sharing). The runs here are a
+    planted table that trains (the real grid is the audit's)."""
+    import numpy as np
+    import pandas as pd
+
+    from boundbench.plm import reports
+    from boundbench.plm.claims import stability as st
+
+    rng = np.random.default_rng(0)
+    rows = [{"method": m, "seed": s, "test_accuracy": 0.8 + 0.01 * rng.standard_normal(),
+             "test_f1": 0.7, "test_mcc": 0.6, "seconds": 10.0,
+             "feat_margin_over_B": 0.1 + (0.05 if m == "mmr" else 0) + 0.01 * rng.standard_normal(),
+             "feat_centroid_distance": 1.0, "encoder_distance_from_start": 0.5}
+            for m in st._TRIO for s in range(8)]
+    table = pd.DataFrame(rows)
+    monkeypatch.setattr(reports, "cached_grid", lambda ctx, grid: table)
+    monkeypatch.setattr(st, "cached_grid", lambda ctx, grid: table)
+    ctx = claims.CheckContext(scale="standard", out_dir=tmp_path, sequential=True, seeds=8)
+    keys = {}
+    for cid in ("fu.plm.mhloss-std", "fu.plm.mmr-margin", "fu.plm.surt-distance"):
+        seq = claims.run(cid, replace(ctx, claim_id=cid)).verdict.evidence["sequential"]
+        assert seq["grid_seeds"] == 8 and seq["seconds_per_seed"] == 40.0
+        keys[cid] = seq["grid_key"]
+    assert set(keys.values()) == {st._trio(ctx).key(seeds=False)}

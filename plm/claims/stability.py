@@ -77,7 +77,8 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
         return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])], "test_accuracy",
                            "test accuracy", grid, v)
     v = std_claim_verdict(ctx, a, b, what="test accuracy across seeds",
-                          names=("mhloss", "finetune"), evidence=ev, table=df)
+                          names=("mhloss", "finetune"), evidence=ev, table=df,
+                          grid_key=grid.key(seeds=False))
     return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                        "test_accuracy", "test accuracy", grid, v)
 
@@ -214,7 +215,8 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
         v = std_claim_verdict(ctx, head.test_accuracy.to_numpy(),
                               trained.sort_values("seed").test_accuracy.to_numpy(),
                               what="test accuracy across seeds",
-                              names=("head_tuning", "full_finetuning"), evidence=ev, table=df)
+                              names=("head_tuning", "full_finetuning"), evidence=ev, table=df,
+                              grid_key=grid.key(seeds=False))
     table = pd.concat([full.assign(method="full fine-tuning"),
                        head.assign(method="head tuning", seed=head.run)], ignore_index=True)
     return bar_outcome(ctx, table[["method", "seed", "test_accuracy"]], "test_accuracy",

@@ -274,17 +274,31 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
     return {"seeds": k, "need": need, "seconds": (need - k) * cost}
 
 
+def _sharing(byid: dict[str, dict[str, Any]], cid: str) -> list[str]:
+    """The undecided budgeted claims whose runs are ``cid``'s grid (the same ``grid_key``) at
+    fewer seeds than ``cid`` now has."""
+    seq = (byid[cid].get("evidence") or {}).get("sequential") or {}
+    key, seeds = seq.get("grid_key"), int(seq.get("grid_seeds") or 0)
+    if not key:
+        return []
+    return [c for c, r in byid.items()
+            if c != cid and _open_probes(r)
+            and r["evidence"]["sequential"].get("grid_key") == key
+            and int(r["evidence"]["sequential"].get("grid_seeds") or 0) < seeds]
+
+
 def spend_budget(results: list[dict[str, Any]], ctx: _claims.CheckContext, *, budget: float,
                  spent: float, progress: bool = True,
                  save: Any = None) -> tuple[list[dict[str, Any]], float]:
     """Give the time left of ``budget`` (seconds, ``spent`` already) to the fine-tuning claims
     that their confidence sequences have not decided: the claim whose decision is expected
     soonest (seeds its projection needs x a seed's cost) gets half of those seeds (at least
-    one, at most as many as it has) and is re-run; then the plan is made again. A claim
-    stops when it is decided, or is futile (no affordable seed count decides at its current
-    estimate), or when the budget cannot pay for its next step. Each claim's evidence records
-    its seeds and why it stopped. ``save(spent)`` is called after every step (a killed audit
-    resumes with it)."""
+    one, at most as many as it has) and is re-run, and so is every undecided claim on the same
+    grid, at no fine-tuning cost (its runs are the new seeds' runs); then the plan is made
+    again. A claim stops when it is decided, or is futile (no affordable seed count decides at
+    its current estimate), or when the budget cannot pay for its next step. Each claim's
+    evidence records its seeds and why it stopped. ``save(spent)`` is called after every step
+    (a killed audit resumes with it)."""
     from dataclasses import replace as _replace
 
     byid = {r["id"]: r for r in results}
@@ -322,6 +336,12 @@ def spend_budget(results: list[dict[str, Any]], ctx: _claims.CheckContext, *, bu
         run_ctx = _replace(ctx, seeds=plan["seeds"] + step, sequential=True)
         try:
             byid[cid] = _claims.run(cid, run_ctx, catch=True).to_dict()
+            # the seeds just added are every claim's on the same grid too: re-read those claims
+            # at the new count (their runs are cached, so no fine-tuning) and plan them again
+            for other in _sharing(byid, cid):
+                byid[other] = _claims.run(other, _replace(ctx, seeds=run_ctx.seeds,
+                                                          sequential=True), catch=True).to_dict()
+                stopped.pop(other, None)
         except KeyboardInterrupt:
             done = spent + time.perf_counter() - t0
             if save is not None:

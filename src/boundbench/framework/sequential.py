@@ -308,13 +308,28 @@ def fixed_n(effect: float, sd: float, *, alpha: float = ALPHA, power: float = 0.
 
     if effect == 0:
         raise ValueError("effect must be nonzero (a zero effect is never detected)")
-    for n in range(2, 100_000):
+
+    def enough(n: int) -> bool:
         df = n - 1
         crit = stats.t.ppf(1 - alpha / 2, df)
         nc = abs(effect) / sd * np.sqrt(n)
-        if stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc) >= power:
-            return n
-    raise ValueError(f"effect/sd = {effect / sd:.3g} needs over 100,000 seeds")
+        return bool(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc) >= power)
+
+    # the power grows with n: the smallest n that reaches it by doubling, then bisection (a
+    # scan one seed at a time took seconds for small effects)
+    top = 99_999
+    if enough(2):
+        return 2
+    lo, hi = 2, 4  # enough(lo) is False
+    while not enough(min(hi, top)):
+        if hi >= top:
+            raise ValueError(f"effect/sd = {effect / sd:.3g} needs over 100,000 seeds")
+        lo, hi = hi, hi * 2
+    hi = min(hi, top)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
 
 
 def duration_seconds(budget: str) -> float:
@@ -397,11 +412,12 @@ def probe_text(p: dict) -> str:
 
 
 def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
-                       seconds_per_seed: float, grid_seeds: int):
+                       seconds_per_seed: float, grid_seeds: int, grid_key: str | None = None):
     """The verdict of a claim judged by confidence sequences (a budgeted audit): supported when
     every probe is, contradicted when any is, no-effect when every probe lies in its band,
     else inconclusive; the evidence keeps the probes, the seeds and a seed's cost in seconds
-    (what the budget allocates by)."""
+    (what the budget allocates by), and ``grid_key``, the runs' grid without its seed count
+    (claims with the same key read the same runs: seeds one of them adds are the others' too)."""
     from boundbench.framework.verdicts import Verdict
 
     decisions = [p["decision"] for p in probes]
@@ -409,7 +425,8 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
               "supported" if all(d == "supported" for d in decisions) else
               "no-effect" if all(d == "no-effect" for d in decisions) else "inconclusive")
     ev = {**evidence, "sequential": {"probes": probes, "seconds_per_seed": seconds_per_seed,
-                                     "grid_seeds": grid_seeds}}
+                                     "grid_seeds": grid_seeds,
+                                     **({"grid_key": grid_key} if grid_key else {})}}
     # each probe's text starts with its own label; the claim's is added only where it says more
     said = "; ".join(probe_text(p) for p in probes)
     reason = said if all(p["what"].startswith(what) for p in probes) else f"{what}: {said}"
