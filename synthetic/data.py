@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from boundbench.framework.draws import complement_basis, power
 from boundbench.framework.validate import Bool, Float, Int, Seed, checked
 
 
@@ -100,7 +101,7 @@ def make_separable(
         g = rng.standard_normal((k, n, d))
         g -= np.einsum("knd,kd->kn", g, u)[..., None] * u[:, None, :]  # orthogonal to u
         g /= np.linalg.norm(g, axis=-1, keepdims=True)
-        radius = np.sqrt(np.maximum(bound**2 - t**2, 0.0)) * rng.random((k, n)) ** (1 / (d - 1))
+        radius = np.sqrt(np.maximum(bound**2 - t**2, 0.0)) * power(rng.random((k, n)), 1 / (d - 1))
         X += g * radius[..., None]
     if exact_margin:
         _plant_on_margin(X, y, u, c, margin, bound, rng)
@@ -130,13 +131,19 @@ def _plant_on_margin(X: np.ndarray, y: np.ndarray, u: np.ndarray, c: np.ndarray,
         lam, W = np.tile([1.0, -1.0], (k, 1)), np.zeros((k, 2, 1))
     else:
         # a basis of the orthogonal complement of u, and d + 1 points uniform in its ball
-        basis = np.linalg.svd(np.eye(d) - u[:, :, None] * u[:, None, :])[0][..., :d - 1]
+        # a basis of the orthogonal complement of u as a closed form of u (an SVD's basis
+        # follows the BLAS kernel, and the data with it), and d + 1 points uniform in its ball
+        basis = complement_basis(u)  # (k, d, d - 1)
         g = rng.standard_normal((k, d + 1, d - 1))
-        g *= (room[:, None] * rng.random((k, d + 1)) ** (1 / (d - 1))
+        g *= (room[:, None] * power(rng.random((k, d + 1)), 1 / (d - 1))
               / np.linalg.norm(g, axis=-1))[..., None]
-        W = g @ basis.transpose(0, 2, 1)  # (k, d + 1, d)
+        W = np.einsum("kjm,kdm->kjd", g, basis)  # (k, d + 1, d); numpy's loops, not BLAS
         dep = np.concatenate([g.transpose(0, 2, 1), np.ones((k, 1, d + 1))], axis=1)
-        lam = np.linalg.svd(dep)[2][:, -1]  # (k, d + 1): the affine dependency
+        # the affine dependency, scaled so that lam_{d+1} = 1: a null vector with its sign
+        # fixed (an SVD's null vector has the kernel's sign, which swaps the classes). Only
+        # the signs of lam are used, so a kernel's rounding cannot change the data.
+        x = np.linalg.solve(dep[:, :, :d], -dep[:, :, d:])[..., 0]
+        lam = np.concatenate([x, np.ones((k, 1))], axis=1)  # (k, d + 1)
     # the r-th planted positive replaces the r-th positive of its dataset, likewise negatives
     # (every dataset has n_pos positives: y is a permutation of one label vector)
     is_pos, is_neg = lam > 0, lam < 0
@@ -173,7 +180,7 @@ def make_centres(
     y = np.broadcast_to(np.where(np.arange(n) < n // 2 + n % 2, 1.0, -1.0), (k, n))
     y = np.take_along_axis(y, np.argsort(rng.random((k, n)), axis=-1), axis=-1)
     g = rng.standard_normal((k, n, d))
-    g *= (radius * rng.random((k, n)) ** (1 / d) / np.linalg.norm(g, axis=-1))[..., None]
+    g *= (radius * power(rng.random((k, n)), 1 / d) / np.linalg.norm(g, axis=-1))[..., None]
     X = shift[:, None, :] + (y * distance / 2)[..., None] * u[:, None, :] + g
     offset = -(shift * u).sum(-1)  # the plane u^T x = u^T shift bisects the centres
     return SeparableData(X, y.copy(), u, -offset, float(distance / 2 - radius),

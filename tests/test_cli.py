@@ -78,9 +78,14 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
 
 
 def test_check_prints_evidence_and_rejects_unknown_ids(tmp_path):
-    res = _boundbench("check", "uegr.thm1.variance-reduction", "--seed", "2", "--json")
+    res = _boundbench("check", "uegr.thm1.variance-reduction", "--seed", "2", "--json",
+                      check=False)
     (r,) = json.loads(res.stdout)
     assert r["verdict"] == "contradicted" and r["seed"] == 2
+    # a finding against the paper fails the command, as a failed test fails pytest (issue 37)
+    assert res.returncode == 1, res.stderr
+    ok = _boundbench("check", "fu.lemma-a.1.2", "--json", check=False)
+    assert json.loads(ok.stdout)[0]["verdict"] == "holds" and ok.returncode == 0, ok.stderr
     bad = _boundbench("check", "not.a.claim", check=False)
     assert bad.returncode == 2 and "unknown claim id 'not.a.claim'" in bad.stderr
 

@@ -188,3 +188,34 @@ def test_thm22_main_form_depends_on_what_L_is():
     assert main.evidence["by_reading"]["local-L"]["status"] == "violated"
     assert main.evidence["by_reading"]["global-L"]["status"] == "holds"
     assert registry.run("fu.thm2.2.appendix", ctx).verdict.status == "holds"
+
+
+def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
+    """Issue 37: `depends-on-reading` means two readings reach different *decided* verdicts. A
+    claim supported under one reading and inconclusive under another stays supported, naming the
+    undecided reading, and is no finding against its paper."""
+    from boundbench.framework.verdicts import against_paper
+
+    up = Verdict("supported", "down as predicted", {"rho": -0.5})
+    unsure = Verdict("inconclusive", "medians not monotone", {"rho": -0.1})
+    bad = Verdict("violated", "fails", {"worst_lhs_over_rhs": 2.0})
+    ok = Verdict("holds", "fine", {"worst_lhs_over_rhs": 0.5})
+    v = readings_verdict({"slab": unsure, "centres": up}, default="slab", what="margin")
+    assert v.status == "supported" and v.evidence["undecided_readings"] == ["slab"]
+    assert v.evidence["deciding_reading"] == "centres" and v.evidence["rho"] == -0.5
+    assert "undecided under slab" in v.reason
+    assert not against_paper({"verdict": v.status, "evidence": v.evidence})
+    none = readings_verdict({"a": unsure, "b": Verdict("not-testable", "no data")}, default="a",
+                            what="t")
+    assert none.status == "inconclusive"
+    split = readings_verdict({"a": bad, "b": ok}, default="b", what="bound")
+    assert split.status == "depends-on-reading" and split.evidence["readings_against_paper"] == ["a"]
+    assert against_paper({"verdict": split.status, "evidence": split.evidence})
+    # an inconclusive reading beside a violated one: violated, against the paper
+    one = readings_verdict({"a": bad, "b": unsure}, default="b", what="bound")
+    assert one.status == "violated" and against_paper({"verdict": one.status,
+                                                       "evidence": one.evidence})
+    assert not against_paper({"verdict": "depends-on-reading",
+                              "evidence": {"by_reading": {"a": {"status": "supported"},
+                                                          "b": {"status": "holds"}}}})
+    assert against_paper({"verdict": "holds", "against_paper": True})

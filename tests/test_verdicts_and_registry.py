@@ -334,3 +334,30 @@ def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
                               rng=np.random.default_rng(0), what="accuracy")
     assert v.evidence["ci_low"] == 0.0 and v.evidence["ci_high"] == np.inf
     assert v.status == "inconclusive"
+
+
+def test_a_violation_shows_in_print():
+    """Issue 37: Lemma A.2.4's instance printed "lhs = 10.17, rhs = 10.17, lhs_over_rhs = 1" for
+    a violated bound. Sides get the digits that tell them apart; a ratio is never rounded to 1."""
+    from boundbench.errata import _cells
+    from boundbench.framework.verdicts import fmt_ratio, fmt_sides
+
+    lhs, rhs = 10.17094, 10.17000
+    a, b = fmt_sides(lhs, rhs)
+    assert a != b and float(a) > float(b)
+    assert fmt_ratio(lhs / rhs) != "1" and float(fmt_ratio(lhs / rhs)) > 1
+    assert fmt_ratio(1.0) == "1" and fmt_sides(2.0, 2.0) == ("2", "2")
+    text = _cells({"n": 4, "lhs": lhs, "rhs": rhs, "lhs_over_rhs": lhs / rhs})
+    assert "lhs = 10.171," in text and "rhs = 10.17," in text and "lhs_over_rhs = 1.0001" in text
+    v = bound_verdict(BoundSides(np.array([lhs]), np.array([rhs])))
+    assert "worst lhs/rhs = 1.0001" in v.reason
+
+
+def test_the_framework_docstring_examples_run():
+    import doctest
+
+    from boundbench.framework import draws, verdicts
+
+    for mod in (draws, verdicts):
+        res = doctest.testmod(mod)
+        assert res.failed == 0 and res.attempted > 0, mod.__name__

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from boundbench.framework.draws import orthonormalize, power
 from boundbench.framework.validate import Bool, Int, Rng, checked
 
 
@@ -48,13 +49,14 @@ def random_quadratics(
     Eigenvalues are spread over several decades; ``singular`` zeroes some (convex, not strongly
     convex); ``convex=False`` flips the sign of some (beta-smooth, indefinite).
     """
-    q, _ = np.linalg.qr(rng.standard_normal((k, d, d)))
-    eig = 10.0 ** rng.uniform(-2, 1, size=(k, d))
+    # Haar eigenvectors with no sign left to a LAPACK kernel (np.linalg.qr's follow the CPU)
+    q = orthonormalize(rng.standard_normal((k, d, d)))
+    eig = power(10.0, rng.uniform(-2, 1, size=(k, d)))  # libm's pow: numpy's follows the CPU
     if singular:
         eig[:, : min(d - 1, max(1, d // 3))] = 0.0  # keep beta > 0
     if not convex:
         eig *= np.where(rng.random((k, d)) < 0.4, -1.0, 1.0)
-    A = np.einsum("kij,kj,klj->kil", q, eig, q)
+    A = np.einsum("kij,kj,klj->kil", q, eig, q)  # numpy's loops, not BLAS
     A = 0.5 * (A + np.swapaxes(A, -1, -2))
     return Quadratics(A, rng.standard_normal((k, d)) * 2.0, np.zeros(k))
 
@@ -89,7 +91,7 @@ class LogisticLosses:
 def random_logistic(rng: np.random.Generator, k: int, n: int, d: int) -> LogisticLosses:
     """Logistic losses on Gaussian features with per-problem scale and labels from a noisy
     random hyperplane (separable and non-separable cases both occur)."""
-    scale = 10.0 ** rng.uniform(-1, 1, size=(k, 1, 1))
+    scale = power(10.0, rng.uniform(-1, 1, size=(k, 1, 1)))
     X = rng.standard_normal((k, n, d)) * scale
     w_true = rng.standard_normal((k, d))
     y = np.sign(np.einsum("kni,ki->kn", X, w_true) + rng.standard_normal((k, n)) * scale[..., 0])

@@ -21,7 +21,7 @@ from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import sweep_temporaries, write_atomic
 from boundbench.framework.meta import commit, environment
-from boundbench.framework.verdicts import FINDINGS
+from boundbench.framework.verdicts import FINDINGS, against_paper, fmt_ratio
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -534,7 +534,7 @@ def verdict_size(r: dict[str, Any]) -> str:
         parts.append(f"closest pair {_num(ev.get('worst_lhs_over_rhs'))}x, farthest "
                      f"{_num(far)}x the bound")
     elif isinstance(worst, int | float):
-        parts.append(f"worst lhs/rhs {_num(worst)}")
+        parts.append(f"worst lhs/rhs {fmt_ratio(worst, 3)}")
         # the random family's largest excess; a violation only the search found has none
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0
                 and r.get("verdict") == "violated"):
@@ -565,7 +565,7 @@ def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     reading; within each, in the registry's order."""
     rank = {"violated": 0, "contradicted": 0, "no-effect": 0, "ill-posed": 1,
             "depends-on-reading": 2}
-    return sorted((r for r in results if r["verdict"] in FINDINGS),
+    return sorted((r for r in results if r["verdict"] in FINDINGS and against_paper(r)),
                   key=lambda r: rank[r["verdict"]])
 
 
@@ -596,7 +596,8 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
             "commit": meta.get("commit"), "seconds": meta.get("seconds"),
             "counts": meta["counts"],
             "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
-                        "verdict": r["verdict"], "size": verdict_size(r)}
+                        "verdict": r["verdict"], "size": verdict_size(r),
+                        "against_paper": against_paper(r)}
                        for r in report["claims"]]}
 
 

@@ -11,6 +11,12 @@ from typing import Any
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
+from boundbench.framework.verdicts import against_paper
+
+# Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
+# contradicted (`check`, `falsify`), so a researcher's CI job fails on it; 2 a usage error (one
+# line naming the parameter); 3 a check raised (our bug: report it).
+EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -169,7 +175,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 print(f"    figure: {out / r['figure']}")
             if r.get("error"):
                 print(r["error"], file=sys.stderr)
-    return 1 if any(r.get("error") for r in results) else 0
+    if any(r.get("error") for r in results):
+        return EXIT_ERROR
+    return EXIT_FINDING if any(against_paper(r) for r in results) else 0
 
 
 def _cmd_falsify(args: argparse.Namespace) -> int:
@@ -179,17 +187,21 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
     name = args.target.replace("/", "_").replace(":", "_")
     out = Path(args.out) / f"falsify-{name}.json"
     write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
-    if args.json:
-        print(json.dumps({k: res[k] for k in ("worst_ratio", "instance", "reproduce")},
-                         default=str))
-        return 0
+    status = EXIT_FINDING if res["violated"] else 0
+    if args.json:  # the whole counterexample, as written to the file
+        print(json.dumps(res, default=str))
+        return status
     verdict = "VIOLATED" if res["violated"] else "holds on every instance tried"
-    print(f"{res['target']}: worst lhs/rhs = {res['worst_ratio']:.6g} ({verdict}; "
+    print(f"{res['target']}: largest lhs/rhs found = {res['worst_ratio']:.6g} ({verdict}; "
           f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
-    print(f"  worst instance: {res['instance']}")
+    print(f"  instance with the largest ratio: {res['instance']}")
+    if res.get("reproducer"):
+        rp = res["reproducer"]
+        print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "
+              f"{rp['ratio']:.6g}, lhs = {rp['lhs']!r}, rhs = {rp['rhs']!r}: {rp['instance']}")
     print(f"  reproduce: {res['reproduce']}")
     print(f"  written: {out}")
-    return 0
+    return status
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -423,7 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
                        "pdf, svg (vector, for papers); default png")
 
-    k = sub.add_parser("check", help="run the checks of some claims")
+    exits = ("exit status: 0 when nothing goes against its paper, 1 when a bound is violated or "
+             "a trend contradicted (a finding), 2 on a usage error, 3 when a check raised")
+    k = sub.add_parser("check", help="run the checks of some claims", epilog=exits)
     k.add_argument("ids", nargs="+", metavar="ID")
     common(k)
     k.add_argument("--json", action="store_true", help="machine-readable output")
@@ -464,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     fd.set_defaults(func=_cmd_findings)
 
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
-                        "budget")
+                        "budget", epilog=exits)
     fz.add_argument("target", help="a claim id (its declared search) or FILE.py:FUNCTION (a "
                     "@bound test)")
     fz.add_argument("--budget", type=_positive_seconds, default=30.0,

@@ -27,7 +27,7 @@ import pandas as pd
 
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
-from boundbench.framework.verdicts import FINDINGS
+from boundbench.framework.verdicts import FINDINGS, against_paper, fmt_ratio, fmt_sides
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")
@@ -74,6 +74,23 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def _ratio(v: Any) -> str:
+    return fmt_ratio(v) if isinstance(v, float) else _fmt(v)
+
+
+def _cells(inst: dict[str, Any]) -> str:
+    """An instance's columns; its sides with as many digits as it takes to tell them apart and
+    its ratio never rounded to 1 unless it is 1 (a violation must show in print)."""
+    shown = {k: _fmt(v) for k, v in inst.items()}
+    for lhs in ("lhs", "lhs_farthest"):
+        if isinstance(inst.get(lhs), float) and isinstance(inst.get("rhs"), float):
+            shown[lhs], shown["rhs"] = fmt_sides(inst[lhs], inst["rhs"])
+    for key in ("lhs_over_rhs", "ratio", "worst_ratio"):
+        if isinstance(inst.get(key), float):
+            shown[key] = fmt_ratio(inst[key])
+    return ", ".join(f"{k} = {v}" for k, v in shown.items())
+
+
 def rerun_scale(meta: dict[str, Any]) -> str:
     """The scale to name in a rerun command: a merged report of several scales names each
     claim's own (given in its run line)."""
@@ -95,7 +112,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
     papers = [paper] if paper else list(_claims.PAPERS)
     lines += ["## Contents", ""]
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS]
+        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
+                 and against_paper(r)]
         lines.append(f"- [{_claims.PAPERS[p]}](#{_anchor(p)}): {len(found)} finding(s)")
         for title, statuses, _ in SECTIONS:
             for r in (r for r in found if r["verdict"] in statuses):
@@ -103,7 +121,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
                              f"(`{r['id']}`, {title.lower()})")
     lines.append("")
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS]
+        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
+                 and against_paper(r)]
         tested = sum(r["paper"] == p for r in report["claims"])
         lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {_claims.PAPERS[p]}", "",
                   f"{len(found)} finding(s) among the {tested} claims tested." if found else
@@ -136,7 +155,7 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
     cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "
            "--out DIR`")
     if inst:
-        cells = ", ".join(f"{k} = {_fmt(v)}" for k, v in inst.items())
+        cells = _cells(inst)
         which = " (farthest optimal pair)" if lhs != "lhs" else ""
         lines += [f"**Smallest reproducing instance{which}.** {cells} (the failing row with "
                   f"the fewest points of `{r['table']}`); reproduce with {cmd}.", ""]
@@ -145,9 +164,9 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
                   f"`{r.get('table') or 'the claim table'}`.", ""]
     ev = r.get("evidence") or {}
     if isinstance(ev.get("worst_instance"), dict):
-        cells = ", ".join(f"{k} = {_fmt(v)}" for k, v in ev["worst_instance"].items())
+        cells = _cells(ev["worst_instance"])
         lines += [f"**Worst instance of the targeted search** (lhs/rhs "
-                  f"{_fmt(ev.get('search_alone_worst_ratio'))}, {ev.get('search_evals')} "
+                  f"{_ratio(ev.get('search_alone_worst_ratio'))}, {ev.get('search_evals')} "
                   f"instances searched): {cells}.", ""]
     if c is not None and c.correction:
         lines += [f"**Corrected statement.** {c.correction}", ""]

@@ -52,7 +52,9 @@ def _falsify_claim(cid: str, *, budget: float, seed: int) -> dict[str, Any]:
         if res.n_evals < evals or time.perf_counter() - t0 + 2.2 * took > budget:
             break
         evals *= 2
-    return {"target": cid, "worst_ratio": best.worst_ratio, "violated": best.worst_ratio > 1,
+    return {"target": cid, "worst_ratio": best.worst_ratio,
+            "worst_is": "the largest lhs/rhs the targeted search found in this budget",
+            "violated": best.worst_ratio > 1, "reproducer": None,
             "instance": best.instance, "evaluations": total,
             "seconds": round(time.perf_counter() - t0, 2), "method": best.method,
             "reproduce": f"boundbench falsify {cid} --budget {budget:g} --seed {seed}"}
@@ -84,8 +86,14 @@ def _falsify_file(target: str, *, budget: float, seed: int) -> dict[str, Any]:
         from boundbench.testing.bound import RESULTS
 
         rec = RESULTS[test.bound_name]
-    return {"target": target, "worst_ratio": rec.worst_ratio, "violated": rec.violated,
-            "instance": rec.instance, "lhs": rec.lhs, "rhs": rec.rhs,
+    return {"target": target, "worst_ratio": rec.worst_ratio,
+            "worst_is": "the largest lhs/rhs found over every example of this run",
+            "violated": rec.violated, "instance": rec.instance, "lhs": rec.lhs, "rhs": rec.rhs,
+            # the failure pytest reports: hypothesis's shrunk example, another instance
+            "reproducer": ({"ratio": rec.shrunk_ratio, "lhs": rec.shrunk_lhs,
+                            "rhs": rec.shrunk_rhs, "instance": rec.shrunk_instance,
+                            "is": "the smallest reproducer (hypothesis's shrunk failure)"}
+                           if rec.violated else None),
             "evaluations": rec.examples, "seconds": round(time.perf_counter() - t0, 2),
             "method": "hypothesis with target(lhs/rhs), shrunk on failure",
             "reproduce": test.reproduce(seed)}

@@ -61,6 +61,93 @@ def figure(ncols: int = 1, *, width: float | None = None, height: float | None =
     return fig, flat[:ncols]
 
 
+def headline(fig, claim_id: str, status: str) -> str:
+    """Title the figure with the claim's final verdict, the one the report gives (a figure drawn
+    before the targeted search said "holds" for a bound the search then broke). The figure's
+    title is its suptitle, else the first panel's title; a title of the form ``<id>: <status>...``
+    has its status replaced, any other gets a suptitle above it. Returns the title."""
+    import re
+
+    pat = re.compile(rf"^{re.escape(claim_id)}: [\w-]+")
+    head = f"{claim_id}: {status}"
+    sup = fig._suptitle
+    texts = ([sup] if sup is not None else []) + [ax.title for ax in fig.axes[:1]]
+    for t in texts:
+        if pat.match(t.get_text()):
+            t.set_text(pat.sub(head, t.get_text()))
+            return t.get_text()
+    if sup is not None and sup.get_text():
+        fig.suptitle(f"{head}; {sup.get_text()}", fontsize=sup.get_fontsize())
+    else:
+        fig.suptitle(head, fontsize=9)
+    return fig._suptitle.get_text()
+
+
+def figure_title(fig) -> str:
+    """The figure's title as :func:`headline` reads it."""
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        return fig._suptitle.get_text()
+    return fig.axes[0].title.get_text() if fig.axes else ""
+
+
+SEARCH_GID = "search-worst-instance"  # the marked point's id, so a test can find it
+
+
+def search_strip(fig, *, worst_ratio: float, instance: Any, random_worst: float | None,
+                 decided: bool) -> None:
+    """A strip below the figure's panels with the targeted search's worst instance: its lhs/rhs
+    as a marked point on a ratio axis with the bound at 1, the random family's worst beside it,
+    and the instance in words, so a bound the search decided shows the instance that decided
+    it. The figure grows by the strip's height; the panels keep theirs (the constrained layout
+    is confined above it)."""
+    import textwrap
+
+    import matplotlib.ticker as mticker
+
+    if isinstance(instance, dict):
+        words = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in instance.items())
+    else:
+        words = str(instance)
+    what = "the instance that decided the verdict" if decided else "the worst instance found"
+    w, h = fig.get_size_inches()
+    per_line = max(30, int(0.85 * w * 72 / (7 * 0.64)))  # 7-pt characters across the strip
+    lines = textwrap.wrap(f"lhs/rhs (bound at 1); targeted search, {what}: {words}", per_line)
+    if len(lines) > 4:
+        lines = lines[:3] + [textwrap.shorten(" ".join(lines[3:]), per_line, placeholder=" ...")]
+    label_in = 0.125 * len(lines) + 0.1
+    axis_in, legend_in = 0.14, 0.32
+    strip_in = label_in + 0.22 + axis_in + legend_in
+    H = h + strip_in
+    fig.set_size_inches(w, H)
+    engine = fig.get_layout_engine()
+    if engine is not None and hasattr(engine, "set"):
+        engine.set(rect=(0, strip_in / H, 1, 1 - strip_in / H))
+    ax = fig.add_axes((0.1, (label_in + 0.22) / H, 0.85, axis_in / H))
+    ticks = sorted({float(v) for v in (worst_ratio, random_worst, 1.0)
+                    if isinstance(v, int | float) and v > 0})
+    lo, hi = min(ticks) / 1.6, max(ticks) * 1.6
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(-1, 1)
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.axvline(1.0, color="k", lw=1)
+    ax.axvspan(1.0, hi, color="tab:red", alpha=0.08, lw=0)
+    if isinstance(random_worst, int | float) and random_worst > 0:
+        ax.plot([random_worst], [0], "o", mfc="none", color=OKABE_ITO[0], ms=5,
+                label=f"random family's worst {random_worst:.4g}")
+    pt, = ax.plot([worst_ratio], [0], "X", color=OKABE_ITO[3] if worst_ratio > 1 else OKABE_ITO[2],
+                  ms=8, label=f"search's worst {worst_ratio:.4g}")
+    pt.set_gid(SEARCH_GID)
+    ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(mticker.FixedFormatter([f"{t:.3g}" for t in ticks]))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.set_xlabel("\n".join(lines), fontsize=7)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.05), ncols=2, fontsize=7, frameon=False,
+              borderaxespad=0, handletextpad=0.3, columnspacing=1.0)
+
+
 def style():
     """The project's style as a context manager, for figures made outside :func:`figure`
     (``with plotting.style(): fig, ax = plt.subplots(layout="constrained")``)."""

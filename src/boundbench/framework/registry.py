@@ -379,6 +379,9 @@ class Result:
     error: str | None = None
     figure_files: tuple[str, ...] = ()
     layout_problems: tuple[str, ...] = ()
+    # what the figure says and shows, for the check that it says what was decided
+    figure_title: str | None = None
+    figure_shows_search_worst: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = self.claim.describe()
@@ -393,6 +396,8 @@ class Result:
             scale=self.scale,
             figure_files=list(self.figure_files),
             layout_problems=list(self.layout_problems),
+            figure_title=self.figure_title,
+            figure_shows_search_worst=self.figure_shows_search_worst,
         )
         if self.error:
             d["error"] = self.error
@@ -420,6 +425,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=_salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
+        title, marked = _say_what_was_decided(c, outcome)
         with style():
             figure, table, files, layout = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)
@@ -429,6 +435,26 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise
         verdict = Verdict("inconclusive", f"the check raised {type(exc).__name__}: {exc}")
         err = traceback.format_exc()
-        files, layout = [], []
+        files, layout, title, marked = [], [], None, False
     return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err, tuple(files),
-                  tuple(layout))
+                  tuple(layout), title, marked)
+
+
+def _say_what_was_decided(c: Claim, outcome: Outcome) -> tuple[str | None, bool]:
+    """The figure's title is the final verdict, and a searched bound's figure draws the search's
+    worst instance (the instance that decided it, where it did). Returns the title and whether
+    the instance is drawn."""
+    if outcome.figure is None:
+        return None, False
+    from boundbench.framework import plotting
+
+    ev = outcome.verdict.evidence
+    marked = False
+    if c.search is not None and isinstance(ev.get("search_alone_worst_ratio"), int | float):
+        with plotting.style():
+            plotting.search_strip(outcome.figure, worst_ratio=float(ev["search_alone_worst_ratio"]),
+                                  instance=ev.get("worst_instance"),
+                                  random_worst=ev.get("random_family_worst_ratio"),
+                                  decided=bool(ev.get("decided_by_search")))
+        marked = True
+    return plotting.headline(outcome.figure, c.id, outcome.verdict.status), marked

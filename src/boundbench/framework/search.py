@@ -217,7 +217,8 @@ def apply_search(verdict: Any, result: SearchResult) -> Any:
         inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                          for k, v in result.instance.items())
         return Verdict("violated", f"a {said} at {inst}; the random family alone: "
-                       f"{verdict.status}: {verdict.reason}", {**verdict.evidence, **ev},
+                       f"{verdict.status}: {verdict.reason}",
+                       {**verdict.evidence, **ev, "decided_by_search": True},
                        verdict.figure, verdict.table)
     if verdict.status == "holds" and "loose_by_factor" in ev:
         said += (f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"

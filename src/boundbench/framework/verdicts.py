@@ -80,6 +80,35 @@ def _num(x: Any) -> Any:
     return x
 
 
+def fmt_sides(lhs: float, rhs: float, digits: int = 4) -> tuple[str, str]:
+    """Both sides of a bound to the same number of significant digits (at least ``digits``), as
+    many as it takes for unequal sides to print unequally: a violation by 9e-4 at 10.17 must not
+    read "lhs = 10.17, rhs = 10.17".
+
+    >>> fmt_sides(10.1709, 10.1700)
+    ('10.171', '10.17')
+    """
+    for p in range(digits, 18):
+        a, b = f"{lhs:.{p}g}", f"{rhs:.{p}g}"
+        if a != b or lhs == rhs:
+            return a, b
+    return f"{lhs!r}", f"{rhs!r}"
+
+
+def fmt_ratio(ratio: float, digits: int = 4) -> str:
+    """A ratio to at least ``digits`` significant digits, and as many more as it takes to print
+    a ratio that is not exactly 1 as something other than 1 (``1.0001``, never ``1``).
+
+    >>> fmt_ratio(1.00009), fmt_ratio(2.583214), fmt_ratio(1.0)
+    ('1.0001', '2.583', '1')
+    """
+    for p in range(digits, 18):
+        text = f"{ratio:.{p}g}"
+        if ratio == 1 or float(text) != 1:
+            return text
+    return repr(ratio)
+
+
 BINDING = 0.10  # an instance binds when its lhs is within 10% of its rhs
 
 
@@ -131,11 +160,11 @@ def bound_verdict(
     n, nv = ev["n_instances"], ev["n_violations"]
     if nv == 0:
         ratio = ev.get("worst_lhs_over_rhs")
-        tight = f"; worst lhs/rhs = {ratio:.6g}" if ratio is not None else ""
+        tight = f"; worst lhs/rhs = {fmt_ratio(ratio, 6)}" if ratio is not None else ""
         tight += f"; {ev['n_binding']} within {BINDING:.0%} of the bound"
         return Verdict("holds", f"{what} on all {n} instances{tight}", ev)
     ratio = ev.get("worst_lhs_over_rhs")
-    worst = f"worst lhs/rhs = {ratio:.4g}, " if ratio is not None else ""
+    worst = f"worst lhs/rhs = {fmt_ratio(ratio)}, " if ratio is not None else ""
     return Verdict(
         "violated",
         f"{what} fails on {nv} of {n} instances ({worst}max lhs - rhs = "
@@ -397,12 +426,43 @@ def std_ratio_verdict(
     return Verdict("inconclusive", txt, ev)
 
 
+UNDECIDED = ("inconclusive", "not-testable")
+"""The verdicts that decide nothing: a reading that gives one neither supports nor goes against
+the paper, and is outvoted by none."""
+
+AGAINST = ("violated", "contradicted", "no-effect", "ill-posed")
+"""The decided verdicts that go against a paper's claim: a claim counts against its paper only
+when its verdict, or the verdict of one of its decided readings, is one of these."""
+
+
+def against_paper(result: Mapping[str, Any]) -> bool:
+    """Does a claim's result (a report entry: ``verdict`` and ``evidence``, or a record entry
+    with ``against_paper``) go against its paper? A decided verdict in :data:`AGAINST`, or a
+    ``depends-on-reading`` one of whose decided readings is; a claim supported under one reading
+    and undecided under another is not a finding."""
+    if "against_paper" in result:
+        return bool(result["against_paper"])
+    status = result.get("verdict", result.get("status"))
+    if status in AGAINST:
+        return True
+    if status != "depends-on-reading":
+        return False
+    table = (result.get("evidence") or {}).get("by_reading") or {}
+    # an old record without the table: as before, a disagreement counts
+    return not table or any(v.get("status") in AGAINST for v in table.values())
+
+
 def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: str) -> Verdict:
     """One verdict over the readings of a choice the paper leaves open (``by_reading``: reading
     name -> its verdict; ``default``: the reading the paper's text describes, or ours where it
-    describes none). Every reading agreeing gives that verdict; otherwise
-    ``depends-on-reading``, naming which readings give which verdict. The evidence keeps the
-    default reading's evidence and every reading's status and reason (``by_reading``)."""
+    describes none).
+
+    Only decided readings vote (an ``inconclusive`` or ``not-testable`` reading decides
+    nothing): every decided reading agreeing gives that verdict, naming the undecided readings;
+    two different decided verdicts give ``depends-on-reading``, naming which readings give which;
+    no decided reading gives ``inconclusive``. The evidence keeps the deciding reading's evidence
+    (the default where it decided), every reading's status and reason (``by_reading``), and the
+    readings against the paper (``readings_against_paper``)."""
     if not by_reading:
         raise ValueError("by_reading must name at least one reading")
     if default not in by_reading:
@@ -411,10 +471,13 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     for name, v in by_reading.items():
         if not isinstance(v, Verdict):
             raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
-    base = by_reading[default]
+    decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
+    deciding = default if (default in decided or not decided) else next(iter(decided))
+    base = by_reading[deciding]
     table = {name: {"status": v.status, "reason": v.reason} for name, v in by_reading.items()}
     ev = {**base.evidence, "by_reading": table, "default_reading": default,
-          "n_readings": len(by_reading)}
+          "deciding_reading": deciding, "n_readings": len(by_reading),
+          "readings_against_paper": [n for n, v in by_reading.items() if v.status in AGAINST]}
     groups: dict[str, list[str]] = {}
     for name, v in by_reading.items():
         groups.setdefault(v.status, []).append(name)
@@ -422,5 +485,15 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
         return Verdict(base.status, f"{what}: {base.status} under every reading "
                        f"({', '.join(by_reading)}); {default}: {base.reason}", ev)
     parts = "; ".join(f"{status} under {', '.join(names)}" for status, names in groups.items())
+    decided_groups = {s for s in groups if s not in UNDECIDED}
+    if not decided_groups:
+        return Verdict("inconclusive", f"{what}: no reading decides ({parts}). Default reading "
+                       f"({default}): {base.reason}", ev)
+    if len(decided_groups) == 1:
+        (status,) = decided_groups
+        undecided = [n for n in by_reading if n not in decided]
+        return Verdict(status, f"{what}: {status} under {', '.join(decided)}; undecided under "
+                       f"{', '.join(undecided)} ({parts}). {deciding}: {base.reason}",
+                       {**ev, "undecided_readings": undecided})
     return Verdict("depends-on-reading", f"{what}: {parts}. Default reading ({default}): "
                    f"{base.reason}", ev)

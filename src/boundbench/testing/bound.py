@@ -31,7 +31,11 @@ class BoundViolation(AssertionError):
 
 @dataclass
 class Tightness:
-    """The worst ``lhs / rhs`` a ``@bound`` test saw (``inf``: lhs > 0 where rhs <= 0)."""
+    """What a ``@bound`` test saw. Two worst cases, which differ: ``worst_ratio`` (with
+    ``instance``, ``lhs``, ``rhs``) is the *largest* ``lhs / rhs`` over every example tried
+    (``inf``: lhs > 0 where rhs <= 0), what the tightness table prints; ``shrunk_*`` is the
+    *smallest reproducer* of a failure, the example hypothesis shrank it to and replayed last,
+    whose ratio is usually far smaller (only set when the bound was violated)."""
 
     name: str
     worst_ratio: float = -math.inf
@@ -40,6 +44,10 @@ class Tightness:
     rhs: float = math.nan
     examples: int = 0
     violated: bool = False
+    shrunk_ratio: float = math.nan
+    shrunk_instance: str = ""
+    shrunk_lhs: float = math.nan
+    shrunk_rhs: float = math.nan
 
 
 #: every ``@bound`` run in this process, by test name (the pytest plugin prints it)
@@ -116,6 +124,9 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
                 allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
                 if lhs > allowed:
                     rec.violated = True
+                    # hypothesis replays the shrunk failure last: the last one kept is it
+                    rec.shrunk_ratio, rec.shrunk_instance = ratio, repr(instance)
+                    rec.shrunk_lhs, rec.shrunk_rhs = lhs, rhs
                     raise BoundViolation(
                         f"{name}: lhs <= rhs fails on {instance!r}: lhs = {lhs:.6g}, rhs = "
                         f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
@@ -138,14 +149,17 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
 
 
 def tightness_table(results: dict[str, Tightness] | None = None) -> str:
-    """The worst ratio each ``@bound`` reached, tightest first, as a text table."""
+    """Each ``@bound``'s largest ``lhs / rhs`` found over all its examples, tightest first, as
+    a text table; a violated bound also gives the ratio of its smallest reproducer (the shrunk
+    failure pytest reports), which is a different instance."""
     rows = sorted((results if results is not None else RESULTS).values(),
                   key=lambda r: -r.worst_ratio)
     if not rows:
         return ""
     width = max(len(r.name) for r in rows)
-    lines = [f"{'bound':<{width}}  {'worst lhs/rhs':>13}  {'examples':>8}  verdict"]
+    lines = [f"{'bound':<{width}}  {'largest lhs/rhs found':>21}  {'examples':>8}  verdict"]
     for r in rows:
-        verdict = "VIOLATED" if r.violated else "holds"
-        lines.append(f"{r.name:<{width}}  {r.worst_ratio:>13.6g}  {r.examples:>8}  {verdict}")
+        verdict = (f"VIOLATED (smallest reproducer: lhs/rhs = {r.shrunk_ratio:.6g})"
+                   if r.violated else "holds")
+        lines.append(f"{r.name:<{width}}  {r.worst_ratio:>21.6g}  {r.examples:>8}  {verdict}")
     return "\n".join(lines)

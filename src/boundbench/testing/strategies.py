@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from boundbench.framework.draws import orthonormalize, power
 from boundbench.synthetic.data import make_separable
 from boundbench.theory.problems import random_logistic, random_quadratics
 
@@ -194,7 +195,7 @@ def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, in
             mu = 0.0 if kk == "singular" else float(eig.min())
         u = rng.standard_normal((points, dd))
         u /= np.linalg.norm(u, axis=1, keepdims=True)
-        pts = u * rad * rng.random((points, 1)) ** (1.0 / dd)
+        pts = u * rad * power(rng.random((points, 1)), 1.0 / dd)
         return SmoothLoss(kk, nn, dd, beta, mu, rad, seed, prob, pts)
 
     return draw()
@@ -317,7 +318,7 @@ def exterior_pairs(*, d: tuple[int, int] = (1, 30), r: tuple[float, float] = (1e
             ang = 0.0 if ang < np.pi / 2 else float(np.pi)
             ux, uy = np.ones(1), np.array([np.cos(ang)])
         else:
-            q, _ = np.linalg.qr(rng.standard_normal((dd, 2)))
+            q = orthonormalize(rng.standard_normal((dd, 2)))  # no kernel-chosen signs
             ux, uy = q[:, 0], np.cos(ang) * q[:, 0] + np.sin(ang) * q[:, 1]
         return ExteriorPair(ux * rr * (1 + ex), uy * rr * (1 + ey), rr, ang, seed)
 
