@@ -66,10 +66,26 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
     assert (tmp_path / "index.md").exists()
     # the README quotes docs/last-audit.json: a fresh quick audit must still give each verdict
     # (a change of verdict is a finding to record: boundbench findings --record ...)
+    # A verdict within a small margin of its threshold (fragile, here or in the record) may
+    # differ on another machine or size: those are named, not compared (issue 37)
     rec = json.loads((Path(__file__).parents[1] / "docs" / "last-audit.json").read_text())
     assert rec["scale"] == "quick" and rec["seed"] == 0
-    recorded = {c["id"]: c["verdict"] for c in rec["claims"]}
-    assert {c["id"]: c["verdict"] for c in report["claims"]} == recorded
+    assert rec["lock_sha256"] and rec["cpu_model"] is not None
+    fragile = sorted({c["id"] for c in rec["claims"] if c.get("fragile")}
+                     | {c["id"] for c in report["claims"] if c["evidence"].get("fragile")})
+    if fragile:
+        print(f"fragile verdicts not compared with the record: {', '.join(fragile)}")
+    recorded = {c["id"]: c["verdict"] for c in rec["claims"] if c["id"] not in fragile}
+    assert {c["id"]: c["verdict"] for c in report["claims"] if c["id"] not in fragile} == recorded
+    assert len(recorded) >= len(rec["claims"]) - 10, fragile  # most verdicts are compared
+    # what a reader sees is what was decided: every figure is titled with its claim's verdict,
+    # and a bound the targeted search decided draws the search's worst instance
+    for c in report["claims"]:
+        if c.get("figure"):
+            assert c["figure_title"].startswith(f"{c['id']}: {c['verdict']}"), c["figure_title"]
+        if c["evidence"].get("decided_by_search"):
+            assert c["figure_shows_search_worst"], c["id"]
+    assert report["meta"]["machine"]["cpu_model"] and report["meta"]["lock_sha256"]
     # the errata sheet is part of the first command's output: every finding is on it
     errata = (tmp_path / "errata.md").read_text()
     for c in report["claims"]:

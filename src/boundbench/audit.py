@@ -20,8 +20,8 @@ from boundbench import catalogue, errata
 from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import sweep_temporaries, write_atomic
-from boundbench.framework.meta import commit, environment
-from boundbench.framework.verdicts import FINDINGS, against_paper, fmt_ratio
+from boundbench.framework.meta import commit, environment, lock, machine
+from boundbench.framework.verdicts import FINDINGS, FRAGILE, against_paper, fmt_ratio
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -457,6 +457,8 @@ def run_audit(
             "seconds": round(time.perf_counter() - t0, 2),
             "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
             "environment": environment(),
+            "machine": machine(),
+            **lock(),
             "commit": run["commit"],
             "counts": dict(Counter(r["verdict"] for r in results)),
             "errors": errors,
@@ -554,6 +556,37 @@ def _num(v: Any) -> str:
     return f"{v:.3g}" if isinstance(v, int | float) else str(v)
 
 
+def machine_line(meta: dict[str, Any]) -> list[str]:
+    """Where the audit ran and with which lock, as the report's second line: the CPU, the BLAS
+    kernel, numpy's SIMD targets, and the lock's hash with any pin the install did not match."""
+    m = meta.get("machine") or {}
+    if not m and not meta.get("lock_sha256"):
+        return []
+    parts = [f"CPU {m.get('cpu_model', 'unknown')}"]
+    if m.get("blas"):
+        parts.append(f"BLAS {', '.join(m['blas'])}")
+    if m.get("numpy_simd") is not None:
+        parts.append(f"numpy SIMD {' '.join(m['numpy_simd']) or 'baseline only'}")
+    if meta.get("lock_sha256"):
+        off = meta.get("lock_pins_not_matched") or []
+        parts.append(f"lock constraints.txt sha256 {meta['lock_sha256'][:12]}"
+                     + (f", {len(off)} pin(s) not matched: {', '.join(off[:5])}" if off
+                        else ", every pin matched"))
+    return ["Machine: " + "; ".join(parts) + "."]
+
+
+def is_fragile(r: dict[str, Any]) -> bool:
+    """Is a claim's verdict within a small margin of flipping (``evidence.fragile``, set by the
+    verdict rules from ``margin_to_flip``)? A record entry carries it as ``fragile``."""
+    if "fragile" in r:
+        return bool(r["fragile"])
+    return bool((r.get("evidence") or {}).get("fragile"))
+
+
+def fragile_mark(r: dict[str, Any]) -> str:
+    return " (fragile)" if is_fragile(r) else ""
+
+
 def anchor(claim_id: str) -> str:
     """The markdown anchor of a claim's section (GitHub's rule: lower case, dots dropped)."""
     return claim_id.lower().replace(".", "")
@@ -592,12 +625,19 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
     """The short record of an audit that the docs quote (``docs/last-audit.json``): when, at
     which scale, seed and commit, the counts, and each claim's verdict and size."""
     meta = report["meta"]
+    mach = meta.get("machine") or {}
     return {"created": meta["created"], "scale": meta["scale"], "seed": meta["seed"],
             "commit": meta.get("commit"), "seconds": meta.get("seconds"),
+            "lock_sha256": meta.get("lock_sha256"),
+            "lock_pins_not_matched": meta.get("lock_pins_not_matched"),
+            "cpu_model": mach.get("cpu_model"), "instruction_sets": mach.get("instruction_sets"),
+            "numpy_simd": mach.get("numpy_simd"), "blas": mach.get("blas"),
             "counts": meta["counts"],
             "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
                         "verdict": r["verdict"], "size": verdict_size(r),
-                        "against_paper": against_paper(r)}
+                        "against_paper": against_paper(r), "fragile": is_fragile(r),
+                        "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
+                        "margin_units": (r.get("evidence") or {}).get("margin_units")}
                        for r in report["claims"]]}
 
 
@@ -614,7 +654,8 @@ def headline(rec: dict[str, Any], *, link: str = "") -> str:
         if r["verdict"] == "depends-on-reading":
             continue
         size = f" ({r['size']})" if r.get("size") else ""
-        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{size} (`{r['id']}`)")
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}{size} "
+                     f"(`{r['id']}`)")
     reading = [r["id"] for r in found if r["verdict"] == "depends-on-reading"]
     if reading:
         lines.append(f"- depends on how the paper is read ({len(reading)}): "
@@ -657,6 +698,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"Generated {meta['created']} at scale **{meta['scale']}** with seed {meta['seed']} in "
         f"{meta['seconds']} s ({env}).",
+        *machine_line(meta),
         f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
         "",
         *what_we_found(results),
@@ -695,8 +737,8 @@ def render_markdown(report: dict[str, Any]) -> str:
                   "|---|---|---|---|---|---|"]
         for r in part:
             lines.append(f"| [`{r['id']}`](#{anchor(r['id'])}) | {_fmt(r['where'])} | "
-                         f"{r['kind']} | **{r['verdict']}** | {_fmt(verdict_size(r))} | "
-                         f"{_fmt(r['reason'])} |")
+                         f"{r['kind']} | **{r['verdict']}**{fragile_mark(r)} | "
+                         f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
         lines.append("")
     lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
     lines += budget_section(report)
@@ -715,6 +757,12 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"**Verdict: {r['verdict']}.** {r['reason']}",
             "",
         ]
+        if is_fragile(r):
+            ev = r["evidence"]
+            lines += [f"**Fragile.** The deciding statistic is {ev['margin_to_flip']:.3g} "
+                      f"({ev['margin_units']}) from the nearest threshold, within the "
+                      f"{FRAGILE[ev['margin_units']]:g} that a small change of the data could "
+                      "cross: another seed, size or machine may decide otherwise.", ""]
         if r.get("notes"):
             lines += [f"**Note.** {r['notes']}", ""]
         if r["evidence"]:

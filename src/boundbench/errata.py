@@ -27,7 +27,7 @@ import pandas as pd
 
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
-from boundbench.framework.verdicts import FINDINGS, against_paper, fmt_ratio, fmt_sides
+from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, against_paper, fmt_ratio, fmt_sides
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")
@@ -46,7 +46,7 @@ SECTIONS = (
 
 
 def _smallest_instance(table: Path, lhs: str = "lhs") -> dict[str, Any] | None:
-    """The failing row (``lhs > rhs`` beyond 1e-6 relative) with the fewest points, from a claim's
+    """The failing row (``lhs > rhs`` beyond ``NUMERIC_RTOL`` relative) with the fewest points, from a claim's
     CSV; None when the table has no ``lhs``/``rhs`` columns or no failing row."""
     if not table.exists():
         return None
@@ -54,7 +54,7 @@ def _smallest_instance(table: Path, lhs: str = "lhs") -> dict[str, Any] | None:
     if not {lhs, "rhs"} <= set(df.columns):
         return None
     df = df.assign(lhs=df[lhs])
-    bad = df[df.lhs > df.rhs + 1e-6 * df.rhs.abs()]
+    bad = df[df.lhs > df.rhs + NUMERIC_RTOL * df.rhs.abs()]
     if bad.empty:
         return None
     by = [c for c in _SIZE if c in bad.columns]

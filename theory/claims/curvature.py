@@ -15,6 +15,7 @@ from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import (
+    NUMERIC_RTOL,
     BoundSides,
     Verdict,
     bound_evidence,
@@ -144,7 +145,7 @@ def _last_layer_sides(p: dict):
 def _thm1_literal(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_full.to_numpy(), df.rhs_contractant.to_numpy()),
-                            rtol=1e-9, what="full-theta Hessian norm <= Theorem 1")
+                            rtol=NUMERIC_RTOL, what="full-theta Hessian norm <= Theorem 1")
     lhs, rhs = _scalar_counterexample()
     verdict = verdict.with_evidence(scalar_counterexample_lhs=lhs, scalar_counterexample_rhs=rhs,
                                     seed=ctx.seed)
@@ -166,7 +167,7 @@ def _thm1_literal(ctx: CheckContext) -> Outcome:
 def _thm1_block(ctx: CheckContext) -> Outcome:
     df = _thm1_table(ctx)
     verdict = bound_verdict(BoundSides(df.hess_block.to_numpy(), df.rhs_lipschitz.to_numpy()),
-                            rtol=1e-9, what="W^(1..L-1) Hessian norm <= Theorem 1 (Lipschitz)")
+                            rtol=NUMERIC_RTOL, what="W^(1..L-1) Hessian norm <= Theorem 1 (Lipschitz)")
     gelu = df[df.activation == "gelu"]
     no_factor = bound_evidence(BoundSides(gelu.hess_block.to_numpy(),
                                           gelu.rhs_contractant.to_numpy()), rtol=1e-9, atol=0)
@@ -202,7 +203,7 @@ def _last_layer(ctx: CheckContext) -> Outcome:
         rows.append({"n": n, "k": k, "c": c, "lhs": lhs, "rhs": rhs,
                      "half_mean_sq_norm": 0.5 * h.pow(2).sum(1).mean().item(), "family": f"c={c}"})
     df = pd.DataFrame(rows)
-    verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=1e-9,
+    verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=NUMERIC_RTOL,
                             what="||Hess_W CE|| <= lambda_max(mean h h^T)/2")
     verdict = verdict.with_evidence(seed=ctx.seed)
     fig, (ax,) = plotting.figure()
@@ -503,7 +504,7 @@ def _uegr_eq13_bound(ctx: CheckContext) -> Outcome:
     df, n, eps = _eq13_table(ctx)
     df = df.assign(lhs=df.eq12_first_order, rhs=df.eq13,
                    family=df.reading + ", rates " + df.rates)
-    verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=1e-12,
+    verdict = bound_verdict(BoundSides(df.lhs.to_numpy(), df.rhs.to_numpy()), rtol=NUMERIC_RTOL,
                             what="eps ||g1 + g2|| <= eps (||g1|| + ||g2||)",
                             evidence={"n_inputs_per_rate_pair": n, "eps": eps, "seed": ctx.seed})
     fig, (ax,) = plotting.figure()

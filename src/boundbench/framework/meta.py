@@ -7,8 +7,9 @@ import platform
 
 # part of every cache key beside the package version: bump it with any change that alters a
 # cached table (a generator, a solver, a trainer), so no cache from before serves stale numbers
-# (the package version alone did not change across such edits). 2: make_separable's exact margin
-RESULTS_VERSION = 2
+# (the package version alone did not change across such edits). 2: make_separable's exact margin;
+# 3: generators draw from the seed alone (no SVD/QR basis, libm's pow), issue 37
+RESULTS_VERSION = 3
 
 
 def version() -> str:
@@ -27,6 +28,72 @@ def environment() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             continue
     return env
+
+
+def lock() -> dict[str, object]:
+    """The dependency lock the install used (``constraints.txt`` at the repository root, pip
+    constraints): its SHA-256, and the pins the installed packages do not match (none on an
+    install made with it). ``{"lock": None}`` outside a checkout (an installed wheel)."""
+    import hashlib
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "constraints.txt"
+    if not path.is_file():
+        return {"lock": None}
+    text = path.read_text()
+    differ = []
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)", line.strip())
+        if not m:
+            continue
+        try:
+            have = importlib.metadata.version(m.group(1))
+        except importlib.metadata.PackageNotFoundError:
+            differ.append(f"{m.group(1)} (not installed)")
+            continue
+        if have.split("+")[0] != m.group(2):
+            differ.append(f"{m.group(1)} {have} (lock {m.group(2)})")
+    return {"lock": path.name, "lock_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "lock_pins_not_matched": differ}
+
+
+def machine() -> dict[str, object]:
+    """The CPU the numbers were computed on, as far as it changes their last bits: its model,
+    the instruction sets kernels dispatch on, numpy's SIMD targets in use and the BLAS kernel
+    (OpenBLAS picks its core type by CPU, numpy its power/exp/log by AVX-512 vs AVX2)."""
+    import os
+
+    info: dict[str, object] = {"machine": platform.machine(), "processor": platform.processor()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        for line in text.splitlines():
+            if line.startswith("model name") and "cpu_model" not in info:
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and "instruction_sets" not in info:
+                flags = set(line.split(":", 1)[1].split())
+                info["instruction_sets"] = sorted(f for f in flags if f.startswith(
+                    ("sse", "ssse", "avx", "fma", "amx")) or f in ("f16c", "bmi2", "popcnt"))
+    except OSError:
+        pass
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+        info["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    except ImportError:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["blas"] = [f"{p.get('internal_api')} {p.get('version')} {p.get('architecture')}"
+                        for p in threadpool_info() if p.get("user_api") == "blas"]
+    except ImportError:
+        pass
+    for var in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "ATEN_CPU_CAPABILITY"):
+        if os.environ.get(var):
+            info[var] = os.environ[var]
+    return info
 
 
 def renamed(module: str, namespace: dict, old_to_new: dict[str, str]):

@@ -8,9 +8,9 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome
-from boundbench.framework.verdicts import BoundSides, bound_verdict
+from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 
-RTOL, ATOL = 1e-9, 1e-12
+RTOL, ATOL = NUMERIC_RTOL, 1e-12  # the bound checks' tolerance (verdicts.NUMERIC_RTOL)
 
 
 def ratio_histogram_outcome(

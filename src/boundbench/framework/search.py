@@ -207,21 +207,32 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
 def apply_search(verdict: Any, result: SearchResult) -> Any:
     """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
     (with the instance) where the search broke a bound the random family did not."""
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.verdicts import NUMERIC_RTOL, Verdict, measured, with_margin
 
+    result = replace(result, worst_ratio=float(measured(result.worst_ratio)))
     ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
-    rtol = float(verdict.evidence.get("rtol", 1e-9))
+    rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
             f"{result.worst_ratio:.4g}")
     if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
         inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                          for k, v in result.instance.items())
+        # the search's worst ratio decides: its distance beyond the tolerance is the margin
         return Verdict("violated", f"a {said} at {inst}; the random family alone: "
                        f"{verdict.status}: {verdict.reason}",
-                       {**verdict.evidence, **ev, "decided_by_search": True},
+                       with_margin({**verdict.evidence, **ev, "decided_by_search": True},
+                                   (result.worst_ratio - 1 - rtol) / result.worst_ratio,
+                                   "relative"),
                        verdict.figure, verdict.table)
     if verdict.status == "holds" and "loose_by_factor" in ev:
         said += (f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"
                  if ev["loose_by_factor"] > 1 / 0.9 else "; it binds (within 10%)")
-    return Verdict(verdict.status, f"{verdict.reason}; {said}", {**verdict.evidence, **ev},
-                   verdict.figure, verdict.table)
+    out = {**verdict.evidence, **ev}
+    if verdict.status == "holds" and result.worst_ratio > 0:
+        # the search's worst instance is as near the threshold as any: it counts in the margin
+        m = (1 + rtol - result.worst_ratio) / max(1.0, result.worst_ratio)
+        old = out.get("margin_to_flip")
+        if not isinstance(old, int | float) or out.get("margin_units") != "relative" or m < old:
+            out = with_margin(out, m, "relative")
+    return Verdict(verdict.status, f"{verdict.reason}; {said}", out, verdict.figure,
+                   verdict.table)
