@@ -219,3 +219,27 @@ def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
                               "evidence": {"by_reading": {"a": {"status": "supported"},
                                                           "b": {"status": "holds"}}}})
     assert against_paper({"verdict": "holds", "against_paper": True})
+
+
+def test_a_curve_claim_says_for_which_t_it_holds():
+    """Issue 37: Fig. 5's fresh-loo-start reading supports the claim early and shows no effect
+    at t = 600; judged at the last step only, it read "no-effect"."""
+    from boundbench.framework.verdicts import against_paper, along_t_verdict
+
+    up = Verdict("supported", "down", {"ci_low": -0.5})
+    flat = Verdict("no-effect", "flat", {"end_ratio": 1.0})
+    unsure = Verdict("inconclusive", "?", {})
+    v = along_t_verdict({1: up, 10: up, 100: flat, 600: flat}, what="stability vs H")
+    assert v.status == "depends-on-reading"
+    assert "supported for t <= 10; no-effect for t >= 100" in v.reason
+    assert v.evidence["by_t"] == {"1": "supported", "10": "supported", "100": "no-effect",
+                                  "600": "no-effect"}
+    assert against_paper({"verdict": v.status, "evidence": v.evidence})
+    w = along_t_verdict({1: unsure, 30: up, 600: up}, what="s")
+    assert w.status == "supported" and "inconclusive for t <= 1; supported for t >= 30" in w.reason
+    assert not against_paper({"verdict": w.status, "evidence": w.evidence})
+    mid = along_t_verdict({1: up, 5: unsure, 30: flat}, what="s")
+    assert "inconclusive at t = 5" in mid.reason
+    # a reading split along t counts against the paper inside readings_verdict too
+    r = readings_verdict({"a": v, "b": up}, default="b", what="w")
+    assert r.evidence["readings_against_paper"] == ["a"]

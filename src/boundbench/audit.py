@@ -615,7 +615,7 @@ def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]
              "paper is read:", ""]
     for r in found:
         size = verdict_size(r)
-        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}"
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}"
                      f"{f' ({size})' if size else ''}. "
                      f"[`{r['id']}`]({link}#{anchor(r['id'])})")
     return lines + [""]
