@@ -3,8 +3,9 @@
 Each paper's page has three sections, so that nothing accuses a paper of what comes from our own
 choices:
 
-- **Errors**: findings that hold under every reading the project runs and for every optimal
-  solution (``violated``, ``contradicted``, ``no-effect``);
+- **Errors**: findings that hold under every reading the project runs that decides (undecided
+  readings are named) and for every optimal solution (``violated``, ``contradicted``,
+  ``no-effect``);
 - **Ill-posed statements**: statements that presuppose a unique optimum where there is none
   (``ill-posed``: true for the closest pair of optima, false for the farthest);
 - **Findings that depend on how the paper is read** (``depends-on-reading``), with the verdict
@@ -36,12 +37,15 @@ _SHOW = 8  # at most this many columns of the instance row
 
 SECTIONS = (
     ("Errors", ("violated", "contradicted", "no-effect"),
-     "Findings that hold under every reading the project runs and for every optimal solution."),
+     "Findings that hold under every reading the project runs that decides (a reading that "
+     "cannot decide is named in the entry) and for every optimal solution."),
     ("Ill-posed statements", ("ill-posed",),
      "Statements that presuppose a unique optimum where there is none: true for the closest "
      "pair of optimal solutions, false for the farthest."),
     ("Findings that depend on how the paper is read", ("depends-on-reading",),
-     "The paper leaves a choice open; its plausible readings give different verdicts."),
+     "The paper leaves a choice open (or the claim is about a curve over training steps t); "
+     "its plausible readings (or ranges of t) reach different decided verdicts, one of them "
+     "against the paper."),
 )
 
 
@@ -148,6 +152,14 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
         lines += [f"| {name} | {v.get('status')} | {str(v.get('reason', '')).replace('|', '/')} |"
                   for name, v in by_reading.items()]
         lines.append("")
+    ev0 = r.get("evidence") or {}
+    if isinstance(ev0.get("t_ranges"), str):
+        lines += [f"**Along the training steps.** {ev0['t_ranges']} (decided at t = "
+                  f"{', '.join(str(t) for t in ev0.get('decided_at_steps', []))}).", ""]
+    if ev0.get("fragile"):
+        lines += [f"**Fragile.** The deciding statistic is {ev0.get('margin_to_flip'):.3g} "
+                  f"({ev0.get('margin_units')}) from its threshold: a small change of the data "
+                  "(another seed, size or machine) may decide otherwise.", ""]
     if r.get("figure"):
         lines += [f"![{r['id']}: {r['verdict']}]({r['figure']})", ""]
     lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"

@@ -136,16 +136,17 @@ def search_strip(fig, *, worst_ratio: float, instance: Any, random_worst: float 
     ax.axvspan(1.0, hi, color="tab:red", alpha=0.08, lw=0)
     if isinstance(random_worst, int | float) and random_worst > 0:
         ax.plot([random_worst], [0], "o", mfc="none", color=OKABE_ITO[0], ms=5,
-                label=f"random family's worst {random_worst:.4g}")
+                label=f"random family {random_worst:.4g}")
     pt, = ax.plot([worst_ratio], [0], "X", color=OKABE_ITO[3] if worst_ratio > 1 else OKABE_ITO[2],
-                  ms=8, label=f"search's worst {worst_ratio:.4g}")
+                  ms=8, label=f"search {worst_ratio:.4g}")
     pt.set_gid(SEARCH_GID)
     ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
     ax.xaxis.set_major_formatter(mticker.FixedFormatter([f"{t:.3g}" for t in ticks]))
     ax.xaxis.set_minor_locator(mticker.NullLocator())
     ax.set_xlabel("\n".join(lines), fontsize=7)
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.05), ncols=2, fontsize=7, frameon=False,
-              borderaxespad=0, handletextpad=0.3, columnspacing=1.0)
+              borderaxespad=0, handletextpad=0.3, columnspacing=1.0,
+              title="worst lhs/rhs:", title_fontsize=7, alignment="left")
 
 
 def style():

@@ -235,8 +235,12 @@ def bound_verdict(
     lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
     rhs = np.asarray(sides.rhs, dtype=np.float64).ravel()
     size = np.maximum(np.abs(lhs), np.abs(rhs))
-    slack = (rtol * np.abs(rhs) + atol - (lhs - rhs)) / np.where(size > 0, size, 1.0)
-    ev = with_margin(ev, slack.min() if ev["n_violations"] == 0 else -slack.min(), "relative")
+    # 0 <= 0 (a dead unit's Hessian) cannot flip under a relative change: no margin to count
+    live = size > 0
+    slack = (rtol * np.abs(rhs) + atol - (lhs - rhs))[live] / size[live]
+    margin = (1.0 if slack.size == 0 else slack.min() if ev["n_violations"] == 0
+              else -slack.min())
+    ev = with_margin(ev, margin, "relative")
     n, nv = ev["n_instances"], ev["n_violations"]
     if nv == 0:
         ratio = ev.get("worst_lhs_over_rhs")
@@ -267,7 +271,8 @@ def equality_verdict(
     err = np.abs(m - e)
     allowed = atol + rtol * np.abs(e)
     size = np.maximum(np.abs(m), np.abs(e))
-    slack = (allowed - err) / np.where(size > 0, size, 1.0)
+    live = size > 0  # 0 = 0 cannot flip under a relative change
+    slack = (allowed - err)[live] / size[live]
     bad = err > allowed
     ev = with_margin({
         "n_instances": int(m.size),
@@ -276,7 +281,7 @@ def equality_verdict(
         "rtol": rtol,
         "n_violations": int(bad.sum()),
         **(evidence or {}),
-    }, slack.min() if not bad.any() else -slack.min(), "relative")
+    }, 1.0 if slack.size == 0 else slack.min() if not bad.any() else -slack.min(), "relative")
     tol = f"{atol:g} + {rtol:g} |expected|" if rtol else f"{atol:g}"
     if ev["n_violations"] == 0:
         return Verdict("holds", f"{what}: max |error| = {err.max():.3g} <= {tol}", ev)
