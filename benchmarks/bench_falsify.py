@@ -14,7 +14,11 @@ Five wrong variants of the papers' bounds, each a different kind of mistake:
    opposite.
 
 Run: ``python benchmarks/bench_falsify.py [--evals N] [--seeds K]``. It prints, per variant,
-whether each method found a violation (ratio > 1), its best ratio and the seconds it took.
+whether each method found a violation (ratio > 1), its best ratio and the seconds it took; then
+the measure users compare between engines: the median number of evaluations to the *first*
+violation over seeds, for the targeted search, random generation and hypothesis's own
+``target()`` (the same unit-cube parameters, ``st.floats(0, 1)`` each, the ratio as its target),
+each stopped at the first ratio above 1 or at the budget.
 """
 
 from __future__ import annotations
@@ -100,10 +104,95 @@ def random_search(search: Search, *, evals: int, seed: int) -> float:
     return best
 
 
+class _Found(Exception):
+    """Raised at the first violation: it stops every engine at once (none catches it)."""
+
+
+def _counting(search: Search) -> tuple[Search, dict]:
+    """``search`` whose sides count their calls and raise :class:`_Found` at the first ratio
+    above 1."""
+    from dataclasses import replace
+
+    calls = {"n": 0}
+
+    def sides(p):
+        calls["n"] += 1
+        lhs, rhs = search.sides(p)
+        if worst_ratio(lhs, rhs) > 1:
+            calls.setdefault("first", calls["n"])  # hypothesis replays a failure: keep the first
+            raise _Found
+        return lhs, rhs
+
+    return replace(search, sides=sides), calls
+
+
+def evals_to_first(method: str, search: Search, *, budget: int, seed: int) -> int | None:
+    """Evaluations ``method`` needs to its first violation (``None``: none within ``budget``)."""
+    counted, calls = _counting(search)
+    try:
+        if method == "targeted":
+            worst_case(counted, max_evals=budget, seed=seed)
+        elif method == "random":
+            random_search(counted, evals=budget, seed=seed)
+        else:
+            _hypothesis_target(counted, budget=budget, seed=seed)
+    except _Found:
+        return calls["first"]
+    return calls.get("first")
+
+
+def _hypothesis_target(search: Search, *, budget: int, seed: int) -> None:
+    from hypothesis import HealthCheck, Phase, given, settings, target
+    from hypothesis import seed as hseed
+    from hypothesis import strategies as st
+
+    dim = len(search.space)
+
+    # no shrinking: the count stops at the first violation, as the other engines' does
+    @hseed(seed)
+    @settings(max_examples=budget, deadline=None, database=None,
+              phases=[Phase.explicit, Phase.generate, Phase.target],
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.floats(0.0, 1.0), min_size=dim, max_size=dim))
+    def prop(u):
+        params = {k: (v.item() if hasattr(v, "item") else v)
+                  for k, v in search.decode(np.array(u)).items()}
+        try:
+            r = worst_ratio(*search.sides(params))
+        except ValueError:
+            return
+        target(min(r, 1e12), label="lhs/rhs")
+
+    prop()
+
+
+def first_violation_table(*, budget: int, seeds: int) -> None:
+    methods = ("targeted", "random", "hypothesis target()")
+    print(f"\nevaluations to the first violation, median over {seeds} seeds (found/seeds), "
+          f"budget {budget}:")
+    print(f"{'variant':<36} " + " ".join(f"{m:>22}" for m in methods))
+    meds = {m: [] for m in methods}
+    for name, search in VARIANTS.items():
+        cells = []
+        for m in methods:
+            runs = [evals_to_first(m, search, budget=budget, seed=s) for s in range(seeds)]
+            hit = [r for r in runs if r is not None]
+            # a seed that never found one counts as more than the budget
+            med = float(np.median([r if r is not None else budget + 1 for r in runs]))
+            meds[m].append(med)
+            cells.append(f"{(f'{med:.0f}' if med <= budget else f'>{budget}')} "
+                         f"({len(hit)}/{seeds})")
+        print(f"{name:<36} " + " ".join(f"{c:>22}" for c in cells))
+    print("median over the five variants: " + ", ".join(
+        f"{m} {np.median(v):.0f}" for m, v in meds.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--evals", type=int, default=2000)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seeds", type=int, default=10,
+                    help="seeds for the evaluations-to-first-violation table (0: skip it)")
     args = ap.parse_args()
     print(f"{'variant':<36} {'targeted: found, best, s':>28}   {'random: found, best, s':>26}")
     found_t = found_r = 0
@@ -126,6 +215,8 @@ def main() -> None:
               f"{f'{hr}/{args.seeds}, {br:.4g}, {sr:.1f}':>26}")
     print(f"found on every seed, {args.evals} evaluations each: targeted {found_t} of "
           f"{len(VARIANTS)}, random {found_r} of {len(VARIANTS)}")
+    if args.first_seeds:
+        first_violation_table(budget=args.evals, seeds=args.first_seeds)
 
 
 if __name__ == "__main__":

@@ -116,6 +116,26 @@ FIG5_READINGS: dict[str, dict] = {
 }
 FIG5_DEFAULT = "shared-start"
 
+
+def _fig5_product() -> dict[str, dict]:
+    """Every combination of Fig. 5's open choices (issue 38: readings form a product): the LOO
+    runs' start (shared or fresh), the heads' initial scale (x1 or x30) and the step (1/beta_eff
+    per head or eq. 10's fixed step); named by the choices that differ from shared-start."""
+    from itertools import combinations
+
+    choices = [(n, r) for n, r in FIG5_READINGS.items() if n != FIG5_DEFAULT]
+    out: dict[str, dict] = {FIG5_DEFAULT: {}}
+    for k in range(1, len(choices) + 1):
+        for combo in combinations(choices, k):
+            out["+".join(n for n, _ in combo)] = {key: v for _, r in combo for key, v in r.items()}
+    return out
+
+
+FIG5_COMBINED: dict[str, dict] = _fig5_product()
+"""Fig. 5's readings as a product: 2 x 2 x 2 = 8 (``fu.fig5.heads`` and ``fu.cor3.1.sqrt-h``
+run them all; the squared-loss reading of "linear regression model" is ruled out: see the
+claim's notes)."""
+
 # A run whose estimate exceeds ANNOUNCE_SECONDS says so on stderr before it starts (Fig. 5 at the
 # paper scale is hours on a 2-core CPU, and a multi-claim command shows no inner progress bar);
 # only a run of more than PROBE_SLOPES slopes is probed, so small runs pay nothing.
@@ -343,6 +363,12 @@ class SoftLOOGrid:
                                  "direction_distance_max": direction.max(),
                                  "r": min(float(np.linalg.norm(w)), float(norms.min())),
                                  "v_move_max": float(np.linalg.norm(v_loo - v, axis=-1).max()),
+                                 # Lemma A.2.5's proof borrows ||v(S^i)|| <= ||v(S)|| (A.2.4)
+                                 "v_norm": float(np.linalg.norm(v)),
+                                 "v_norm_loo_max": float(np.linalg.norm(v_loo, axis=-1).max()),
+                                 "n_loo_v_norm_grows": int((np.linalg.norm(v_loo, axis=-1)
+                                                            > np.linalg.norm(v) * (1 + 1e-5))
+                                                           .sum()),
                                  "intercept_move_max": float(np.abs(c_loo - c).max()),
                                  "b_width": float(hi[0] - lo[0]),
                                  "b_width_loo_max": float((hi[1:] - lo[1:]).max()),

@@ -9,7 +9,7 @@ from boundbench.framework.verdicts import FINDINGS
 
 def test_audit_writes_the_errata_sheet(tmp_path, capsys):
     ids = ["fu.lemma-a.2.5", "fu.lemma-a.2.4", "fu.lemma-a.2.4.v", "ad.thm1.literal",
-           "ad.thm1.block"]
+           "ad.thm1.block", "fu.cor2.5"]
     assert main(["audit", "--only", *ids, "--out", str(tmp_path)]) == 0
     text = (tmp_path / "errata.md").read_text()
     report = json.loads((tmp_path / "audit.json").read_text())
@@ -22,9 +22,26 @@ def test_audit_writes_the_errata_sheet(tmp_path, capsys):
     # one page per paper, the smallest failing instance, the known corrections
     assert "## Fu, So & Collier" in text and "## Activation Decay" in text
     a25 = text[text.index('<a id="errata-fu-lemma-a-2-5">'):]
-    line = next(x for x in a25.splitlines() if x.startswith("**Smallest reproducing"))
-    assert "n = 10, lam = 1" in line  # the fewest points, lam >= 1: where it fails
+    a25 = a25[:a25.index("<a id=", 5)]
+    # decided by the search: its instance reproduces it, with a ratio clearly above 1
+    line = next(x for x in a25.splitlines() if x.startswith("**Worst instance of the targeted"))
+    assert "lam = " in line and "scale = " in line
+    import re as _re
+
+    assert float(_re.search(r"lhs/rhs ([\d.e+]+)", line).group(1)) >= 1.01
     assert "W^(1..L-1)" in text and "||v_hat(S^i)|| <= ||v_hat(S)||" in text
+    # issue 38: each erratum names what fails (statement, proof step or use), how badly, its
+    # reading of the existential constants and an instance that reproduces it
+    cor = text[text.index('<a id="errata-fu-cor2-5">'):]
+    cor = cor[:cor.index("<a id=", 5)]
+    assert "(a step of its proof): violated" in cor and "(A.3)" in cor
+    assert "**Size.** unbounded along X -> kX, lam -> k^2 lam" in cor
+    assert "**Its constants.** lam is the soft-margin weight" in cor
+    a24 = text[text.index('<a id="errata-fu-lemma-a-2-4">'):]
+    a24 = a24[:a24.index("<a id=", 5)]
+    assert "(the statement as displayed): violated" in a24 and "**What follows.** None" in a24
+    hand = next(x for x in a24.splitlines() if x.startswith("**Reproducing instance (by hand)"))
+    assert "[1.0, 10.0]" in hand and "lhs_over_rhs = 4.45" in hand
     # a table of contents whose links all land, and each entry shows its figure
     import re
 

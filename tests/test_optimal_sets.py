@@ -84,18 +84,24 @@ def test_closest_and_farthest_pairs():
     assert m["farthest"].max() > 1.0 > 10 * m["closest"].max()
 
 
-def test_ill_posed_when_only_the_farthest_pair_fails():
+def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed():
+    """On the grid Lemma A.2.5 holds for the closest pair of optima and fails for the farthest
+    (ill-posed). But its statement quantifies over every scale: X -> kX with lam -> k^2 lam
+    maps optima exactly (the intercept's move is invariant, the bound shrinks like 1/k), so the
+    search, over many decades and along that symmetry, breaks it for the closest pair without
+    bound (issue 38; the referee: 1.04 at k = 2, 15.4 at k = 30)."""
     from boundbench import catalogue
     from boundbench.framework import registry
 
     catalogue.load()
     res = registry.run("fu.lemma-a.2.5", registry.CheckContext(seed=0, scale="quick"))
     ev = res.verdict.evidence
-    assert res.verdict.status == "ill-posed"
-    assert ev["closest_pair"] == "holds" and ev["farthest_pair"] == "violated"
+    assert res.verdict.status == "violated" and ev["decided_by_search"]
+    assert ev["closest_pair"] == "holds" and ev["farthest_pair"] == "violated"  # the grid
     assert ev["n_problems_nonunique_optimum"] > 0 and ev["widest_intercept_interval"] > 1.5
-    assert ev["solver_pick"] == "violated"  # what the old verdict rested on
-    assert ev["worst_found_by_search"] < 1  # the search's closest pairs hold too
+    assert ev["worst_found_by_search"] > 10
+    assert ev["unbounded_along"] == "X -> kX, lam -> k^2 lam"
+    assert ev["along_symmetry"]["growth_exponent"] > 0.8
 
 
 def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched():
@@ -110,7 +116,9 @@ def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searche
     res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
     ev = res.verdict.evidence
     assert res.verdict.status == "violated" and "targeted search" in res.verdict.reason
-    assert ev["closest_pair"] == "holds" and ev["worst_found_by_search"] > 1.5
+    assert ev["closest_pair"] == "holds" and ev["worst_found_by_search"] > 10
+    # without bound along the scale symmetry (the referee: 2.58, 5.2, 25.8, 77 at k = 1, 2, 10, 30)
+    assert ev["unbounded_along"] and "unbounded along X -> kX" in res.verdict.reason
 
 
 def test_depends_on_reading_and_no_effect():
@@ -243,3 +251,20 @@ def test_a_curve_claim_says_for_which_t_it_holds():
     # a reading split along t counts against the paper inside readings_verdict too
     r = readings_verdict({"a": v, "b": up}, default="b", what="w")
     assert r.evidence["readings_against_paper"] == ["a"]
+
+
+def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin():
+    """Issue 38's new finding: the proof of Lemma A.2.5 takes ||v(S^i)|| <= ||v(S)|| from Lemma
+    A.2.4, which is about the hard-margin SVM; for the soft-margin v it fails. The control: the
+    same LOO comparison on the hard-margin v never grows."""
+    from boundbench import catalogue
+    from boundbench.framework import registry
+
+    catalogue.load()
+    res = registry.run("fu.lemma-a.2.5.proof-step", registry.CheckContext(seed=0, scale="quick"))
+    ev = res.verdict.evidence
+    assert res.verdict.status == "violated"
+    assert 0 < ev["n_loo_pairs_norm_grows"] < ev["n_loo_pairs"]
+    assert ev["worst_lhs_over_rhs"] > 1.1 and ev["worst_found_by_search"] > 1.1
+    assert ev["hard_margin_v_worst_ratio"] <= 1 + 1e-5
+    assert res.claim.erratum is not None and res.claim.erratum.fails == "proof step"

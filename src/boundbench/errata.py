@@ -141,11 +141,40 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
     return "\n".join(lines) + "\n"
 
 
+_FAILS = {"statement": "the statement as displayed", "proof step": "a step of its proof",
+          "use": "a use of it"}
+
+
+def _size(ev: dict[str, Any]) -> str:
+    """How badly it fails: "unbounded along <map>" where a symmetry grows the ratio without
+    limit, else the worst ratio found."""
+    if ev.get("unbounded_along"):
+        a = ev.get("along_symmetry") or {}
+        ks, rs = a.get("k") or [], a.get("ratio") or []
+        seq = ", ".join(f"{fmt_ratio(r_, 3)} at k = {k:g}" for k, r_ in list(zip(ks, rs,
+                                                                                  strict=False))[::3])
+        return (f"unbounded along {ev['unbounded_along']} (lhs/rhs {seq}; growing like "
+                f"k^{a.get('growth_exponent', float('nan')):.2f})")
+    worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
+    return f"worst lhs/rhs found {fmt_ratio(worst)}" if isinstance(worst, float) else ""
+
+
 def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
+    err = r.get("erratum") or {}
+    what = f" ({_FAILS[err['fails']]})" if err.get("fails") in _FAILS else ""
     lines = [f'<a id="{_anchor(r["id"])}"></a>', "",
-             f"#### {r['where']}: {r['verdict']} (`{r['id']}`)", "",
-             f"**Statement.** {r['statement']}", "", f"    {r['equation']}", "",
-             f"**Measured.** {r['reason']}", ""]
+             f"#### {r['where']}{what}: {r['verdict']} (`{r['id']}`)", "",
+             f"**Statement.** {r['statement']}", "", f"    {r['equation']}", ""]
+    if err:
+        lines += [f"**What fails.** {err['part']}", ""]
+        if err.get("constants"):
+            lines += [f"**Its constants.** {err['constants']}", ""]
+        if err.get("downstream"):
+            lines += [f"**What follows.** {err['downstream']}", ""]
+    size = _size(r.get("evidence") or {}) if r["verdict"] == "violated" else ""
+    if size:
+        lines += [f"**Size.** {size}.", ""]
+    lines += [f"**Measured.** {r['reason']}", ""]
     by_reading = (r.get("evidence") or {}).get("by_reading")
     if isinstance(by_reading, dict) and by_reading:
         lines += ["| reading | verdict | what it measured |", "|---|---|---|"]
@@ -166,12 +195,21 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
     inst = _smallest_instance(folder / r["table"], lhs) if r.get("table") else None
     cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "
            "--out DIR`")
+    hand = (r.get("evidence") or {}).get("reproducing_instance")
+    if isinstance(hand, dict):
+        extra = {k: v for k, v in hand.items() if k not in ("instance", "lhs", "rhs",
+                                                              "lhs_over_rhs")}
+        lines += [f"**Reproducing instance (by hand).** {hand['instance']}: "
+                  f"{_cells({k: hand[k] for k in ('lhs', 'rhs', 'lhs_over_rhs')})}"
+                  + "".join(f"; {k} = {v}" for k, v in extra.items())
+                  + f"; reproduce with {cmd}.", ""]
+        inst = None
     if inst:
         cells = _cells(inst)
         which = " (farthest optimal pair)" if lhs != "lhs" else ""
         lines += [f"**Smallest reproducing instance{which}.** {cells} (the failing row with "
                   f"the fewest points of `{r['table']}`); reproduce with {cmd}.", ""]
-    else:
+    elif not isinstance(hand, dict):
         lines += [f"**Reproduce.** {cmd}; the data behind the verdict are in "
                   f"`{r.get('table') or 'the claim table'}`.", ""]
     ev = r.get("evidence") or {}

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import (
@@ -37,8 +37,8 @@ from boundbench.framework.verdicts import (
 )
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.experiments import (
+    FIG5_COMBINED,
     FIG5_DEFAULT,
-    FIG5_READINGS,
     HeadsRun,
     QuadraticGrid,
     SoftLOOGrid,
@@ -46,6 +46,12 @@ from boundbench.synthetic.experiments import (
 )
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import stability_bounds as sb
+
+# how the errata read the soft-margin statements' existential "for some constant lam" (issue 38)
+_LAM_READING = ("lam is the soft-margin weight the proofs fix (the objective lam ||v||^2 + (1/n) "
+                "sum hinge); read existentially (for some lam) the statement could not fail, so "
+                "the finding reads it as its proof needs it")
+
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps
 
@@ -209,7 +215,7 @@ def _fig9(ctx: CheckContext) -> Outcome:
 
 def _heads(ctx: CheckContext, reading: str = FIG5_DEFAULT) -> tuple[pd.DataFrame, HeadsRun]:
     cfg = HeadsRun(n_datasets=ctx.pick(10, 500), n=ctx.pick(150, 2000), steps=ctx.pick(600, 3000),
-                   k_loo=ctx.pick(3, 4), seed=ctx.seed, **FIG5_READINGS[reading])
+                   k_loo=ctx.pick(3, 4), seed=ctx.seed, **FIG5_COMBINED[reading])
     return ctx.cached("mhloss-heads", cfg.config(), lambda: cfg.run(ctx.progress)), cfg
 
 
@@ -262,7 +268,13 @@ def _fig5_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[V
        "shared-start (the LOO runs restart from the full run's heads, N(0, 1/D), GD step "
        "1/beta_eff per head; ours), fresh-loo-start (the LOO runs draw their own heads), "
        "init-30 (heads 30x larger at the start), eq10-fixed-step (eq. 10's mean over heads with "
-       "one head's step, so each head moves H times slower). Within a reading the H-head model "
+       "one head's step, so each head moves H times slower), and every combination of the "
+       "three (8 readings; e.g. fresh-loo-start+init-30). Not run: a squared loss, one reading "
+       "of the section's 'linear regression model': GD on the squared loss converges to the "
+       "least-squares head, not to the max-margin direction Fig. 5's SVM line and Cor. 3.1 "
+       "are about, and the paper's analysis (Lemmas A.2.x, Thm 2.4) is for the logistic loss, "
+       "so we read the phrase as the linear (logistic-regression) head. Within a reading the "
+       "H-head model "
        "is the mean of the first H heads (one run of max(H) where heads train independently), "
        "so every dataset is measured at every H on common starts: the trend is taken within "
        "datasets, and a change inside 1 +- 10% over the whole range of H is no effect. Each "
@@ -271,7 +283,7 @@ def _fig5_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[V
        "each holds, and t counts as an axis like a reading.")
 def _fig5(ctx: CheckContext) -> Outcome:
     per, tables, ratios, cfgs = {}, [], {}, {}
-    for name in FIG5_READINGS:
+    for name in FIG5_COMBINED:
         df, cfg = _heads(ctx, name)
         per[name], ratios[name] = _fig5_reading(ctx, df, cfg)
         tables.append(df.assign(reading=name))
@@ -283,7 +295,7 @@ def _fig5(ctx: CheckContext) -> Outcome:
         steps=cfg.steps, n_datasets=cfg.n_datasets, n=cfg.n,
         loo=f"{cfg.k_loo} i per dataset, drawn uniformly without replacement",
         nested_heads=cfg.nested, seed=ctx.seed)
-    fig, axes = plotting.figure(1 + len(FIG5_READINGS))
+    fig, axes = plotting.figure(1 + len(FIG5_COMBINED))
     a1, rest = axes[0], axes[1:]
     for h in cfg.heads:
         sub = df[df.heads == h]
@@ -296,7 +308,7 @@ def _fig5(ctx: CheckContext) -> Outcome:
     a1.set_title(f"{FIG5_DEFAULT}: {_t_summary(per[FIG5_DEFAULT])}", fontsize=8)
     a1.legend(fontsize=7)
     lo_h = min(cfg.heads)
-    for ax, (name, table) in zip(rest, zip(FIG5_READINGS, tables, strict=True), strict=True):
+    for ax, (name, table) in zip(rest, zip(FIG5_COMBINED, tables, strict=True), strict=True):
         base = table[table.heads == lo_h].set_index(["dataset", "step"]).loo_stability
         for h in cfg.heads[1:]:
             rel = table[table.heads == h].set_index(["dataset", "step"]).loo_stability / base
@@ -365,6 +377,12 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
 
 
 @claim("fu.cor3.1.sqrt-h", functions=(sb.cor31_head_factor,),
+       erratum=Erratum(
+           "statement",
+           "The rate: the direction gap of the mean of H heads does not shrink like H^(-1/2) at "
+           "a fixed step under any of Fig. 5's readings.",
+           constants="The constant in O(H^(-1/2)) and delta are free; the claim tests the "
+           "exponent of H, which no constant changes."),
        paper="fu", where="Corollary 3.1, eq. (11)", kind="trend",
        statement="Averaging H heads speeds up the direction convergence by a factor "
        "sqrt((2 + 8 ln(1/delta))/H): at a fixed step the gap to the max-margin direction shrinks "
@@ -379,7 +397,7 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
        "readings (fu.fig5.heads).")
 def _cor31(ctx: CheckContext) -> Outcome:
     per, fits_all = {}, []
-    for name in FIG5_READINGS:
+    for name in FIG5_COMBINED:
         df, cfg = _heads(ctx, name)
         per[name], fits = _cor31_reading(ctx, df, cfg)
         fits_all.append(fits.assign(reading=name))
@@ -399,7 +417,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a1.set_ylabel("direction gap of the mean head to GD's limit\n(the bias-penalized SVM)")
     a1.set_title(f"{FIG5_DEFAULT}", fontsize=8)
     a1.legend(fontsize=7)
-    for name, f in zip(FIG5_READINGS, fits_all, strict=True):
+    for name, f in zip(FIG5_COMBINED, fits_all, strict=True):
         (line,) = a2.plot(f.step, f.exponent, "o-", ms=2,
                           label=f"{name}: {_t_summary(per[name])}")
         a2.fill_between(f.step, f.ci_low, f.ci_high, alpha=0.15, lw=0, color=line.get_color())
@@ -718,6 +736,30 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     return ctx.cached("lemma-a24", cfg, compute), cfg
 
 
+# a hand-checkable instance of Lemma A.2.4 as stated (issue 38's referee): the support of S is
+# symmetric (v = (1, 0), b = 0, ||w|| = 1); without (1, 10) the SVM must tilt and shift
+_A24_HAND = {"positives": [[1.0, 10.0], [1.5, 12.0]], "negatives": [[-1.0, 10.0], [-1.5, 8.0]],
+             "removed": [1.0, 10.0]}
+
+
+def _lemma24_hand(part: str) -> dict:
+    """Both sides on :data:`_A24_HAND`, solved here (a reader recomputes them by hand)."""
+    X = np.array(_A24_HAND["positives"] + _A24_HAND["negatives"])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    full, loo = HardMarginSVM().fit(X[None], y[None]), HardMarginSVM().fit(X[None, 1:], y[None, 1:])
+
+    def norm(m: HardMarginSVM) -> float:
+        w = m.coef_[0] if part == "v" else np.r_[m.coef_[0], m.intercept_[0]]
+        return float(np.linalg.norm(w))
+
+    lhs, rhs = norm(loo), norm(full)
+    return {"instance": f"positives {_A24_HAND['positives']}, negatives "
+            f"{_A24_HAND['negatives']}, i = the point {_A24_HAND['removed']}",
+            "w_S": [*map(float, full.coef_[0]), float(full.intercept_[0])],
+            "w_S_i": [*map(float, loo.coef_[0]), float(loo.intercept_[0])],
+            "lhs": lhs, "rhs": rhs, "lhs_over_rhs": lhs / rhs}
+
+
 def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
     df, cfg = _lemma24_table(ctx)
     changed = df[df.support_vector]
@@ -730,7 +772,10 @@ def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
         n_support_vectors_per_dataset=float(changed.groupby("dataset").size().mean()),
         n_non_support_moved=int((~df.support_vector & (rel > 1e-6)).sum()),
         tolerance_note="rtol 1e-5 (NUMERIC_RTOL; solver accuracy ~1e-8); support vectors: "
-        "duals > 1e-6 of the largest", seed=ctx.seed)
+        "duals > 1e-6 of the largest", seed=ctx.seed,
+        # a reproducing instance a reader can check by hand (the table's smallest failing row
+        # can sit at solver noise, lhs/rhs 1.0000)
+        **({"reproducing_instance": _lemma24_hand(part)} if part == "w" else {}))
     fig, (ax,) = plotting.figure()
     plotting.ratio_histogram(ax, (changed[f"{part}_norm_loo"] / changed[f"{part}_norm"])
                              .to_numpy(), np.full(len(changed), "support vectors removed"),
@@ -741,6 +786,15 @@ def _lemma24_claim(ctx: CheckContext, part: str) -> Outcome:
 
 
 @claim("fu.lemma-a.2.4", paper="fu", where="Lemma A.2.4 (as stated)", kind="bound",
+       erratum=Erratum(
+           "statement",
+           "A misstatement: the displayed ||w_hat(S^i)|| <= ||w_hat(S)|| with w = [v, b]; the "
+           "intercept can grow (the proof treats the objective ||v||^2, b free, and shows the "
+           "v part only).",
+           downstream="None through the misstatement: the proof and its use in Lemma A.2.5's "
+           "proof need only ||v_hat(S^i)|| <= ||v_hat(S)||, which holds for the hard-margin SVM "
+           "on every instance (fu.lemma-a.2.4.v). That use applies it to the soft-margin v_hat, "
+           "where it can fail: fu.lemma-a.2.5.proof-step."),
        statement="Removing a training point cannot increase the norm of the hard-margin SVM "
        "solution, including its intercept.",
        equation="||w_hat(S^i)|| <= ||w_hat(S)||,  w = [v, b]",
@@ -881,6 +935,8 @@ def _soft_search(which: str, penalized: bool = False) -> Search:
         # side at n - 1 (the larger, the paper's most favourable reading): what it finds is not
         # an artefact of that approximation
         n_fav = n - 1
+        if which == "v-norm":  # Lemma A.2.5's proof step: no optimal set (v is unique)
+            return np.linalg.norm(v_loo, axis=-1).max(), np.linalg.norm(v)
         if which == "lemma":
             return m["closest"].max(), sb.lemma_a25_rhs(lam=lam, n=n_fav, B=B, gamma=gamma)
         if which == "cor":
@@ -889,17 +945,41 @@ def _soft_search(which: str, penalized: bool = False) -> Search:
         return m["direction_closest"].max(), sb.thm24_second_term(r=m["r_min"], lam=lam,
                                                                    n=n_fav, B=B, gamma=gamma)
 
-    space = {"lam": (1e-3, 10.0, "log"), "scale": (0.25, 4.0, "log"),
+    def symmetry(p: dict, k: float) -> dict:
+        # X -> kX with lam -> k^2 lam maps the soft-margin optimum exactly (v -> v/k, b kept,
+        # every hinge term unchanged): the intercept's move is invariant while the right sides
+        # shrink like 1/k (Cor. 2.5) or ~1/k (Lemma A.2.5), so a violation, once found, grows
+        # along it. The penalized objective has no such symmetry (b is penalized with v).
+        return {**p, "scale": p["scale"] * k, "lam": p["lam"] * k * k}
+
+    space = {"lam": (1e-4, 1e4, "log"), "scale": (1e-2, 1e2, "log"),
              **{f"{a}{j}": (-1.0, 1.0) for j in range(_SOFT_N) for a in "xy"}}
     return Search(space, sides, budget=(400, 6000),
-                  note="6 points in [-1, 1]^2 times a scale in [0.25, 4] (3 per class), lam in "
-                  "[1e-3, 10], the closest "
+                  note="6 points in [-1, 1]^2 times a scale in [1e-2, 1e2] (3 per class), lam in "
+                  "[1e-4, 1e4] (both over many decades), the closest "
                   "optimal pair, the right side at n - 1 (the proofs' n ~ n - 1 read in the "
-                  "paper's favour)" + (", intercept penalized" if penalized else ""))
+                  "paper's favour)" + (", intercept penalized" if penalized else ""
+                                       if which in ("thm24", "v-norm")
+                                       else "; then X -> kX, lam -> k^2 lam from the worst "
+                                       "instance"),
+                  # Theorem 2.4's term compares directions, on which the map acts otherwise
+                  # (b is not scaled): no known growth there, so none is followed
+                  symmetry=None if penalized or which in ("thm24", "v-norm") else symmetry,
+                  symmetry_note="X -> kX, lam -> k^2 lam")
 
 
 @claim("fu.lemma-a.2.5", functions=(sb.lemma_a25_rhs,),
        paper="fu", where="Lemma A.2.5", kind="bound",
+       erratum=Erratum(
+           "statement",
+           "The bound as displayed, even for the closest pair of optimal solutions (the "
+           "intercept free), once the feature scale is free: X -> kX with lam -> k^2 lam maps the "
+           "optima exactly (v -> v/k, b unchanged), so their distance is invariant while the "
+           "bound shrinks like 1/k.",
+           constants=_LAM_READING + "; gamma_S is the hard-margin margin, as the lemma writes "
+           "it; B any bound on the feature norms.",
+           downstream="Theorem 2.4's second term and Corollary 2.5 are built on it (see "
+           "fu.thm2.4.second-term, fu.cor2.5)."),
        statement="The soft-margin SVM moves by at most the lemma's amount when one training "
        "point is removed.",
        equation="||w_hat(S^i) - w_hat(S)|| <= max{ sqrt(2/(lam n) (1 + B/gamma_S)), (B + sqrt(B^2 "
@@ -909,8 +989,9 @@ def _soft_search(which: str, penalized: bool = False) -> Search:
        "1e-3 to 10 and n from 10 (the lemma states no range).",
        correction="With the intercept penalized, lam ||[v, b]||^2 + (1/n) sum hinge (2 lam-strongly "
        "convex in w = [v, b], so the minimizer is unique, as the proof's step assumes), the "
-       "bound as stated: fu.lemma-a.2.5.penalized. With b free the optimal b is an interval at "
-       "large lam and the statement is ill-posed: it holds for the closest pair of optima.",
+       "bound as stated: fu.lemma-a.2.5.penalized. With b free it fails even for the closest "
+       "pair of optima once the feature scale is free (unbounded along X -> kX, lam -> k^2 "
+       "lam); on the unit-scale grid it holds for the closest pair and fails for the farthest.",
        search=_soft_search("lemma"))
 def _a25(ctx: CheckContext) -> Outcome:
     return _move_claim(ctx, "lemma", penalized=False)
@@ -958,7 +1039,18 @@ def _thm24_second(ctx: CheckContext) -> Outcome:
 
 
 @claim("fu.cor2.5", functions=(sb.cor25_second_term,),
-       paper="fu", where="Corollary 2.5 and its proof (A.3)", kind="bound",
+       paper="fu", where="Corollary 2.5, the L/(lam n) step of its proof (A.3)", kind="bound",
+       erratum=Erratum(
+           "proof step",
+           "The step ||w_hat(S^i) - w_hat(S)|| <= L/(lam n) of the proof of Corollary 2.5 "
+           "(Appendix A.3), with the intercept b free: lam ||v||^2 gives no strong convexity in "
+           "b, and the optimal intercept moves by O(1) when one point is left out. The displayed "
+           "bound (7) has existential constants (for some C, lam, nu) and is not what this claim "
+           "measures.",
+           constants=_LAM_READING + "; L = sqrt(B^2 + 1), the hinge's Lipschitz constant in "
+           "w = [v, b].",
+           downstream="Corollary 2.5's bound does not follow as proved with b free; with the "
+           "intercept penalized the step holds (fu.cor2.5.penalized)."),
        statement="Removing one point moves the soft-margin SVM by at most L/(lam n), L the "
        "Lipschitz constant of the per-sample hinge loss in w (the piece Corollary 2.5 puts in "
        "place of Theorem 2.4's second term, times nu).",
@@ -972,6 +1064,50 @@ def _thm24_second(ctx: CheckContext) -> Outcome:
        search=_soft_search("cor"))
 def _cor25(ctx: CheckContext) -> Outcome:
     return _move_claim(ctx, "cor", penalized=False)
+
+
+@claim("fu.lemma-a.2.5.proof-step", paper="fu",
+       where="Lemma A.2.5's proof, the step borrowed from Lemma A.2.4", kind="bound",
+       statement="Removing one training point cannot increase the norm of the soft-margin SVM's "
+       "weight vector (the proof of Lemma A.2.5 borrows this from Lemma A.2.4, which is about "
+       "the hard-margin SVM).",
+       equation="||v_hat_soft(S^i)|| <= ||v_hat_soft(S)||,  v_hat_soft = argmin lam ||v||^2 + "
+       "(1/n) sum hinge (b free)",
+       notes="Same soft-margin LOO table as fu.lemma-a.2.5 (every i of every dataset, lam from "
+       "1e-3 to 10); v is unique (the objective is strictly convex in v), so no optimal set "
+       "enters. Control: the hard-margin v, for which Lemma A.2.4's proof does show it "
+       "(fu.lemma-a.2.4.v holds).",
+       erratum=Erratum(
+           "proof step",
+           "The step of Lemma A.2.5's proof that bounds ||v_hat(S^i)|| by ||v_hat(S)|| by citing "
+           "Lemma A.2.4: that lemma (and its proof) is about the hard-margin SVM, and for the "
+           "soft-margin v_hat removing a point can increase the norm (a point inside the margin "
+           "that pulled v short is gone).",
+           constants=_LAM_READING + ".",
+           downstream="Lemma A.2.5's bound is not proved as written; it is also violated as "
+           "displayed (fu.lemma-a.2.5)."),
+       search=_soft_search("v-norm"))
+def _a25_proof_step(ctx: CheckContext) -> Outcome:
+    df, cfg = _soft_loo(ctx)
+    ratio = df.v_norm_loo_max / df.v_norm
+    grows = int(df.n_loo_v_norm_grows.sum())
+    pairs = int(df.n.sum())  # every i of every dataset is a LOO pair
+    hard = _lemma24_table(ctx)[0]
+    verdict = bound_verdict(
+        BoundSides(df.v_norm_loo_max.to_numpy(), df.v_norm.to_numpy()), rtol=NUMERIC_RTOL,
+        what="||v_hat_soft(S^i)|| <= ||v_hat_soft(S)||",
+        evidence={"seed": ctx.seed, "n_loo_pairs": pairs, "n_loo_pairs_norm_grows": grows,
+                  "fraction_loo_pairs_norm_grows": grows / max(pairs, 1),
+                  "worst_ratio_by_lam": {f"{k:g}": float(v) for k, v in
+                                         ratio.groupby(df.lam).max().items()},
+                  # the reference: the hard-margin v, which the proof of A.2.4 covers, never
+                  # grows (it would if the solver or the LOO were off)
+                  "hard_margin_v_worst_ratio": float((hard.v_norm_loo / hard.v_norm).max())})
+    fig, (ax,) = plotting.figure()
+    plotting.ratio_histogram(ax, ratio.to_numpy(), df.lam.map(lambda x: f"lam={x:g}").to_numpy(),
+                             xlabel="max_i ||v_soft(S^i)|| / ||v_soft(S)||")
+    ax.set_title(f"{ctx.claim_id}: {verdict.status}", fontsize=9)
+    return Outcome(verdict, df.assign(lhs=df.v_norm_loo_max, rhs=df.v_norm), fig, cfg.config())
 
 
 @claim("fu.lemma-a.2.5.penalized", functions=(sb.lemma_a25_rhs,),

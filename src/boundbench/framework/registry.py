@@ -262,6 +262,31 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, 
 
 
 @dataclass(frozen=True)
+class Erratum:
+    """What exactly fails when a claim goes against its paper, for the errata sheet.
+
+    ``fails``: which part of the paper fails: ``"statement"`` (as displayed), ``"proof step"``
+    (a step of its proof, the statement itself being true or unfalsifiable) or ``"use"`` (a use
+    of it elsewhere). ``part``: that part in words, with its equation. ``constants``: how the
+    statement's existential constants ("for some constants C, lam") are read, since read
+    existentially it could not fail. ``downstream``: what follows for the results built on it.
+    """
+
+    fails: str
+    part: str
+    constants: str = ""
+    downstream: str = ""
+
+    PARTS = ("statement", "proof step", "use")
+
+    def __post_init__(self) -> None:
+        if self.fails not in self.PARTS:
+            raise ValueError(f"fails must be one of {self.PARTS} (got {self.fails!r})")
+        if not self.part:
+            raise ValueError("part must name what fails")
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     paper: str
@@ -275,6 +300,7 @@ class Claim:
     search: Search | None = field(default=None, repr=False, compare=False)  # a bound's worst case
     # the library functions that state the claim's inequality or formula (theory/*)
     functions: tuple[Callable, ...] = field(default=(), repr=False, compare=False)
+    erratum: Erratum | None = None  # what exactly fails, where it goes against its paper
 
     @property
     def function_names(self) -> list[str]:
@@ -293,6 +319,9 @@ class Claim:
             "notes": self.notes,
             "correction": self.correction,
             "functions": self.function_names,
+            **({"erratum": {"fails": self.erratum.fails, "part": self.erratum.part,
+                            "constants": self.erratum.constants,
+                            "downstream": self.erratum.downstream}} if self.erratum else {}),
         }
 
 
@@ -311,13 +340,15 @@ def claim(
     correction: str = "",
     search: Search | None = None,
     functions: tuple[Callable, ...] = (),
+    erratum: Erratum | None = None,
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
     corrected statement where one is known (shown on the errata sheet when the claim fails);
     ``search``: the bound's assumption space, searched for its worst case beside the check's
     random family whenever the claim runs (:mod:`boundbench.framework.search`); ``functions``:
     the library functions that state its inequality or formula, for the claim -> function
-    table (``boundbench claims --functions``)."""
+    table (``boundbench claims --functions``); ``erratum``: what exactly fails where the claim
+    goes against its paper (:class:`Erratum`)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
@@ -330,7 +361,7 @@ def claim(
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction, search, tuple(functions))
+                              correction, search, tuple(functions), erratum)
         return fn
 
     return register

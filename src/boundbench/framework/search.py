@@ -45,6 +45,13 @@ class Search:
     # sides(params, ctx): the space is a claim's own measured instances (e.g. its trained
     # models), which the check context's cached tables hold
     with_context: bool = False
+    # a known symmetry of the statement: (params, k) -> params, an exact map of instances whose
+    # ratio the search follows from its worst instance for k = 2, 4, ..., 2^SYMMETRY_STEPS,
+    # outside the box too (a box caps what it finds; along a symmetry the ratio may grow
+    # without limit, which the evidence then says); ``symmetry_note`` names the map
+    symmetry: Callable[[dict[str, Any], float], dict[str, Any]] | None = field(default=None,
+                                                                                 repr=False)
+    symmetry_note: str = ""
 
     def __post_init__(self) -> None:
         if not self.space:
@@ -104,6 +111,10 @@ def worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
     return float(r.max())
 
 
+SYMMETRY_STEPS = 10  # k up to 2^10 along a declared symmetry
+UNBOUNDED_GROWTH = 1.5  # each of the last doublings of k multiplies the ratio by at least this
+
+
 @dataclass(frozen=True)
 class SearchResult:
     worst_ratio: float
@@ -111,10 +122,62 @@ class SearchResult:
     n_evals: int
     method: str = "differential evolution (scipy), unit-cube encoding"
     n_refused: int = 0  # instances whose sides raised (outside the assumptions, solver failure)
+    # the ratio along the search's symmetry from the box's worst instance (None: no symmetry)
+    along_symmetry: dict[str, Any] | None = None
+
+
+def follow_symmetry(search: Search, params: dict[str, Any], score: Callable[[dict], float]
+                    ) -> dict[str, Any]:
+    """The ratio along ``search.symmetry`` from ``params`` for k = 1, 2, 4, ..., 2^SYMMETRY_STEPS:
+    ``unbounded`` when it keeps growing (each of the last three doublings multiplies it by at
+    least :data:`UNBOUNDED_GROWTH`, so it grows like a power of k), with the best instance on
+    the path."""
+    if search.symmetry is None:
+        raise ValueError("this search declares no symmetry")
+    ks = [2.0**j for j in range(SYMMETRY_STEPS + 1)]
+    ratios, insts = [], []
+    for k in ks:
+        q = search.symmetry(dict(params), k)
+        insts.append(q)
+        ratios.append(score(q))
+    r = np.array(ratios)
+    tail = r[-4:]
+    unbounded = bool(np.all(tail[:-1] > 0) and np.all(tail[1:] >= UNBOUNDED_GROWTH * tail[:-1]))
+    j = int(np.argmax(r))
+    return {"map": search.symmetry_note, "k": ks, "ratio": [float(x) for x in r],
+            "unbounded": unbounded, "best_k": ks[j], "best_ratio": float(r[j]),
+            "best_instance": insts[j],
+            "growth_exponent": (float(np.log(tail[-1] / tail[0]) / np.log(ks[-1] / ks[-4]))
+                                if tail[0] > 0 else None)}
 
 
 class _Stop(Exception):
     pass
+
+
+def initial_population(dim: int, size: int, seed: int) -> np.ndarray:
+    """The search's first generation in the unit cube: a quarter on the box's boundary, the rest
+    a scrambled Sobol sequence. Bounds fail at the edges of their assumptions (a radius reached,
+    a parameter at its limit), which a space-filling design alone samples last; hypothesis's
+    generators put weight there too. The boundary part holds every corner where there are few
+    (2^dim <= a quarter), else the two extreme corners and points with each coordinate at 0,
+    1 or in the interior, drawn from ``seed``."""
+    from scipy.stats import qmc
+
+    size = max(size, 5)
+    rng = np.random.default_rng([seed, dim])
+    n_edge = max(2, size // 4)
+    if 2**dim <= n_edge:
+        edge = ((np.arange(2**dim)[:, None] >> np.arange(dim)) & 1).astype(float)
+    else:
+        pick = rng.integers(0, 3, (n_edge - 2, dim))  # 0: at 0, 1: at 1, 2: interior
+        edge = np.where(pick == 2, rng.random((n_edge - 2, dim)), pick.astype(float))
+        edge = np.vstack([np.zeros(dim), np.ones(dim), edge])
+    if dim > 1:
+        fill = qmc.Sobol(dim, scramble=True, seed=rng).random(size - len(edge))
+    else:
+        fill = qmc.LatinHypercube(dim, seed=rng).random(size - len(edge))
+    return np.vstack([edge, fill])
 
 
 def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = None
@@ -169,18 +232,31 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
             raise _Stop
         return -np.nan_to_num(r, nan=0.0, posinf=1e300)
 
+    popsize = max(5, 40 // max(dim, 1))
     try:
         differential_evolution(score, [(0.0, 1.0)] * dim, seed=seed, maxiter=100_000,
-                               popsize=max(5, 40 // max(dim, 1)), tol=0, atol=0, polish=False,
-                               init="sobol" if dim > 1 else "latinhypercube",
+                               popsize=popsize, tol=0, atol=0, polish=False,
+                               init=initial_population(dim, popsize * dim, seed),
                                vectorized=True, updating="deferred", mutation=(0.5, 1.0),
                                recombination=0.7)
     except _Stop:
         pass
     params = {k: (v.item() if hasattr(v, "item") else v)
               for k, v in search.decode(best["u"]).items()}
+    along = None
+    if search.symmetry is not None and best["ratio"] > 0:
+        def score_params(q: dict[str, Any]) -> float:
+            try:
+                return worst_ratio(*search.sides(q), search.atol)
+            except (ValueError, np.linalg.LinAlgError, ArithmeticError):
+                return 0.0
+
+        along = follow_symmetry(search, params, score_params)
+        best["n"] += len(along["k"])
+        if along["best_ratio"] > best["ratio"]:
+            best["ratio"], params = along["best_ratio"], along["best_instance"]
     return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]),
-                        n_refused=int(best["refused"]))
+                        n_refused=int(best["refused"]), along_symmetry=along)
 
 
 def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
@@ -199,6 +275,12 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
         "search_evals": result.n_evals, "search_method": result.method,
         "search_instances_refused": result.n_refused,
     }
+    if result.along_symmetry is not None:
+        a = result.along_symmetry
+        ev["along_symmetry"] = {k: a[k] for k in ("map", "k", "ratio", "unbounded",
+                                                  "growth_exponent")}
+        if a["unbounded"]:
+            ev["unbounded_along"] = a["map"]
     if 0 < worst < 1:
         ev["loose_by_factor"] = 1.0 / worst
     return ev
@@ -214,6 +296,11 @@ def apply_search(verdict: Any, result: SearchResult) -> Any:
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
             f"{result.worst_ratio:.4g}")
+    if ev.get("unbounded_along"):
+        a = ev["along_symmetry"]
+        said += (f", unbounded along {a['map']} (lhs/rhs {a['ratio'][0]:.3g} at k = 1, "
+                 f"{a['ratio'][-1]:.3g} at k = {a['k'][-1]:g}, growing like k^"
+                 f"{a['growth_exponent']:.2f})")
     if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
         inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                          for k, v in result.instance.items())
