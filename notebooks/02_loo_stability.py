@@ -123,8 +123,9 @@ print("measured / predicted at H = 64:", round(by_heads[-1] / (by_heads[0] / 8),
 # head feels it alike — averaging reduces independent noise, and there is none left to
 # average. When each leave-one-out run draws fresh heads, the start noise enters the difference
 # and averaging does shrink it: Fig. 5's claim depends on this unstated choice,
-# `fu.fig5.heads` (depends-on-reading: no effect with shared starts, supported with fresh
-# ones). Exercise 1 lets you see both.
+# `fu.fig5.heads` (depends-on-reading: no effect with shared starts; supported with fresh
+# ones up to about a hundred steps, and from t = 5 on when the heads also start 30x larger).
+# Exercise 1 lets you see both.
 
 # %% [markdown]
 # ## What the audit says
@@ -150,18 +151,21 @@ for cid in ("fu.fig6.n", "fu.fig7.margin", "fu.fig9.bound", "fu.fig5.heads"):
 # * `no-effect`: the trend test cannot decide, but the end-to-end change over the whole range
 #   lies inside 1 ± 10%: the predicted effect is absent.
 # * `inconclusive`: the interval straddles zero, or it excludes zero while the per-level
-#   medians wander (the trend is not identified over the range) — more seeds or larger n would
-#   decide; it is **not** evidence against the paper.
+#   medians turn back beyond sampling noise (the trend is not identified over the range) —
+#   more seeds or larger n would decide; it is **not** evidence against the paper.
 # * `depends-on-reading`: the paper leaves a choice open (here: how Fig. 5's heads start and
-#   step) and its plausible readings disagree; the evidence lists each reading's verdict.
+#   step) and its plausible readings reach *different decided* verdicts; the evidence lists
+#   each reading's verdict. A reading that cannot decide outvotes nobody: a claim supported
+#   under one reading and inconclusive under another is supported, naming the other.
 # * `violated` / `ill-posed`: a bound is exceeded under every reading and for every optimum, or
 #   only for some of several optimal solutions (a statement about *the* optimum where there is
 #   none). `boundbench audit` writes all findings to `audit.md` and `errata.md`.
 #
 # ## What to take away
 # * More samples and a larger margin make the SVM head more stable, as Fu et al. predict
-#   (`fu.fig6.n` and `fu.fig7.margin`, supported); the feature bound's effect depends on how B
-#   is varied (`fu.fig9.bound`, depends-on-reading).
+#   (`fu.fig6.n` and `fu.fig7.margin`, supported). So does a smaller feature bound B when
+#   the classes spread (`fu.fig9.bound`, supported); at a fixed margin the quick scale cannot
+#   decide (its evidence says so, and marks the verdict fragile).
 # * Theorem 2.4's second term goes the right way but sits orders of magnitude above the
 #   measurement: a bound, not an estimate.
 # * More heads do not help when the leave-one-out runs share their starts (`fu.cor3.1.sqrt-h`,

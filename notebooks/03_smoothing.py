@@ -116,11 +116,12 @@ pd.DataFrame({k: m[k] for k in ("strength", "replica", "lambda_max_W2", "test_ac
 # %% [markdown]
 # ## What to take away
 # * The erf bound is tight (Huber attains it) but only with a **global** gradient bound
-#   (`ad.cor1.huber-tight` and `ad.cor1.global`, both hold). With the paper's local ε it fails:
-#   `ad.cor1.paper-eps` (violated). On the audit's random family of trained networks it holds
-#   at each model's own σ; its targeted search finds networks whose smoothed Hessian exceeds
-#   the bound at wider smoothing, because the paper's ε bounds the gradient near the minimum,
-#   not wherever the Gaussian reaches — the Huber cell above in miniature.
+#   (`ad.cor1.huber-tight` and `ad.cor1.global`, both hold). With the paper's local ε, at
+#   Fig. 1a's pairing (each model smoothed at its own σ), it depends on which ε:
+#   `ad.cor1.paper-eps` (depends-on-reading): it holds with the minibatch-average gradient
+#   norm and fails with the full-batch one. Its targeted search finds networks whose smoothed
+#   Hessian exceeds the bound at other smoothing widths, because a local ε bounds the gradient
+#   near the minimum, not wherever the Gaussian reaches — the Huber cell above in miniature.
 # * Theorem 2 turns smoothing into a cheap penalty on activations (`ad.thm2`, holds);
 #   penalizing ‖h‖² lowers the last-layer curvature (the last-layer Hessian is at most
 #   ½ λ_max(mean hhᵀ)).

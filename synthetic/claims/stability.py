@@ -1240,6 +1240,17 @@ def _limit_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
 
 @claim("fu.thm2.4.svm-limit", paper="fu", where="Theorem 2.4's premise (via Soudry et al. Thm 3)",
        kind="equality",
+       erratum=Erratum(
+           "use",
+           "The use of Soudry et al.'s Theorem 3 in Theorem 2.4's proof: on the augmented "
+           "features [x, -1] it gives GD's limit direction as the bias-penalized SVM, not the "
+           "free-intercept SVM the proof (and Lemma A.2.5) compares against.",
+           constants="Theorem 2.4's constants C (in C log log t / log t) and lam are left "
+           "existential in the statement; this finding concerns the limit the proof names, "
+           "which no constant changes; the soft-margin lam of its second term is read as the "
+           "weight the proof fixes, as in fu.lemma-a.2.5.",
+           downstream="Theorem 2.4's first term bounds the distance to the wrong solution; "
+           "against the bias-penalized SVM it holds (fu.thm2.4.svm-limit.penalized)."),
        statement="Gradient descent on the augmented features [x, -1] converges in direction to "
        "the hard-margin SVM with a free intercept, the max-margin solution Theorem 2.4 and "
        "Lemma A.2.5 compare against.",

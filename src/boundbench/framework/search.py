@@ -173,8 +173,9 @@ def initial_population(dim: int, size: int, seed: int) -> np.ndarray:
         pick = rng.integers(0, 3, (n_edge - 2, dim))  # 0: at 0, 1: at 1, 2: interior
         edge = np.where(pick == 2, rng.random((n_edge - 2, dim)), pick.astype(float))
         edge = np.vstack([np.zeros(dim), np.ones(dim), edge])
-    if dim > 1:
-        fill = qmc.Sobol(dim, scramble=True, seed=rng).random(size - len(edge))
+    if dim > 1:  # a power of two keeps Sobol's balance (and scipy quiet); take its prefix
+        k = size - len(edge)
+        fill = qmc.Sobol(dim, scramble=True, seed=rng).random_base2(int(np.ceil(np.log2(k))))[:k]
     else:
         fill = qmc.LatinHypercube(dim, seed=rng).random(size - len(edge))
     return np.vstack([edge, fill])
