@@ -535,6 +535,11 @@ def verdict_size(r: dict[str, Any]) -> str:
         far = ev.get("farthest_pair_worst_lhs_over_rhs")
         parts.append(f"closest pair {_num(ev.get('worst_lhs_over_rhs'))}x, farthest "
                      f"{_num(far)}x the bound")
+    elif isinstance(ev.get("unbounded_along"), str) and isinstance(ev.get("along_symmetry"),
+                                                                    dict):
+        a = ev["along_symmetry"]
+        parts.append(f"unbounded along {ev['unbounded_along']}: lhs/rhs {fmt_ratio(a['ratio'][0], 3)}"
+                     f" at k = 1, {fmt_ratio(a['ratio'][-1], 3)} at k = {a['k'][-1]:g}")
     elif isinstance(worst, int | float):
         parts.append(f"worst lhs/rhs {fmt_ratio(worst, 3)}")
         # the random family's largest excess; a violation only the search found has none
