@@ -236,7 +236,8 @@ def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
     ctx = registry.CheckContext(claim_id="x.test")
     v = _sweep_claim(ctx, df, cfg, x="svm_margin", xlabel="m", expected="decreasing",
                      logx=True).verdict
-    assert v.status == "inconclusive" and "not monotone" in v.reason
+    assert v.status == "inconclusive" and "turn back beyond sampling noise" in v.reason
+    assert v.evidence["median_reversals"] and "decide_with" not in v.evidence
     assert v.evidence["spearman_rho"] < 0 and not v.evidence["medians_monotone"]
     # control: the same spread around monotone medians is support
     mono = df.assign(stability=df.margin_level.map({0.02: 1.3, 0.05: 1.2, 0.1: 1.1, 0.2: 1.0,

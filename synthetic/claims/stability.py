@@ -98,7 +98,7 @@ def _sweep_verdict(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str
                           f"wrong way; end-to-end ratio {med.iloc[-1] / med.iloc[0]:.3g}), so the "
                           "trend is not identified",
                           with_margin(verdict.evidence, rev["margin"], "log ratio"))
-    if verdict.status == "inconclusive" and ctx.scale == "quick":
+    if verdict.status == "inconclusive" and ctx.scale == "quick" and monotone:
         verdict = verdict.with_evidence(
             decide_with=f"{cfg.n_datasets} datasets a level is too few to decide here: "
             "`--scale paper` runs 500")
@@ -738,8 +738,8 @@ def _lemma24_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
 
 # a hand-checkable instance of Lemma A.2.4 as stated (issue 38's referee): the support of S is
 # symmetric (v = (1, 0), b = 0, ||w|| = 1); without (1, 10) the SVM must tilt and shift
-_A24_HAND = {"positives": [[1.0, 10.0], [1.5, 12.0]], "negatives": [[-1.0, 10.0], [-1.5, 8.0]],
-             "removed": [1.0, 10.0]}
+_A24_HAND: dict[str, list] = {"positives": [[1.0, 10.0], [1.5, 12.0]],
+                              "negatives": [[-1.0, 10.0], [-1.5, 8.0]], "removed": [1.0, 10.0]}
 
 
 def _lemma24_hand(part: str) -> dict:

@@ -77,11 +77,12 @@ def machine() -> dict[str, object]:
                     ("sse", "ssse", "avx", "fma", "amx")) or f in ("f16c", "bmi2", "popcnt"))
     except OSError:
         pass
-    try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    try:  # numpy's private module, imported by name (it ships no type stubs)
+        import importlib
 
-        info["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
-    except ImportError:
+        umath = importlib.import_module("numpy._core._multiarray_umath")
+        info["numpy_simd"] = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+    except (ImportError, AttributeError):
         pass
     try:
         from threadpoolctl import threadpool_info

@@ -662,8 +662,9 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
     deciding = default if (default in decided or not decided) else next(iter(decided))
     base = by_reading[deciding]
-    table = {name: {"status": v.status, "reason": v.reason} for name, v in by_reading.items()}
-    ev = {**base.evidence, "by_reading": table, "default_reading": default,
+    table: dict[str, dict[str, Any]] = {name: {"status": v.status, "reason": v.reason}
+                                         for name, v in by_reading.items()}
+    ev: dict[str, Any] = {**base.evidence, "by_reading": table, "default_reading": default,
           "deciding_reading": deciding, "n_readings": len(by_reading),
           "readings_against_paper": [n for n, v in by_reading.items() if _goes_against(v)]}
     # the combined verdict flips when any reading's does: the reading nearest its threshold
@@ -746,8 +747,8 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
 
     ranges = "; ".join(f"{st} {span(t, i)}" for i, (st, t) in enumerate(runs))
     last = by_t[ts[-1]]
-    ev = {**last.evidence, "by_t": {str(t): by_t[t].status for t in ts}, "t_ranges": ranges,
-          "decided_at_steps": ts}
+    ev: dict[str, Any] = {**last.evidence, "by_t": {str(t): by_t[t].status for t in ts},
+                          "t_ranges": ranges, "decided_at_steps": ts}
     margins = [(v.evidence["margin_to_flip"], v.evidence["margin_units"]) for v in by_t.values()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
                and v.evidence.get("margin_units") in FRAGILE]
