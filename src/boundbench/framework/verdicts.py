@@ -496,18 +496,17 @@ def median_reversals(groups: list[np.ndarray], *, expected: str, rng: np.random.
         if g.size < 2 or np.any(g <= 0):
             raise ValueError("each level needs at least 2 positive measurements")
         meds.append(np.median(g[rng.integers(0, g.size, (n_boot, g.size))], axis=1))
-    reversals, edges = [], []
-    for k in range(len(groups) - 1):
-        lo, hi = np.quantile(sign * np.log(meds[k + 1] / meds[k]), [(1 - level) / 2,
-                                                                      (1 + level) / 2])
-        edges.append(float(hi))  # a reversal: hi < 0 (the whole interval the wrong way)
-        if hi < 0:
-            reversals.append({"between_levels": [k, k + 1], "log_ratio_ci": [-float(hi) * sign,
-                                                                              -float(lo) * sign]
-                              if sign < 0 else [float(lo), float(hi)]})
-    edges_a = np.array(edges)
-    margin = float(edges_a.min()) if not reversals else float(-edges_a[edges_a < 0].min())
-    return {"monotone": not reversals, "reversals": reversals, "margin": abs(margin)}
+    # every adjacent pair at once: (levels - 1, n_boot) log ratios, signed so that the expected
+    # direction is positive; a reversal is a pair whose whole interval is below 0
+    logs = sign * np.log(np.stack(meds[1:]) / np.stack(meds[:-1]))
+    lo, hi = np.quantile(logs, [(1 - level) / 2, (1 + level) / 2], axis=1)
+    bad = hi < 0
+    reversals = [{"between_levels": [int(k), int(k) + 1],
+                  "log_ratio_ci": sorted([float(sign * lo[k]), float(sign * hi[k])])}
+                 for k in np.flatnonzero(bad)]
+    # monotone: the pair nearest to reversing; else the strongest reversal, which must vanish
+    margin = float(-hi[bad].min()) if bad.any() else float(hi.min())
+    return {"monotone": not reversals, "reversals": reversals, "margin": margin}
 
 
 @checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
