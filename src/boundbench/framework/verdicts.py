@@ -759,7 +759,5 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
     if len(decided) > 1:
         return Verdict("depends-on-reading", f"{what} depends on the step t: {ranges}", ev)
     status = decided.pop() if decided else "inconclusive"
-    base = next((by_t[t] for t in reversed(ts) if by_t[t].status == status), last)
-    return Verdict(status, f"{what}: {ranges}. At t = {ts[-1]}: {last.reason}"
-                   if len(runs) > 1 else f"{what}: {status} {span(ts, 0)}; at t = {ts[-1]}: "
-                   f"{base.reason}", ev)
+    # one run: every step says the same, so ``ranges`` is "<status> at every t in [a, b]"
+    return Verdict(status, f"{what}: {ranges}. At t = {ts[-1]}: {last.reason}", ev)
