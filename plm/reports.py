@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.bands import Band, band_outcome, sign_inside
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
@@ -145,11 +146,57 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
                    {**verdict.evidence, "smoke_run": True, "status_if_decided": verdict.status})
 
 
+def banded(verdict: Verdict, low: float, high: float, band: Band, *, expected: str) -> Verdict:
+    """A fixed-seed verdict re-decided against the claim's no-effect ``band`` by its interval
+    ``[low, high]`` (a bootstrap CI): the four outcomes of
+    :func:`~boundbench.framework.bands.band_outcome`, the band and its source in the reason and
+    the evidence. Without a finite interval the verdict stands, with the band recorded."""
+    from boundbench.framework.bands import PAPER
+
+    ev = {**verdict.evidence, "band": band.to_dict()}
+    if not (np.isfinite(low) and np.isfinite(high)) or verdict.status in (
+            "not-testable", "error"):
+        return Verdict(verdict.status, f"{verdict.reason}; {band.text()}", ev)
+    out = band_outcome(low, high, band, expected=expected)
+    txt = f"{verdict.reason}; {band.text()}"
+    if out == "no-effect":
+        txt += f": the interval lies inside it, {sign_inside(low, high, band)}"
+        if band.rule == PAPER:
+            txt += ", smaller than half the paper's effect"
+    elif out is None:
+        txt += ": the interval reaches across an edge of the band, so it decides nothing yet"
+    return Verdict(out or "inconclusive", txt, ev)
+
+
+def trend_banded(verdict: Verdict, size: tuple[float, float, float], band: Band, *,
+                 what: str) -> Verdict:
+    """A trend claim's verdict (a rank test over levels) checked for size against its band:
+    ``size`` = (estimate, low, high) of the effect end to end (``what``); an interval inside
+    the band makes it ``no-effect`` (the rank test's direction, if any, is then smaller than
+    the band); otherwise the verdict stands. Either way the band and the size are evidence."""
+    from boundbench.framework.bands import PAPER
+
+    est, lo, hi = size
+    ev = {**verdict.evidence, "band": band.to_dict(), "band_effect": est, "band_effect_low": lo,
+          "band_effect_high": hi, "band_effect_what": what}
+    txt = f"{verdict.reason}; {what} {est:.4g} (95% bootstrap CI [{lo:.4g}, {hi:.4g}]), " \
+          f"{band.text()}"
+    if np.isfinite(lo) and np.isfinite(hi) and band.low <= lo and hi <= band.high \
+            and verdict.status in ("supported", "contradicted", "inconclusive"):
+        txt += f": inside it, {sign_inside(lo, hi, band)}"
+        if band.rule == PAPER:
+            txt += ", smaller than half the paper's effect"
+        return Verdict("no-effect", txt, ev)
+    return Verdict(verdict.status, txt, ev)
+
+
 def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str, *,
-                   expected: str, what: str, grid_key: str | None = None) -> Verdict:
+                   expected: str, what: str, grid_key: str | None = None,
+                   band: Band | None = None) -> Verdict:
     """Sign of the mean paired difference ``col[a] - col[b]`` with a bootstrap interval over the
     seeds where both runs trained, its effect size, SD and the seeds a decision would need
-    (``grid_key``: the runs' grid without its seed count, for a budgeted audit)."""
+    (``grid_key``: the runs' grid without its seed count, for a budgeted audit), decided
+    against the claim's no-effect ``band`` where it declares one (:func:`banded`)."""
     diff = paired(df, col, a, b)
     runs = df[df.method.isin([a, b])]
     untrained = int(did_not_train(runs).sum())
@@ -159,13 +206,16 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
         from boundbench.framework.sequential import probe, sequential_verdict, t_confidence_sequence
 
         p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected=expected,
-                  band=None, spread=float(np.std(diff, ddof=1)), what=what)
+                  band=band, spread=float(np.std(diff, ddof=1)), what=what)
+        if band is not None:
+            ev["band"] = band.to_dict()
         return sequential_verdict([p], what=what, evidence=ev,
                                   seconds_per_seed=seconds_per_seed(df),
                                   grid_seeds=int(df.seed.nunique()), grid_key=grid_key)
     if len(diff) < 2:
-        return not_trained_verdict(untrained, len(runs), ev, what=what,
-                                   left=f", leaving {len(diff)} paired seeds")
+        v = not_trained_verdict(untrained, len(runs), ev, what=what,
+                                left=f", leaving {len(diff)} paired seeds")
+        return v.with_evidence(band=band.to_dict()) if band is not None else v
     mean, lo, hi = bootstrap_mean(diff, rng=ctx.rng(what))
     ev.update(mean_difference=mean, ci_low=lo, ci_high=hi)
     txt = (f"{what}: mean paired change {mean:+.4g} (95% bootstrap CI [{lo:+.4g}, "
@@ -174,22 +224,29 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
         txt += f" ({untrained} runs that did not train left out)"
     sign = 1 if expected == "increase" else -1
     status = interval_status(lo, hi, expected_sign=sign)
-    if status == "inconclusive" and ev["seeds_needed"]:
+    if status == "inconclusive" and ev["seeds_needed"] and band is None:
         txt += f"; a decision at this effect needs about {ev['seeds_needed']} seeds"
-    return Verdict(status, txt, ev)
+    v = Verdict(status, txt, ev)
+    return banded(v, lo, hi, band, expected=expected) if band is not None else v
 
 
 def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: str,
                       names: tuple[str, str], evidence: dict, table: pd.DataFrame,
-                      grid_key: str | None = None) -> Verdict:
+                      grid_key: str | None = None, band: Band | None = None) -> Verdict:
     """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
     (:func:`~boundbench.framework.verdicts.std_ratio_verdict`), or in a budgeted audit its
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
-    a seed's cost; ``grid_key``: their grid without its seed count)."""
+    a seed's cost; ``grid_key``: their grid without its seed count), decided against the
+    claim's no-effect ``band`` (a ratio band) where it declares one."""
     from boundbench.framework.verdicts import std_ratio_verdict
 
+    if band is not None:
+        evidence = {**evidence, "band": band.to_dict()}
     if not ctx.sequential:
-        return std_ratio_verdict(a, b, rng=ctx.rng(), what=what, names=names, evidence=evidence)
+        v = std_ratio_verdict(a, b, rng=ctx.rng(), what=what, names=names, evidence=evidence)
+        if band is None:
+            return v
+        return banded(v, v.evidence["ci_low"], v.evidence["ci_high"], band, expected="decrease")
     from boundbench.framework.sequential import (
         probe,
         sequential_verdict,
@@ -205,7 +262,7 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
                        evidence)
     sd_b = float(np.std(b, ddof=1))
     p = probe("std_ratio", path=std_ratio_confidence_sequence(a, b), null=1.0,
-              expected="decrease", band=None, spread=sd_b,
+              expected="decrease", band=band, spread=sd_b,
               what=f"{what}, std {names[0]} / std {names[1]}")
     return sequential_verdict([p], what=what, evidence=evidence,
                               seconds_per_seed=seconds_per_seed(table),
@@ -274,6 +331,9 @@ def both_verdict(v1: Verdict, v2: Verdict, what: str) -> Verdict:
     ev.update({f"second_{k}": v for k, v in v2.evidence.items()})
     needs = [n for n in (v1.evidence.get("seeds_needed"), v2.evidence.get("seeds_needed")) if n]
     ev["seeds_needed"] = max(needs) if needs else None
+    bands = [v.evidence["band"] for v in (v1, v2) if v.evidence.get("band")]
+    if bands:
+        ev["bands"] = bands
     seq = [v.evidence["sequential"] for v in (v1, v2) if "sequential" in v.evidence]
     if seq:  # a budgeted audit tracks both probes
         ev["sequential"] = {**seq[0], "probes": [p for s in seq for p in s["probes"]]}
@@ -283,11 +343,15 @@ def both_verdict(v1: Verdict, v2: Verdict, what: str) -> Verdict:
 def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], method: str,
                  columns: tuple[str, ...], labels: tuple[str, ...], expected: str,
                  what: str | None = None, baseline: str = "finetune",
-                 extra: Callable[[pd.DataFrame], dict] | None = None, **declared) -> None:
+                 extra: Callable[[pd.DataFrame], dict] | None = None,
+                 bands: Callable[[object, pd.DataFrame], tuple[Band, ...]] | None = None,
+                 **declared) -> None:
     """Register a claim that ``method`` changes each of ``columns`` in the ``expected``
     direction against ``baseline``, paired by seed over ``grid(ctx)``'s runs: one column's
     :func:`paired_verdict` (``what`` names it), or two probes combined by :func:`both_verdict`;
-    ``extra`` adds evidence from the table; the figure is the first column per method.
+    ``extra`` adds evidence from the table; ``bands(grid, table)``: the no-effect band of each
+    column (:mod:`boundbench.plm.bands`), every verdict decided against its own; the figure is
+    the first column per method.
     ``declared``: the claim's metadata, as :func:`~boundbench.framework.registry.claim` takes
     it."""
     if len(columns) not in (1, 2) or len(labels) != len(columns):
@@ -299,15 +363,16 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
         df = cached_grid(ctx, g)
         key = g.key(seeds=False)  # type: ignore[attr-defined]
         names = {"finetune": "FineTune"}
+        bs = bands(g, df) if bands is not None else (None,) * len(columns)
         if len(columns) == 1:
             v = paired_verdict(ctx, df, columns[0], method, baseline, expected=expected,
                                what=what or f"{labels[0]}, {method} - {names.get(baseline, baseline)}",
-                               grid_key=key)
+                               grid_key=key, band=bs[0])
         else:
             vs = [paired_verdict(ctx, df, c, method, baseline, expected=expected,
                                  what=f"{lab}, {method} - {names.get(baseline, baseline)}",
-                                 grid_key=key)
-                  for c, lab in zip(columns, labels, strict=True)]
+                                 grid_key=key, band=bd)
+                  for c, lab, bd in zip(columns, labels, bs, strict=True)]
             v = both_verdict(vs[0], vs[1], what=ctx.claim_id)
         if extra is not None:
             v = v.with_evidence(**extra(df))

@@ -86,6 +86,11 @@ def test_audit_quick_writes_a_readable_report(tmp_path):
         if c["evidence"].get("decided_by_search"):
             assert c["figure_shows_search_worst"], c["id"]
     assert report["meta"]["machine"]["cpu_model"] and report["meta"]["lock_sha256"]
+    # every fine-tuning claim declares its no-effect band and where it comes from (issue 39)
+    for c in report["claims"]:
+        if ".plm." in c["id"] and c["verdict"] != "not-testable":
+            declared = c["evidence"].get("bands") or [c["evidence"].get("band")]
+            assert all(b and b["source"] and b["rule"] for b in declared), c["id"]
     # the errata sheet is part of the first command's output: every finding is on it
     errata = (tmp_path / "errata.md").read_text()
     for c in report["claims"]:

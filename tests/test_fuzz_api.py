@@ -59,6 +59,9 @@ EXCLUDED = {
     "sequential.CSPath": "a result record of the confidence sequences (fuzzed)",
     "sequential.probe": "a record of a CSPath and a claim's settings (run by test_budget)",
     "sequential.probe_text": "formats a probe record",
+    "sequential.as_band": "normalizes a band (a Band, its dict or a half-width); its errors are "
+    "tested in test_bands",
+    "sequential.cost_text": "formats a seed count and a measured seconds-per-seed (test_bands)",
     "sequential.projected_seeds": "reads a probe record into seeds_to_decide (fuzzed; "
     "test_budget)",
     "sequential.sequential_verdict": "combines probe records into a Verdict (test_budget)",
@@ -338,6 +341,8 @@ PLM_EXCLUDED = {
     "reports.comparison": "takes a results DataFrame; tested in test_until_decided",
     "reports.std_claim_verdict": "takes a context and runs; run by the plm std claims",
     "reports.seconds_per_seed": "takes a results DataFrame",
+    "reports.banded": "re-decides a Verdict against a Band (test_bands)",
+    "reports.trend_banded": "re-decides a trend Verdict against a Band (test_bands)",
 }
 
 

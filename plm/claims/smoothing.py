@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.plm import bands
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import trend_verdict
+from boundbench.framework.verdicts import bootstrap_mean, end_ratio, trend_verdict
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,
@@ -24,6 +25,7 @@ from boundbench.plm.reports import (
     not_trained_verdict,
     paired_claim,
     smoke,
+    trend_banded,
     trend_power,
 )
 from boundbench.theory.smoothing import cor1_rhs
@@ -59,12 +61,23 @@ def _shared(ctx: CheckContext):
     return _grid(ctx, _SHARED)
 
 
+def _baseline_mean(df: pd.DataFrame, col: str) -> float:
+    """FineTune's mean ``col`` over its runs that trained (a band's baseline value), or over
+    all its runs where none trained (a smoke run's band is still declared)."""
+    runs = df[df.method == "finetune"]
+    ok = runs[~did_not_train(runs)][col]
+    ok = ok if ok.notna().any() else runs[col]
+    return float(ok.mean()) if ok.notna().any() else float("nan")
+
+
 _DROPS = ("noise_drop", "corrupt_drop")
 _DROP_LABELS = ("accuracy drop under embedding noise", "accuracy drop under corruption")
 
 paired_claim(
     "jachess.plm.robustness", grid=_shared, method="jachess-unlab", columns=_DROPS,
     labels=_DROP_LABELS, expected="decrease",
+    bands=lambda g, df: (bands.noise_drop("JACHESS Fig. 1"),
+                         bands.jachess_corruption(tuple(g.corruption_rates))),
     paper="jachess", where="§5.1-5.2, Fig. 1, Table 1", kind="trend",
     statement="A model fine-tuned with JACHESS loses less accuracy than plain fine-tuning under "
     "Gaussian noise on the input embeddings and under token corruption ([UNK] replacement).",
@@ -77,6 +90,7 @@ paired_claim(
 paired_claim(
     "jachess.plm.calibration", grid=_shared, method="jachess-unlab",
     columns=("test_ece", "test_brier"), labels=("8-bin ECE", "Brier score"), expected="decrease",
+    bands=lambda g, df: (bands.jachess_calibration("ece"), bands.jachess_calibration("brier")),
     paper="jachess", where="§6, Table 4, Fig. 2", kind="trend",
     statement="JACHESS lowers the calibration error: smaller 8-bin ECE and Brier score than "
     "plain fine-tuning.",
@@ -87,6 +101,7 @@ paired_claim(
 paired_claim(
     "uegr.plm.robustness", grid=_shared, method="uegr", columns=_DROPS, labels=_DROP_LABELS,
     expected="decrease",
+    bands=lambda g, df: (bands.noise_drop("UEGR Fig. 2b"), bands.noise_drop("UEGR Fig. 2b")),
     paper="uegr", where="§VI, Fig. 2b", kind="trend",
     statement="UEGR's fine-tuned model loses less accuracy under input perturbations than "
     "plain fine-tuning.",
@@ -101,6 +116,7 @@ paired_claim(
 paired_claim(
     "uegr.plm.cka", grid=_shared, method="uegr", columns=("cka_mean",),
     labels=("mean linear CKA to the pre-trained encoder",), expected="increase",
+    bands=lambda g, df: (bands.uegr_cka(_baseline_mean(df, "cka_mean")),),
     what="mean block CKA to the pre-trained encoder, UEGR - FineTune",
     paper="uegr", where="§VI, Fig. 2a", kind="trend",
     statement="The selective update keeps the fine-tuned representations closer to the "
@@ -145,6 +161,15 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
         means = trained.groupby("strategy").test_accuracy.mean()
         v = v.with_evidence(**{f"mean_accuracy[{w}]": float(means.get(w, np.nan)) for w in order},
                             seeds_needed=trend_power(v.evidence["spearman_rho"], len(order)))
+        # the size of the effect end to end: Soft - Inv paired by seed, against half Table 5's
+        wide = trained.pivot_table(index="seed", columns="strategy", values="test_accuracy")
+        if {"soft", "inverse"} <= set(wide.columns):
+            diff = (wide["soft"] - wide["inverse"]).dropna().to_numpy()
+            if len(diff) >= 2:
+                v = trend_banded(v, bootstrap_mean(diff, rng=ctx.rng("band")),
+                                 bands.layer_weights(), what="accuracy Soft - Inv, paired")
+    if "band" not in v.evidence:
+        v = v.with_evidence(band=bands.layer_weights().to_dict())
     return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
@@ -168,6 +193,15 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     d = df[df.level > 0].copy()
     d["erf_rhs"] = cor1_rhs(H=h0.loc[d.seed].to_numpy(), eps=d.head_grad_norm.to_numpy(),
                             sigma=d.level.to_numpy())
+    wide = df.pivot_table(index="seed", columns="level", values="head_top_eig")
+    top = wide[[df.level.min(), df.level.max()]].dropna()
+    if len(top) >= 2 and (top.iloc[:, 0] > 0).all():
+        v = trend_banded(v, end_ratio(top.iloc[:, 0].to_numpy(), top.iloc[:, 1].to_numpy(),
+                                      rng=ctx.rng("band"), paired=True), bands.ad_hessian(),
+                         what=f"top eigenvalue at sigma {df.level.max():g} / at sigma "
+                              f"{df.level.min():g}, median over seeds")
+    else:
+        v = v.with_evidence(band=bands.ad_hessian().to_dict())
     v = v.with_evidence(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),
                         n_seeds=int(df.seed.nunique()), scale=ctx.scale,
                         n_runs_not_trained=int(did_not_train(df).sum()),

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
+from boundbench.plm import bands
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import trend_verdict
+from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
 from boundbench.plm.methods import SURT
 from boundbench.plm.reports import (
     bar_outcome,
@@ -25,6 +26,7 @@ from boundbench.plm.reports import (
     smoke,
     std_claim_verdict,
     too_few_verdict,
+    trend_banded,
     trend_power,
 )
 from boundbench.synthetic.methods import Method
@@ -73,12 +75,13 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                 "n_trained_finetune": len(b), "scale": ctx.scale,
                 **{f"n_not_trained_{m}": k for m, k in untrained.items()}}
     if min(len(a), len(b)) < 3:  # a std needs a few runs that trained
-        v = too_few_verdict(sum(untrained.values()), 2 * ev["n_seeds"], ev)
+        v = too_few_verdict(sum(untrained.values()), 2 * ev["n_seeds"],
+                            {**ev, "band": bands.mhloss_std().to_dict()})
         return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])], "test_accuracy",
                            "test accuracy", grid, v)
     v = std_claim_verdict(ctx, a, b, what="test accuracy across seeds",
                           names=("mhloss", "finetune"), evidence=ev, table=df,
-                          grid_key=grid.key(seeds=False))
+                          grid_key=grid.key(seeds=False), band=bands.mhloss_std())
     return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                        "test_accuracy", "test accuracy", grid, v)
 
@@ -97,6 +100,7 @@ def _trio(ctx: CheckContext):
 paired_claim(
     "fu.plm.mmr-margin", grid=_trio, method="mmr", columns=("feat_margin_over_B",),
     labels=("SVM margin / B of test features",), expected="increase",
+    bands=lambda g, df: (bands.mmr_margin(),),
     what="feature margin / B, MMR - FineTune",
     extra=lambda df: {"mean_centroid_distance_change": _mean_or_none(
         paired(df, "feat_centroid_distance", "mmr", "finetune"))},
@@ -111,6 +115,7 @@ paired_claim(
 paired_claim(
     "fu.plm.surt-distance", grid=_trio, method="surt", columns=("encoder_distance_from_start",),
     labels=("||theta_end - theta_start|| (encoder)",), expected="decrease",
+    bands=lambda g, df: (bands.surt_distance(),),
     what="encoder distance travelled, SURT - FineTune",
     paper="fu", where="§3.3 (SURT) and Theorem 2.2", kind="trend",
     statement="Self-unsupervised re-training on the task's texts moves the starting point "
@@ -138,7 +143,8 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
     ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
                           "n_runs_not_trained": int(len(df) - len(trained)), "scale": ctx.scale}
     if len(trained) < 4 or trained.level.nunique() < 2:
-        v = not_trained_verdict(ev["n_runs_not_trained"], len(df), ev)
+        v = not_trained_verdict(ev["n_runs_not_trained"], len(df),
+                                {**ev, "band": bands.sample_ratio_std().to_dict()})
     else:
         dev = (trained.test_accuracy - trained.groupby("level").test_accuracy.transform("mean")
                ).abs()
@@ -149,6 +155,15 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
         v = v.with_evidence(**{f"std_at_{k:g}": float(x) for k, x in stds.items()},
                             seeds_needed=trend_power(v.evidence["spearman_rho"],
                                                      trained.level.nunique()))
+        top, bottom = (trained[trained.level == lv].sort_values("seed").test_accuracy
+                       .to_numpy() for lv in (trained.level.max(), trained.level.min()))
+        if min(len(top), len(bottom)) >= 3:  # a std ratio's interval needs a few runs each
+            r = std_ratio_verdict(top, bottom, rng=ctx.rng("band"), what="std ratio")
+            v = trend_banded(v, (r.evidence["std_ratio"] or float("nan"), r.evidence["ci_low"],
+                                 r.evidence["ci_high"]), bands.sample_ratio_std(),
+                             what="std at the largest ratio / std at the smallest")
+        else:
+            v = v.with_evidence(band=bands.sample_ratio_std().to_dict())
     v = smoke(ctx, v, df, grid)
     fig, (ax,) = plotting.figure()
     for label, part in (("all runs", df), ("runs that trained", trained)):
@@ -210,13 +225,14 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
     ev: dict[str, Any] = {"n_seeds": int(df.seed.nunique()),
                           "n_full_not_trained": int(len(full) - len(trained)), "scale": ctx.scale}
     if len(trained) < 3:
-        v = too_few_verdict(ev["n_full_not_trained"], len(full), ev)
+        v = too_few_verdict(ev["n_full_not_trained"], len(full),
+                            {**ev, "band": bands.head_vs_full().to_dict()})
     else:
         v = std_claim_verdict(ctx, head.test_accuracy.to_numpy(),
                               trained.sort_values("seed").test_accuracy.to_numpy(),
                               what="test accuracy across seeds",
                               names=("head_tuning", "full_finetuning"), evidence=ev, table=df,
-                              grid_key=grid.key(seeds=False))
+                              grid_key=grid.key(seeds=False), band=bands.head_vs_full())
     table = pd.concat([full.assign(method="full fine-tuning"),
                        head.assign(method="head tuning", seed=head.run)], ignore_index=True)
     return bar_outcome(ctx, table[["method", "seed", "test_accuracy"]], "test_accuracy",

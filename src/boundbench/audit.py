@@ -246,7 +246,7 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
     sequential; else ``{"seeds": k, "need": n, "seconds": s}`` (the seeds its slowest open
     probe needs at the current estimate, :func:`~boundbench.framework.sequential.seeds_to_decide`,
     and their fine-tuning time), or ``{"futile": why}`` when no affordable count decides."""
-    from boundbench.framework.sequential import seeds_to_decide
+    from boundbench.framework.sequential import PROJECTION_CAP, cost_text, seeds_to_decide
 
     seq = (r.get("evidence") or {}).get("sequential") or {}
     opened = _open_probes(r)
@@ -266,8 +266,14 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
                             estimate=float(p["estimate"]), spread=float(p["spread"]),
                             null=float(p["null"]), kind=p["kind"], band=p.get("band"))
         if n is None:
+            far = seeds_to_decide(n=max(p["n"], 2), n_max=max(PROJECTION_CAP, p["n"], 2),
+                                  estimate=float(p["estimate"]), spread=float(p["spread"]),
+                                  null=float(p["null"]), kind=p["kind"], band=p.get("band"))
+            need_txt = (f"about {far} seeds{cost_text(far, cost)}" if far is not None
+                        else f"more than {PROJECTION_CAP} seeds")
             return {"futile": f"{p['what']}: at the current estimate no count of seeds the "
-                    f"budget affords (up to {n_max}) decides"}
+                    f"budget affords (up to {n_max}) decides; it would need {need_txt}, so it "
+                    "gets none"}
         need = max(need, k + (n - p["n"]))  # untrained runs: the grid adds as many as it lacks
     if need <= k:
         need = k + 1
@@ -497,8 +503,9 @@ def budget_section(report: dict[str, Any]) -> list[str]:
              "Each claim added seeds until its anytime-valid 95% confidence sequence decided "
              "(valid however the seeds were chosen), or no affordable number of seeds could, or "
              "the budget ran out.", "",
-             "| claim | verdict | seeds | probe | confidence sequence | decided | stopped |",
-             "|---|---|---|---|---|---|---|"]
+             "| claim | verdict | seeds | probe | confidence sequence | no-effect band | decided "
+             "| stopped |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         seq = r["evidence"]["sequential"]
         for p in seq.get("probes", []):
@@ -506,8 +513,12 @@ def budget_section(report: dict[str, Any]) -> list[str]:
                   if p.get("cs_low") is not None and p.get("cs_high") is not None
                   else "unbounded")
             told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
+            b = p.get("band") or {}
+            band = (f"[{_num(b['low'])}, {_num(b['high'])}] ({_fmt(b['rule'])}: "
+                    f"{_fmt(b['source'])})" if b else "none declared")
             lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
-                         f"{_fmt(p['what'])} | {iv} | {told} | {_fmt(seq.get('stopped', ''))} |")
+                         f"{_fmt(p['what'])} | {iv} | {band} | {told} | "
+                         f"{_fmt(seq.get('stopped', ''))} |")
     # the fine-tuning claims the budget did not extend: trends over levels (a rank trend has
     # no confidence sequence here, so seeds added at will would not be judged validly)
     fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in rows]

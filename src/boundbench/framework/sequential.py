@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
+from boundbench.framework.bands import Band, band_outcome
 from boundbench.framework.validate import Array, Choice, Float, Int, Real, checked
 
 ALPHA = 0.05
@@ -191,51 +192,72 @@ def eb_confidence_sequence(x: np.ndarray, *, lower: float, upper: float, alpha: 
     return CSPath(t.astype(int), lower + span * est, lower + span * low, lower + span * high)
 
 
-@checked(low=Real(), high=Real(), null=Float(), expected=Choice("increase", "decrease"),
-         band=Float(0, optional=True))
+def as_band(band, *, null: float, scale: str = "linear") -> Band | None:
+    """``band`` as a :class:`~boundbench.framework.bands.Band`: a Band, its dict (a probe's
+    JSON), a half-width ``h > 0`` (``0 +- h`` for a difference, ``1 +- h`` for a ratio with
+    ``scale='ratio'``) or ``None``."""
+    if band is None or isinstance(band, Band):
+        return band
+    if isinstance(band, dict):
+        return Band(**band)
+    if isinstance(band, bool) or not isinstance(band, int | float) or not band > 0 \
+            or not np.isfinite(band):
+        raise ValueError(f"band must be a positive number, a Band or None (got {band!r})")
+    if scale not in ("linear", "ratio"):
+        raise ValueError(f"scale must be 'linear' or 'ratio' (got {scale!r})")
+    if null not in (0.0, 1.0):
+        raise ValueError(f"a band is around a difference's null 0 or a ratio's null 1 (got "
+                         f"null={null:g})")
+    if scale == "ratio" and band >= 1:
+        raise ValueError(f"a ratio band must be below 1 (got {band!r})")
+    lo, hi = (null - band, null + band) if scale == "linear" else (null * (1 - band),
+                                                                     null * (1 + band))
+    return Band(lo, hi, "difference" if null == 0 else "ratio", "given",
+                f"{null:g} +- {band:g}" if scale == "linear" else f"{null:g} x (1 +- {band:g})")
+
+
+@checked(low=Real(), high=Real(), null=Float(), expected=Choice("increase", "decrease"))
 def decide(low: float, high: float, *, null: float, expected: str,
-           band: float | None = None, scale: str = "linear") -> str | None:
+           band=None, scale: str = "linear") -> str | None:
     """What an interval decides about an effect expected to ``increase`` or ``decrease`` from
-    ``null``: ``supported`` when it lies wholly on the expected side, ``contradicted`` when
-    wholly on the other, ``no-effect`` when it lies inside the no-effect band (``null +-
-    band``, or ``null * (1 +- band)`` with ``scale='ratio'``), else ``None`` (go on)."""
+    ``null``. Without a band: ``supported`` when it lies wholly on the expected side,
+    ``contradicted`` when wholly on the other, else ``None`` (go on). With a no-effect
+    ``band`` (a :class:`~boundbench.framework.bands.Band`, or a half-width: ``null +- band``,
+    ``null * (1 +- band)`` with ``scale='ratio'``) the four outcomes of
+    :func:`~boundbench.framework.bands.band_outcome`: ``no-effect`` inside it, ``supported`` or
+    ``contradicted`` wholly beyond it, ``None`` across an edge."""
     if scale not in ("linear", "ratio"):
         raise ValueError(f"scale must be 'linear' or 'ratio' (got {scale!r})")
     if not low <= high:
         raise ValueError(f"low must be <= high (got {low:g} > {high:g})")
-    up = low > null
-    down = high < null
-    if up or down:
-        return "supported" if up == (expected == "increase") else "contradicted"
-    if band is not None:
-        lo, hi = (null - band, null + band) if scale == "linear" else (null * (1 - band),
-                                                                         null * (1 + band))
-        if lo <= low and high <= hi:
-            return "no-effect"
-    return None
+    b = as_band(band, null=null, scale=scale)
+    if b is None:
+        up, down = low > null, high < null
+        if up or down:
+            return "supported" if up == (expected == "increase") else "contradicted"
+        return None
+    return band_outcome(low, high, b, expected=expected)
 
 
 @checked(low=Array(ndim=1, finite=False), high=Array(ndim=1, finite=False), null=Float(),
-         expected=Choice("increase", "decrease"), band=Float(0, optional=True),
-         scale=Choice("linear", "ratio"))
+         expected=Choice("increase", "decrease"), scale=Choice("linear", "ratio"))
 def first_decision(low: np.ndarray, high: np.ndarray, *, null: float, expected: str,
-                   band: float | None = None, scale: str = "linear") -> tuple[str | None, int]:
+                   band=None, scale: str = "linear") -> tuple[str | None, int]:
     """The first decision (:func:`decide`) along a confidence sequence and the number of
     observations it took; ``(None, len(low))`` when none is reached. What the stopping rule
     does: look after every seed, stop at the first decision."""
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     if low.shape != high.shape:
         raise ValueError(f"low and high must have one shape (got {low.shape} and {high.shape})")
-    up, down = low > null, high < null
-    hit = up | down
-    if band is not None:
-        lo, hi = (null - band, null + band) if scale == "linear" else (null * (1 - band),
-                                                                         null * (1 + band))
-        hit = hit | ((lo <= low) & (high <= hi))
+    b = as_band(band, null=null, scale=scale)
+    if b is None:
+        hit = (low > null) | (high < null)
+    else:  # band_outcome's three decisions, elementwise
+        hit = ((b.low <= low) & (high <= b.high)) | (low > b.high) | (high < b.low)
     if not hit.any():
         return None, int(low.size)
     i = int(np.argmax(hit))
-    return decide(float(low[i]), float(high[i]), null=null, expected=expected, band=band,
+    return decide(float(low[i]), float(high[i]), null=null, expected=expected, band=b,
                   scale=scale), i + 1
 
 
@@ -255,9 +277,9 @@ def _projected(n: int, *, estimate: float, spread: float, kind: str,
 
 @checked(n=Int(1), n_max=Int(1), estimate=Float(), spread=Float(0),
          null=Float(), alpha=Float(0, 1, lo_open=True, hi_open=True),
-         kind=Choice("mean", "std_ratio"), band=Float(0, optional=True))
+         kind=Choice("mean", "std_ratio"))
 def futile(*, n: int, n_max: int, estimate: float, spread: float, null: float,
-           kind: str, band: float | None = None, alpha: float = ALPHA) -> bool:
+           kind: str, band=None, alpha: float = ALPHA) -> bool:
     """Can the seeds left not decide? The interval the sequence would give after ``n_max``
     seeds if the estimate and the spread stayed as they are now (``spread``: the sample
     standard deviation for ``kind='mean'``, the ratio's ``s_b`` for ``kind='std_ratio'``, whose
@@ -272,13 +294,14 @@ def futile(*, n: int, n_max: int, estimate: float, spread: float, null: float,
 
 @checked(n=Int(1), n_max=Int(1), estimate=Float(), spread=Float(0),
          null=Float(), alpha=Float(0, 1, lo_open=True, hi_open=True),
-         kind=Choice("mean", "std_ratio"), band=Float(0, optional=True))
+         kind=Choice("mean", "std_ratio"))
 def seeds_to_decide(*, n: int, n_max: int, estimate: float, spread: float, null: float,
-                    kind: str, band: float | None = None, alpha: float = ALPHA) -> int | None:
+                    kind: str, band=None, alpha: float = ALPHA) -> int | None:
     """The fewest seeds, from ``n`` up to ``n_max``, at which the projected interval (see
     :func:`futile`) decides; ``None`` when none does. What a budget allocates by."""
     if n_max < n:
         raise ValueError(f"n_max must be >= n (got n={n}, n_max={n_max})")
+    band = as_band(band, null=null, scale="linear" if kind == "mean" else "ratio")
 
     def decides(k: int) -> bool:
         low, high, scale = _projected(k, estimate=estimate, spread=spread, kind=kind,
@@ -356,26 +379,43 @@ def duration_seconds(budget: str) -> float:
     return total
 
 
-def probe(kind: str, *, path: CSPath, null: float, expected: str, band: float | None,
+PROJECTION_CAP = 1000  # seeds: how far a verdict's projection looks (past it, "more than")
+
+# The measured ratio of a fine-tuning step's time on a CPU to that on a GPU, where a GPU run is
+# recorded in docs/results-log.md; None: none is recorded yet, and a projection says so
+GPU_STEP_RATIO: float | None = None
+
+
+def probe(kind: str, *, path: CSPath, null: float, expected: str, band,
           spread: float, what: str) -> dict:
     """One probe of a claim as a budgeted audit tracks it: the sequence's last interval, the
-    first decision along it (and at how many seeds), and what a projection needs (kind,
-    estimate, spread, null, band). JSON-ready."""
+    first decision along it (and at how many seeds), what a projection needs (kind, estimate,
+    spread, null, band: a :class:`~boundbench.framework.bands.Band`, a half-width or None) and,
+    with a band, the seeds the sequence would need at the paper's effect and at no effect
+    (at this spread, up to :data:`PROJECTION_CAP`; ``None``: more). JSON-ready."""
     scale = "linear" if kind == "mean" else "ratio"
-    decision, at = first_decision(path.low, path.high, null=null, expected=expected, band=band,
+    b = as_band(band, null=null, scale=scale)
+    decision, at = first_decision(path.low, path.high, null=null, expected=expected, band=b,
                                   scale=scale)
     est = float(path.estimate[-1])
 
     def num(v: float) -> float | None:
         return float(v) if np.isfinite(v) else None
 
-    return {"what": what, "kind": kind, "n": int(path.n[-1]), "estimate": num(est),
-            "spread": num(spread), "null": null, "expected": expected, "band": band,
-            "cs_low": num(path.low[-1]), "cs_high": num(path.high[-1]),
-            "decision": decision, "decided_at": at if decision else None}
+    out = {"what": what, "kind": kind, "n": int(path.n[-1]), "estimate": num(est),
+           "spread": num(spread), "null": null, "expected": expected,
+           "band": b.to_dict() if b is not None else None,
+           "cs_low": num(path.low[-1]), "cs_high": num(path.high[-1]),
+           "decision": decision, "decided_at": at if decision else None}
+    if b is not None and np.isfinite(spread) and spread > 0:
+        def need(effect: float) -> int | None:
+            return seeds_to_decide(n=2, n_max=PROJECTION_CAP, estimate=effect, spread=spread,
+                                   null=null, kind=kind, band=b)
 
-
-PROJECTION_CAP = 1000  # seeds: how far a verdict's projection looks (past it, "more than")
+        out["seeds_at_paper_effect"] = (need(b.paper_effect) if b.paper_effect is not None
+                                        else None)
+        out["seeds_at_no_effect"] = need(null)
+    return out
 
 
 def projected_seeds(p: dict, *, cap: int = PROJECTION_CAP) -> int | None:
@@ -390,25 +430,63 @@ def projected_seeds(p: dict, *, cap: int = PROJECTION_CAP) -> int | None:
                            band=p.get("band"))
 
 
-def probe_text(p: dict) -> str:
-    """A probe in words: its interval, what it decided, and, undecided, the seeds its sequence
-    would need at the current estimate (the sequential count, not a fixed design's, which is
-    smaller: a sequence pays for being valid at every look)."""
+def cost_text(seeds: int, seconds_per_seed: float | None) -> str:
+    """What ``seeds`` seeds per method cost: CPU-hours at the measured seconds a seed, and on
+    a GPU by :data:`GPU_STEP_RATIO` where one is recorded."""
+    if seconds_per_seed is None or not np.isfinite(seconds_per_seed) or seconds_per_seed <= 0:
+        return ""
+    hours = seeds * seconds_per_seed / 3600
+    gpu = (f", about {hours / GPU_STEP_RATIO:.2g} GPU-hours by the recorded step-time ratio "
+           f"{GPU_STEP_RATIO:g}" if GPU_STEP_RATIO else
+           "; no GPU step time is recorded yet to scale it")
+    return f" (about {hours:.2g} CPU-hours here at {seconds_per_seed:.0f} s a seed{gpu})"
+
+
+def probe_text(p: dict, *, seconds_per_seed: float | None = None) -> str:
+    """A probe in words: its interval, its band and where that comes from, what it decided
+    (a ``no-effect`` with its sign, and "smaller than half the paper's effect" where the band
+    is half the paper's effect), and, undecided, the seeds its sequence would need at the
+    current estimate, at the paper's effect and at no effect, with their cost (the sequential
+    count, not a fixed design's, which is smaller: a sequence pays for being valid at every
+    look)."""
+    from boundbench.framework.bands import PAPER, sign_inside
+
     lo, hi = p["cs_low"], p["cs_high"]
     iv = (f"[{lo:.4g}, {hi:.4g}]" if lo is not None and hi is not None else
           "not yet bounded (at least 5 seeds)")
     what = "mean paired change" if p["kind"] == "mean" else "std ratio"
     head = (f"{p['what']}: {what} {p['estimate']:.4g}" if p["estimate"] is not None
             else f"{p['what']}:")
+    band = as_band(p.get("band"), null=float(p["null"]))
     told = (f"decided ({p['decision']}) at {p['decided_at']} seeds" if p["decision"]
             else "not decided")
+    if p["decision"] == "no-effect" and band is not None and lo is not None:
+        told += f", {sign_inside(lo, hi, band)}"
+        if band.rule == PAPER:
+            told += ": smaller than half the paper's effect"
     if not p["decision"] and p.get("estimate") is not None and p.get("spread") is not None \
             and p["n"] >= 2:  # projected_seeds' own conditions: None then means "none decides"
         need = projected_seeds(p)
         told += (f"; at this estimate the sequence would decide at about {need} seeds"
-                 if need is not None else
+                 + cost_text(need, seconds_per_seed) if need is not None else
                  f"; at this estimate no count of seeds up to {PROJECTION_CAP} decides")
-    return f"{head}, anytime-valid 95% confidence sequence {iv} over {p['n']} seeds, {told}"
+    if not p["decision"] and band is not None:
+        unit = "difference" if p["kind"] == "mean" else "std ratio"
+        if band.paper_effect is not None and "seeds_at_paper_effect" in p:
+            k = p["seeds_at_paper_effect"]
+            told += (f"; detecting the paper's {unit} {band.paper_effect:.3g} needs about {k} "
+                     f"seeds per method{cost_text(k, seconds_per_seed)}" if k is not None else
+                     f"; detecting the paper's {unit} {band.paper_effect:.3g} needs more than "
+                     f"{PROJECTION_CAP} seeds per method at this spread")
+        if "seeds_at_no_effect" in p:
+            k = p["seeds_at_no_effect"]
+            told += (f"; showing no effect (inside the band) needs about {k} seeds"
+                     f"{cost_text(k, seconds_per_seed)}" if k is not None else
+                     f"; showing no effect needs more than {PROJECTION_CAP} seeds at this "
+                     "spread")
+    bt = f", {band.text()}" if band is not None else ""
+    return (f"{head}, anytime-valid 95% confidence sequence {iv} over {p['n']} seeds{bt}, "
+            f"{told}")
 
 
 def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
@@ -428,6 +506,6 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
                                      "grid_seeds": grid_seeds,
                                      **({"grid_key": grid_key} if grid_key else {})}}
     # each probe's text starts with its own label; the claim's is added only where it says more
-    said = "; ".join(probe_text(p) for p in probes)
+    said = "; ".join(probe_text(p, seconds_per_seed=seconds_per_seed) for p in probes)
     reason = said if all(p["what"].startswith(what) for p in probes) else f"{what}: {said}"
     return Verdict(status, reason, ev)

@@ -1,0 +1,127 @@
+"""No-effect bands (issue 39): the four outcomes of an interval against a declared band, the
+bands each fine-tuning claim declares from its paper, and what a budgeted claim says when
+its projection is more than the budget buys."""
+
+import math
+
+import numpy as np
+import pytest
+
+from boundbench.framework import sequential as sq
+from boundbench.framework.bands import DEFAULT, PAPER, Band, band_outcome, sign_inside
+from boundbench.framework.verdicts import Verdict
+from boundbench.plm import bands
+from boundbench.plm.reports import banded, trend_banded
+
+B = Band(-0.01, 0.01, "difference", DEFAULT, "test")
+
+
+@pytest.mark.parametrize("low, high, expected, outcome", [
+    (-0.005, 0.004, "increase", "no-effect"),       # inside, containing 0
+    (0.002, 0.008, "increase", "no-effect"),        # excludes 0 but inside: not supported
+    (-0.008, -0.001, "decrease", "no-effect"),      # excludes 0 on the paper's side: no-effect
+    (0.02, 0.05, "increase", "supported"),          # wholly beyond, the paper's side
+    (-0.05, -0.02, "increase", "contradicted"),     # wholly beyond, the other side
+    (-0.05, -0.02, "decrease", "supported"),
+    (0.005, 0.05, "increase", None),                # excludes 0, straddles the edge
+    (-0.05, 0.05, "increase", None),                # wider than the band
+])
+def test_an_interval_has_four_outcomes_against_its_band(low, high, expected, outcome):
+    assert band_outcome(low, high, B, expected=expected) == outcome
+    # the confidence sequences' rule is the same one
+    assert sq.decide(low, high, null=0.0, expected=expected, band=B) == outcome
+
+
+def test_excluding_zero_inside_the_band_is_no_effect_with_its_sign():
+    """The case the issue names: an interval that excludes 0 but lies inside the band."""
+    v = Verdict("supported", "change +0.005 (95% bootstrap CI [+0.002, +0.008])", {})
+    half = Band.half_paper_difference(0.0, 0.03, "Table X: 0 vs 0.03")
+    out = banded(v, 0.002, 0.008, half, expected="increase")
+    assert out.status == "no-effect"
+    assert "above the null, but inside the band" in out.reason
+    assert "smaller than half the paper's effect" in out.reason
+    assert out.evidence["band"]["source"] == "Table X: 0 vs 0.03"
+    assert sign_inside(-0.008, -0.002, half).startswith("below")
+    # beyond the band it stays supported; across an edge it is undecided, and says why
+    assert banded(v, 0.02, 0.04, half, expected="increase").status == "supported"
+    across = banded(v, 0.005, 0.04, half, expected="increase")
+    assert across.status == "inconclusive" and "edge of the band" in across.reason
+
+
+def test_ratio_bands_are_symmetric_in_the_log_and_legacy_half_widths_still_work():
+    b = Band.half_paper_ratio(0.8, "t")
+    assert math.isclose(b.low * b.high, 1.0) and math.isclose(b.low, math.sqrt(0.8))
+    assert sq.decide(0.93, 1.05, null=1.0, expected="decrease", band=b, scale="ratio") \
+        == "no-effect"
+    assert sq.decide(0.5, 0.85, null=1.0, expected="decrease", band=b, scale="ratio") \
+        == "supported"
+    legacy = sq.as_band(0.25, null=1.0, scale="ratio")
+    assert (legacy.low, legacy.high) == (0.75, 1.25)
+    assert sq.as_band(b.to_dict(), null=1.0) == b  # a probe's JSON reads back
+    for bad in (0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="band must be a positive number"):
+            sq.as_band(bad, null=0.0)
+    with pytest.raises(ValueError, match="null"):
+        Band(0.1, 0.2, "difference", DEFAULT, "t")
+
+
+def test_first_decision_stops_at_the_first_interval_the_band_decides():
+    low = np.array([-1.0, -0.02, 0.003, 0.004])
+    high = np.array([1.0, 0.03, 0.009, 0.008])
+    assert sq.first_decision(low, high, null=0.0, expected="increase", band=B) == ("no-effect", 3)
+    # without a band the same path decides "supported" where it first excludes 0
+    assert sq.first_decision(low, high, null=0.0, expected="increase") == ("supported", 3)
+
+
+def test_each_band_comes_from_its_papers_numbers():
+    m = bands.mhloss_std()
+    assert m.rule == PAPER and math.isclose(m.paper_effect, 2.10 / 2.61)
+    assert "Table 2" in m.source and "2.10" in m.source and "2.61" in m.source
+    h = bands.head_vs_full()  # the paper's own head tuning is no more stable: 2.75 vs 2.716
+    assert math.isclose(h.paper_effect, 2.75 / np.mean([2.32, 0.97, 2.04, 2.77, 5.48]))
+    assert 1.0 < h.paper_effect < 1.02 and "Table 3" in h.source
+    c = bands.jachess_corruption((0.0, 0.1, 0.2))
+    assert math.isclose(c.paper_effect, -0.013, abs_tol=1e-9) and c.high == pytest.approx(0.0065)
+    ece, brier = bands.jachess_calibration("ece"), bands.jachess_calibration("brier")
+    assert ece.high == pytest.approx(0.0035) and brier.high == pytest.approx(0.0145)
+    assert bands.layer_weights().high == pytest.approx(0.025)
+    # the defaults where a paper reports no number
+    assert bands.mmr_margin().high == pytest.approx(0.00624) and bands.mmr_margin().rule \
+        == DEFAULT
+    assert bands.surt_distance().high == pytest.approx(0.1414)
+    assert bands.noise_drop("UEGR Fig. 2b").high == 0.01
+    assert bands.sample_ratio_std().edges == (0.8, 1.25)
+    assert bands.uegr_cka(0.7).high == pytest.approx(0.07) and bands.uegr_cka(float("nan")) \
+        is None
+    assert bands.jachess_corruption((0.0, 0.3)).rule == DEFAULT  # a rate Table 1 lacks
+
+
+def test_a_trend_whose_size_lies_inside_the_band_is_no_effect():
+    v = Verdict("inconclusive", "Spearman rho -0.2", {})
+    out = trend_banded(v, (0.97, 0.93, 1.04), bands.ad_hessian(), what="ratio")
+    assert out.status == "no-effect" and out.evidence["band_effect_low"] == 0.93
+    keep = trend_banded(Verdict("supported", "rho -0.9", {}), (0.5, 0.4, 0.6),
+                        bands.ad_hessian(), what="ratio")
+    assert keep.status == "supported" and "band" in keep.evidence
+
+
+def test_a_probe_states_the_seeds_and_cpu_hours_to_detect_the_papers_effect():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1.0, 8), rng.normal(0, 1.0, 8)
+    p = sq.probe("std_ratio", path=sq.std_ratio_confidence_sequence(a, b), null=1.0,
+                 expected="decrease", band=bands.mhloss_std(), spread=float(np.std(b, ddof=1)),
+                 what="std ratio")
+    assert p["band"]["rule"] == PAPER
+    # the std ratio 0.80 needs hundreds of seeds: more than the cap, or a large count
+    k = p["seeds_at_paper_effect"]
+    assert k is None or k > 100
+    text = sq.probe_text(p, seconds_per_seed=600.0)
+    assert "detecting the paper's std ratio 0.805" in text
+    assert "no-effect band" in text and "Table 2" in text
+    d = sq.probe("mean", path=sq.t_confidence_sequence(rng.normal(0, 0.01, 10)), null=0.0,
+                 expected="decrease", band=bands.jachess_calibration("brier"), spread=0.01,
+                 what="Brier")
+    assert d["seeds_at_paper_effect"] is not None and d["seeds_at_no_effect"] is not None
+    t = sq.probe_text({**d, "decision": None}, seconds_per_seed=360.0)
+    assert "CPU-hours" in t and "no GPU step time is recorded yet" in t
+    assert sq.cost_text(10, None) == "" and "1 CPU-hours" in sq.cost_text(10, 360.0)
