@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.plm import bands
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.verdicts import bootstrap_mean, end_ratio, trend_verdict
+from boundbench.plm import bands
 from boundbench.plm.reports import (
     bar_outcome,
     cached_grid,

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
-from boundbench.plm import bands
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
+from boundbench.plm import bands
 from boundbench.plm.methods import SURT
 from boundbench.plm.reports import (
     bar_outcome,
