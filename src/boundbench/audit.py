@@ -246,7 +246,12 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
     sequential; else ``{"seeds": k, "need": n, "seconds": s}`` (the seeds its slowest open
     probe needs at the current estimate, :func:`~boundbench.framework.sequential.seeds_to_decide`,
     and their fine-tuning time), or ``{"futile": why}`` when no affordable count decides."""
-    from boundbench.framework.sequential import PROJECTION_CAP, cost_text, seeds_to_decide
+    from boundbench.framework.sequential import (
+        PROJECTION_CAP,
+        cost_text,
+        projected_seeds,
+        seeds_to_decide,
+    )
 
     seq = (r.get("evidence") or {}).get("sequential") or {}
     opened = _open_probes(r)
@@ -266,9 +271,7 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
                             estimate=float(p["estimate"]), spread=float(p["spread"]),
                             null=float(p["null"]), kind=p["kind"], band=p.get("band"))
         if n is None:
-            far = seeds_to_decide(n=max(p["n"], 2), n_max=max(PROJECTION_CAP, p["n"], 2),
-                                  estimate=float(p["estimate"]), spread=float(p["spread"]),
-                                  null=float(p["null"]), kind=p["kind"], band=p.get("band"))
+            far = projected_seeds(p)
             need_txt = (f"about {far} seeds{cost_text(far, cost)}" if far is not None
                         else f"more than {PROJECTION_CAP} seeds")
             return {"futile": f"{p['what']}: at the current estimate no count of seeds the "

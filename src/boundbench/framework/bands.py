@@ -68,11 +68,6 @@ class Band:
         return 0.0 if self.kind == "difference" else 1.0
 
     @property
-    def scale(self) -> str:
-        """The scale the confidence sequences use for it: ``linear`` or ``ratio``."""
-        return "linear" if self.kind == "difference" else "ratio"
-
-    @property
     def edges(self) -> tuple[float, float]:
         return (self.low, self.high)
 
