@@ -254,7 +254,7 @@ def test_the_api_bounds_the_seed_by_name():
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\]"):
         CheckContext(seed=2**70)
     with pytest.raises(ValueError, match="seed must be <= 4294967295"):
-        make_separable(n_datasets=1, n=4, d=2, margin=0.1, seed=2**70)
+        make_separable(n_datasets=1, n=4, d=2, margin=0.1, bound=1.0, seed=2**70)
 
 
 def test_a_claim_that_raises_is_one_line_on_the_terminal(capsys, monkeypatch):

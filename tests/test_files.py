@@ -225,15 +225,17 @@ def test_errata_reads_no_table_outside_the_folder(tmp_path):
         errata.write(out)
 
 
-def _partial_audit(out, cid, delay):
-    """A partial audit whose merge is slowed (``delay`` seconds after reading the old report),
-    so a second one can finish while it merges."""
+def _partial_audit(out, cid, delay, signal=None):
+    """A partial audit whose merge is slowed (``delay`` seconds after reading the old report,
+    ``signal`` touched then), so a second one can finish while it merges."""
     from boundbench import audit
 
     read = audit._previous_report
 
     def slow(folder):
         rep = read(folder)
+        if signal is not None:
+            Path(signal).touch()
         time.sleep(delay)
         return rep
 
@@ -242,20 +244,26 @@ def _partial_audit(out, cid, delay):
 
 
 def test_two_partial_audits_that_finish_together_keep_both_claims(tmp_path):
-    """Issue 41: the read-merge-write of audit.json is under the folder's report lock. A
-    merges slowly; B finishes meanwhile; without the lock one claim vanished from the report."""
+    """Issue 41: the read-merge-write of audit.json is under the folder's report lock. A has
+    read the old report and merges slowly; B starts then and finishes meanwhile; without the
+    lock one claim vanished from the report (this test fails with the lock taken out). Spawned
+    processes: a fork of a process that has run torch can hang."""
     from boundbench.audit import run_audit
 
     out = tmp_path / "out"
     run_audit(out_dir=out, only=["fu.lemma-a.1.3"], progress=False)  # a report to merge into
-    ctx = mp.get_context("fork")
-    a = ctx.Process(target=_partial_audit, args=(out, "fu.lemma-a.1.2", 4.0))
-    b = ctx.Process(target=_partial_audit, args=(out, "ad.gelu-lipschitz", 0.0))
+    ctx = mp.get_context("spawn")
+    signal = tmp_path / "a-has-read"
+    a = ctx.Process(target=_partial_audit, args=(out, "fu.lemma-a.1.2", 15.0, str(signal)))
     a.start()
-    time.sleep(2.5)  # A is in its slow merge now
+    t0 = time.time()
+    while not signal.exists() and time.time() - t0 < 120:
+        time.sleep(0.1)
+    assert signal.exists(), "the first audit never reached its merge"
+    b = ctx.Process(target=_partial_audit, args=(out, "ad.gelu-lipschitz", 0.0))
     b.start()
     for p in (a, b):
-        p.join(120)
+        p.join(300)
         assert p.exitcode == 0
     ids = {c["id"] for c in json.loads((out / "audit.json").read_text())["claims"]}
     assert {"fu.lemma-a.1.3", "fu.lemma-a.1.2", "ad.gelu-lipschitz"} <= ids
