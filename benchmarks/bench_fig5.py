@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -71,7 +72,7 @@ def main() -> None:
           f"{300 / paper_slopes * 1e9:.2f} ns per slope, matmuls included)")
     # precision: float32 slopes with float64 heads against float64 throughout (nested both)
     t0 = time.perf_counter()
-    mixed = cfg.run(device=args.device, slope_dtype=torch.float32)
+    mixed = replace(cfg, slope="float32").run(device=args.device)
     t_mixed = time.perf_counter() - t0
     ref = nested.loo_stability.to_numpy()
     err = np.abs(mixed.loo_stability.to_numpy() - ref)

@@ -251,7 +251,14 @@ class StabilityGrid:
             known = sorted(q.stem for q in bundled.parent.glob("*.json"))
             raise ValueError(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
                              f"({known})")
-        raw = json.loads(p.read_text())
+        try:
+            raw = json.loads(p.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"sweep config {str(p)!r} is not UTF-8 text (byte {exc.start})"
+                             ) from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"sweep config {str(p)!r} is not valid JSON: {exc.msg} at line "
+                             f"{exc.lineno}, column {exc.colno}") from None
         if not isinstance(raw, dict):
             raise ValueError(f"sweep config {str(p)!r} must be a JSON object (got "
                              f"{type(raw).__name__})")

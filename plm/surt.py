@@ -66,6 +66,9 @@ def _verified(out: Path) -> bool:
 
 def _train(path: str, out: Path, texts: list[str], *, steps: int, lr: float, mask_prob: float,
            batch_size: int, max_length: int, seed: int, device: torch.device) -> str:
+    from boundbench.plm.models import _require_transformers
+
+    _require_transformers()  # the load reports off: the first stage of a process is one too
     from transformers import AutoTokenizer, BertForMaskedLM, DataCollatorForLanguageModeling
 
     tok = AutoTokenizer.from_pretrained(path, local_files_only=True)

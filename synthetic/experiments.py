@@ -21,7 +21,7 @@ ours and is a field of the config, recorded with every result:
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -175,6 +175,39 @@ class HeadsRun:
     replica_starts: str = "shared"
     step: str = "per-head"
     seed: int = 0
+    # datasets per block: each block draws its data, LOO indices and heads from (seed, block)
+    # alone, so blocks run anywhere (a Dask task each, cached on its own) and the whole is the
+    # same bit for bit; a larger n_datasets extends a smaller one by blocks
+    block: int = 25
+    # the precision of the per-sample slopes (train_heads' slope_dtype): "float64", or
+    # "float32" where a claim has measured its error inside its tolerance (float32_error)
+    slope: str = "float64"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.block, bool) or not isinstance(self.block, int) or self.block < 1:
+            raise ValueError(f"block must be an integer >= 1 (got {self.block!r})")
+        if self.slope not in ("float64", "float32"):
+            raise ValueError(f"slope must be 'float64' or 'float32' (got {self.slope!r})")
+        if isinstance(self.n_datasets, bool) or not isinstance(self.n_datasets, int) \
+                or self.n_datasets < 1:
+            raise ValueError(f"n_datasets must be an integer >= 1 (got {self.n_datasets!r})")
+
+    @property
+    def n_blocks(self) -> int:
+        return -(-self.n_datasets // self.block)
+
+    def block_size(self, b: int) -> int:
+        """Datasets in block ``b`` (the last may be short)."""
+        if not 0 <= b < self.n_blocks:
+            raise ValueError(f"b must be a block index in [0, {self.n_blocks}) (got {b!r})")
+        return min(self.block, self.n_datasets - b * self.block)
+
+    def block_config(self, b: int) -> dict:
+        """What block ``b``'s table depends on: the config without the dataset count (a run of
+        500 datasets reuses the cached blocks of a run of 100), with the block's index and
+        size."""
+        c = {k: v for k, v in asdict(self).items() if k != "n_datasets"}
+        return {**c, "block_index": b, "block_datasets": self.block_size(b)}
 
     def slopes(self) -> int:
         """How many per-sample logistic slopes :meth:`run` computes: datasets x samples x
@@ -220,40 +253,35 @@ class HeadsRun:
         return {"slopes": total, "ns_per_slope": per * 1e9, "seconds": total * per,
                 "device": str(dev)}
 
-    def run(self, progress: bool = False, device: str | None = None,
-            slope_dtype: Any = None) -> pd.DataFrame:
-        """``device``: where GD runs (default: CUDA when present, else the CPU); an execution
-        detail, not part of the config (results agree to rounding). ``slope_dtype``:
-        :func:`train_heads`'s precision of the per-sample work (default float64 throughout;
-        ``torch.float32`` is about twice as fast, the stability within a few 1e-6 relative).
-        A run estimated (:meth:`estimate`) above ``ANNOUNCE_SECONDS`` says so on stderr first."""
+    def _block_seed(self, b: int, stream: int) -> np.random.Generator:
+        # block 0 keeps the streams of a run in one piece, so a run of one block is the run
+        # of earlier versions bit for bit
+        return np.random.default_rng([self.seed, stream] if b == 0 else [self.seed, stream, b])
+
+    def run_block(self, b: int, device: str | None = None, progress: bool = False
+                  ) -> pd.DataFrame:
+        """Block ``b``'s table: its datasets (indices ``b * block`` on) drawn from (seed, b)
+        alone, their SVMs and GD heads. What a Dask task runs; :meth:`run` is their union."""
         import torch
 
+        size = self.block_size(b)
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        if self.slopes() > PROBE_SLOPES:
-            est = self.estimate(device=dev, slope_dtype=slope_dtype)
-            if est["seconds"] > ANNOUNCE_SECONDS:
-                tqdm.write(
-                    f"MHLoss heads (init_scale={self.init_scale:g}, replica_starts="
-                    f"{self.replica_starts}, step={self.step}): about "
-                    f"{est['seconds'] / 60:.0f} min on {est['device']} here ({est['slopes']:.2g} "
-                    f"logistic slopes at {est['ns_per_slope']:.2g} ns each, from a probe); "
-                    "CUDA runs it when present", file=sys.stderr)
-        rng = np.random.default_rng([self.seed, 5])
-        data = make_separable(n_datasets=self.n_datasets, n=self.n, d=self.d, margin=self.margin,
+        slope_dtype = torch.float32 if self.slope == "float32" else None
+        rng = self._block_seed(b, 5)
+        data = make_separable(n_datasets=size, n=self.n, d=self.d, margin=self.margin,
                               bound=self.bound, seed=rng, exact_margin=self.exact_margin)
         svm = svm_loo_stability(data.X, data.y)  # one solve gives the heads and their LOO
         w_svm, svm_stab = svm["w"], svm["stability"]
         w_pen = BiasPenalizedSVM().fit(data.X, data.y).coef_
-        loo = np.stack([rng.choice(self.n, self.k_loo, replace=False)
-                        for _ in range(self.n_datasets)])
-        runs = mhloss_plan(self.heads, nested=self.nested, step=self.step, k=self.n_datasets,
+        loo = np.stack([rng.choice(self.n, self.k_loo, replace=False) for _ in range(size)])
+        runs = mhloss_plan(self.heads, nested=self.nested, step=self.step, k=size,
                            D=self.d + 1, init_scale=self.init_scale,
-                           rng=np.random.default_rng([self.seed, 7]))
+                           rng=self._block_seed(b, 7))
         rows = []
-        for width, levels, extra in tqdm(runs, desc="MHLoss heads", disable=not progress):
+        for width, levels, extra in runs:
             res = train_heads(data.X, data.y, loss=self.loss, steps=self.steps, heads=width,
-                              loo=loo, init_scale=self.init_scale, seed=self.seed + 1000 * width,
+                              loo=loo, init_scale=self.init_scale,
+                              seed=self.seed + 1000 * width + 1_000_003 * b,
                               prefixes=levels, device=dev, progress=progress,
                               replica_starts=self.replica_starts, slope_dtype=slope_dtype,
                               **extra)
@@ -264,11 +292,48 @@ class HeadsRun:
                 stab = head_loo_stability(dirs).mean(1)  # (k, T)
                 k, T = gap.shape
                 rows.append(pd.DataFrame({
-                    "heads": h, "dataset": np.repeat(np.arange(k), T),
+                    "heads": h, "dataset": np.repeat(np.arange(k) + b * self.block, T),
                     "step": np.tile(res.steps, k), "gap_to_svm": gap.ravel(),
                     "gap_to_penalized_svm": gap_pen.ravel(),
                     "loo_stability": stab.ravel(), "svm_loo_stability": np.repeat(svm_stab, T)}))
         return pd.DataFrame(pd.concat(rows, ignore_index=True))
+
+    def run(self, progress: bool = False, device: str | None = None,
+            blocks: Any = None) -> pd.DataFrame:
+        """Every block's table (:meth:`run_block`), datasets in order. ``device``: where GD runs
+        (default: CUDA when present, else the CPU); an execution detail, not part of the
+        config (results agree to rounding). ``blocks``: a callable ``b -> table`` that gives a
+        block (e.g. from a cache, or run on a Dask cluster); default :meth:`run_block` here.
+        A run estimated (:meth:`estimate`) above ``ANNOUNCE_SECONDS`` says so on stderr first."""
+        import torch
+
+        dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.slopes() > PROBE_SLOPES:
+            est = self.estimate(device=dev, slope_dtype=(torch.float32 if self.slope ==
+                                                         "float32" else None))
+            if est["seconds"] > ANNOUNCE_SECONDS:
+                tqdm.write(
+                    f"MHLoss heads (init_scale={self.init_scale:g}, replica_starts="
+                    f"{self.replica_starts}, step={self.step}, {self.n_datasets} datasets, "
+                    f"{self.slope} slopes): about {est['seconds'] / 60:.0f} min on "
+                    f"{est['device']} here ({est['slopes']:.2g} logistic slopes at "
+                    f"{est['ns_per_slope']:.2g} ns each, from a probe); CUDA runs it when "
+                    "present", file=sys.stderr)
+        get = blocks or (lambda b: self.run_block(b, device=dev))
+        parts = [get(b) for b in tqdm(range(self.n_blocks), desc="MHLoss heads blocks",
+                                      disable=not progress or self.n_blocks == 1)]
+        return pd.DataFrame(pd.concat(parts, ignore_index=True))
+
+    def float32_error(self, datasets: int = 2, device: str | None = None) -> dict[str, Any]:
+        """The largest relative difference of the LOO stability (every head count and recorded
+        step) between float32 and float64 slopes, on the first ``datasets`` datasets of block 0
+        at this run's n and steps: what decides whether float32 is admissible."""
+        small = replace(self, n_datasets=min(datasets, self.n_datasets), slope="float64")
+        a = small.run_block(0, device=device)
+        f = replace(small, slope="float32").run_block(0, device=device)
+        rel = (f.loo_stability - a.loo_stability).abs() / a.loo_stability.abs()
+        return {"max_relative_error": float(rel.max()), "datasets": small.n_datasets,
+                "n": self.n, "steps": self.steps}
 
     def config(self) -> dict:
         return asdict(self)

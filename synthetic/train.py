@@ -65,7 +65,10 @@ def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) ->
     of the first H heads of a wider run.
     """
     n = Xa.shape[-2]
-    smax2 = torch.linalg.matrix_norm(Xa, ord=2) ** 2
+    # sigma_max^2 as the top eigenvalue of the (D, D) Gram matrix: MKL's SVD of the (n, D)
+    # matrix gives other last bits with another thread count, and a Dask worker runs with
+    # fewer threads than the client, so a block's heads would differ from the serial run's
+    smax2 = torch.linalg.eigvalsh(Xa.transpose(-1, -2) @ Xa)[..., -1]
     if loss == "logistic":
         beta = (smax2 / (4 * n))[:, None].expand(-1, W0.shape[1])
     else:

@@ -232,3 +232,89 @@ def test_long_plm_work_is_announced_with_an_estimate(capsys, tmp_path, monkeypat
     cli.main(["plm", "run", "--method", "finetune", "--seeds", "1", "--scale", "quick", "--out",
               str(tmp_path / "o")])
     assert "min at scale" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [["audit"], ["figures"], ["check", "fu.fig5.heads"]])
+def test_datasets_below_one(cmd, capsys, tmp_path):
+    _fails([*cmd, "--datasets", "0", "--out", str(tmp_path / "o")], capsys, "--datasets", ">= 1")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("cmd", [["check", "fu.lemma-a.1.2"], ["audit"]])
+def test_a_seed_beyond_two_to_the_32_is_refused_by_name(cmd, capsys, tmp_path):
+    """Issue 41: --seed 2^64 was accepted and broke the torch claims with a traceback."""
+    _fails([*cmd, "--seed", str(2**64), "--out", str(tmp_path / "o")], capsys, "--seed",
+           "<= 4294967295")
+
+
+def test_the_api_bounds_the_seed_by_name():
+    from boundbench.framework.registry import CheckContext
+    from boundbench.synthetic.data import make_separable
+
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\]"):
+        CheckContext(seed=2**70)
+    with pytest.raises(ValueError, match="seed must be <= 4294967295"):
+        make_separable(n_datasets=1, n=4, d=2, margin=0.1, bound=1.0, seed=2**70)
+
+
+def test_a_claim_that_raises_is_one_line_on_the_terminal(capsys, monkeypatch):
+    """Issue 41: a raising check printed its whole traceback (45 lines for a symlinked lock)."""
+    from boundbench import catalogue
+    from boundbench.framework import registry
+
+    catalogue.load()
+
+    @registry.claim("test.raises", paper="fu", where="nowhere", kind="bound",
+                    statement="s", equation="e")
+    def _raises(ctx):
+        raise RuntimeError("deep inside\nacross lines")
+
+    try:
+        rc = cli.main(["check", "test.raises"])
+        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+        assert rc == 3 and len(err) == 1, err
+        assert "test.raises" in err[0] and "RuntimeError" in err[0] and "Traceback" not in err[0]
+        monkeypatch.setenv("BOUNDBENCH_TRACEBACK", "1")
+        cli.main(["check", "test.raises"])
+        assert "Traceback" in capsys.readouterr().err
+    finally:
+        registry._REGISTRY.pop("test.raises", None)
+
+
+@pytest.mark.parametrize("source, words", [
+    ("def f(:\n    pass\n", ("syntax error at line 1",)),
+    ("raise KeyError('boom')\n", ("importing", "KeyError", "line 1")),
+    ("from hypothesis import strategies as st\nfrom boundbench.testing import bound\n\n"
+     "@bound(st.floats(0, 1))\ndef f(x):\n    raise ZeroDivisionError('in my bound')\n",
+     ("ZeroDivisionError", "line 6")),
+])
+def test_errors_in_the_users_own_file_are_theirs_in_one_line(source, words, capsys, tmp_path):
+    """Issue 41: a syntax error or an exception in the FILE of ``falsify FILE:FUNC`` was an
+    "internal error ... please report it" (exit 1)."""
+    f = tmp_path / "mybound.py"
+    f.write_text(source)
+    err = _fails(["falsify", f"{f}:f", "--budget", "2", "--out", str(tmp_path / "o")], capsys,
+                 "mybound.py", *words)
+    assert "report it" not in err
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"methods": [1,}', ("not valid JSON", "line 1, column")),
+    (b'{"methods": "\xff\xfe"}', ("not UTF-8",)),
+])
+def test_a_broken_sweep_file_is_named(content, words, capsys, tmp_path):
+    f = tmp_path / "mysweep.json"
+    f.write_bytes(content)
+    _fails(["plm", "sweep", str(f), "--out", str(tmp_path / "o")], capsys, "mysweep.json", *words)
+
+
+def test_falsify_of_a_file_target_without_py_suggests_the_form(capsys, tmp_path):
+    _fails(["falsify", "afile:f", "--out", str(tmp_path)], capsys, "FILE.py:FUNCTION")
+
+
+def test_errata_on_a_hand_edited_report_is_the_users_one_line(capsys, tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "audit.json").write_text(json.dumps({"meta": {}, "claims": [{"id": "fu.x"}]}))
+    err = _fails(["errata", "--out", str(out)], capsys, "audit.json", "claim entry 0 lacks")
+    assert "report it" not in err

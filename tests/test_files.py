@@ -146,3 +146,150 @@ def test_set_aside_copies_do_not_pile_up(tmp_path):
     left = sorted(tmp_path.glob("table.parquet.bad-*"))
     assert len(left) == KEEP_BAD
     assert {p.read_text() for p in left} == {"corrupt 2", "corrupt 3", "corrupt 4"}
+
+
+def test_a_link_planted_at_a_guessable_temporary_name_is_not_followed(tmp_path):
+    """Issue 41: links at every name the old ``.<stem>.<pid>.tmp<suffix>`` scheme could use
+    (this pid and the next thousand) redirect nothing: the temporary's name is unpredictable and
+    created exclusively, and a link at the final name is replaced, not followed."""
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    out.mkdir()
+    victim.write_text("precious")
+    for pid in range(os.getpid(), os.getpid() + 1000):
+        (out / f".ad.thm2.{pid}.tmp.json").symlink_to(victim)
+    files.write_atomic(out / "ad.thm2.json", lambda t: t.write_text("{}"))
+    assert victim.read_text() == "precious" and (out / "ad.thm2.json").read_text() == "{}"
+    (out / "fig.png").symlink_to(victim)
+    files.write_atomic(out / "fig.png", lambda t: t.write_bytes(b"png"))
+    assert victim.read_text() == "precious" and not (out / "fig.png").is_symlink()
+    # no temporary is left behind, and the planted links are not ours to sweep
+    assert not [p for p in out.iterdir() if p.is_dir()]
+
+
+def test_temporary_folders_of_dead_writers_are_swept(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    box = tmp_path / f".table.{dead}.tmpab12cd"
+    box.mkdir()
+    (box / ".table.tmp.parquet").write_bytes(b"half")
+    assert files.sweep_temporaries(tmp_path) == 1 and not box.exists()
+
+
+def test_a_cache_that_links_outside_the_folder_is_refused_by_name(tmp_path):
+    from boundbench.framework.registry import CheckContext
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / ".cache").symlink_to(elsewhere)
+    ctx = CheckContext(out_dir=out)
+    with pytest.raises(ValueError, match=r"\.cache .* outside the output folder"):
+        ctx.cached("t", {"a": 1}, lambda: pytest.fail("computed"))
+    assert list(elsewhere.iterdir()) == []
+    with pytest.raises(ValueError, match="outside the output folder"):
+        files.within(out, "../secret.csv", what="table")
+    assert files.within(out, "a/b.csv") == (out / "a" / "b.csv").resolve()
+
+
+def test_cli_refuses_an_out_whose_cache_leaves_it(tmp_path):
+    import subprocess
+    import sys
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / ".cache").symlink_to(elsewhere)
+    res = subprocess.run([sys.executable, "-m", "boundbench.cli", "check", "fu.lemma-a.1.2",
+                          "--out", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and "--out" in res.stderr and ".cache" in res.stderr
+    assert len(res.stderr.strip().splitlines()) <= 2
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_errata_reads_no_table_outside_the_folder(tmp_path):
+    from boundbench import errata
+    from boundbench.audit import run_audit
+
+    out = tmp_path / "out"
+    run_audit(out_dir=out, only=["fu.lemma-a.1.2"], progress=False)
+    secret = tmp_path / "secret.csv"
+    secret.write_text("lhs,rhs\n42,1\n")
+    report = json.loads((out / "audit.json").read_text())
+    report["claims"][0]["table"] = "../secret.csv"
+    report["claims"][0]["verdict"] = "violated"
+    (out / "audit.json").write_text(json.dumps(report))
+    with pytest.raises(ValueError, match="outside the output folder"):
+        errata.write(out)
+
+
+def _partial_audit(out, cid, delay, signal=None):
+    """A partial audit whose merge is slowed (``delay`` seconds after reading the old report,
+    ``signal`` touched then), so a second one can finish while it merges."""
+    from boundbench import audit
+
+    read = audit._previous_report
+
+    def slow(folder):
+        rep = read(folder)
+        if signal is not None:
+            Path(signal).touch()
+        time.sleep(delay)
+        return rep
+
+    audit._previous_report = slow
+    audit.run_audit(out_dir=out, only=[cid], progress=False)
+
+
+def test_two_partial_audits_that_finish_together_keep_both_claims(tmp_path):
+    """Issue 41: the read-merge-write of audit.json is under the folder's report lock. A has
+    read the old report and merges slowly; B starts then and finishes meanwhile; without the
+    lock one claim vanished from the report (this test fails with the lock taken out). Spawned
+    processes: a fork of a process that has run torch can hang."""
+    from boundbench.audit import run_audit
+
+    out = tmp_path / "out"
+    run_audit(out_dir=out, only=["fu.lemma-a.1.3"], progress=False)  # a report to merge into
+    ctx = mp.get_context("spawn")
+    signal = tmp_path / "a-has-read"
+    a = ctx.Process(target=_partial_audit, args=(out, "fu.lemma-a.1.2", 15.0, str(signal)))
+    a.start()
+    t0 = time.time()
+    while not signal.exists() and time.time() - t0 < 120:
+        time.sleep(0.1)
+    assert signal.exists(), "the first audit never reached its merge"
+    b = ctx.Process(target=_partial_audit, args=(out, "ad.gelu-lipschitz", 0.0))
+    b.start()
+    for p in (a, b):
+        p.join(300)
+        assert p.exitcode == 0
+    ids = {c["id"] for c in json.loads((out / "audit.json").read_text())["claims"]}
+    assert {"fu.lemma-a.1.3", "fu.lemma-a.1.2", "ad.gelu-lipschitz"} <= ids
+
+
+def test_a_malformed_report_is_set_aside_before_any_work_is_lost(tmp_path):
+    from boundbench.audit import run_audit
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "audit.json").write_text(json.dumps({"meta": {}, "claims": [{"id": "x"}]}))
+    with pytest.warns(UserWarning, match="claim entry 0 of 1 lacks"):
+        rep = run_audit(out_dir=out, only=["fu.lemma-a.1.2"], progress=False)
+    assert [c["id"] for c in rep["claims"]] == ["fu.lemma-a.1.2"]
+
+
+def test_a_cached_table_with_other_columns_is_set_aside_and_recomputed(tmp_path):
+    """Issue 41: a hash-valid table whose columns were changed (its sidecar recomputed) failed
+    its claim with an AttributeError; its schema is now checked against the one recorded."""
+    from boundbench.framework.files import write_verified
+
+    ctx = claims.CheckContext(out_dir=tmp_path)
+    first = ctx.cached("t", {"a": 1}, lambda: pd.DataFrame({"lhs": [1.0], "rhs": [2.0]}))
+    (path,) = (tmp_path / ".cache").glob("t-*.parquet")
+    write_verified(path, lambda t: pd.DataFrame({"other": ["x"]}).to_parquet(t, index=False))
+    fresh = claims.CheckContext(out_dir=tmp_path)
+    with pytest.warns(UserWarning, match=r"missing \['lhs', 'rhs'\], extra \['other'\]"):
+        again = fresh.cached("t", {"a": 1}, lambda: pd.DataFrame({"lhs": [1.0], "rhs": [2.0]}))
+    assert again.equals(first)

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from boundbench import catalogue, errata
 from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
-from boundbench.framework.files import sweep_temporaries, write_atomic
+from boundbench.framework.files import key_lock, sweep_temporaries, within, write_atomic
 from boundbench.framework.meta import commit, environment, lock, machine
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, against_paper, fmt_ratio
 
@@ -92,7 +92,7 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     client writes: workers need no shared filesystem."""
     import tempfile
 
-    cid, seed, scale, force, cache, run, formats = task
+    cid, seed, scale, force, cache, run, formats, datasets = task
     catalogue.load()
     with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
         root = Path(d)
@@ -100,7 +100,7 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
         ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
-                                   progress=False, formats=formats,
+                                   progress=False, formats=formats, datasets=datasets,
                                    tables=_claims.TableCache(shared=_DaskShared(run)))
         result = _claims.run(cid, ctx, catch=True).to_dict()
         files = {}
@@ -112,14 +112,47 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     return result, files
 
 
-def _cache_files(out: Path) -> dict[str, bytes]:
-    """The client's cache entries (tables, sidecars, configs) as bytes by relative path."""
+def _remote_block(block: _claims.Block) -> Any:
+    """One block of a claim's experiment on a Dask worker: its table (the client caches it)."""
+    return block.run()
+
+
+def _claim_blocks(ids: list[str], ctx: _claims.CheckContext) -> list[_claims.Block]:
+    """The blocks the claims in ``ids`` declare, each once (claims may share them)."""
+    seen, out = set(), []
+    for cid in ids:
+        fn = _claims.get(cid).blocks
+        for b in (fn(ctx) if fn is not None else []):
+            key = json.dumps({"name": b.name, "config": b.config}, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                out.append(b)
+    return out
+
+
+def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
+                   progress: bool = True) -> int:
+    """Compute on the executor ``ex`` every block the claims in ``ids`` declare and ``ctx``'s
+    cache lacks, caching each as it arrives (a killed run resumes with the blocks it has);
+    returns how many ran. The claims then read their blocks from the cache."""
+    todo = [b for b in _claim_blocks(ids, ctx) if not ctx.is_cached(b.name, b.config)]
+    for block, done in ex.map(_remote_block, todo, desc="blocks", progress=progress,
+                              total=len(todo)):
+        if done.error is not None:
+            raise RuntimeError(f"a block of {block.name} failed on its worker: {done.error}")
+        ctx.cached(block.name, block.config, lambda v=done.value: v)
+    return len(todo)
+
+
+def _cache_files(out: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """The client's cache entries (tables, sidecars, configs) as bytes by relative path,
+    leaving out the entries named ``skip`` (``<name>-<key>.*``)."""
     cache = out / ".cache"
     if not cache.exists():
         return {}
     return {f.relative_to(out).as_posix(): f.read_bytes() for f in cache.iterdir()
             if f.is_file() and not f.name.endswith(".lock") and ".tmp" not in f.name
-            and ".bad-" not in f.name}
+            and ".bad-" not in f.name and not any(f.name.startswith(f"{n}-") for n in skip)}
 
 
 def _spread(ids: list[str]) -> list[str]:
@@ -183,15 +216,25 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
 
     out = Path(ctx.out_dir) if ctx.out_dir is not None else None
     results: dict[str, dict[str, Any]] = {}
+    # claims that declare blocks (Fig. 5's heads): their blocks are the cluster's tasks, then
+    # the claims read them here; the other claims are tasks themselves
+    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None] if out else []
+    spread = [cid for cid in ids if cid not in blocked]
+    skip = tuple({b.name for b in _claim_blocks(blocked, ctx)}) if blocked else ()
     # each task carries the cache as it stands when the task starts, so a table one claim
-    # computed is reused by the claims that start after it (as in a serial run)
-    cache = _cache_files(out) if out is not None else {}
+    # computed is reused by the claims that start after it (as in a serial run); blocks stay
+    # with the client, which is the only one to read them
+    cache = _cache_files(out, skip) if out is not None else {}
     run = f"{os.getpid()}-{time.time_ns()}"  # names this run's shared tables on the cluster
-    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run, ctx.formats)
-             for cid in _spread(ids))
+    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run, ctx.formats, ctx.datasets)
+             for cid in _spread(spread))
     with executor(workers=workers, scheduler=scheduler) as ex:
+        if blocked:
+            compute_blocks(blocked, ctx, ex, progress=progress)
+            for cid in blocked:
+                results[cid] = _claims.run(cid, ctx, catch=True).to_dict()
         for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
-                                 total=len(ids)):
+                                 total=len(spread)):
             cid = task[0]
             if done.error is not None:
                 c = _claims.get(cid)
@@ -204,11 +247,18 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
             result, files = done.value
             if out is not None:
                 for rel, data in files.items():
-                    write_atomic(out / rel, partial(_write_bytes, data=data))
+                    # a worker names the files it wrote: none may land outside the folder
+                    write_atomic(within(out, rel, what="a worker's file"),
+                                 partial(_write_bytes, data=data))
             cache.update({rel: data for rel, data in files.items()
                           if rel.startswith(".cache/")})
             results[cid] = result
     return [results[cid] for cid in ids]
+
+
+# what every claim entry of a report holds (what the report's renderers read)
+REPORT_KEYS = frozenset({"id", "paper", "where", "kind", "statement", "verdict", "reason",
+                         "evidence"})
 
 
 def _previous_report(out: Path) -> dict[str, Any] | None:
@@ -222,10 +272,18 @@ def _previous_report(out: Path) -> dict[str, Any] | None:
     try:
         report = json.loads(path.read_text())
         if isinstance(report, dict) and isinstance(report.get("meta"), dict) and isinstance(
-                report.get("claims"), list) and all(
-                isinstance(r, dict) and "id" in r for r in report["claims"]):
-            return report
-        why = "not an audit report"
+                report.get("claims"), list):
+            bad = [i for i, r in enumerate(report["claims"])
+                   if not (isinstance(r, dict) and REPORT_KEYS <= set(r)
+                           and isinstance(r.get("evidence"), dict))]
+            if not bad:
+                return report
+            why = (f"claim entry {bad[0]} of {len(report['claims'])} lacks "
+                   f"{sorted(REPORT_KEYS - set(report['claims'][bad[0]]))}"
+                   if isinstance(report["claims"][bad[0]], dict)
+                   else f"claim entry {bad[0]} is not an object")
+        else:
+            why = "not an audit report"
     except (OSError, ValueError) as exc:
         why = f"unreadable ({exc})"
     warnings.warn(f"{path}: {why}; the partial audit cannot merge into it and replaces it",
@@ -270,6 +328,13 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
         n = seeds_to_decide(n=max(p["n"], 2), n_max=max(n_max, p["n"], 2),
                             estimate=float(p["estimate"]), spread=float(p["spread"]),
                             null=float(p["null"]), kind=p["kind"], band=p.get("band"))
+        # with a band, the seeds to detect the paper's effect or to land inside the band (at
+        # this spread) count too (issue 39): a probe whose estimate sits at the band's edge may
+        # still decide within the budget if its effect is nil or the paper's
+        scenarios = [k for k in (p.get("seeds_at_paper_effect"), p.get("seeds_at_no_effect"))
+                     if k is not None and k <= n_max]
+        if scenarios and (n is None or min(scenarios) < n):
+            n = max(min(scenarios), p["n"] + 1)
         if n is None:
             far = projected_seeds(p)
             need_txt = (f"about {far} seeds{cost_text(far, cost)}" if far is not None
@@ -388,8 +453,10 @@ def run_audit(
     scheduler: str | None = None,
     formats: tuple[str, ...] = ("png",),
     budget: float | None = None,
+    datasets: int | None = None,
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
+    ``datasets``: datasets per reading of Fig. 5's heads (None: the scale's count).
     With ``only``, the claims that ran replace theirs in the folder's existing report and the
     others are kept; every claim records its run (time, scale, seed, commit).
     Experiment tables are cached under ``out_dir/.cache``; ``force`` recomputes them.
@@ -406,7 +473,8 @@ def run_audit(
         raise ValueError("budget runs the fine-tuning claims here, one after another: leave "
                          "out workers and scheduler")
     ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
-                               formats=tuple(formats), sequential=budget is not None)
+                               formats=tuple(formats), sequential=budget is not None,
+                               datasets=datasets)
     catalogue.load()
     ids = list(only) if only else list(catalogue.registry())
     for cid in ids:
@@ -442,52 +510,58 @@ def run_audit(
                                       progress=progress, save=save)
         save(spent, finished=True)
     run = {"ran_at": created, "scale": scale, "seed": seed, "commit": commit()}
+    if datasets is not None:
+        run["datasets"] = datasets
     if budget is not None:
         run["budget_seconds"] = budget
     for r in results:
         r["run"] = dict(run)
     errors = [r["id"] for r in results if r.get("error")]
-    merged_into = None
-    if only:
-        # a partial audit updates the claims it ran in the folder's report and keeps the rest
-        previous = _previous_report(Path(out_dir))
-        if previous is not None:
-            merged_into = previous["meta"].get("created")
-            byid = {r["id"]: r for r in previous["claims"]}
-            byid.update({r["id"]: r for r in results})
-            order = [c for c in catalogue.registry() if c in byid]
-            results = [byid[c] for c in order] + [byid[c] for c in byid if c not in order]
-    scales = sorted({(r.get("run") or {}).get("scale", r.get("scale", scale)) for r in results})
-    report = {
-        "meta": {
-            "created": created,
-            "seed": seed,
-            "scale": scale if scales == [scale] else "mixed (" + ", ".join(scales) + ")",
-            "seconds": round(time.perf_counter() - t0, 2),
-            "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
-            "environment": environment(),
-            "machine": machine(),
-            **lock(),
-            "commit": run["commit"],
-            "counts": dict(Counter(r["verdict"] for r in results)),
-            "errors": errors,
-            "claims_run": ids,
-            "merged_into": merged_into,
-            "budget_seconds": budget,
-            "budget_spent_seconds": round(spent, 1) if budget is not None else None,
-        },
-        "claims": results,
-    }
-    report = _jsonable(report)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(report, indent=2) + "\n"
-    write_atomic(out / "audit.json", lambda t: t.write_text(text))
-    md = render_markdown(report)
-    write_atomic(out / "audit.md", lambda t: t.write_text(md))
-    index = render_index(report)
-    write_atomic(out / "index.md", lambda t: t.write_text(index))
-    errata.write(out)  # the errata sheet of this audit, beside it
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    # the folder's report is read, merged and written under its lock: two partial audits that
+    # finish together each merge into the other's report instead of one dropping a claim
+    with key_lock(Path(out_dir) / "audit.json"):
+        merged_into = None
+        if only:
+            # a partial audit updates the claims it ran in the folder's report and keeps the rest
+            previous = _previous_report(Path(out_dir))
+            if previous is not None:
+                merged_into = previous["meta"].get("created")
+                byid = {r["id"]: r for r in previous["claims"]}
+                byid.update({r["id"]: r for r in results})
+                order = [c for c in catalogue.registry() if c in byid]
+                results = [byid[c] for c in order] + [byid[c] for c in byid if c not in order]
+        scales = sorted({(r.get("run") or {}).get("scale", r.get("scale", scale)) for r in results})
+        report = {
+            "meta": {
+                "created": created,
+                "seed": seed,
+                "scale": scale if scales == [scale] else "mixed (" + ", ".join(scales) + ")",
+                "seconds": round(time.perf_counter() - t0, 2),
+                "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
+                "environment": environment(),
+                "machine": machine(),
+                **lock(),
+                "commit": run["commit"],
+                "counts": dict(Counter(r["verdict"] for r in results)),
+                "errors": errors,
+                "claims_run": ids,
+                "merged_into": merged_into,
+                "budget_seconds": budget,
+                "budget_spent_seconds": round(spent, 1) if budget is not None else None,
+            },
+            "claims": results,
+        }
+        report = _jsonable(report)
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(report, indent=2) + "\n"
+        write_atomic(out / "audit.json", lambda t: t.write_text(text))
+        md = render_markdown(report)
+        write_atomic(out / "audit.md", lambda t: t.write_text(md))
+        index = render_index(report)
+        write_atomic(out / "index.md", lambda t: t.write_text(index))
+        errata.write(out)  # the errata sheet of this audit, beside it
     return report
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
+from boundbench.framework.validate import MAX_SEED
 from boundbench.framework.verdicts import against_paper
 
 # Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
@@ -26,7 +27,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _int_at_least(low: int):
+def _int_at_least(low: int, high: int | None = None):
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -34,9 +35,11 @@ def _int_at_least(low: int):
             raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low} (got {value})")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be an integer <= {high} (got {value})")
         return value
 
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = f"integer >= {low}" if high is None else f"integer in [{low}, {high}]"
     return parse
 
 
@@ -113,6 +116,13 @@ def _out_dir(text: str) -> str:
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
                                          f"writable folder: {exc.strerror or exc})") from None
+    # nothing is written outside the folder: its cache must not be a link that leaves it
+    from boundbench.framework.files import within
+
+    try:
+        within(p, p / ".cache", what=".cache")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
@@ -162,7 +172,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         _claims.get(cid)
     out = Path(args.out) if args.out else None
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
-                               formats=tuple(args.format))
+                               formats=tuple(args.format), datasets=args.datasets)
     results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in args.ids]
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
@@ -174,15 +184,33 @@ def _cmd_check(args: argparse.Namespace) -> int:
             if r.get("figure"):
                 print(f"    figure: {out / r['figure']}")
             if r.get("error"):
-                print(r["error"], file=sys.stderr)
+                _print_claim_error(r)
     if any(r.get("error") for r in results):
         return EXIT_ERROR
     return EXIT_FINDING if any(against_paper(r) for r in results) else 0
 
 
+def _print_claim_error(r: dict) -> None:
+    """A claim whose check raised: one line on the terminal (its exception), the traceback in
+    full only with BOUNDBENCH_TRACEBACK=1 (it is in the claim's JSON record either way)."""
+    import os
+
+    if os.environ.get("BOUNDBENCH_TRACEBACK"):
+        print(r["error"], file=sys.stderr)
+        return
+    said = " ".join(ln.strip() for ln in str(r.get("reason") or "").splitlines() if ln.strip())
+    print(f"boundbench: {r['id']}: {said or 'its check raised'} (the traceback is in its JSON "
+          "record; BOUNDBENCH_TRACEBACK=1 prints it)", file=sys.stderr)
+
+
 def _cmd_falsify(args: argparse.Namespace) -> int:
+    from hypothesis.configuration import set_hypothesis_home_dir
+
     from boundbench.falsify import falsify
 
+    # hypothesis keeps what it caches (its unicode tables, ...) under the run's folder, not
+    # in the directory the command was started from
+    set_hypothesis_home_dir(str(Path(args.out) / ".hypothesis"))
     res = falsify(args.target, budget=args.budget, seed=args.seed)
     name = args.target.replace("/", "_").replace(":", "_")
     out = Path(args.out) / f"falsify-{name}.json"
@@ -210,7 +238,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force, workers=args.workers,
                        scheduler=args.scheduler, formats=tuple(args.format),
-                       budget=args.budget)
+                       budget=args.budget, datasets=args.datasets)
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
@@ -285,7 +313,8 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     check_no_downscale(out, ids, args.scale, force=args.force)
     # one progress bar per command: over the claims, or, for a single claim, inside it
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
-                               progress=len(ids) == 1, formats=tuple(args.format))
+                               progress=len(ids) == 1, formats=tuple(args.format),
+                               datasets=args.datasets)
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
@@ -298,7 +327,7 @@ def _cmd_figures(args: argparse.Namespace) -> int:
             tqdm.write(f"  layout: {p}")
         if r.get("error"):
             failed.append(r["id"])
-            print(r["error"], file=sys.stderr)
+            _print_claim_error(r)
     return 1 if failed else 0
 
 
@@ -425,12 +454,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run them on the Dask cluster at ADDRESS (tcp://host:8786)")
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--seed", type=_int_at_least(0), default=0,
-                       help="random seed, >= 0 (default 0)")
+        q.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0,
+                       help=f"random seed, 0 to {MAX_SEED} (default 0)")
         q.add_argument("--scale", choices=_claims.SCALES, default="quick",
                        help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
                        "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
                        "(the papers' sizes)")
+        q.add_argument("--datasets", type=_int_at_least(1), default=None, metavar="N",
+                       help="datasets per reading of Fig. 5's heads (fu.fig5.heads, "
+                       "fu.cor3.1.sqrt-h): default 10 at quick scale and 100 at paper scale, a "
+                       "declared departure from the paper's 500; --datasets 500 runs the "
+                       "paper's count (with --workers or --scheduler, its blocks spread over "
+                       "the cluster)")
         q.add_argument("--format", nargs="+", choices=_claims.FIGURE_FORMATS, default=["png"],
                        metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
                        "pdf, svg (vector, for papers); default png")
@@ -480,10 +515,11 @@ def build_parser() -> argparse.ArgumentParser:
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
                         "budget", epilog=exits)
     fz.add_argument("target", help="a claim id (its declared search) or FILE.py:FUNCTION (a "
-                    "@bound test)")
+                    "@bound test; FILE is imported, so its top-level code runs, as pytest runs "
+                    "a test module, before FUNCTION is looked up)")
     fz.add_argument("--budget", type=_positive_seconds, default=30.0,
                     help="seconds to spend (default 30)")
-    fz.add_argument("--seed", type=_int_at_least(0), default=0)
+    fz.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0)
     fz.add_argument("--json", action="store_true",
                     help='print {"worst_ratio", "instance", "reproduce"}')
     fz.add_argument("--out", type=_out_dir, default=".",
@@ -545,10 +581,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")  # files only, never a window
+        matplotlib.use("Agg")  # files only, never a window
+    except KeyboardInterrupt:  # the first half second: nothing has started yet
+        print("\nboundbench: interrupted before it started; nothing was written.",
+              file=sys.stderr)
+        return 130
     args = build_parser().parse_args(argv)
+    import warnings
+
+    # a warning on the terminal is one line (the default format adds a line of our source);
+    # restored on the way out, for a caller that runs main() in its own process
+    shown = warnings.formatwarning
+    warnings.formatwarning = lambda message, category, *a, **k: (
+        f"boundbench: warning: {message}\n")
+    try:
+        return _dispatch(args)
+    finally:
+        warnings.formatwarning = shown
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     import os
 
     if getattr(args, "deterministic", False):

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from boundbench.framework import registry as _claims
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files import within, write_atomic
 from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, against_paper, fmt_ratio, fmt_sides
 
 # columns that size an instance, smallest first is the smallest reproducing instance
@@ -192,7 +192,9 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
     if r.get("figure"):
         lines += [f"![{r['id']}: {r['verdict']}]({r['figure']})", ""]
     lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"
-    inst = _smallest_instance(folder / r["table"], lhs) if r.get("table") else None
+    # a report's table path is data: read it only where it stays inside the folder
+    inst = (_smallest_instance(within(folder, r["table"], what=f"{r['id']}'s table"), lhs)
+            if r.get("table") else None)
     cmd = (f"`boundbench check {r['id']} --scale {r['scale']} --seed {r['seed']} "
            "--out DIR`")
     hand = (r.get("evidence") or {}).get("reproducing_instance")
@@ -238,9 +240,20 @@ def write(folder: Path, *, paper: str | None = None, audit: Path | None = None) 
     try:
         report = json.loads(src.read_text())
         report["meta"], report["claims"]  # noqa: B018 - the shape an audit has
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"audit {str(src)!r} is not an audit.json ({exc})") from exc
-    text = render(report, src.parent, paper=paper)
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"audit {str(src)!r} is not an audit.json ({exc})") from None
+    need = {"id", "paper", "where", "statement", "verdict", "reason", "evidence"}
+    for i, r in enumerate(report["claims"] if isinstance(report["claims"], list) else [None]):
+        if not isinstance(r, dict) or not need <= set(r):
+            lacks = sorted(need - set(r)) if isinstance(r, dict) else "everything"
+            raise ValueError(f"audit {str(src)!r} is not one this version reads: claim entry "
+                             f"{i} lacks {lacks} (an older or hand-edited report; rerun the "
+                             "audit)")
+    try:
+        text = render(report, src.parent, paper=paper)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"audit {str(src)!r} is not one this version reads ({type(exc).__name__}"
+                         f": {exc}; an older or hand-edited report; rerun the audit)") from None
     out = folder / (f"errata-{paper}.md" if paper else "errata.md")
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(out, lambda t: t.write_text(text))

@@ -34,6 +34,9 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, An
 
 def _falsify_claim(cid: str, *, budget: float, seed: int) -> dict[str, Any]:
     catalogue.load()
+    if cid not in catalogue.registry() and ":" in cid:
+        raise ValueError(f"unknown claim id {cid!r}: a file target is FILE.py:FUNCTION (a "
+                         "path ending in .py), a claim id is one `boundbench claims` lists")
     claim = _claims.get(cid)
     if claim.search is None:
         raise ValueError(f"claim {cid!r} declares no targeted search (only bound claims do; "
@@ -69,13 +72,42 @@ def _falsify_file(target: str, *, budget: float, seed: int) -> dict[str, Any]:
     if spec is None or spec.loader is None:
         raise ValueError(f"cannot import {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # the user's file runs on import (as pytest runs a test module): an error in it is the
+    # user's to fix, one line naming the file and the line, not "an internal error"
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise ValueError(f"{str(path)!r} has a syntax error at line {exc.lineno}: "
+                         f"{exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's code raised while importing
+        raise ValueError(f"importing {str(path)!r} raised {type(exc).__name__}: {exc} "
+                         f"({_where(exc, path)})") from None
     test = getattr(module, name, None)
     if test is None or not hasattr(test, "run"):
         raise ValueError(f"{target!r} is not a function decorated with boundbench.testing.bound")
+    t0 = time.perf_counter()
+    try:
+        return _run_file_test(test, target=target, budget=budget, seed=seed, t0=t0)
+    except Exception as exc:  # noqa: BLE001 - the user's bound raised, not the package
+        if _where(exc, path) == "not in the file":
+            raise
+        raise ValueError(f"{target} raised {type(exc).__name__}: {exc} ({_where(exc, path)})"
+                         ) from None
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """The line of the user's file a traceback passes through last, in words."""
+    import traceback
+
+    lines = [f for f in traceback.extract_tb(exc.__traceback__)
+             if Path(f.filename).resolve() == path.resolve()]
+    return f"{path.name}, line {lines[-1].lineno}" if lines else "not in the file"
+
+
+def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
+                   t0: float) -> dict[str, Any]:
     from boundbench.testing.bound import BoundViolation
 
-    t0 = time.perf_counter()
     try:  # a short run times one example, then the budget sets how many
         rec = test.run(max_examples=10, seed_value=seed)
         per = (time.perf_counter() - t0) / max(rec.examples, 1)

@@ -26,30 +26,40 @@ SIDECAR = ".sha256"
 
 def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     """``write(tmp)`` to a temporary name in ``path``'s folder, then rename it onto ``path``: a
-    killed process leaves the old file or none, never half a file."""
+    killed process leaves the old file or none, never half a file.
+
+    The temporary lives in a private folder that ``tempfile.mkdtemp`` creates with an
+    unpredictable name, exclusively and mode 0700 (``.<stem>.<pid>.tmp<random>/``), so nothing
+    planted beforehand (a symlink at a guessable name) can redirect the write; the rename onto
+    ``path`` replaces a link at ``path`` itself rather than following it."""
+    import shutil
+    import tempfile
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    box = Path(tempfile.mkdtemp(prefix=f".{path.stem}.{os.getpid()}.tmp", dir=path.parent))
+    tmp = box / f".{path.stem}.tmp{path.suffix}"  # the suffix: writers pick a format by it
     try:
         write(tmp)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        shutil.rmtree(box, ignore_errors=True)
 
 
 def sweep_temporaries(folder: Path) -> int:
-    """Remove the temporaries (``.<stem>.<pid>.tmp<suffix>``) that killed writers left under
-    ``folder``, those whose process is gone; return how many. They are never read, only
-    clutter."""
+    """Remove the temporaries (``.<stem>.<pid>.tmp*``, files of older versions and the private
+    folders of :func:`write_atomic`) that killed writers left under ``folder``, those whose
+    process is gone; return how many. They are never read, only clutter."""
     import re
+    import shutil
 
     folder = Path(folder)
     if not folder.is_dir():
         return 0
     gone = 0
-    for f in folder.rglob(".*.tmp*"):
+    for f in list(folder.rglob(".*.tmp*")):
         m = re.fullmatch(r"\..+\.(\d+)\.tmp[^/]*", f.name)
-        if not m or not f.is_file():
+        if not m or f.is_symlink() or not (f.is_file() or f.is_dir()):
             continue
         pid = int(m.group(1))
         try:
@@ -59,9 +69,25 @@ def sweep_temporaries(folder: Path) -> int:
             pass
         except PermissionError:
             continue
-        f.unlink(missing_ok=True)
+        if f.is_dir():
+            shutil.rmtree(f, ignore_errors=True)
+        else:
+            f.unlink(missing_ok=True)
         gone += 1
     return gone
+
+
+def within(root: Path, path: Path, *, what: str = "path") -> Path:
+    """``path`` resolved (links followed), if it lies inside ``root`` resolved; else a
+    ``ValueError`` naming both. Every file read or written through ``--out`` goes through it:
+    a link inside the folder (a ``.cache`` that points elsewhere, a report's ``table`` of
+    ``../x.csv``) must not take a read or a write outside it."""
+    base = Path(root).resolve()
+    full = (Path(root) / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
+    if full != base and not full.is_relative_to(base):
+        raise ValueError(f"{what} {path} resolves to {full}, outside the output folder {base}: "
+                         "refused (a link, or a path that leaves the folder)")
+    return full
 
 
 def sha256_file(path: Path) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -29,7 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework.files import key_lock, read_verified, write_atomic, write_verified
+from boundbench.framework.files import (
+    key_lock,
+    read_verified,
+    within,
+    write_atomic,
+    write_verified,
+)
 from boundbench.framework.search import Search, apply_search, worst_case
 from boundbench.framework.verdicts import Verdict
 
@@ -107,6 +114,9 @@ class CheckContext:
     # and are judged by anytime-valid confidence sequences (framework.sequential)
     seeds: int | None = None
     sequential: bool = False
+    # datasets per reading of an experiment that declares a dataset count it may be run at
+    # (Fig. 5's heads: --datasets; None: its scale's count)
+    datasets: int | None = None
     tables: TableCache = field(default_factory=TableCache, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -115,11 +125,18 @@ class CheckContext:
                 or any(f not in FIGURE_FORMATS for f in self.formats)):
             raise ValueError(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
                              f"(got {self.formats!r})")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0 (got {self.seed!r})")
+        from boundbench.framework.validate import MAX_SEED
+
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) \
+                or not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}] (got {self.seed!r})")
         if self.seeds is not None and (isinstance(self.seeds, bool) or not isinstance(
                 self.seeds, int | np.integer) or self.seeds < 2):
             raise ValueError(f"seeds must be None or an integer >= 2 (got {self.seeds!r})")
+        if self.datasets is not None and (isinstance(self.datasets, bool) or not isinstance(
+                self.datasets, int | np.integer) or self.datasets < 1):
+            raise ValueError(f"datasets must be None or an integer >= 1 (got "
+                             f"{self.datasets!r})")
 
     def seed_count(self, quick: int, paper: int, *, standard: Any = _AS_QUICK) -> int:
         """How many seeds a fine-tuning grid runs: the budgeted audit's :attr:`seeds` where it
@@ -148,25 +165,44 @@ class CheckContext:
             return standard
         return quick
 
-    def cached(self, name: str, config: dict[str, Any], compute: Callable[[], Any]) -> Any:
-        """The DataFrame ``compute()`` returns for ``config``, cached as parquet under
-        ``out_dir/.cache`` by a hash of the config (and the package version), so re-plotting
-        never recomputes, and in memory for the claims of one process that share a table;
-        ``force`` recomputes."""
-        import json
-
-        import pandas as pd
-
+    def _entry(self, name: str, config: dict[str, Any]) -> tuple[str, str, Path | None]:
+        """A cache entry's key, the blob it hashes and its file (``None`` without out_dir)."""
         from boundbench.framework.meta import RESULTS_VERSION, compute_context, version
 
         blob = json.dumps({"name": name, "config": config, "version": version(),
                            "results": RESULTS_VERSION, "computed_on": compute_context()},
                           sort_keys=True, default=str)
         key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        path = None
+        if self.out_dir:
+            # a .cache that is a link elsewhere would take every table out of the folder
+            within(self.out_dir, Path(self.out_dir) / ".cache", what=".cache")
+            path = Path(self.out_dir) / ".cache" / f"{name}-{key}.parquet"
+        return key, blob, path
+
+    def is_cached(self, name: str, config: dict[str, Any]) -> bool:
+        """Whether :meth:`cached` would read ``name``/``config`` rather than compute it (held
+        in memory, or a file that reads back verified; ``force`` recomputes)."""
+        import pandas as pd
+
+        key, _, path = self._entry(name, config)
+        if key in self.tables.memo and (not self.force or key in self.tables.fresh):
+            return True
+        if self.force or path is None:
+            return False
+        return read_verified(path, pd.read_parquet, check=_schema_check(path)) is not None
+
+    def cached(self, name: str, config: dict[str, Any], compute: Callable[[], Any]) -> Any:
+        """The DataFrame ``compute()`` returns for ``config``, cached as parquet under
+        ``out_dir/.cache`` by a hash of the config (and the package version), so re-plotting
+        never recomputes, and in memory for the claims of one process that share a table;
+        ``force`` recomputes."""
+        import pandas as pd
+
+        key, blob, path = self._entry(name, config)
         memo = self.tables.memo
         if key in memo and (not self.force or key in self.tables.fresh):
             return memo[key]
-        path = self.out_dir / ".cache" / f"{name}-{key}.parquet" if self.out_dir else None
         if path is None:
             df = memo[key] = compute()
             self.tables.fresh.add(key)
@@ -175,7 +211,7 @@ class CheckContext:
         with key_lock(path):
             if not self.force:
                 # a truncated, edited or unverifiable file is named, set aside and recomputed
-                df = read_verified(path, pd.read_parquet)
+                df = read_verified(path, pd.read_parquet, check=_schema_check(path))
                 if df is not None:
                     memo[key] = df
                     return df
@@ -201,8 +237,52 @@ class CheckContext:
         df = self.tables.memo[key] = compute()
         self.tables.fresh.add(key)
         write_verified(path, lambda t: df.to_parquet(t, index=False))
-        write_atomic(path.with_suffix(".json"), lambda t: t.write_text(blob + "\n"))
+        meta = {**json.loads(blob), "schema": _schema(df)}
+        write_atomic(path.with_suffix(".json"), lambda t: t.write_text(
+            json.dumps(meta, sort_keys=True, default=str) + "\n"))
         return df
+
+
+def _schema(df: Any) -> dict[str, str] | None:
+    """A table's columns and their dtypes, in order (``None`` for what is not a DataFrame)."""
+    cols = getattr(df, "dtypes", None)
+    return {str(c): str(t) for c, t in cols.items()} if cols is not None else None
+
+
+def _schema_check(path: Path) -> Callable[[Any], str | None]:
+    """The check :func:`read_verified` runs on a cached table: its columns and dtypes must be
+    the ones recorded beside it when it was computed (``<entry>.json``'s ``schema``). The
+    sha256 sidecar catches a truncated or corrupted file, not a deliberate edit with a new
+    sidecar; this catches an edit that changes the table's shape (a hash-valid table with other
+    columns failed its claim with an AttributeError), not one that changes a value."""
+    def check(df: Any) -> str | None:
+        try:
+            want = json.loads(path.with_suffix(".json").read_text()).get("schema")
+        except (OSError, ValueError, AttributeError):
+            return None  # an entry of an earlier version, or written by a worker: no schema
+        got = _schema(df)
+        if want is None or got == want:
+            return None
+        missing = [c for c in want if c not in (got or {})]
+        extra = [c for c in (got or {}) if c not in want]
+        changed = [c for c in want if c in (got or {}) and got[c] != want[c]]
+        return (f"its columns do not match the schema recorded when it was computed (missing "
+                f"{missing}, extra {extra}, other dtype {changed})")
+
+    return check
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of a claim's experiment that can run anywhere: the cache entry
+    ``name``/``config`` it fills and ``run``, a picklable callable that computes its table. A
+    claim that declares its blocks (``@claim(blocks=...)``) reads them with
+    :meth:`CheckContext.cached`, so blocks a Dask cluster computed first
+    (:func:`boundbench.audit.run_claims`) are read, not recomputed."""
+
+    name: str
+    config: dict[str, Any]
+    run: Callable[[], Any] = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -301,6 +381,9 @@ class Claim:
     # the library functions that state the claim's inequality or formula (theory/*)
     functions: tuple[Callable, ...] = field(default=(), repr=False, compare=False)
     erratum: Erratum | None = None  # what exactly fails, where it goes against its paper
+    # the blocks of its experiment that can run as separate tasks (ctx -> list of Block)
+    blocks: Callable[[CheckContext], list[Block]] | None = field(default=None, repr=False,
+                                                                  compare=False)
 
     @property
     def function_names(self) -> list[str]:
@@ -341,6 +424,7 @@ def claim(
     search: Search | None = None,
     functions: tuple[Callable, ...] = (),
     erratum: Erratum | None = None,
+    blocks: Callable[[CheckContext], list[Block]] | None = None,
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
     corrected statement where one is known (shown on the errata sheet when the claim fails);
@@ -348,7 +432,8 @@ def claim(
     random family whenever the claim runs (:mod:`boundbench.framework.search`); ``functions``:
     the library functions that state its inequality or formula, for the claim -> function
     table (``boundbench claims --functions``); ``erratum``: what exactly fails where the claim
-    goes against its paper (:class:`Erratum`)."""
+    goes against its paper (:class:`Erratum`); ``blocks``: ``ctx -> [Block]``, the pieces of
+    its experiment a cluster may compute first (:class:`Block`)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if paper not in PAPERS:
@@ -361,7 +446,7 @@ def claim(
         if id in _REGISTRY:
             raise ValueError(f"claim id {id!r} is registered twice")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction, search, tuple(functions), erratum)
+                              correction, search, tuple(functions), erratum, blocks)
         return fn
 
     return register

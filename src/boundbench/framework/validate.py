@@ -294,8 +294,14 @@ class Rng(Spec):
         raise TypeError(f"{name} must be a numpy Generator or a seed >= 0 (got {value!r})")
 
 
+#: the largest seed: seeds are combined with offsets (a block's index, a head count) and passed
+#: to torch.manual_seed, which takes at most 2^64 - 1; 2^32 - 1 leaves room for the offsets
+MAX_SEED = 2**32 - 1
+
+
 class Seed(Spec):
-    """An integer seed >= 0 (or, with ``generator=True``, a Generator passed through)."""
+    """An integer seed in [0, :data:`MAX_SEED`] (or, with ``generator=True``, a Generator passed
+    through)."""
 
     def __init__(self, *, generator: bool = False) -> None:
         self.generator = generator
@@ -309,6 +315,8 @@ class Seed(Spec):
                             f"(got {value!r})")
         if value < 0:
             raise ValueError(f"{name} must be >= 0 (got {value})")
+        if value > MAX_SEED:
+            raise ValueError(f"{name} must be <= {MAX_SEED} (2^32 - 1; got {value})")
         return value
 
 

@@ -444,10 +444,13 @@ def end_ratio(
 
 @checked(ratio=Array(ndim=1), factor=Text(), margin=Float(0, 1, lo_open=True, hi_open=True))
 def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor: str, *,
-                     margin: float = EQUIVALENCE) -> Verdict:
+                     margin: float = EQUIVALENCE, before_trend: bool = False) -> Verdict:
     """A trend the rank test cannot see is decided by the size of the change: an interval of the
     end-to-end ratio (:func:`end_ratio`) inside ``1 +- margin`` means the predicted effect is
-    absent (``no-effect``); otherwise the verdict stands, with the ratio as evidence."""
+    absent (``no-effect``); otherwise the verdict stands, with the ratio as evidence.
+    ``before_trend``: no effect is tested first, so an interval inside the band is
+    ``no-effect`` whatever the rank test says (a drift of 0.1% over hundreds of datasets is a
+    significant trend, but no effect of the size claimed); the trend's direction is stated."""
     if not isinstance(verdict, Verdict):
         raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
     # a bootstrap percentile interval need not contain the point estimate: only low <= high
@@ -461,7 +464,11 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
     # to leave it, outside (< 0) to enter it
     inside = min(a - (1 - margin), (1 + margin) - b)
     ev["no_effect_band_margin"] = inside
-    if verdict.status == "inconclusive" and 1 - margin <= a and b <= 1 + margin:
+    tested = verdict.status == "inconclusive" or (
+        before_trend and verdict.status in ("supported", "contradicted"))
+    if tested and 1 - margin <= a and b <= 1 + margin:
+        if verdict.status != "inconclusive":
+            ev["trend_inside_band"] = verdict.status
         return Verdict("no-effect", f"no effect: over the whole range of {factor} the median "
                        f"changes by a factor {r:.3f} (95% CI [{a:.3f}, {b:.3f}], inside 1 +- "
                        f"{margin:g}); {verdict.reason}",
