@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -347,7 +348,7 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
                  columns: tuple[str, ...], labels: tuple[str, ...], expected: str,
                  what: str | None = None, baseline: str = "finetune",
                  extra: Callable[[pd.DataFrame], dict] | None = None,
-                 bands: Callable[[object, pd.DataFrame], tuple[Band, ...]] | None = None,
+                 bands: Callable[[Any, pd.DataFrame], tuple[Band | None, ...]] | None = None,
                  **declared) -> None:
     """Register a claim that ``method`` changes each of ``columns`` in the ``expected``
     direction against ``baseline``, paired by seed over ``grid(ctx)``'s runs: one column's

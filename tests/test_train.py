@@ -178,7 +178,8 @@ def test_fig5_counts_its_slopes_and_says_when_a_run_is_long(monkeypatch, capsys)
     monkeypatch.setattr(experiments, "ANNOUNCE_SECONDS", 0.0)
     cfg.run()
     err = capsys.readouterr().err
-    assert "MHLoss heads (init_scale=1, replica_starts=shared, step=eq10-fixed): about" in err
+    assert ("MHLoss heads (init_scale=1, replica_starts=shared, step=eq10-fixed, 2 datasets, "
+            "float64 slopes): about") in err
     assert f"{cfg.slopes():.2g} logistic slopes" in err
 
 

@@ -149,8 +149,9 @@ def test_context_seeds_from_seed_and_claim_id():
     assert not np.allclose(a, c)
     with pytest.raises(ValueError, match="scale must be one of"):
         claims.CheckContext(scale="full")
-    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
-        claims.CheckContext(seed=-1)
+    for bad in (-1, 2**32):
+        with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\]"):
+            claims.CheckContext(seed=bad)
 
 
 def test_the_guides_claim_example_is_one_function_and_one_decorator(monkeypatch, tmp_path):

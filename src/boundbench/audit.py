@@ -8,7 +8,7 @@ import math
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -140,8 +140,14 @@ def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
                               total=len(todo)):
         if done.error is not None:
             raise RuntimeError(f"a block of {block.name} failed on its worker: {done.error}")
-        ctx.cached(block.name, block.config, lambda v=done.value: v)
+        ctx.cached(block.name, block.config, _constant(done.value))
     return len(todo)
+
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    """A computation that returns ``value`` (a block computed on a worker, cached here)."""
+    return lambda: value
 
 
 def _cache_files(out: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:

@@ -263,9 +263,10 @@ def _schema_check(path: Path) -> Callable[[Any], str | None]:
         got = _schema(df)
         if want is None or got == want:
             return None
-        missing = [c for c in want if c not in (got or {})]
-        extra = [c for c in (got or {}) if c not in want]
-        changed = [c for c in want if c in (got or {}) and got[c] != want[c]]
+        have = got or {}
+        missing = [c for c in want if c not in have]
+        extra = [c for c in have if c not in want]
+        changed = [c for c in want if c in have and have[c] != want[c]]
         return (f"its columns do not match the schema recorded when it was computed (missing "
                 f"{missing}, extra {extra}, other dtype {changed})")
 

@@ -458,7 +458,7 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
         raise ValueError(f"ratio must be (estimate, low, high) with low <= high (got "
                          f"{tuple(ratio)})")
     r, a, b = (float(v) for v in ratio)
-    ev = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
+    ev: dict[str, Any] = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
           "equivalence_margin": margin}
     # how far the interval is from the band's edge: inside (> 0) it would have to grow by this
     # to leave it, outside (< 0) to enter it
