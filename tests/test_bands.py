@@ -125,3 +125,42 @@ def test_a_probe_states_the_seeds_and_cpu_hours_to_detect_the_papers_effect():
     t = sq.probe_text({**d, "decision": None}, seconds_per_seed=360.0)
     assert "CPU-hours" in t and "no GPU step time is recorded yet" in t
     assert sq.cost_text(10, None) == "" and "1 CPU-hours" in sq.cost_text(10, 360.0)
+
+
+def test_a_decision_near_the_bands_edge_is_flagged_fragile():
+    """The budgeted audit's MMR margin claim was supported with its sequence's low end at
+    0.00635 against the band's edge 0.00624 (1.8% of the half-width): such a decision carries
+    its margin and is flagged, in the fixed-seed and the sequential path alike."""
+    from boundbench.framework.bands import band_margin
+    from boundbench.framework.verdicts import FRAGILE
+
+    m = bands.mmr_margin()
+    assert math.isclose(band_margin(0.00635, 0.02, m), (0.00635 - m.high) / m.high)
+    v = banded(Verdict("supported", "margin up", {}), 0.00635, 0.02, m, expected="increase")
+    assert v.status == "supported" and v.evidence["margin_units"] == "band half-width"
+    assert v.evidence["fragile"] and v.evidence["margin_to_flip"] < FRAGILE["band half-width"]
+    far = banded(Verdict("supported", "margin up", {}), 0.02, 0.04, m, expected="increase")
+    assert not far.evidence["fragile"] and far.evidence["margin_to_flip"] > 1
+    # undecided: nothing to flip, no margin
+    assert "margin_to_flip" not in banded(Verdict("supported", "", {}), 0.001, 0.02, m,
+                                          expected="increase").evidence
+    # a ratio band's margin is taken on the log scale, symmetric about 1
+    r = Band.half_paper_ratio(0.8, "t")
+    assert math.isclose(band_margin(1.0, 1.0, r), 1.0)
+    assert math.isclose(band_margin(r.low ** 2, r.low ** 1.5, r), 0.5)
+    # the sequential path: the last interval's distance, the smallest over deciding probes
+    rng = np.random.default_rng(3)
+    diff = rng.normal(0.05, 0.01, 30)
+    p = sq.probe("mean", path=sq.t_confidence_sequence(diff), null=0.0, expected="increase",
+                 band=m, spread=0.01, what="margin")
+    assert p["decision"] == "supported"
+    assert math.isclose(p["band_margin"], band_margin(p["cs_low"], p["cs_high"], m))
+    sv = sq.sequential_verdict([p], what="margin", evidence={}, seconds_per_seed=1.0,
+                               grid_seeds=30)
+    assert sv.status == "supported" and sv.evidence["margin_to_flip"] == p["band_margin"]
+    near = {**p, "band_margin": 0.01}
+    assert sq.sequential_verdict([p, near], what="margin", evidence={}, seconds_per_seed=1.0,
+                                 grid_seeds=30).evidence["fragile"]
+    # a reversed interval is refused by name
+    with pytest.raises(ValueError, match="low must be <= high"):
+        band_margin(0.2, 0.1, m)

@@ -157,6 +157,37 @@ def band_outcome(low: float, high: float, band: Band, *, expected: str) -> str |
     return None
 
 
+def band_margin(low: float, high: float, band: Band) -> float | None:
+    """How far the interval ``[low, high]`` is from changing its outcome against ``band`` (what
+    makes a banded verdict *fragile*), as a fraction of the band's half-width (on the log scale
+    for a ratio band): inside the band, the distance to the nearer edge; wholly beyond it, the
+    distance to the edge it passed; ``None`` when it straddles an edge (nothing is decided).
+
+    >>> b = Band(-0.01, 0.01, "difference", DEFAULT, "example")
+    >>> round(band_margin(0.002, 0.008, b), 6), round(band_margin(0.0105, 0.05, b), 6)
+    (0.2, 0.05)
+    >>> band_margin(0.005, 0.05, b) is None
+    True
+    """
+    if not low <= high:
+        raise ValueError(f"low must be <= high (got {low:g} > {high:g})")
+    if band.kind == "ratio":
+        def f(v: float) -> float:
+            return math.log(v) if v > 0 else -math.inf
+    else:
+        def f(v: float) -> float:
+            return v
+    lo_e, hi_e = f(band.low), f(band.high)
+    half = (hi_e - lo_e) / 2
+    if band.low <= low and high <= band.high:
+        return min(f(low) - lo_e, hi_e - f(high)) / half
+    if low > band.high:
+        return (f(low) - hi_e) / half
+    if high < band.low:
+        return (lo_e - f(high)) / half
+    return None
+
+
 def sign_inside(low: float, high: float, band: Band) -> str:
     """For a ``no-effect`` interval: which side of the null it lies on, in words (an interval
     that excludes the null inside the band is reported with its sign)."""

@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from boundbench.framework.bands import Band, band_outcome
+from boundbench.framework.bands import Band, band_margin, band_outcome
 from boundbench.framework.validate import Array, Choice, Float, Int, Real, checked
 
 ALPHA = 0.05
@@ -407,6 +407,12 @@ def probe(kind: str, *, path: CSPath, null: float, expected: str, band,
            "band": b.to_dict() if b is not None else None,
            "cs_low": num(path.low[-1]), "cs_high": num(path.high[-1]),
            "decision": decision, "decided_at": at if decision else None}
+    if b is not None and decision is not None:
+        # how near the last interval is to the band's edge (the first decided one, where the
+        # last straddles an edge again): a decision that close is flagged fragile
+        m = band_margin(float(path.low[-1]), float(path.high[-1]), b)
+        out["band_margin"] = m if m is not None else band_margin(
+            float(path.low[at - 1]), float(path.high[at - 1]), b)
     if b is not None and np.isfinite(spread) and spread > 0:
         def need(effect: float) -> int | None:
             return seeds_to_decide(n=2, n_max=PROJECTION_CAP, estimate=effect, spread=spread,
@@ -496,7 +502,7 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
     else inconclusive; the evidence keeps the probes, the seeds and a seed's cost in seconds
     (what the budget allocates by), and ``grid_key``, the runs' grid without its seed count
     (claims with the same key read the same runs: seeds one of them adds are the others' too)."""
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.verdicts import Verdict, with_margin
 
     decisions = [p["decision"] for p in probes]
     status = ("contradicted" if "contradicted" in decisions else
@@ -505,6 +511,12 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
     ev = {**evidence, "sequential": {"probes": probes, "seconds_per_seed": seconds_per_seed,
                                      "grid_seeds": grid_seeds,
                                      **({"grid_key": grid_key} if grid_key else {})}}
+    # the probes that carry the decision: a contradicted one alone, or all of them
+    deciding = [p for p in probes if p["decision"] == "contradicted"] \
+        if status == "contradicted" else probes
+    margins = [p["band_margin"] for p in deciding if p.get("band_margin") is not None]
+    if status != "inconclusive" and margins:
+        ev = with_margin(ev, min(margins), "band half-width")
     # each probe's text starts with its own label; the claim's is added only where it says more
     said = "; ".join(probe_text(p, seconds_per_seed=seconds_per_seed) for p in probes)
     reason = said if all(p["what"].startswith(what) for p in probes) else f"{what}: {said}"

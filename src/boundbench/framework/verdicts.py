@@ -123,13 +123,17 @@ PERTURBATION = 1e-6
 """The relative change of every measured value under which a verdict must not flip (the
 metamorphic test, ``tests/test_metamorphic.py``)."""
 
-FRAGILE = {"relative": 4e-6, "rho": 0.02, "ratio": 0.005, "log ratio": 0.005, "exponent": 0.01}
+FRAGILE = {"relative": 4e-6, "rho": 0.02, "ratio": 0.005, "log ratio": 0.005, "exponent": 0.01,
+           "band half-width": 0.05}
 """A verdict is *fragile* when its deciding statistic lies within this distance of the nearest
 threshold, in the statistic's own units (``margin_units``): ``relative``, lhs - rhs over the
 sides' size for a bound or identity (twice what :data:`PERTURBATION` can move it); ``rho``, a
 Spearman interval's edge from 0; ``ratio``, a ratio interval's edge from 1 or from the no-effect
 band; ``log ratio``, a reversal's interval from 0; ``exponent``, a fitted power's interval from
-the predicted power. The report flags fragile verdicts, and the
+the predicted power; ``band half-width``, an interval's distance from the edge of a claim's no-effect
+band that would change its outcome, over the band's half-width
+(:func:`~boundbench.framework.bands.band_margin`; 0.05 of a half-width is what ``ratio``'s 0.005
+is of the 1 +- 10% band). The report flags fragile verdicts, and the
 quick-audit test does not compare them with the record."""
 
 _PERTURB: list[tuple[np.random.Generator, float]] = []
