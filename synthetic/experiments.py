@@ -261,7 +261,24 @@ class HeadsRun:
     def run_block(self, b: int, device: str | None = None, progress: bool = False
                   ) -> pd.DataFrame:
         """Block ``b``'s table: its datasets (indices ``b * block`` on) drawn from (seed, b)
-        alone, their SVMs and GD heads. What a Dask task runs; :meth:`run` is their union."""
+        alone, their SVMs and GD heads. What a Dask task runs; :meth:`run` is their union.
+
+        A block runs on one torch thread whatever the caller's count: an elementwise kernel
+        (the sigmoid of the slopes) computes the last elements of each thread's share on its
+        scalar path, whose last bit can differ from the vector path's, so the bits followed
+        the thread count (a two-thread client and a one-thread Dask worker disagreed).
+        Blocks, not threads, are the unit of parallelism: the command line spreads them over
+        the cores (:class:`~boundbench.framework.execution.LocalPool`), Dask over machines."""
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self._run_block(b, device=device, progress=progress)
+        finally:
+            torch.set_num_threads(before)
+
+    def _run_block(self, b: int, device: str | None, progress: bool) -> pd.DataFrame:
         import torch
 
         size = self.block_size(b)

@@ -37,18 +37,50 @@ def test_blocks_draw_from_the_seed_alone_and_a_larger_run_extends_a_smaller_one(
 
 
 def test_a_block_is_the_same_with_any_thread_count():
-    """A Dask worker runs with fewer torch threads than the client: MKL's SVD gave the step
-    size other last bits with another thread count (now the Gram matrix's eigenvalue)."""
-    cfg = HeadsRun(n_datasets=2, **SMALL)
+    """A Dask worker runs with fewer torch threads than the client. MKL's SVD gave the step
+    size other last bits with another thread count (now the Gram matrix's eigenvalue); then the
+    update's and the sigmoid's kernels computed the last elements of each thread's share on
+    their scalar path: 25 datasets at H = 10 gave two LOO distances other last bits at one
+    thread than at two (the two-worker audit's tables differed). A block now runs on one
+    thread whatever the caller's count, and gives the caller its count back."""
+    cfg = HeadsRun(n_datasets=25, n=150, steps=600, k_loo=3, heads=(10,), step="eq10-fixed",
+                   replica_starts="shared")
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
         one = cfg.run_block(0)
+        assert torch.get_num_threads() == 1
         torch.set_num_threads(2)
         two = cfg.run_block(0)
+        assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
     assert one.equals(two)
+
+
+def test_a_local_pool_computes_the_serial_runs_blocks(tmp_path):
+    """What the command line does on two cores: the blocks on spawned processes, cached by
+    the client, read back as the one-process run; a block that raises comes back named."""
+    from boundbench.audit import _remote_block
+    from boundbench.framework.execution import LocalPool
+    from boundbench.framework.registry import Block
+
+    cfg = HeadsRun(n_datasets=5, **SMALL)
+    serial = cfg.run()
+    ctx = CheckContext(out_dir=tmp_path)
+    blocks = [Block("heads-block", cfg.block_config(b), _Run(cfg, b)) for b in range(cfg.n_blocks)]
+    with LocalPool(2) as ex:
+        got = list(ex.map(_remote_block, blocks, progress=False))
+        bad = list(ex.map(_remote_block, [Block("x", {}, _Run(cfg, 7))], progress=False))
+    for block, done in got:
+        assert done.error is None, done.traceback
+        ctx.cached(block.name, block.config, lambda v=done.value: v)
+    read = cfg.run(blocks=lambda b: ctx.cached("heads-block", cfg.block_config(b),
+                                               lambda: pytest.fail("recomputed a block")))
+    assert read.equals(serial)
+    assert "b must be a block index" in bad[0][1].error
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        LocalPool(0)
 
 
 def test_blocks_on_a_local_cluster_equal_the_serial_run(tmp_path):

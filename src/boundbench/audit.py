@@ -145,6 +145,21 @@ def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
 
 
 
+def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
+                   progress: bool) -> None:
+    """The missing blocks of the claims in ``ids`` on a local process pool (two or more)."""
+    from boundbench.framework.execution import LocalPool
+
+    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None]
+    if not blocked:
+        return
+    todo = [b for b in _claim_blocks(blocked, ctx) if not ctx.is_cached(b.name, b.config)]
+    if len(todo) < 2:
+        return  # one block runs as fast here, without a process to start
+    with LocalPool(min(processes, len(todo))) as ex:
+        compute_blocks(blocked, ctx, ex, progress=progress)
+
+
 def _constant(value: Any) -> Callable[[], Any]:
     """A computation that returns ``value`` (a block computed on a worker, cached here)."""
     return lambda: value
@@ -201,13 +216,19 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
 
 def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
                scheduler: str | None = None, progress: bool = True,
-               desc: str = "audit") -> list[dict[str, Any]]:
+               desc: str = "audit", processes: int | None = None) -> list[dict[str, Any]]:
     """Every claim in ``ids`` with ``ctx``: here, one after another (the default), or as Dask
     tasks (``workers``: a local cluster of that many processes; ``scheduler``: a running
-    cluster's address). Results come back in ``ids`` order; the client writes every file."""
+    cluster's address). Results come back in ``ids`` order; the client writes every file.
+    ``processes``: in a run here, the blocks of the claims that declare them (Fig. 5's heads)
+    are computed first on a :class:`~boundbench.framework.execution.LocalPool` of up to that
+    many processes (the command line gives the cores; a block's bits do not depend on where it
+    ran), which needs a script's ``if __name__ == "__main__":`` guard, hence not by default."""
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
+        if processes is not None and processes > 1 and ctx.out_dir is not None:
+            _pooled_blocks(ids, ctx, processes, progress=progress)
         finished: list[dict[str, Any]] = []
         try:
             for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
@@ -460,6 +481,7 @@ def run_audit(
     formats: tuple[str, ...] = ("png",),
     budget: float | None = None,
     datasets: int | None = None,
+    processes: int | None = None,
 ) -> dict[str, Any]:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     ``datasets``: datasets per reading of Fig. 5's heads (None: the scale's count).
@@ -470,7 +492,9 @@ def run_audit(
     the figure formats written (png, pdf, svg). ``budget``: seconds for the whole audit; the
     fine-tuning claims are then judged by anytime-valid confidence sequences and the time the
     other claims leave goes to adding seeds to the undecided ones (:func:`spend_budget`); a
-    killed budgeted audit resumes, counting the time it had spent."""
+    killed budgeted audit resumes, counting the time it had spent. ``processes``: the blocks of
+    Fig. 5's heads on that many local processes (:func:`run_claims`; the command line gives the
+    cores)."""
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):
         raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")
@@ -504,7 +528,7 @@ def run_audit(
         save(spent)
     try:
         results = run_claims(ids, ctx, workers=workers, scheduler=scheduler,
-                             progress=progress)
+                             progress=progress, processes=processes)
     except KeyboardInterrupt:
         if budget is not None:  # the time the killed pass took counts on the resume
             save(spent + time.perf_counter() - t0)

@@ -10,6 +10,7 @@ from typing import Any
 
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
+from boundbench.framework.execution import cores
 from boundbench.framework.files import write_atomic
 from boundbench.framework.validate import MAX_SEED
 from boundbench.framework.verdicts import against_paper
@@ -238,7 +239,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force, workers=args.workers,
                        scheduler=args.scheduler, formats=tuple(args.format),
-                       budget=args.budget, datasets=args.datasets)
+                       budget=args.budget, datasets=args.datasets, processes=cores())
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
@@ -318,7 +319,7 @@ def _cmd_figures(args: argparse.Namespace) -> int:
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
-                        desc="figures", progress=len(ids) > 1):
+                        desc="figures", progress=len(ids) > 1, processes=cores()):
         files = ", ".join(r.get("figure_files") or [])
         tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
                    f"{out}/{{{files}}}" if files else f"{r['id']}: {r['verdict']} "

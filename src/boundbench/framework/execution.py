@@ -87,6 +87,55 @@ class Serial:
         self.close()
 
 
+class LocalPool:
+    """Units on ``workers`` processes of this machine (spawned, one torch thread each), as
+    results arrive: what the command line uses to spread a claim's blocks over the cores
+    without Dask. A unit that raises, or whose process dies, comes back as a failure."""
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        if not (isinstance(workers, int) and workers >= 1):
+            raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
+        self.workers = workers
+        # spawned, not forked: a fork after torch's thread pool started can hang
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
+            progress: bool = True, resources: dict[str, float] | None = None,
+            total: int | None = None) -> Iterator[tuple[Any, Done]]:
+        from concurrent.futures import as_completed
+
+        from tqdm.auto import tqdm
+
+        futures = {self._pool.submit(_call, fn, item, 1): item for item in items}
+        for f in tqdm(as_completed(futures), desc=desc, disable=not progress,
+                      total=len(futures)):
+            try:
+                done = f.result()
+            except Exception as exc:  # the process died (BrokenProcessPool) or did not pickle
+                done = Done(error=f"{type(exc).__name__}: {exc}")
+            yield futures[f], done
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 class DaskExecutor:
     """Units as Dask tasks: on a ``LocalCluster`` of ``workers`` processes (one task at a time
     each, torch on ``cores / workers`` threads), or on the cluster at ``scheduler``."""
