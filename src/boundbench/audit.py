@@ -131,12 +131,12 @@ def _claim_blocks(ids: list[str], ctx: _claims.CheckContext) -> list[_claims.Blo
 
 
 def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
-                   progress: bool = True) -> int:
+                   progress: bool = True, desc: str = "blocks") -> int:
     """Compute on the executor ``ex`` every block the claims in ``ids`` declare and ``ctx``'s
     cache lacks, caching each as it arrives (a killed run resumes with the blocks it has);
     returns how many ran. The claims then read their blocks from the cache."""
     todo = [b for b in _claim_blocks(ids, ctx) if not ctx.is_cached(b.name, b.config)]
-    for block, done in ex.map(_remote_block, todo, desc="blocks", progress=progress,
+    for block, done in ex.map(_remote_block, todo, desc=desc, progress=progress,
                               total=len(todo)):
         if done.error is not None:
             raise RuntimeError(f"a block of {block.name} failed on its worker: {done.error}")
@@ -146,7 +146,7 @@ def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
 
 
 def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
-                   progress: bool) -> None:
+                   progress: bool, desc: str) -> None:
     """The missing blocks of the claims in ``ids`` on a local process pool (two or more)."""
     from boundbench.framework.execution import LocalPool
 
@@ -157,7 +157,8 @@ def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
     if len(todo) < 2:
         return  # one block runs as fast here, without a process to start
     with LocalPool(min(processes, len(todo))) as ex:
-        compute_blocks(blocked, ctx, ex, progress=progress)
+        # the run's one progress bar, under its name, before the bar over the claims
+        compute_blocks(blocked, ctx, ex, progress=progress, desc=f"{desc}: blocks")
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -228,7 +229,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
         if processes is not None and processes > 1 and ctx.out_dir is not None:
-            _pooled_blocks(ids, ctx, processes, progress=progress)
+            _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
         finished: list[dict[str, Any]] = []
         try:
             for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
