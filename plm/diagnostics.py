@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.framework.validate import Array, Float, Int, Seed, checked
+from boundbench.framework.validate import Array, Float, Int, Seed, checked, same_length
 from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
 from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
 
@@ -28,6 +28,7 @@ def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
     The LOO stability uses at most ``max_loo`` points (a seeded subsample; ``n_used`` says how
     many): exact for the hard-margin SVM, and the soft-margin SVM (weight ``lam``) otherwise.
     """
+    same_length(X=X, y=y)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     classes = np.unique(y)

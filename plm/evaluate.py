@@ -38,6 +38,9 @@ def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
     ``mean sum_c (p_c - 1[y = c])^2`` otherwise."""
     from torchmetrics.functional.classification import binary_calibration_error, multiclass_calibration_error
 
+    if logits.shape[-1] < 2:
+        raise ValueError(f"logits must have a column per class, at least 2 (got shape "
+                         f"{tuple(logits.shape)})")
     y = _labels_for(logits, y)
     p = torch.softmax(logits.float(), -1)
     c = p.shape[-1]

@@ -97,9 +97,12 @@ def seeds_needed(effect: float, sd: float) -> int | None:
     """Seeds a paired two-sided test at 5% needs for 80% power at this effect and paired-difference
     SD (normal approximation, ``((z_a + z_b) sd / effect)^2``, at least 2); None when the effect
     is 0."""
+    if sd < 0:
+        raise ValueError(f"sd must be >= 0 (got {sd:g})")
     if not np.isfinite(effect) or effect == 0 or not np.isfinite(sd):
         return None
-    return max(2, int(np.ceil(((Z_ALPHA + Z_BETA) * sd / abs(effect)) ** 2)))
+    k = ((Z_ALPHA + Z_BETA) * (sd / abs(effect))) ** 2 if sd / abs(effect) < 1e150 else np.inf
+    return max(2, int(np.ceil(k))) if np.isfinite(k) and k < 2**62 else None
 
 
 @checked(diff=Array(ndim=1, min_size=0, finite=False))

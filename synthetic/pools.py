@@ -35,6 +35,13 @@ from boundbench.synthetic.stability import normalized_distance
 from boundbench.synthetic.train import augment
 
 
+def _check_batch(X: np.ndarray, y: np.ndarray) -> None:
+    """Datasets ``X (k, n, d)`` with labels ``y (k, n)``, or a ValueError naming both."""
+    if np.shape(y) != np.shape(X)[:2]:
+        raise ValueError(f"y must have shape (k, n) = {np.shape(X)[:2]} to match X of shape "
+                         f"{np.shape(X)} (got {np.shape(y)})")
+
+
 def _check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
@@ -85,6 +92,7 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
     by Newton's method: ``(k, d + 1)``."""
     if not lam > 0:
         raise ValueError(f"lam must be > 0 (got {lam})")
+    _check_batch(X, y)
     Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
         torch.as_tensor(np.asarray(X, dtype=np.float64)))
     k, n, D = Z.shape
@@ -197,6 +205,7 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     principal-submatrix formula in O(|A|^2); every candidate is checked (``r' >= 0`` on ``A - i``,
     margins ``>= 1`` off it) and the few that fail are re-solved by Newton from the full head.
     """
+    _check_batch(X, y)
     Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
         torch.as_tensor(np.asarray(X, dtype=np.float64)))
     k, n, D = Z.shape

@@ -25,8 +25,13 @@ def normalized_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @checked(v=Array(), c=Array())
 def paper_head(v: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``w = [v, b]`` with ``b = -c`` (scikit-learn's intercept ``c``)."""
-    return np.concatenate([v, -np.asarray(c)[..., None]], axis=-1)
+    """``w = [v, b]`` with ``b = -c`` (scikit-learn's intercept ``c``): ``v`` of shape
+    ``(..., d)``, ``c`` of shape ``(...)``."""
+    v, c = np.asarray(v), np.asarray(c)
+    if v.ndim < 1 or c.shape != v.shape[:-1]:
+        raise ValueError(f"v must have shape (..., d) and c its leading shape (got v {v.shape}, "
+                         f"c {c.shape})")
+    return np.concatenate([v, -c[..., None]], axis=-1)
 
 
 def svm_loo_stability(X: np.ndarray, y: np.ndarray, *, progress: bool = False) -> dict:

@@ -22,7 +22,16 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.validate import Array, Bool, Float, Int, checked, real
+from boundbench.framework.validate import (
+    MAX_MAGNITUDE,
+    Array,
+    Bool,
+    Float,
+    Int,
+    checked,
+    real,
+    same_length,
+)
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
@@ -37,7 +46,9 @@ def _unit_scale(X: np.ndarray) -> float:
     return float(2.0 ** np.round(np.log2(m)))
 
 
-def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]:
+def _check_xy(X: ArrayLike, y: ArrayLike, limit: float | None = None
+              ) -> tuple[np.ndarray, np.ndarray, bool]:
+    # limit: the largest |X| a problem takes (the hard-margin SVM rescales X, so it takes any)
     X = real("X", X, allow_empty=True, finite=False)  # shape and finiteness named below
     y = real("y", y, allow_empty=True, finite=False)
     batched = X.ndim == 3
@@ -46,12 +57,17 @@ def _check_xy(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray, bool]
     if not batched:
         X, y = X[None], y[None]
     if y.shape != X.shape[:2]:
-        raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} (got "
+        raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} to "
+                         f"match X of shape {X.shape if batched else X.shape[1:]} (got "
                          f"{y.shape if batched else y.shape[1:]})")
     if X.shape[-1] == 0 or X.shape[-2] < 2:
         raise ValueError(f"X must have at least 2 samples and 1 feature (got shape {X.shape})")
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite")
+    if limit is not None and X.size and np.max(np.abs(X)) > limit:
+        raise ValueError(f"X must have magnitude <= {limit:g} (got {np.max(np.abs(X)):.3g}): "
+                         "this problem is not scale-free (a constant feature or a fixed lam), "
+                         "and beyond it its solver fails")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("y must hold labels in {-1, +1}")
     if np.any(np.all(y == 1, axis=1) | np.all(y == -1, axis=1)):
@@ -115,6 +131,7 @@ def hard_margin_exact(
     leave-one-out re-solves); by default the 8 points per class nearest the other class along
     the class-mean direction.
     """
+    same_length(X=X, y=y)
     # solved on X / (its largest row norm) and mapped back (v / s, c, duals / s^2), so data
     # at scale 1e-8 or 1e8 meet the solver's absolute tolerances like data at scale 1
     scale = float(np.linalg.norm(X, axis=1).max())
@@ -297,9 +314,10 @@ class SoftMarginSVM(_Linear):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SoftMarginSVM:
         if isinstance(self.lam, bool) or not (isinstance(self.lam, int | float)
-                                              and 0 < self.lam < np.inf):
-            raise ValueError(f"lam must be a finite number > 0 (got {self.lam!r})")
-        Xb, yb, batched = _check_xy(X, y)
+                                              and 0 < self.lam <= MAX_MAGNITUDE):
+            raise ValueError(f"lam must be a finite number in (0, {MAX_MAGNITUDE:g}] (got "
+                             f"{self.lam!r})")
+        Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
         n = Xb.shape[1]
         out = [_soft_solve(Xk, yk, np.full(n, 1.0 / n), self.lam) for Xk, yk in zip(Xb, yb,
                                                                                   strict=True)]
@@ -317,9 +335,10 @@ def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float, penalize_intercep
     the one parameterized problem; only the weight vector changes. ``penalize_intercept``:
     ``lam ||[v, b]||^2``, the objective whose minimizer is unique (the reading under which
     Lemma A.2.5's strong-convexity step is valid)."""
-    Xb, yb, batched = _check_xy(X, y)
+    Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
     if batched:
-        raise ValueError("soft_margin_loo takes one dataset")
+        raise ValueError(f"X must be one dataset (n, d) for soft_margin_loo (got shape "
+                         f"{Xb.shape})")
     if not lam > 0:
         raise ValueError(f"lam must be > 0 (got {lam})")
     X, y = Xb[0], yb[0]
@@ -401,7 +420,7 @@ class BiasPenalizedSVM:
     origin of the augmented space) or a solver status other than optimal raise ``ValueError``."""
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> BiasPenalizedSVM:
-        Xb, yb, batched = _check_xy(X, y)
+        Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
         k, n, d = Xb.shape
         Z = cp.Parameter((n, d + 1))
         w = cp.Variable(d + 1)

@@ -252,7 +252,7 @@ def test_no_effect_is_decided_from_the_end_to_end_ratio():
     # unpaired: the ratio of the medians
     est, _, _ = end_ratio(np.array([1.0, 2, 3]), np.array([2.0, 4, 6, 8]), rng=rng, paired=False)
     assert est == pytest.approx(5.0 / 2.0)
-    with pytest.raises(ValueError, match="paired levels need one value per set"):
+    with pytest.raises(ValueError, match="low_level and high_level must have one value per set"):
         end_ratio(np.ones(3), np.ones(4), rng=rng, paired=True)
 
 

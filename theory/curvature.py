@@ -31,6 +31,7 @@ import torch
 from torch.func import functional_call, grad, jvp, vmap
 
 from boundbench.framework.validate import (
+    MAX_MAGNITUDE,
     Array,
     Bool,
     Choice,
@@ -336,6 +337,9 @@ def hessian_frobenius(
     gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = f(x)
+    if z.ndim != 2:
+        raise ValueError(f"f(x) must be a batch of output vectors (B, m) (got shape "
+                         f"{tuple(z.shape)} for x of shape {tuple(x.shape)})")
     if isinstance(dims, int):
         # drawn indices stay a tensor: indexing with them needs no copy to the host
         idx: Any = torch.randint(0, z.shape[1], (dims,), generator=gen, device=gen.device
@@ -393,6 +397,9 @@ def smoothed_last_layer_top_eig(
     of the batch eigenvalues; ``lower`` is the Rayleigh quotient of the batches along the
     estimate's top eigenvector minus ``z`` s.e. (a lower bound on the top eigenvalue up to the
     mild optimism of reusing that eigenvector)."""
+    if h.ndim != 2 or W.ndim != 2 or W.shape[1] != h.shape[1]:
+        raise ValueError(f"h must be (n, k) features and W (c, k) weights over the same k (got h "
+                         f"{tuple(h.shape)}, W {tuple(W.shape)})")
     gen = torch.Generator().manual_seed(seed)
     n, k = h.shape
     c = W.shape[0]
@@ -444,6 +451,9 @@ def _real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:
     t = t.to(torch.float64)
     if not torch.isfinite(t).all():
         raise ValueError(f"{name} must be finite (got NaN or inf)")
+    if float(t.abs().max()) > MAX_MAGNITUDE:
+        raise ValueError(f"{name} must have magnitude <= {MAX_MAGNITUDE:g} (got "
+                         f"{float(t.abs().max()):.3g}): beyond it the Hessian's products overflow")
     return t
 
 
@@ -465,8 +475,9 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
     prev = xx.shape[0]
     for i, w in enumerate(Ws):
         if w.shape[1] != prev:
-            raise ValueError(f"weights[{i}] must have {prev} columns to follow the previous "
-                             f"layer (got shape {tuple(w.shape)})")
+            after = "x's length" if i == 0 else f"weights[{i - 1}]'s rows"
+            raise ValueError(f"weights[{i}] must have {prev} columns to follow {after} (got "
+                             f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
         prev = w.shape[0]
     s = _THM1_ACTIVATIONS[activation]
     sizes = [w.numel() for w in Ws]

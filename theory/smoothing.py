@@ -105,14 +105,14 @@ def _gauss_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(lo >= 1, right, np.where(hi <= -1, left, across))
 
 
-@checked(sigma=Values(0, lo_open=True), h=Values())
+@checked(sigma=Values(0, lo_open=True), h=Values(min_ndim=1))
 def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     """``s = sigma ||h||``: the std of each logit when the last layer is smoothed by sigma."""
     return np.asarray(sigma) * np.linalg.norm(np.asarray(h), axis=-1)
 
 
 @checked(logits=Array())
-@checked(logits=Values())
+@checked(logits=Values(min_ndim=1))
 def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
     """``-log softmax(logits)[y]``, stable; ``y`` holds integer class indices."""
     z = np.asarray(logits)
@@ -124,7 +124,7 @@ def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
 
 
 @checked(logits=Array())
-@checked(s=Values(0))
+@checked(logits=Values(min_ndim=1), s=Values(0))
 def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 2, eq. (4): smoothed CE ``<= CE(W h, y) + sigma^2 ||h||^2 / 2 = CE + s^2/2``.
 
@@ -138,7 +138,7 @@ def thm2_rhs(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
 
 
 @checked(logits=Array())
-@checked(logits=Values(), s=Values(0))
+@checked(logits=Values(min_ndim=1), s=Values(0))
 def thm3_taylor(logits: ArrayLike, y: ArrayLike, *, s: ArrayLike) -> np.ndarray:
     """Theorem 3 (B.4): second-order Taylor form ``CE + s^2/2 * sum_i p_i (1 - p_i)``.
 
@@ -203,7 +203,7 @@ def antithetic_mean(
 
 
 @checked(logits=Array(), n_samples=v.draws(4), rng=Rng())
-@checked(logits=Values(), s=Values(0))
+@checked(logits=Values(min_ndim=1), s=Values(0))
 def smoothed_ce_monte_carlo(
     logits: ArrayLike,
     y: ArrayLike,

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.framework.meta import renamed
-from boundbench.framework.validate import Array, Values, checked
+from boundbench.framework.validate import Array, Values, broadcastable, checked
 from boundbench.framework.verdicts import BoundSides
 
 
@@ -208,6 +208,7 @@ def lemma_a12_sides(
         raise ValueError("eta must be <= 2/beta (Lemma A.1.2's condition)")
     uu, ww = np.asarray(u), np.asarray(w)
     gu, gw = np.asarray(grad_u), np.asarray(grad_w)
+    broadcastable(u=uu, w=ww, grad_u=gu, grad_w=gw)
     e = e[..., None]
     lhs = np.linalg.norm((uu - e * gu) - (ww - e * gw), axis=-1)
     rhs = np.linalg.norm(uu - ww, axis=-1)
@@ -238,7 +239,7 @@ def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     return BoundSides(lhs, 2.0 / rr * np.linalg.norm(xx - yy, axis=-1))
 
 
-@checked(b_hat=Values(), v_hat=Values(), B=Values(0, lo_open=True))
+@checked(b_hat=Values(), v_hat=Values(min_ndim=1), B=Values(0, lo_open=True))
 def lemma_a23_sides(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> BoundSides:
     """Lemma A.2.3: the hard-margin SVM intercept satisfies ``|b_hat| <= 1 + ||v_hat|| B``.
 

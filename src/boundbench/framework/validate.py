@@ -15,6 +15,30 @@ from numpy.typing import ArrayLike
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+MAX_MAGNITUDE = 1e50
+"""The largest magnitude a finite float64 input may have: a sixth power of it still fits in
+float64, so the products and squares a bound forms stay finite; a larger value is refused by
+name (``1e300`` is finite, but its square is not). A tensor of another precision gets the
+same rule at its own range (:func:`max_magnitude`)."""
+
+
+def max_magnitude(dtype: Any = None) -> float:
+    """:data:`MAX_MAGNITUDE`, or for a torch float type narrower than float64 the sixth root
+    of its largest value (float32: 2.6e6); ``inf`` for float16, whose range is too short for a
+    rule of that kind."""
+    if dtype is None:
+        return MAX_MAGNITUDE
+    import torch
+
+    if dtype == torch.float16:
+        return float("inf")
+    return min(MAX_MAGNITUDE, float(torch.finfo(dtype).max) ** (1 / 6))
+
+
+def _too_large(name: str, biggest: float, limit: float) -> ValueError:
+    return ValueError(f"{name} must have magnitude <= {limit:.3g} (got {biggest:.3g}): beyond "
+                      "it the squares and products a bound forms overflow")
+
 
 def real(name: str, x: Any, *, allow_empty: bool = False, finite: bool = True) -> np.ndarray:
     """``x`` as a float64 array of real numbers, or a ValueError naming ``name``: never a silent
@@ -48,6 +72,8 @@ def real(name: str, x: Any, *, allow_empty: bool = False, finite: bool = True) -
         raise ValueError(f"{name} must be numeric (got {type(x).__name__})") from exc
     if finite and not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite (got NaN or inf)")
+    if finite and a.size and np.max(np.abs(a)) > MAX_MAGNITUDE:
+        raise _too_large(name, float(np.max(np.abs(a))), MAX_MAGNITUDE)
     return a
 
 
@@ -120,11 +146,14 @@ class Values(Spec):
     integer-valued and all in an interval; passed on as a float64 array."""
 
     def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
-                 hi_open: bool = False, integer: bool = False) -> None:
+                 hi_open: bool = False, integer: bool = False, min_ndim: int = 0) -> None:
         self.lo, self.hi, self.lo_open, self.hi_open = lo, hi, lo_open, hi_open
-        self.integer = integer
+        self.integer, self.min_ndim = integer, min_ndim
 
     def __call__(self, name: str, value: Any) -> np.ndarray:
+        if np.ndim(value) < self.min_ndim:
+            raise ValueError(f"{name} must have at least {self.min_ndim} dimension(s) (got shape "
+                             f"{np.shape(value)})")
         if self.integer:
             return _count(name, value, minimum=None if self.lo is None else int(self.lo))
         if self.lo is None and self.hi is None:
@@ -185,6 +214,8 @@ class Float(Spec):
             raise TypeError(f"{name} must be a real number (got {value!r})")
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite (got {value})")
+        if abs(float(value)) > MAX_MAGNITUDE:
+            raise _too_large(name, abs(float(value)), MAX_MAGNITUDE)
         lo_bad = self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo)
         hi_bad = self.hi is not None and (value >= self.hi if self.hi_open else value > self.hi)
         if lo_bad or hi_bad:
@@ -229,6 +260,11 @@ class Array(Spec):
             raise ValueError(f"{name} must not be empty (got shape {a.shape})")
         if self.finite and not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must be finite (got NaN or inf)")
+        if a.dtype.kind == "f" and a.size:
+            # NaN may mean "not measured" where finite=False; a huge finite entry never does
+            biggest = float(np.max(np.abs(np.where(np.isfinite(a), a, 0.0))))
+            if biggest > MAX_MAGNITUDE:
+                raise _too_large(name, biggest, MAX_MAGNITUDE)
         return value
 
     def _tensor(self, name: str, value: Any) -> Any:
@@ -243,8 +279,13 @@ class Array(Spec):
                              f"shape {tuple(value.shape)})")
         if value.numel() < self.min_size or (self.min_size and 0 in value.shape):
             raise ValueError(f"{name} must not be empty (got shape {tuple(value.shape)})")
-        if self.finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
-            raise ValueError(f"{name} must be finite (got NaN or inf)")
+        if self.finite and value.is_floating_point():
+            if not bool(torch.isfinite(value).all()):
+                raise ValueError(f"{name} must be finite (got NaN or inf)")
+            limit = max_magnitude(value.dtype)
+            biggest = float(value.detach().abs().max())
+            if biggest > limit:
+                raise _too_large(name, biggest, limit)
         return value
 
 
@@ -415,6 +456,17 @@ class Text(Spec):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a string (got {value!r})")
         return value
+
+
+def same_length(axis: int = 0, **arrays: Any) -> None:
+    """``ValueError`` naming the arguments whose lengths along ``axis`` differ (one row per
+    sample, one value per set: ``X`` and ``y``, two paired levels)."""
+    shapes = {k: np.shape(a) for k, a in arrays.items()}
+    lengths = {k: s[axis] if -len(s) <= axis < len(s) else None for k, s in shapes.items()}
+    if len(set(lengths.values())) > 1:
+        said = ", ".join(f"{k} {s}" for k, s in shapes.items())
+        raise ValueError(f"{' and '.join(shapes)} must have the same length along axis {axis} "
+                         f"(got {said})")
 
 
 def broadcastable(**arrays: np.ndarray) -> None:

@@ -13,7 +13,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked, real
+from boundbench.framework.validate import (
+    Array,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    Rng,
+    Text,
+    broadcastable,
+    checked,
+    real,
+)
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")
@@ -326,6 +337,10 @@ def tied_ranks(a: np.ndarray, rtol: float = TIE_RTOL) -> np.ndarray:
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rank correlation of ``x`` and ``y`` along the last axis, one per row (0 where a
     row is constant)."""
+    if np.shape(x)[-1] != np.shape(y)[-1]:
+        raise ValueError(f"x and y must have the same length along the last axis (got x "
+                         f"{np.shape(x)}, y {np.shape(y)})")
+    broadcastable(x=x, y=y)
     rx = tied_ranks(x)
     ry = tied_ranks(y)
     rx -= rx.mean(-1, keepdims=True)
@@ -433,8 +448,8 @@ def end_ratio(
                          f"min {lo_v.min():.3g} and {hi_v.min():.3g})")
     if paired:
         if lo_v.shape != hi_v.shape:
-            raise ValueError(f"paired levels need one value per set at both (got {lo_v.shape} "
-                             f"and {hi_v.shape})")
+            raise ValueError(f"low_level and high_level must have one value per set when "
+                             f"paired (got {lo_v.shape} and {hi_v.shape})")
         r = hi_v / lo_v
         boot = np.median(r[rng.integers(0, len(r), (n_boot, len(r)))], 1)
         est = float(np.median(r))
