@@ -723,3 +723,17 @@ def misread_counts() -> dict[str, int]:
 def test_no_input_is_silently_misread(case):
     _, bad = _misreads(case)
     assert not bad, "\n".join(bad)
+
+
+def test_an_empty_label_array_is_refused_not_read_as_no_rows():
+    """``y=[]`` gave ``cross_entropy`` an empty result and ``smoothed_ce_monte_carlo`` numpy's
+    broadcasting message (issue 41 item 10); a y that does not broadcast names all three."""
+    from boundbench.theory import smoothing as sm
+
+    z = np.array([[1.0, 2.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="y must not be empty"):
+        sm.cross_entropy(z, [])
+    with pytest.raises(ValueError, match="y must not be empty"):
+        sm.smoothed_ce_monte_carlo(z, [], s=0.1, n_samples=8, rng=0)
+    with pytest.raises(ValueError, match=r"logits \(\.\.\., classes\), y and s must broadcast"):
+        sm.smoothed_ce_monte_carlo(z, [0, 1, 1], s=0.1, n_samples=8, rng=0)

@@ -220,6 +220,11 @@ def smoothed_ce_monte_carlo(
     z = np.asarray(logits)
     yy = v.labels("y", y, z.shape[-1])
     ss = np.asarray(s)
+    try:
+        np.broadcast_shapes(z.shape[:-1], yy.shape, ss.shape)
+    except ValueError:
+        raise ValueError(f"logits (..., classes), y and s must broadcast over the leading axes "
+                         f"(got logits {z.shape}, y {yy.shape}, s {ss.shape})") from None
     z, yy, ss = np.broadcast_arrays(z, yy[..., None], ss[..., None])
     yy, ss = yy[..., 0], ss[..., 0]
     return antithetic_mean(lambda xi: cross_entropy(z + xi * ss[..., None], yy), z.shape,

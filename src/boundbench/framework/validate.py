@@ -113,6 +113,8 @@ def _count(name: str, x: ArrayLike, *, minimum: int | None) -> np.ndarray:
 
 def labels(name: str, y: ArrayLike, n_classes: int) -> np.ndarray:
     a = np.asarray(y)
+    if a.size == 0:  # an empty y broadcast against the logits gave an empty result, silently
+        raise ValueError(f"{name} must not be empty (got shape {a.shape})")
     if a.dtype.kind in "bc" or a.dtype.kind in "USVO":
         raise ValueError(f"{name} must hold integer class indices (got dtype {a.dtype})")
     if not np.issubdtype(a.dtype, np.integer):
