@@ -101,8 +101,11 @@ def seeds_needed(effect: float, sd: float) -> int | None:
         raise ValueError(f"sd must be >= 0 (got {sd:g})")
     if not np.isfinite(effect) or effect == 0 or not np.isfinite(sd):
         return None
-    k = ((Z_ALPHA + Z_BETA) * (sd / abs(effect))) ** 2 if sd / abs(effect) < 1e150 else np.inf
-    return max(2, int(np.ceil(k))) if np.isfinite(k) and k < 2**62 else None
+    ratio = sd / abs(effect)
+    if ratio > 1e150:  # its square overflows: more seeds than any count
+        return None
+    k = ((Z_ALPHA + Z_BETA) * ratio) ** 2
+    return max(2, int(np.ceil(k))) if k < 2**62 else None
 
 
 @checked(diff=Array(ndim=1, min_size=0, finite=False))

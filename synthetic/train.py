@@ -94,16 +94,6 @@ class GDHeads:
     prefix_directions: np.ndarray
 
 
-def _norm_last(v: torch.Tensor) -> torch.Tensor:
-    """The 2-norm over the last (short) dimension, keepdim, summed in one fixed order: a
-    reduction kernel's result followed the thread count in the last bit (a Dask worker's single
-    thread and the client's two recorded other LOO distances, issue 39's two-worker test)."""
-    ss = v[..., 0] * v[..., 0]
-    for c in range(1, v.shape[-1]):
-        ss = ss + v[..., c] * v[..., c]
-    return ss.sqrt()[..., None]
-
-
 @checked(steps=Int(1), n_points=Int(1))
 def record_steps(steps: int, n_points: int) -> np.ndarray:
     """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
@@ -299,13 +289,15 @@ def train_heads(
             torch.bmm(Zt, S.transpose(1, 2), out=Gt)  # sum_i s_i z_i over every sample
             if R1 > 1:
                 Gt[:, :, heads:].sub_(S[:, heads:].gather(-1, lo).transpose(1, 2) * zt_lo)
-            # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i, accumulated in dtype
+            # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i, accumulated in dtype; a
+            # product then a sum, since addcmul_'s scalar tail (the last elements of each
+            # thread's share) rounded otherwise than its vector body: bits followed threads
             Wt.add_((Gt.to(dtype) if mixed else Gt) * scale)
             if j < len(rec) and t == rec[j]:
                 # means of the first h heads, from one cumulative sum over heads
                 csum = Wt[:, :D].view(kc, D, R1, heads).cumsum(-1).index_select(-1, cut)
                 mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
-                out[:, :, :, j] = mean / _norm_last(mean)
+                out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
                 j += 1
         dirs.append(out.cpu().numpy())
         finals.append(Wt[:, :D].view(kc, D, R1, heads).permute(0, 2, 3, 1).cpu().numpy())

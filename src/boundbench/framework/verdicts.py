@@ -337,10 +337,7 @@ def tied_ranks(a: np.ndarray, rtol: float = TIE_RTOL) -> np.ndarray:
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rank correlation of ``x`` and ``y`` along the last axis, one per row (0 where a
     row is constant)."""
-    if np.shape(x)[-1] != np.shape(y)[-1]:
-        raise ValueError(f"x and y must have the same length along the last axis (got x "
-                         f"{np.shape(x)}, y {np.shape(y)})")
-    broadcastable(x=x, y=y)
+    broadcastable(x=x, y=y)  # a length that differs along the last axis is named here too
     rx = tied_ranks(x)
     ry = tied_ranks(y)
     rx -= rx.mean(-1, keepdims=True)
