@@ -148,8 +148,9 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
         steps = grid.finetune.max_steps
         from boundbench.framework.sequential import cost_text
 
-        more = (f"; a decision at this effect needs about {need} seeds ({seen} here)"
-                f"{cost_text(need, seconds_per_seed(df)) if df is not None else ''}" if need
+        cost = (cost_text(need, seconds_per_seed(df), device=trained_on(df),
+                          grid_key=grid.key(seeds=False)) if df is not None and need else "")
+        more = (f"; a decision at this effect needs about {need} seeds ({seen} here){cost}" if need
                 else f"; the measured effect is nil, so no number of seeds decides at {steps} "
                 "steps: longer runs (--scale paper, in practice a GPU) would")
         return Verdict(verdict.status, verdict.reason + more, verdict.evidence)
@@ -232,7 +233,8 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
             ev["band"] = band.to_dict()
         return sequential_verdict([p], what=what, evidence=ev,
                                   seconds_per_seed=seconds_per_seed(df),
-                                  grid_seeds=int(df.seed.nunique()), grid_key=grid_key)
+                                  grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
+                                  device=trained_on(df))
     if len(diff) < 2:
         v = not_trained_verdict(untrained, len(runs), ev, what=what,
                                 left=f", leaving {len(diff)} paired seeds")
@@ -287,7 +289,8 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
               what=f"{what}, std {names[0]} / std {names[1]}")
     return sequential_verdict([p], what=what, evidence=evidence,
                               seconds_per_seed=seconds_per_seed(table),
-                              grid_seeds=int(table.seed.nunique()), grid_key=grid_key)
+                              grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
+                              device=trained_on(table))
 
 
 def seconds_per_seed(df: pd.DataFrame) -> float:
@@ -296,6 +299,15 @@ def seconds_per_seed(df: pd.DataFrame) -> float:
     if "seconds" not in df.columns or df.seed.nunique() == 0:
         return float("nan")
     return float(df.seconds.sum() / df.seed.nunique())
+
+
+def trained_on(df: pd.DataFrame) -> str | None:
+    """The device type the grid's runs trained on (``"cuda"``, ``"cpu"``), what its seconds a
+    seed were measured on; ``None`` where the runs do not say or used several."""
+    if "device" not in df.columns or df.empty:
+        return None
+    kinds = {str(d).split(":")[0] for d in df.device.dropna()}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def needs_plm(check: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:

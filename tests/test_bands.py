@@ -123,8 +123,36 @@ def test_a_probe_states_the_seeds_and_cpu_hours_to_detect_the_papers_effect():
                  what="Brier")
     assert d["seeds_at_paper_effect"] is not None and d["seeds_at_no_effect"] is not None
     t = sq.probe_text({**d, "decision": None}, seconds_per_seed=360.0)
-    assert "CPU-hours" in t and "no GPU step time is recorded yet" in t
+    assert "CPU-hours" in t and "no GPU time is recorded for this grid" in t
     assert sq.cost_text(10, None) == "" and "1 CPU-hours" in sq.cost_text(10, 360.0)
+
+
+def test_a_projections_hours_are_named_by_the_device_that_measured_them():
+    """The budgeted standard audit on one H200 (2026-11-26) wrote "0.036 CPU-hours here at 3 s
+    a seed": seconds measured on a GPU called CPU time. A GPU-measured cost says GPU-hours; a
+    CPU-measured one is scaled by the ratio recorded for its grid, where there is one."""
+    assert sq.cost_text(10, 360.0, device="cuda") == " (about 1 GPU-hours here at 360 s a seed)"
+    assert "CPU" not in sq.cost_text(10, 360.0, device="cuda:0")
+    key, (ratio, gpu) = next(iter(sq.GPU_SPEEDUP.items()))
+    t = sq.cost_text(10, 360.0, device="cpu", grid_key=key)
+    assert "1 CPU-hours here" in t and f"{1 / ratio:.2g} GPU-hours on {gpu}" in t
+    assert "no GPU time is recorded" in sq.cost_text(10, 360.0, grid_key="not-a-grid")
+    p = {"what": "Brier", "kind": "mean", "n": 6, "estimate": 0.01, "spread": 0.05, "null": 0.0,
+         "expected": "decrease", "band": None, "cs_low": -0.1, "cs_high": 0.1, "decision": None}
+    assert "GPU-hours here" in sq.probe_text(p, seconds_per_seed=24.0, device="cuda")
+
+
+def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
+    """GPU_SPEEDUP is keyed by the standard grids' keys: a grid that changes drops out of it
+    (its projections then say no GPU time is recorded) rather than borrowing a stale ratio."""
+    pytest.importorskip("transformers", reason="install the plm extra (README)")
+    from boundbench.framework.registry import CheckContext
+    from boundbench.plm.claims import smoothing, stability
+
+    ctx = CheckContext(out_dir=None, progress=False, scale="standard")
+    keys = {stability._grid(ctx, stability._TRIO).key(seeds=False),
+            smoothing._grid(ctx, smoothing._SHARED).key(seeds=False)}
+    assert set(sq.GPU_SPEEDUP) <= keys, "re-measure the GPU ratio of a changed grid (results log)"
 
 
 def test_a_decision_near_the_bands_edge_is_flagged_fragile():

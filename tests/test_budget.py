@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+import torch
 from scipy import stats
 
 from boundbench import catalogue
@@ -190,3 +191,17 @@ def test_a_budgeted_verdict_names_each_probe_once_and_projects_its_own_seed_coun
     w = sequential_verdict([q], what="claim", evidence={}, seconds_per_seed=1.0, grid_seeds=6)
     assert w.reason.startswith("claim: drop: mean paired change")  # another label: both kept
     assert f"no count of seeds up to {PROJECTION_CAP} decides" in w.reason
+
+
+def test_the_machine_line_names_the_gpu_where_fine_tuning_ran():
+    """The H200 audit's report said "Machine: CPU Intel(R) Xeon(R) Processor; ..." and nothing of
+    the GPU its fine-tuning ran on: a machine record with GPUs names them and the CUDA version."""
+    from boundbench.audit import machine_line
+    from boundbench.framework import meta
+
+    m = {"cpu_model": "Xeon", "gpus": ["NVIDIA H200"], "cuda": "13.0", "blas": ["openblas"]}
+    line = machine_line({"machine": m})[0]
+    assert "GPU NVIDIA H200 (CUDA 13.0)" in line and line.startswith("Machine: CPU Xeon; GPU")
+    assert "GPU" not in machine_line({"machine": {"cpu_model": "Xeon"}})[0]
+    rec = meta.machine()
+    assert ("gpus" in rec) == (torch.cuda.is_available())

@@ -681,12 +681,15 @@ def _num(v: Any) -> str:
 
 
 def machine_line(meta: dict[str, Any]) -> list[str]:
-    """Where the audit ran and with which lock, as the report's second line: the CPU, the BLAS
-    kernel, numpy's SIMD targets, and the lock's hash with any pin the install did not match."""
+    """Where the audit ran and with which lock, as the report's second line: the CPU, any GPU
+    (fine-tuning trains on it), the BLAS kernel, numpy's SIMD targets, and the lock's hash with
+    any pin the install did not match."""
     m = meta.get("machine") or {}
     if not m and not meta.get("lock_sha256"):
         return []
     parts = [f"CPU {m.get('cpu_model', 'unknown')}"]
+    if m.get("gpus"):
+        parts.append(f"GPU {', '.join(m['gpus'])} (CUDA {m.get('cuda')})")
     if m.get("blas"):
         parts.append(f"BLAS {', '.join(m['blas'])}")
     if m.get("numpy_simd") is not None:

@@ -94,7 +94,24 @@ def machine() -> dict[str, object]:
     for var in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "ATEN_CPU_CAPABILITY"):
         if os.environ.get(var):
             info[var] = os.environ[var]
+    info.update(gpus())
     return info
+
+
+def gpus() -> dict[str, object]:
+    """The CUDA devices torch sees (their names, the CUDA version torch was built with), for a
+    record of the machine: fine-tuning runs on the first of them when there is one. Empty
+    without torch imported (nothing here imports it) or without a CUDA device."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_available():
+            return {}
+        return {"gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
+                "cuda": torch.version.cuda}
+    except (RuntimeError, AttributeError):  # a broken driver: the record says none
+        return {}
 
 
 def renamed(module: str, namespace: dict, old_to_new: dict[str, str]):

@@ -381,9 +381,15 @@ def duration_seconds(budget: str) -> float:
 
 PROJECTION_CAP = 1000  # seeds: how far a verdict's projection looks (past it, "more than")
 
-# The measured ratio of a fine-tuning step's time on a CPU to that on a GPU, where a GPU run is
-# recorded in docs/results-log.md; None: none is recorded yet, and a projection says so
-GPU_STEP_RATIO: float | None = None
+# The measured ratio of a seed's fine-tuning time on this project's 2-core CPU machine to that
+# on one GPU, by grid (its key without the seed count, StabilityGrid.key(seeds=False)): the
+# standard grids' seconds a seed in the 90-minute CPU audit (docs/results-log.md, issue 39)
+# against the budgeted standard audit on one NVIDIA H200 (results log, 2026-11-26). A grid
+# without an entry projects CPU time only and says so.
+GPU_SPEEDUP: dict[str, tuple[float, str]] = {
+    "6fc5c17e827f": (43.03 / 3.272, "one NVIDIA H200"),  # MHLoss/MMR/SURT/head-vs-full grid
+    "c72db0e5a993": (104.1 / 23.72, "one NVIDIA H200"),  # JACHESS/UEGR grid
+}
 
 
 def probe(kind: str, *, path: CSPath, null: float, expected: str, band,
@@ -436,19 +442,27 @@ def projected_seeds(p: dict, *, cap: int = PROJECTION_CAP) -> int | None:
                            band=p.get("band"))
 
 
-def cost_text(seeds: int, seconds_per_seed: float | None) -> str:
-    """What ``seeds`` seeds per method cost: CPU-hours at the measured seconds a seed, and on
-    a GPU by :data:`GPU_STEP_RATIO` where one is recorded."""
+def cost_text(seeds: int, seconds_per_seed: float | None, *, device: str | None = None,
+              grid_key: str | None = None) -> str:
+    """What ``seeds`` seeds per method cost at the measured seconds a seed, named by the device
+    that measured them (``device``: ``"cuda"`` makes them GPU-hours, anything else CPU-hours);
+    CPU-hours are also scaled to a GPU by the ratio :data:`GPU_SPEEDUP` records for the grid
+    ``grid_key``, where one is recorded."""
     if seconds_per_seed is None or not np.isfinite(seconds_per_seed) or seconds_per_seed <= 0:
         return ""
     hours = seeds * seconds_per_seed / 3600
-    gpu = (f", about {hours / GPU_STEP_RATIO:.2g} GPU-hours by the recorded step-time ratio "
-           f"{GPU_STEP_RATIO:g}" if GPU_STEP_RATIO else
-           "; no GPU step time is recorded yet to scale it")
-    return f" (about {hours:.2g} CPU-hours here at {seconds_per_seed:.0f} s a seed{gpu})"
+    at = f"at {seconds_per_seed:.0f} s a seed"
+    if device is not None and str(device).startswith("cuda"):
+        return f" (about {hours:.2g} GPU-hours here {at})"
+    ratio = GPU_SPEEDUP.get(grid_key) if grid_key else None
+    gpu = (f", about {hours / ratio[0]:.2g} GPU-hours on {ratio[1]} by this grid's measured "
+           f"step-time ratio {ratio[0]:.3g}" if ratio else
+           "; no GPU time is recorded for this grid to scale it")
+    return f" (about {hours:.2g} CPU-hours here {at}{gpu})"
 
 
-def probe_text(p: dict, *, seconds_per_seed: float | None = None) -> str:
+def probe_text(p: dict, *, seconds_per_seed: float | None = None, device: str | None = None,
+               grid_key: str | None = None) -> str:
     """A probe in words: its interval, its band and where that comes from, what it decided
     (a ``no-effect`` with its sign, and "smaller than half the paper's effect" where the band
     is half the paper's effect), and, undecided, the seeds its sequence would need at the
@@ -464,6 +478,7 @@ def probe_text(p: dict, *, seconds_per_seed: float | None = None) -> str:
     head = (f"{p['what']}: {what} {p['estimate']:.4g}" if p["estimate"] is not None
             else f"{p['what']}:")
     band = as_band(p.get("band"), null=float(p["null"]))
+    where = {"device": device, "grid_key": grid_key}
     told = (f"decided ({p['decision']}) at {p['decided_at']} seeds" if p["decision"]
             else "not decided")
     if p["decision"] == "no-effect" and band is not None and lo is not None:
@@ -474,20 +489,20 @@ def probe_text(p: dict, *, seconds_per_seed: float | None = None) -> str:
             and p["n"] >= 2:  # projected_seeds' own conditions: None then means "none decides"
         need = projected_seeds(p)
         told += (f"; at this estimate the sequence would decide at about {need} seeds"
-                 + cost_text(need, seconds_per_seed) if need is not None else
+                 + cost_text(need, seconds_per_seed, **where) if need is not None else
                  f"; at this estimate no count of seeds up to {PROJECTION_CAP} decides")
     if not p["decision"] and band is not None:
         unit = "difference" if p["kind"] == "mean" else "std ratio"
         if band.paper_effect is not None and "seeds_at_paper_effect" in p:
             k = p["seeds_at_paper_effect"]
             told += (f"; detecting the paper's {unit} {band.paper_effect:.3g} needs about {k} "
-                     f"seeds per method{cost_text(k, seconds_per_seed)}" if k is not None else
+                     f"seeds per method{cost_text(k, seconds_per_seed, **where)}" if k is not None else
                      f"; detecting the paper's {unit} {band.paper_effect:.3g} needs more than "
                      f"{PROJECTION_CAP} seeds per method at this spread")
         if "seeds_at_no_effect" in p:
             k = p["seeds_at_no_effect"]
             told += (f"; showing no effect (inside the band) needs about {k} seeds"
-                     f"{cost_text(k, seconds_per_seed)}" if k is not None else
+                     f"{cost_text(k, seconds_per_seed, **where)}" if k is not None else
                      f"; showing no effect needs more than {PROJECTION_CAP} seeds at this "
                      "spread")
     bt = f", {band.text()}" if band is not None else ""
@@ -496,12 +511,14 @@ def probe_text(p: dict, *, seconds_per_seed: float | None = None) -> str:
 
 
 def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
-                       seconds_per_seed: float, grid_seeds: int, grid_key: str | None = None):
+                       seconds_per_seed: float, grid_seeds: int, grid_key: str | None = None,
+                       device: str | None = None):
     """The verdict of a claim judged by confidence sequences (a budgeted audit): supported when
     every probe is, contradicted when any is, no-effect when every probe lies in its band,
     else inconclusive; the evidence keeps the probes, the seeds and a seed's cost in seconds
     (what the budget allocates by), and ``grid_key``, the runs' grid without its seed count
-    (claims with the same key read the same runs: seeds one of them adds are the others' too)."""
+    (claims with the same key read the same runs: seeds one of them adds are the others' too)
+    and ``device``, where the runs trained (what the seconds a seed were measured on)."""
     from boundbench.framework.verdicts import Verdict, with_margin
 
     decisions = [p["decision"] for p in probes]
@@ -510,7 +527,8 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
               "no-effect" if all(d == "no-effect" for d in decisions) else "inconclusive")
     ev = {**evidence, "sequential": {"probes": probes, "seconds_per_seed": seconds_per_seed,
                                      "grid_seeds": grid_seeds,
-                                     **({"grid_key": grid_key} if grid_key else {})}}
+                                     **({"grid_key": grid_key} if grid_key else {}),
+                                     **({"device": device} if device else {})}}
     # the probes that carry the decision: a contradicted one alone, or all of them
     deciding = [p for p in probes if p["decision"] == "contradicted"] \
         if status == "contradicted" else probes
@@ -518,6 +536,7 @@ def sequential_verdict(probes: list[dict], *, what: str, evidence: dict,
     if status != "inconclusive" and margins:
         ev = with_margin(ev, min(margins), "band half-width")
     # each probe's text starts with its own label; the claim's is added only where it says more
-    said = "; ".join(probe_text(p, seconds_per_seed=seconds_per_seed) for p in probes)
+    said = "; ".join(probe_text(p, seconds_per_seed=seconds_per_seed, device=device,
+                                grid_key=grid_key) for p in probes)
     reason = said if all(p["what"].startswith(what) for p in probes) else f"{what}: {said}"
     return Verdict(status, reason, ev)
