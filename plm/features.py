@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from boundbench.framework.files import key_lock, set_aside, write_atomic
+from boundbench.framework.files import cache_dir, key_lock, set_aside, write_atomic
 from boundbench.framework.validate import Int, Seed, Text, check_fields
 from boundbench.plm.models import DEFAULT_MODEL, file_sha256, pick_device, resolve_model
 
@@ -38,8 +37,7 @@ def weights_sha256(model: str = DEFAULT_MODEL) -> str:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("BOUNDBENCH_CACHE", Path.home() / ".cache" / "boundbench")) / \
-        "features"
+    return cache_dir("features")
 
 
 @dataclass(frozen=True)

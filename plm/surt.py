@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from boundbench.framework.files import key_lock, set_aside, sha256_file
+from boundbench.framework.files import cache_dir, key_lock, set_aside, sha256_file
 from boundbench.plm.models import pick_device, resolve_model
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("BOUNDBENCH_CACHE", Path.home() / ".cache" / "boundbench")) / "surt"
+    return cache_dir("surt")
 
 
 def continue_pretraining(model_name: str, texts: list[str], *, steps: int = 200,

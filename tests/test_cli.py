@@ -25,24 +25,24 @@ def test_claims_json_lists_every_registered_claim():
     assert all({"id", "paper", "kind", "statement", "equation"} <= set(c) for c in out)
 
 
-def test_audit_quick_writes_a_readable_report(tmp_path):
-    """The README's main command verbatim, every claim at quick scale (about 5 minutes on 2
-    cores: the fine-tuning claims are smoke runs), then its errata command."""
+def test_audit_quick_writes_a_readable_report(readme_audit):
+    """The README's main command verbatim, every claim at quick scale (a few minutes on 2
+    cores: the fine-tuning claims are smoke runs; run once per session, ``readme_audit``),
+    then its errata command."""
     from test_readme import RUN_BY_TEST_CLI, as_here
 
     light = list(catalogue.registry())
-    main, errata_cmd = RUN_BY_TEST_CLI
-    res = subprocess.run(as_here(main), cwd=tmp_path, capture_output=True, text=True,
-                         check=True, timeout=1800)
-    assert "claims in" in res.stdout
+    root, res = readme_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    assert "claims in" in res["stdout"]
     # one progress bar and nothing else on the terminal: no library's bars, load reports or
     # warnings interleaved with it
-    noise = [ln for ln in res.stderr.replace("\r", "\n").splitlines()
+    noise = [ln for ln in res["stderr"].replace("\r", "\n").splitlines()
              if ln.strip() and not ln.startswith("audit:")]
     assert not noise, noise[:10]
-    subprocess.run(as_here(errata_cmd), cwd=tmp_path, capture_output=True, text=True,
+    subprocess.run(as_here(RUN_BY_TEST_CLI[1]), cwd=root, capture_output=True, text=True,
                    check=True, timeout=300)
-    tmp_path = tmp_path / "figures"
+    tmp_path = root / "figures"
     report = json.loads((tmp_path / "audit.json").read_text())
     ids = [c["id"] for c in report["claims"]]
     assert ids == light

@@ -9,6 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,45 @@ def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
         compute_blocks(blocked, ctx, ex, progress=progress, desc=f"{desc}: blocks")
 
 
+def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
+    """One claim in a pool's process: it writes its files into the run's folder itself (the
+    folder's cache entries are locked per key and written atomically, so claims that share a
+    table compute it once, whichever process gets there first)."""
+    cid, ctx = task
+    catalogue.load()
+    return _claims.run(cid, ctx, catch=True).to_dict()
+
+
+def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
+                   progress: bool, desc: str) -> list[dict[str, Any]]:
+    """Every claim in ``ids`` on a local process pool, one torch thread each: the claims are
+    independent units (what a Dask run distributes), and a claim's numbers then depend neither
+    on how many cores the machine has nor on the pool's size (a serial run's torch threads do
+    follow the cores, and a thread count can move a last bit: the Fig. 5 finding)."""
+    from boundbench.framework.execution import LocalPool
+
+    quiet = replace(ctx, progress=False)  # one progress bar: the pool's, over the claims
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        with LocalPool(min(processes, len(ids))) as ex:
+            for (cid, _), done in ex.map(_local_claim, [(c, quiet) for c in _spread(ids)],
+                                         desc=desc, progress=progress, total=len(ids)):
+                if done.error is not None:  # the process died, or the task did not pickle
+                    c = _claims.get(cid)
+                    results[cid] = {**c.describe(), "verdict": "inconclusive",
+                                    "reason": f"the claim's process failed: {done.error}",
+                                    "evidence": {}, "figure": None, "table": None,
+                                    "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
+                                    "error": done.traceback or done.error}
+                else:
+                    results[cid] = done.value
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"{len(results)} of {len(ids)} claims had finished; their "
+                                f"experiment tables are cached in "
+                                f"{Path(str(ctx.out_dir)) / '.cache'}") from None
+    return [results[cid] for cid in ids]
+
+
 def _constant(value: Any) -> Callable[[], Any]:
     """A computation that returns ``value`` (a block computed on a worker, cached here)."""
     return lambda: value
@@ -230,6 +270,8 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     if workers is None and scheduler is None:
         if processes is not None and processes > 1 and ctx.out_dir is not None:
             _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
+            if len(ids) > 1:
+                return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc)
         finished: list[dict[str, Any]] = []
         try:
             for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):

@@ -24,6 +24,16 @@ from typing import Any
 SIDECAR = ".sha256"
 
 
+def cache_dir(kind: str) -> Path:
+    """The folder of the machine-wide cache ``kind`` (``"features"``, ``"surt"``):
+    ``$BOUNDBENCH_CACHE/<kind>``, by default ``~/.cache/boundbench/<kind>``; the one place the
+    variable is read (a run's own tables live in its ``--out``'s ``.cache``)."""
+    import os
+
+    root = os.environ.get("BOUNDBENCH_CACHE") or Path.home() / ".cache" / "boundbench"
+    return Path(root) / kind
+
+
 def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     """``write(tmp)`` to a temporary name in ``path``'s folder, then rename it onto ``path``: a
     killed process leaves the old file or none, never half a file.
