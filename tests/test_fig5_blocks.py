@@ -83,6 +83,29 @@ def test_a_local_pool_computes_the_serial_runs_blocks(tmp_path):
         LocalPool(0)
 
 
+def test_claims_on_a_local_pool_equal_the_serial_audit(tmp_path):
+    """What the command line does with several claims: each on a spawned process with one
+    torch thread, writing into the one folder; the report equals the one-process audit's
+    (timings aside), files and cache included."""
+    import json
+
+    from boundbench.audit import run_audit
+
+    ids = ["fu.lemma-a.1.2", "ad.gelu-lipschitz", "uegr.thm1.unbiased", "fu.lemma-a.2.3"]
+    run_audit(out_dir=tmp_path / "serial", only=ids, progress=False)
+    run_audit(out_dir=tmp_path / "pool", only=ids, progress=False, processes=2)
+
+    def claims(d):
+        rep = json.loads((d / "audit.json").read_text())
+        return [{k: c[k] for k in ("id", "verdict", "reason", "evidence", "figure", "table")}
+                for c in rep["claims"]]
+
+    assert claims(tmp_path / "pool") == claims(tmp_path / "serial")
+    for cid in ids:
+        for ext in ("png", "csv", "json"):
+            assert (tmp_path / "pool" / f"{cid}.{ext}").stat().st_size > 0
+
+
 def test_blocks_on_a_local_cluster_equal_the_serial_run(tmp_path):
     """The Dask block test: every block computed on a two-worker LocalCluster and cached by
     the client reads back as the one-process run, bit for bit."""
