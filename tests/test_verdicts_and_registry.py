@@ -297,7 +297,7 @@ def test_the_table_cache_rides_on_the_context_not_on_the_module(tmp_path):
 
 def test_every_bound_function_is_named_by_a_claim_and_the_table_is_current():
     """One naming scheme (<label>_sides / _rhs / _term / _factor / _rate / _taylor), each such
-    function named by the claim it states, old names still served with a warning, and
+    function named by the claim it states, no deprecated old names, and
     docs/bounds.md equal to what the registry generates."""
     import inspect
     from pathlib import Path
@@ -311,10 +311,8 @@ def test_every_bound_function_is_named_by_a_claim_and_the_table_is_current():
         for name, fn in inspect.getmembers(mod, inspect.isfunction):
             if fn.__module__ == mod.__name__ and name.endswith(suffixes):
                 assert f"{mod.__name__}.{name}" in named, f"{name} is named by no claim"
-    with pytest.warns(DeprecationWarning, match="renamed lemma_a21_sides"):
-        assert stability_bounds.normalization_lipschitz is stability_bounds.lemma_a21_sides
-    with pytest.raises(AttributeError):
-        _ = stability_bounds.no_such_bound
+    with pytest.raises(AttributeError):  # no old names: nothing was released under them
+        _ = stability_bounds.normalization_lipschitz
     doc = Path(__file__).parents[1] / "docs" / "bounds.md"
     assert doc.read_text() == functions_table(markdown=True), (
         "docs/bounds.md is stale: boundbench claims --functions --markdown > docs/bounds.md")

@@ -17,7 +17,6 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.framework import validate as v
-from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, Values, checked
 
 
@@ -178,7 +177,3 @@ def sample_masked_gradients(
     m = rng.random(g.shape) < pp
     masked = g * m / pp if rescale else g * m
     return g, masked
-
-
-# names before one naming scheme (see boundbench.theory.stability_bounds; a release of warnings)
-__getattr__ = renamed(__name__, globals(), {"thm1_cov_frobenius_bound": "thm1_frobenius_rhs"})

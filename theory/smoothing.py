@@ -20,7 +20,6 @@ from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.framework import validate as v
-from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Int, Rng, Seq, Values, checked
 
 
@@ -253,7 +252,3 @@ def smoothed_ce_weight_space(
     mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
                                n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))
     return float(mean), float(se)
-
-
-# names before one naming scheme (see boundbench.theory.stability_bounds; a release of warnings)
-__getattr__ = renamed(__name__, globals(), {"cor1_simple_bound": "cor1_simple_rhs"})

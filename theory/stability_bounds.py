@@ -23,7 +23,6 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.meta import renamed
 from boundbench.framework.validate import Array, Values, broadcastable, checked
 from boundbench.framework.verdicts import BoundSides
 
@@ -266,10 +265,3 @@ def lemma_a51_sides(
         raise ValueError("eta must be <= 1/beta (Lemma A.5.1's condition)")
     g2 = np.sum(np.asarray(grad_now) ** 2, axis=-1)
     return BoundSides(np.asarray(f_next), np.asarray(f_now) - e / 2.0 * g2)
-
-
-# the descriptive names these functions had before one naming scheme (a release of warnings)
-__getattr__ = renamed(__name__, globals(), {
-    "gd_map_nonexpansive": "lemma_a12_sides", "self_bounding": "lemma_a13_sides",
-    "normalization_lipschitz": "lemma_a21_sides", "intercept_bound": "lemma_a23_sides",
-    "descent_lemma": "lemma_a51_sides", "direction_rate": "thm24_direction_rate"})

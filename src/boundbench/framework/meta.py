@@ -114,22 +114,6 @@ def gpus() -> dict[str, object]:
         return {}
 
 
-def renamed(module: str, namespace: dict, old_to_new: dict[str, str]):
-    """A module ``__getattr__`` that serves each old name in ``old_to_new`` as its new one, with
-    a ``DeprecationWarning`` naming the new name (functions renamed to one scheme stay importable
-    for a release)."""
-    import warnings
-
-    def __getattr__(name: str):
-        if name in old_to_new:
-            new = old_to_new[name]
-            warnings.warn(f"{module}.{name} is renamed {new}", DeprecationWarning, stacklevel=2)
-            return namespace[new]
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-    return __getattr__
-
-
 def commit() -> str | None:
     """The git commit of the source tree the package runs from, or ``None`` outside a checkout
     (an installed wheel): part of every claim's run record."""
