@@ -148,7 +148,7 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
         steps = grid.finetune.max_steps
         from boundbench.framework.sequential import cost_text
 
-        cost = (cost_text(need, seconds_per_seed(df), device=trained_on(df),
+        cost = (cost_text(need, seconds_per_seed(df), device=_trained_on(df),
                           grid_key=grid.key(seeds=False)) if df is not None and need else "")
         more = (f"; a decision at this effect needs about {need} seeds ({seen} here){cost}" if need
                 else f"; the measured effect is nil, so no number of seeds decides at {steps} "
@@ -234,7 +234,7 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
         return sequential_verdict([p], what=what, evidence=ev,
                                   seconds_per_seed=seconds_per_seed(df),
                                   grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
-                                  device=trained_on(df))
+                                  device=_trained_on(df))
     if len(diff) < 2:
         v = not_trained_verdict(untrained, len(runs), ev, what=what,
                                 left=f", leaving {len(diff)} paired seeds")
@@ -290,7 +290,7 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
     return sequential_verdict([p], what=what, evidence=evidence,
                               seconds_per_seed=seconds_per_seed(table),
                               grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
-                              device=trained_on(table))
+                              device=_trained_on(table))
 
 
 def seconds_per_seed(df: pd.DataFrame) -> float:
@@ -301,7 +301,7 @@ def seconds_per_seed(df: pd.DataFrame) -> float:
     return float(df.seconds.sum() / df.seed.nunique())
 
 
-def trained_on(df: pd.DataFrame) -> str | None:
+def _trained_on(df: pd.DataFrame) -> str | None:
     """The device type the grid's runs trained on (``"cuda"``, ``"cpu"``), what its seconds a
     seed were measured on; ``None`` where the runs do not say or used several."""
     if "device" not in df.columns or df.empty:

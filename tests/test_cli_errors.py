@@ -162,8 +162,13 @@ def test_a_checkpoint_with_pickled_code_is_refused_in_one_line(capsys, tmp_path)
     assert not (tmp_path / "o").exists()
 
 
-def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(capsys, tmp_path, monkeypatch):
-    from boundbench.framework import registry
+@pytest.mark.parametrize("cores", [1, 2])
+def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp_path,
+                                                             monkeypatch):
+    """Ctrl-C during the second claim, with the claims run here (one core) or on the pool the
+    command line starts on several (here a stand-in that runs its units in this process, so
+    the interrupt lands where it would: in the wait for the second claim)."""
+    from boundbench.framework import execution, registry
 
     real = registry.run
     calls = []
@@ -174,7 +179,17 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(capsys, tmp_path, 
             raise KeyboardInterrupt
         return real(cid, ctx, **kw)
 
+    class InProcessPool(execution.Serial):
+        def __init__(self, workers):
+            pass
+
+        def map(self, fn, items, **kw):
+            for item in items:
+                yield item, execution.Done(fn(item))
+
     monkeypatch.setattr(registry, "run", run)
+    monkeypatch.setattr(cli, "cores", lambda: cores)
+    monkeypatch.setattr(execution, "LocalPool", InProcessPool)
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
                                    "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))

@@ -113,8 +113,18 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     return result, files
 
 
+def _one_line_warnings() -> None:
+    """In a worker process, a warning as the command line shows it: one line, no source line
+    (a spawned process does not inherit the parent's ``warnings.formatwarning``)."""
+    import warnings
+
+    warnings.formatwarning = lambda message, category, *a, **k: (
+        f"boundbench: warning: {message}\n")
+
+
 def _remote_block(block: _claims.Block) -> Any:
-    """One block of a claim's experiment on a Dask worker: its table (the client caches it)."""
+    """One block of a claim's experiment on a worker: its table (the client caches it)."""
+    _one_line_warnings()
     return block.run()
 
 
@@ -167,6 +177,7 @@ def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
     folder's cache entries are locked per key and written atomically, so claims that share a
     table compute it once, whichever process gets there first)."""
     cid, ctx = task
+    _one_line_warnings()
     catalogue.load()
     return _claims.run(cid, ctx, catch=True).to_dict()
 
@@ -262,9 +273,11 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     tasks (``workers``: a local cluster of that many processes; ``scheduler``: a running
     cluster's address). Results come back in ``ids`` order; the client writes every file.
     ``processes``: in a run here, the blocks of the claims that declare them (Fig. 5's heads)
-    are computed first on a :class:`~boundbench.framework.execution.LocalPool` of up to that
-    many processes (the command line gives the cores; a block's bits do not depend on where it
-    ran), which needs a script's ``if __name__ == "__main__":`` guard, hence not by default."""
+    are computed first, then the claims themselves, on a
+    :class:`~boundbench.framework.execution.LocalPool` of up to that many processes with one
+    torch thread each (the command line gives the cores; a block's or a claim's bits then do
+    not depend on the machine's core count), which needs a script's
+    ``if __name__ == "__main__":`` guard, hence not by default."""
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
@@ -535,9 +548,9 @@ def run_audit(
     the figure formats written (png, pdf, svg). ``budget``: seconds for the whole audit; the
     fine-tuning claims are then judged by anytime-valid confidence sequences and the time the
     other claims leave goes to adding seeds to the undecided ones (:func:`spend_budget`); a
-    killed budgeted audit resumes, counting the time it had spent. ``processes``: the blocks of
-    Fig. 5's heads on that many local processes (:func:`run_claims`; the command line gives the
-    cores)."""
+    killed budgeted audit resumes, counting the time it had spent. ``processes``: Fig. 5's blocks,
+    then the claims, on that many local processes (:func:`run_claims`; the command line gives
+    the cores)."""
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):
         raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")

@@ -223,8 +223,9 @@ def _paper_eps_sides(p: dict, ctx: CheckContext):
     models, in the table's order)."""
     df, cfg = _cor1_frame(ctx)
     row = df.iloc[min(int(p["model"] * len(df)), len(df) - 1)]
-    h = torch.as_tensor(np.asarray(row["features"], dtype=np.float64)).view(-1, cfg.hidden)
-    W = torch.as_tensor(np.asarray(row["head_weights"], dtype=np.float64)).view(cfg.classes,
+    # a copy: a table read back from the cache holds read-only arrays (torch warns on those)
+    h = torch.as_tensor(np.array(row["features"], dtype=np.float64)).view(-1, cfg.hidden)
+    W = torch.as_tensor(np.array(row["head_weights"], dtype=np.float64)).view(cfg.classes,
                                                                                 cfg.hidden)
     sigma = float(p["c"]) * row.grad_norm_end / (np.sqrt(2.0) * row.H_global)
     _, lo, _ = smoothed_last_layer_top_eig(h, W, sigma=sigma, n_mc=ctx.pick(200, 2000),
