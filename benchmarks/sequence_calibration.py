@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from boundbench.framework import sequential as sq
+from boundbench.framework.verdicts import Z_ALPHA, Z_BETA
 
 SEEDS_MAX = 60
 SD = 0.03  # a seed outcome's spread (accuracy differences of a few points)
@@ -73,7 +74,7 @@ def _ends(path):
 def _fixed_design(kind: str, effect: float) -> int:
     if kind == "mean":
         return sq.fixed_n(effect, 1.0)
-    return int(np.ceil(1 + ((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) / np.log(effect)) ** 2))
+    return int(np.ceil(1 + ((Z_ALPHA + Z_BETA) / np.log(effect)) ** 2))  # the audit's F-test count
 
 
 def seeds_used(rng: np.random.Generator, runs_mean: int, runs_ratio: int) -> None:

@@ -113,13 +113,28 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     return result, files
 
 
+def one_line_warning(message: Warning | str, category: type[Warning], *args: Any,
+                     **kwargs: Any) -> str:
+    """A warning as the command line shows it (``warnings.formatwarning``): one line, without
+    the source line the default format adds."""
+    return f"boundbench: warning: {message}\n"
+
+
 def _one_line_warnings() -> None:
-    """In a worker process, a warning as the command line shows it: one line, no source line
-    (a spawned process does not inherit the parent's ``warnings.formatwarning``)."""
+    """In a worker process, warnings in :func:`one_line_warning`'s form (a spawned process does
+    not inherit the parent's ``warnings.formatwarning``)."""
     import warnings
 
-    warnings.formatwarning = lambda message, category, *a, **k: (
-        f"boundbench: warning: {message}\n")
+    warnings.formatwarning = one_line_warning
+
+
+def _failed(cid: str, ctx: _claims.CheckContext, why: str, done: Any) -> dict[str, Any]:
+    """The report entry of a claim whose task failed away from here (``done``: its
+    :class:`~boundbench.framework.execution.Done`): inconclusive, saying where and why."""
+    return {**_claims.get(cid).describe(), "verdict": "inconclusive",
+            "reason": f"{why}: {done.error}", "evidence": {}, "figure": None, "table": None,
+            "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
+            "error": done.traceback or done.error}
 
 
 def _remote_block(block: _claims.Block) -> Any:
@@ -196,15 +211,9 @@ def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
         with LocalPool(min(processes, len(ids))) as ex:
             for (cid, _), done in ex.map(_local_claim, [(c, quiet) for c in _spread(ids)],
                                          desc=desc, progress=progress, total=len(ids)):
-                if done.error is not None:  # the process died, or the task did not pickle
-                    c = _claims.get(cid)
-                    results[cid] = {**c.describe(), "verdict": "inconclusive",
-                                    "reason": f"the claim's process failed: {done.error}",
-                                    "evidence": {}, "figure": None, "table": None,
-                                    "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
-                                    "error": done.traceback or done.error}
-                else:
-                    results[cid] = done.value
+                # an error: the process died, or the task did not pickle
+                results[cid] = (done.value if done.error is None else
+                                _failed(cid, ctx, "the claim's process failed", done))
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"{len(results)} of {len(ids)} claims had finished; their "
                                 f"experiment tables are cached in "
@@ -320,12 +329,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
                                  total=len(spread)):
             cid = task[0]
             if done.error is not None:
-                c = _claims.get(cid)
-                results[cid] = {**c.describe(), "verdict": "inconclusive",
-                                "reason": f"the task failed on its worker: {done.error}",
-                                "evidence": {}, "figure": None, "table": None, "seconds": 0.0,
-                                "seed": ctx.seed, "scale": ctx.scale,
-                                "error": done.traceback or done.error}
+                results[cid] = _failed(cid, ctx, "the task failed on its worker", done)
                 continue
             result, files = done.value
             if out is not None:

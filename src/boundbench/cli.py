@@ -593,11 +593,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import warnings
 
+    from boundbench.audit import one_line_warning
+
     # a warning on the terminal is one line (the default format adds a line of our source);
     # restored on the way out, for a caller that runs main() in its own process
     shown = warnings.formatwarning
-    warnings.formatwarning = lambda message, category, *a, **k: (
-        f"boundbench: warning: {message}\n")
+    warnings.formatwarning = one_line_warning
     try:
         return _dispatch(args)
     finally:
