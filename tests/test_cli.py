@@ -134,9 +134,12 @@ def test_a_partial_audit_merges_into_the_folders_report(tmp_path, capsys):
     from boundbench import cli
 
     out = tmp_path / "figs"
-    assert cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2", "--out", str(out)]) == 0
+    # in this process (--processes 1): a pool's start-up would be most of the time here
+    assert cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2", "--out", str(out),
+                     "--processes", "1"]) == 0
     first = json.loads((out / "audit.json").read_text())
-    assert cli.main(["audit", "--only", "uegr.thm1.unbiased", "ad.thm2", "--out", str(out)]) == 0
+    assert cli.main(["audit", "--only", "uegr.thm1.unbiased", "ad.thm2", "--out", str(out),
+                     "--processes", "1"]) == 0
     merged = json.loads((out / "audit.json").read_text())
     ids = [r["id"] for r in merged["claims"]]
     assert sorted(ids) == ["ad.thm2", "fu.lemma-a.1.2", "uegr.thm1.unbiased"]

@@ -26,6 +26,14 @@ def test_negative_seed(capsys, tmp_path):
     _fails(["audit", "--seed", "x", "--out", str(tmp_path)], capsys, "--seed", "integer")
 
 
+def test_processes_is_a_positive_count_and_excludes_a_cluster(capsys, tmp_path):
+    _fails(["audit", "--processes", "0", "--out", str(tmp_path)], capsys, "--processes", ">= 1")
+    _fails(["figures", "--processes", "two", "--out", str(tmp_path)], capsys, "--processes",
+           "integer")
+    _fails(["audit", "--processes", "2", "--workers", "2", "--out", str(tmp_path)], capsys,
+           "--workers", "not allowed with")
+
+
 @pytest.mark.parametrize("cmd", [["check", "fu.lemma-a.1.2"], ["figures"], ["audit"],
                                  ["plm", "run"]])
 def test_out_that_is_a_file_or_unwritable(cmd, capsys, tmp_path):

@@ -94,6 +94,8 @@ def test_claims_on_a_local_pool_equal_the_serial_audit(tmp_path):
     ids = ["fu.lemma-a.1.2", "ad.gelu-lipschitz", "uegr.thm1.unbiased", "fu.lemma-a.2.3"]
     run_audit(out_dir=tmp_path / "serial", only=ids, progress=False)
     run_audit(out_dir=tmp_path / "pool", only=ids, progress=False, processes=2)
+    # --processes 1: the claims in this process on one torch thread, as the pool's run them
+    run_audit(out_dir=tmp_path / "here", only=ids, progress=False, processes=1)
 
     def claims(d):
         rep = json.loads((d / "audit.json").read_text())
@@ -101,6 +103,7 @@ def test_claims_on_a_local_pool_equal_the_serial_audit(tmp_path):
                 for c in rep["claims"]]
 
     assert claims(tmp_path / "pool") == claims(tmp_path / "serial")
+    assert claims(tmp_path / "here") == claims(tmp_path / "serial")
     for cid in ids:
         for ext in ("png", "csv", "json"):
             assert (tmp_path / "pool" / f"{cid}.{ext}").stat().st_size > 0

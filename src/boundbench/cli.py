@@ -239,7 +239,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
                        only=args.only or None, force=args.force, workers=args.workers,
                        scheduler=args.scheduler, formats=tuple(args.format),
-                       budget=args.budget, datasets=args.datasets, processes=cores())
+                       budget=args.budget, datasets=args.datasets,
+                       processes=args.processes or cores())
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
@@ -319,7 +320,8 @@ def _cmd_figures(args: argparse.Namespace) -> int:
 
     failed = []
     for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
-                        desc="figures", progress=len(ids) > 1, processes=cores()):
+                        desc="figures", progress=len(ids) > 1,
+                        processes=args.processes or cores()):
         files = ", ".join(r.get("figure_files") or [])
         tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
                    f"{out}/{{{files}}}" if files else f"{r['id']}: {r['verdict']} "
@@ -444,10 +446,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --functions: a Markdown table (docs/bounds.md)")
     c.set_defaults(func=_cmd_claims)
 
-    def distributed(q: argparse.ArgumentParser) -> None:
+    def distributed(q: argparse.ArgumentParser, *, local: bool = False) -> None:
         q.add_argument("--deterministic", action="store_true",
                        help="bitwise-reproducible torch kernels (GPU runs; slower; see README)")
         g = q.add_mutually_exclusive_group()
+        if local:
+            g.add_argument("--processes", type=_int_at_least(1), default=None, metavar="N",
+                           help="run the claims on N local processes, one torch thread each "
+                           "(default: one per core); 1 runs them in this process, with the "
+                           "same numbers")
         g.add_argument("--workers", type=_int_at_least(1), default=None,
                        help="run the units (claims, cells) on a local Dask cluster of N "
                        "processes (needs the 'dist' extra)")
@@ -492,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "the time left going to those expected to decide soonest")
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
-    distributed(a)
+    distributed(a, local=True)
     a.set_defaults(func=_cmd_audit)
 
     e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
@@ -534,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
-    distributed(f)
+    distributed(f, local=True)
     f.set_defaults(func=_cmd_figures)
 
     pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")

@@ -37,6 +37,22 @@ def _threads_for(share: int | None) -> None:
         torch.set_num_threads(share)
 
 
+class one_torch_thread:  # noqa: N801 - used as a context manager, like torch.no_grad
+    """Torch on one thread inside the block, the count restored after: what a pool's process
+    runs a claim with, so that a claim run here gives the bits the pool's would."""
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.before = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.set_num_threads(self.before)
+
+
 def _pin_gpu() -> None:
     """On a local cluster's worker ``i``, make ``cuda:(i mod #GPUs)`` the current device, so a
     node with k GPUs runs k cells at once, each on its own device."""
