@@ -11,7 +11,7 @@ Part 2 runs every method for the same steps, each in a fresh process, and prints
 loop's time per step and the peak memory (CUDA peak allocation on a GPU, peak RSS on the CPU),
 with both ratios to FineTune. Dual-mode methods (``*-unlab``) get as many unlabeled texts as
 training texts, JACHESS's 3.2x setting. SURT's continued pre-training is reported apart.
-``--quick`` applies ``boundbench.plm.experiments.QUICK_ARGS`` (JACHESS on 2 examples per batch, 1 Hessian
+``--quick`` applies each method's ``quick`` parameters (JACHESS on 2 examples per batch, 1 Hessian
 dimension per block) for CPU budgets; without it the paper's |D| = 10 on the full batch.
 
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
@@ -83,7 +83,7 @@ def main() -> None:
         "jacobian-unlab", "cross-holder", "cross-holder-unlab", "jachess", "jachess-unlab",
         "uegr"])
     ap.add_argument("--skip-trainer", action="store_true", help="only the method overheads")
-    ap.add_argument("--quick", action="store_true", help="QUICK_ARGS for JACHESS and SURT")
+    ap.add_argument("--quick", action="store_true", help="the quick-scale parameters of JACHESS and SURT")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:

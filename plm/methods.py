@@ -1,6 +1,6 @@
 """Methods that need a transformer encoder: head tuning, dropout rates, MixOut, LNSR and SURT.
 
-They implement the shared interface of :mod:`boundbench.synthetic.methods`; their model changes
+They implement the shared interface of :mod:`boundbench.methods`; their model changes
 last one run (``with method.applied(model)``) and are undone on exit. The plm catalogue
 (:mod:`boundbench.plm.catalogue`) lists them by name with JACHESS, Cross-Hölder and UEGR.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from boundbench.framework.validate import Float, Int
-from boundbench.synthetic.methods import Forward, Method
+from boundbench.methods import Forward, Method
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,7 @@ class SURT(Method):
     which the plm trainer calls before loading the model."""
 
     base_name = "surt"
+    quick = {"steps": 30}  # a shorter first stage
     notes = {"mlm_head": "re-initialized, decoder tied to the word embeddings (the default "
              "model has no pre-trained MLM head)"}
     steps: int = 200

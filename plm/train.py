@@ -18,13 +18,7 @@ import torch
 from tqdm.auto import tqdm
 
 from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
-from boundbench.plm.data import TextData
-from boundbench.plm.diagnostics import parameter_distance
-from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
-from boundbench.plm.evaluate import calibration
-from boundbench.plm.methods import dropout_rate
-from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
-from boundbench.synthetic.methods import (
+from boundbench.methods import (
     CAPABILITIES,
     Forward,
     Method,
@@ -32,6 +26,12 @@ from boundbench.synthetic.methods import (
     make_optimizer,
     optimizer_report,
 )
+from boundbench.plm.data import TextData
+from boundbench.plm.diagnostics import parameter_distance
+from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
+from boundbench.plm.evaluate import calibration
+from boundbench.plm.methods import dropout_rate
+from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
 
 #: The fine-tuning loop gives a method everything the interface defines.
 PLM_TRAINER = Trainer("plm fine-tuning", frozenset(CAPABILITIES))

@@ -1,1 +1,7 @@
 """Synthetic experiments: separable data, exact SVMs (cvxpy), GD-trained heads, LOO stability."""
+
+# the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
+__all__ = [
+    "catalogue", "claims", "data", "experiments", "mlp", "optimizers", "penalties", "pools",
+    "stability", "svm", "train",
+]

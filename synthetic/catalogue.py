@@ -4,7 +4,7 @@ methods."""
 
 from __future__ import annotations
 
-from boundbench.synthetic.methods import Method, MethodCatalogue
+from boundbench.methods import Method, MethodCatalogue
 from boundbench.synthetic.optimizers import ADSAM, SAM, MaskedUpdate, WeightDecay
 from boundbench.synthetic.penalties import MMR, ActivationDecay, JacobianPenalty, L2ToInit, MHLoss
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from boundbench.framework.validate import Float, Int, Seed, checked
-from boundbench.synthetic.methods import Forward, Method, Trainer, make_optimizer
+from boundbench.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.synthetic.penalties import ActivationDecay
 from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
 

@@ -1,6 +1,6 @@
 """Methods that wrap the optimizer: decoupled weight decay, SAM (and activation decay + SAM), and
 the masked (selective) update of UEGR's backward stage. Each wrapper is a
-:class:`~boundbench.synthetic.methods.MethodOptimizer`: it keeps its own state (``state_dict``),
+:class:`~boundbench.methods.MethodOptimizer`: it keeps its own state (``state_dict``),
 shares the base's ``param_groups``, chains with other wrappers, and works per model when the
 trainer runs several at once (``model_axes``).
 """
@@ -14,7 +14,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.framework.validate import Bool, Choice, Float, unchecked
-from boundbench.synthetic.methods import Combined, Method, MethodOptimizer, per_model
+from boundbench.methods import Combined, Method, MethodOptimizer, per_model
 from boundbench.synthetic.penalties import STRENGTH, ActivationDecay
 from boundbench.theory.masked_gradient import keep_probability, normalized_saliency
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.framework.validate import Choice, Float, Int, unchecked
-from boundbench.synthetic.methods import Forward, Method
+from boundbench.methods import Forward, Method
 from boundbench.theory.curvature import jacobian_frobenius as _checked_jacobian
 
 # the training step's own inputs: checking every entry for NaN each step is a host sync

@@ -28,7 +28,7 @@ from boundbench.framework.validate import (
     Tensor,
     checked,
 )
-from boundbench.synthetic.methods import Method, Trainer
+from boundbench.methods import Method, Trainer
 
 LOSSES = ("exponential", "logistic")
 

@@ -153,3 +153,37 @@ def test_a_partial_audit_merges_into_the_folders_report(tmp_path, capsys):
     assert sum(merged["meta"]["counts"].values()) == 3
     md = (out / "audit.md").read_text()
     assert "merges a partial audit of 2 claim(s)" in md and "fu.lemma-a.1.2" in md
+
+
+def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_audit, tmp_path):
+    """``boundbench regenerate`` (issue 42): docs/bounds.md from the registry, the record and
+    the README's block from the README's own audit; what it refuses: a folder that is not a
+    checkout, and an audit that is not the whole quick one."""
+    import shutil
+
+    from boundbench.audit import headline
+    from boundbench.generated import README_END, README_START, regenerate
+
+    root = Path(__file__).parents[1]
+    for rel in ("docs/bounds.md", "docs/last-audit.json", "README.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / rel, tmp_path / rel)
+    (tmp_path / "docs/bounds.md").write_text("stale\n")
+    audit_json = readme_audit[0] / "figures" / "audit.json"
+    r = _boundbench("regenerate", "--root", str(tmp_path), "--out", str(audit_json.parent))
+    assert r.stdout.count("written: ") == 3
+    assert (tmp_path / "docs/bounds.md").read_text() == (root / "docs/bounds.md").read_text()
+    rec = json.loads((tmp_path / "docs/last-audit.json").read_text())
+    old = json.loads((root / "docs/last-audit.json").read_text())
+    assert [c["id"] for c in rec["claims"]] == [c["id"] for c in old["claims"]]
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.split(README_START, 1)[1].split(README_END, 1)[0] == "\n" + headline(rec)
+    with pytest.raises(ValueError, match="not a boundbench checkout"):
+        regenerate(tmp_path / "elsewhere", audit_json)
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    report = json.loads(audit_json.read_text())
+    report["claims"] = report["claims"][:3]
+    (partial / "audit.json").write_text(json.dumps(report))
+    with pytest.raises(ValueError, match="holds 3 of the"):
+        regenerate(tmp_path, partial / "audit.json")

@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from boundbench.synthetic.catalogue import METHODS as SYNTHETIC_METHODS
-from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.methods import (
+from boundbench.methods import (
     CAPABILITIES,
     Combined,
     Forward,
@@ -23,6 +21,8 @@ from boundbench.synthetic.methods import (
     Trainer,
     make_optimizer,
 )
+from boundbench.synthetic.catalogue import METHODS as SYNTHETIC_METHODS
+from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.mlp import MLP_TRAINER, MLPRun, train_mlps
 from boundbench.synthetic.optimizers import ADSAM, SAM, MaskedUpdate, WeightDecay
 from boundbench.synthetic.penalties import ActivationDecay, JacobianPenalty, MHLoss

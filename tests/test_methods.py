@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 import torch
 
+from boundbench.methods import Forward, Method
 from boundbench.plm.catalogue import METHODS
-from boundbench.synthetic.methods import Forward, Method
 from boundbench.synthetic.penalties import ActivationDecay, JacobianPenalty
 
 

@@ -55,7 +55,8 @@ def test_domain_shift_task_by_topic():
 
 
 def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
-    from boundbench.plm.experiments import QUICK_ARGS, as_methods
+    from boundbench.plm.experiments import as_methods
+    from boundbench.plm.jachess import JACHESS
 
     # inline arguments win over a sweep file's method_args; values keep their types
     (m,) = as_methods(["jachess-unlab:dims=5"], {"jachess-unlab": {"dims": 3, "weight": 0.5}})
@@ -72,12 +73,12 @@ def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
     quick = StabilityGrid.from_json(cfg, scale="quick")
     assert quick.finetune.max_steps == 5 and quick.eval_size == 10 and quick.train_size == 200
     # the quick arguments fill what the user left at its default, never what they set
-    assert quick.methods[1].dims == QUICK_ARGS["jachess"]["dims"]
+    assert quick.methods[1].dims == JACHESS.quick["dims"]
     assert quick.methods[2].steps == 7
     # standard: the sizes that train on 2 CPU cores; the sweep's quick block does not apply
     std = StabilityGrid(methods=("finetune", "jachess"), train_size=None).at_scale("standard")
     assert (std.train_size, std.eval_size, std.finetune.max_steps) == (1000, 300, 40)
-    assert std.methods[1].dims == QUICK_ARGS["jachess"]["dims"]
+    assert std.methods[1].dims == JACHESS.quick["dims"]
     assert [d["method"] for d in quick.config()["methods"]] == ["finetune", "jachess", "surt"]
     for bad, match in [({"methods": "finetune"}, "must be a list"), ([1, 2], "JSON object"),
                        ({"methods": ["finetune"], "seed": 3}, "unknown keys"),

@@ -55,12 +55,11 @@ def test_the_readme_quotes_the_recorded_audit_as_generated():
 
     from boundbench import catalogue
     from boundbench.audit import headline
-    from boundbench.cli import README_END, README_START
+    from boundbench.generated import README_END, README_START
 
     rec = json.loads((ROOT / "docs" / "last-audit.json").read_text())
     block = README.split(README_START, 1)[1].split(README_END, 1)[0]
-    assert block == "\n" + headline(rec), ("regenerate with: boundbench findings --record "
-                                           "docs/last-audit.json --readme README.md")
+    assert block == "\n" + headline(rec), "regenerate with: boundbench regenerate"
     assert re.match(r"\d{4}-\d\d-\d\d", rec["created"])
     catalogue.load()
     assert [c["id"] for c in rec["claims"]] == list(catalogue.registry())

@@ -301,7 +301,7 @@ def test_every_bound_function_is_named_by_a_claim_and_the_table_is_current():
     import inspect
     from pathlib import Path
 
-    from boundbench.cli import functions_table
+    from boundbench.generated import functions_table
     from boundbench.theory import curvature, masked_gradient, smoothing, stability_bounds
 
     named = {f for c in catalogue.registry().values() for f in c.function_names}

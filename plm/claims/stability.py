@@ -13,6 +13,7 @@ import numpy as np
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
+from boundbench.methods import Method
 from boundbench.plm import bands
 from boundbench.plm.methods import SURT
 from boundbench.plm.reports import (
@@ -29,7 +30,6 @@ from boundbench.plm.reports import (
     trend_banded,
     trend_power,
 )
-from boundbench.synthetic.methods import Method
 
 
 def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):

@@ -1,5 +1,14 @@
 """boundbench: the theory of fine-tuning stability and loss smoothing, put to the test.
 
+The names a user needs, from one place (each is imported on first use, so ``import boundbench``
+stays cheap and sets nothing in the process)::
+
+    import boundbench as bb
+
+    bb.load_claims()
+    print(bb.run_claim("ad.thm2", bb.CheckContext(seed=0)).verdict.status)  # holds
+    sam = bb.METHODS.parse("sam:rho=0.1")  # every method, by name or spec
+
 Layers, each importing only those below it (an import-linter contract in ``pyproject.toml``):
 
 * ``boundbench.cli``, ``boundbench.audit``, ``boundbench.errata``, ``boundbench.catalogue`` —
@@ -7,6 +16,7 @@ Layers, each importing only those below it (an import-linter contract in ``pypro
 * :mod:`boundbench.plm` — pretrained transformers (folder ``plm/``);
 * :mod:`boundbench.synthetic` — separable data, exact SVMs, GD heads, MLPs (folder
   ``synthetic/``);
+* :mod:`boundbench.methods` — the method interface both trainers share;
 * :mod:`boundbench.theory` — the bounds and the estimators (folder ``theory/``);
 * :mod:`boundbench.framework` — the claims registry, verdicts, search, files and execution.
 
@@ -15,6 +25,73 @@ top-level folders, so the package is a plain directory tree to Python, setuptool
 checkers alike.
 """
 
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import Any as _Any
+
 from boundbench.framework.meta import version as _version
 
 __version__ = _version()
+
+# public name -> (module, attribute): the public face over the layers (as scikit-learn
+# re-exports from private modules), imported lazily (PEP 562) so that the command line can set
+# Hugging Face's offline mode before anything imports the hub
+_PUBLIC: dict[str, tuple[str, str]] = {
+    # claims: load them, run one, run an audit, add one
+    "load_claims": ("boundbench.catalogue", "load"),
+    "claims": ("boundbench.catalogue", "registry"),
+    "run_claim": ("boundbench.framework.registry", "run"),
+    "CheckContext": ("boundbench.framework.registry", "CheckContext"),
+    "Outcome": ("boundbench.framework.registry", "Outcome"),
+    "claim": ("boundbench.framework.registry", "claim"),
+    "run_audit": ("boundbench.audit", "run_audit"),
+    # verdicts: decide a bound or an effect on your own numbers
+    "BoundSides": ("boundbench.framework.verdicts", "BoundSides"),
+    "Verdict": ("boundbench.framework.verdicts", "Verdict"),
+    "STATUSES": ("boundbench.framework.verdicts", "STATUSES"),
+    "bound_verdict": ("boundbench.framework.verdicts", "bound_verdict"),
+    "equality_verdict": ("boundbench.framework.verdicts", "equality_verdict"),
+    "trend_verdict": ("boundbench.framework.verdicts", "trend_verdict"),
+    "paired_trend_verdict": ("boundbench.framework.verdicts", "paired_trend_verdict"),
+    "readings_verdict": ("boundbench.framework.verdicts", "readings_verdict"),
+    # methods: the interface and the catalogues (synthetic; every method, needs the plm extra)
+    "Method": ("boundbench.methods", "Method"),
+    "SYNTHETIC_METHODS": ("boundbench.synthetic.catalogue", "METHODS"),
+    "METHODS": ("boundbench.plm.catalogue", "METHODS"),
+    # testing: property-test a bound, search one for its worst case
+    "bound": ("boundbench.testing", "bound"),
+    "strategies": ("boundbench.testing", "strategies"),
+    "tightness_table": ("boundbench.testing", "tightness_table"),
+    "falsify": ("boundbench.falsify", "falsify"),
+}
+
+__all__ = [
+    # claims
+    "load_claims", "claims", "run_claim", "CheckContext", "Outcome", "claim", "run_audit",
+    # verdicts
+    "BoundSides", "Verdict", "STATUSES", "bound_verdict", "equality_verdict", "trend_verdict",
+    "paired_trend_verdict", "readings_verdict",
+    # methods
+    "Method", "SYNTHETIC_METHODS", "METHODS",
+    # testing
+    "bound", "strategies", "tightness_table", "falsify",
+]
+
+# checked at import, as Hypothesis checks its own: the grouped list and the table agree
+if sorted(__all__) != sorted(_PUBLIC):  # pragma: no cover - a maintainer's slip
+    raise ImportError(f"boundbench.__all__ and its table disagree: "
+                      f"{sorted(set(__all__) ^ set(_PUBLIC))}")
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _PUBLIC:
+        module, attr = _PUBLIC[name]
+        value = getattr(_importlib.import_module(module), attr)
+        globals()[name] = value  # imported once
+        return value
+    raise AttributeError(f"module 'boundbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -16,4 +16,11 @@ bound came to failing. Needs the ``testing`` extra (``pip install "boundbench[te
 from boundbench.testing import strategies
 from boundbench.testing.bound import BoundViolation, Tightness, bound, tightness_table
 
-__all__ = ["BoundViolation", "Tightness", "bound", "strategies", "tightness_table"]
+__all__ = [
+    # property-test a bound
+    "bound", "BoundViolation", "strategies",
+    # how close each came to failing
+    "Tightness", "tightness_table",
+    # the pytest plugin, its own module (as hypothesis.extra.pytestplugin)
+    "plugin",
+]
