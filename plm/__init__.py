@@ -12,6 +12,6 @@ command line sets Hugging Face's offline mode before anything imports the hub
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
     "bands", "catalogue", "claims", "data", "diagnostics", "encode", "evaluate", "experiments",
-    "features", "figures", "jachess", "methods", "models", "reports", "sequential", "surt",
-    "train", "uegr",
+    "features", "figures", "jachess", "methods", "models", "reports", "runs", "sequential",
+    "surt", "train", "uegr",
 ]

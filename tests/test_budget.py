@@ -196,8 +196,8 @@ def test_a_budgeted_verdict_names_each_probe_once_and_projects_its_own_seed_coun
 def test_the_machine_line_names_the_gpu_where_fine_tuning_ran():
     """The H200 audit's report said "Machine: CPU Intel(R) Xeon(R) Processor; ..." and nothing of
     the GPU its fine-tuning ran on: a machine record with GPUs names them and the CUDA version."""
-    from boundbench.audit import machine_line
     from boundbench.framework import meta
+    from boundbench.rendering import machine_line
 
     m = {"cpu_model": "Xeon", "gpus": ["NVIDIA H200"], "cuda": "13.0", "blas": ["openblas"]}
     line = machine_line({"machine": m})[0]

@@ -161,8 +161,8 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     checkout, and an audit that is not the whole quick one."""
     import shutil
 
-    from boundbench.audit import headline
     from boundbench.generated import README_END, README_START, regenerate
+    from boundbench.rendering import headline
 
     root = Path(__file__).parents[1]
     for rel in ("docs/bounds.md", "docs/last-audit.json", "README.md"):

@@ -101,13 +101,13 @@ def test_sweep_json_mistakes(content, words, capsys, tmp_path):
 
 def test_a_failed_run_leaves_no_result_folder(capsys, tmp_path, monkeypatch):
     pytest.importorskip("transformers")
-    from boundbench.plm import experiments
+    from boundbench.plm import runs
 
     def boom(*a, **k):
         (tmp_path / "o").mkdir(exist_ok=True)
         raise ValueError("the data went away")
 
-    monkeypatch.setattr(experiments, "run_grid", lambda grid, out, **k: (out.mkdir(parents=True),
+    monkeypatch.setattr(runs, "run_grid", lambda grid, out, **k: (out.mkdir(parents=True),
                                                                          boom()))
     _fails(["plm", "run", "--steps", "1", "--seeds", "1", "--out", str(tmp_path / "o")], capsys,
            "the data went away")
@@ -242,11 +242,11 @@ def test_long_plm_work_is_announced_with_an_estimate(capsys, tmp_path, monkeypat
     pytest.importorskip("transformers")
     import pandas as pd
 
-    from boundbench.plm import experiments
+    from boundbench.plm import runs
 
-    monkeypatch.setattr(experiments, "run_grid", lambda grid, out, **k: pd.DataFrame(
+    monkeypatch.setattr(runs, "run_grid", lambda grid, out, **k: pd.DataFrame(
         {"method": ["finetune"], "level": [float("nan")], "test_accuracy": [0.5]}))
-    monkeypatch.setattr(experiments, "summarize", lambda df: df)
+    monkeypatch.setattr(runs, "summarize", lambda df: df)
     cli.main(["plm", "run", "--method", "finetune", "mmr:alpha=2", "--seeds", "5", "--steps",
               "200", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err

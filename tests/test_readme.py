@@ -54,8 +54,8 @@ def test_the_readme_quotes_the_recorded_audit_as_generated():
     import json
 
     from boundbench import catalogue
-    from boundbench.audit import headline
     from boundbench.generated import README_END, README_START
+    from boundbench.rendering import headline
 
     rec = json.loads((ROOT / "docs" / "last-audit.json").read_text())
     block = README.split(README_START, 1)[1].split(README_END, 1)[0]

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
@@ -146,7 +145,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from boundbench.audit import _jsonable
+    from boundbench.running import _jsonable
 
     catalogue.load()
     for cid in args.ids:
@@ -239,10 +238,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_findings(args: argparse.Namespace) -> int:
-    from boundbench import audit, generated
+    from boundbench import generated, rendering
 
     report = generated.read_audit(Path(args.out) / "audit.json")
-    text = audit.headline(audit.record(report))
+    text = rendering.headline(rendering.record(report))
     print(text, end="")
     if args.record:
         generated.write_record(report, Path(args.record))
@@ -278,7 +277,8 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     for cid in ids:
         _claims.get(cid)
     out = Path(args.out)
-    from boundbench.audit import check_no_downscale, run_claims
+    from boundbench.audit import check_no_downscale
+    from boundbench.running import run_claims
 
     check_no_downscale(out, ids, args.scale, force=args.force)
     # one progress bar per command: over the claims, or, for a single claim, inside it
@@ -303,8 +303,11 @@ def _cmd_figures(args: argparse.Namespace) -> int:
 
 
 def _cmd_plm(args: argparse.Namespace) -> int:
+    import os
 
-    from boundbench.plm.experiments import StabilityGrid, run_grid, summarize
+    from boundbench.plm import runs
+    from boundbench.plm.experiments import StabilityGrid
+    from boundbench.plm.models import check_model
     from boundbench.plm.train import FinetuneConfig
 
     if args.plm_command == "sweep":
@@ -316,88 +319,16 @@ def _cmd_plm(args: argparse.Namespace) -> int:
                              train_size=args.train_size, finetune=ft,
                              diagnostics=args.diagnostics, evaluation=args.evaluation
                              ).at_scale(args.scale)
-    from boundbench.plm.models import check_model
-
     check_model(grid.finetune.model)  # a missing or unsafe model fails before any work
-    est = grid.estimate()
-    if est is not None and est["seconds"] > 120:
-        hint = "" if args.scale == "quick" else "; --scale quick runs a smoke version in minutes"
-        print(f"plm {args.plm_command}: about {est['seconds'] / 60:.0f} min at scale "
-              f"{args.scale} here (a rough estimate: {est['runs']:.0f} runs of {est['steps']:.0f} "
-              f"steps; finished runs are reused{hint})", file=sys.stderr)
-    import re
-
-    # the folder's name leaves the seed count out: a run with more seeds (or --until-decided)
-    # extends the cells a run with fewer left
-    out = (Path(args.out) / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', grid.task)}-"
-           f"{grid.key(seeds=False)}")
-    fresh = not out.exists()
+    if note := runs.cost_note(grid, scale=args.scale, command=args.plm_command):
+        print(note, file=sys.stderr)
     until = getattr(args, "until_decided", False)
-    table: Any = None
-    record: dict = {}
-    try:
-        if until:
-            from boundbench.plm.sequential import run_until_decided
-
-            df, table, record = run_until_decided(
-                grid, out, metric=args.metric, band=args.band, max_seeds=args.max_seeds,
-                budget=args.budget, workers=args.workers, scheduler=args.scheduler)
-        else:
-            df = run_grid(grid, out, workers=args.workers, scheduler=args.scheduler)
-    except BaseException:
-        # a run that failed before finishing any cell leaves no result folder behind
-        if fresh and not any(out.glob("cells/*.json")):
-            import shutil
-
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    import os
-
-    if int(os.environ.get("RANK", "0")) != 0:  # one report per multi-process launch
-        return 0
-    cols = ["method", "level", "n_seeds", "test_accuracy_mean", "test_accuracy_std",
-            "test_f1_mean", "test_f1_std", "test_mcc_mean", "test_mcc_std"]
-    summary = summarize(df)
-    if not grid.vary:  # one level: no 'level NaN' column
-        cols.remove("level")
-    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    if df.method.nunique() > 1:
-        from boundbench.plm.reports import comparison
-
-        metric = getattr(args, "metric", "test_accuracy")
-        comp = table if until else comparison(df, metric=metric)
-        print(f"\nagainst {comp.baseline.iloc[0]}, paired by seed ({metric}): the mean difference "
-              "with the audit's 95% bootstrap interval and the anytime-valid confidence "
-              "sequence (valid however the seeds were chosen); the ratio of the std across "
-              "seeds likewise:")
-        show = [c for c in ("method", "level", "paired_seeds", "runs_not_trained",
-                            "mean_difference", "difference_ci_low", "difference_ci_high",
-                            "difference_cs_low", "difference_cs_high", "difference",
-                            "std_ratio", "ratio_ci_low", "ratio_ci_high", "ratio_cs_low",
-                            "ratio_cs_high", "spread", "until_decided") if c in comp.columns]
-        print(comp[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        if until:
-            print(f"stopped at {record['seeds']} seeds ({record['stopped_because']}; "
-                  f"{record['seconds_spent'] / 60:.1f} min of fine-tuning): "
-                  f"{out}/sequential.json")
-    diag = [c for c in ("feat_B_mean", "feat_margin_over_B_mean", "feat_loo_stability_mean",
-                        "feat_centroid_distance_mean", "encoder_distance_from_start_mean")
-            if c in summary.columns]
-    ev = [c for c in ("test_ece_mean", "test_brier_mean", "noise_drop_mean",
-                      "corrupt_drop_mean", "cka_mean_mean", "head_top_eig_mean") if c in summary]
-    if grid.evaluation and ev:
-        print("\ncalibration, robustness (accuracy drops), CKA to the pre-trained encoder, head "
-              "Hessian (means over seeds):")
-        print(summary[["method", "level", *ev]].to_string(index=False,
-                                                          float_format=lambda v: f"{v:.4g}"))
-    if grid.diagnostics and diag:
-        print("\ndiagnostics of the fine-tuned test features (mean over seeds):")
-        print(summary[["method", "level", *diag]].to_string(index=False,
-                                                            float_format=lambda v: f"{v:.4g}"))
-        pre = out / "diagnostics_pretrained.json"
-        if pre.exists():
-            print(f"pre-trained encoder: {pre.read_text()}")
-    print(f"results: {out}/results.csv, summary.csv, config.json")
+    res = runs.run(grid, Path(args.out), until_decided=until,
+                   metric=getattr(args, "metric", "test_accuracy"),
+                   **({"band": args.band, "max_seeds": args.max_seeds, "budget": args.budget}
+                      if until else {}), workers=args.workers, scheduler=args.scheduler)
+    if int(os.environ.get("RANK", "0")) == 0:  # one report per multi-process launch
+        print(runs.report(res))
     return 0
 
 
@@ -576,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import warnings
 
-    from boundbench.audit import one_line_warning
+    from boundbench.running import one_line_warning
 
     # a warning on the terminal is one line (the default format adds a line of our source);
     # restored on the way out, for a caller that runs main() in its own process

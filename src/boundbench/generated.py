@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from boundbench import audit, catalogue
+from boundbench import catalogue, rendering
 from boundbench.framework.files import write_atomic
 
 README_START = ("<!-- findings:start (boundbench findings --record docs/last-audit.json "
@@ -47,7 +47,7 @@ def read_audit(path: Path) -> dict[str, Any]:
         raise ValueError(f"audit {str(path)!r} does not exist: run `boundbench audit` first")
     try:
         report = json.loads(path.read_text())
-        audit.record(report)  # the fields a record needs are there
+        rendering.record(report)  # the fields a record needs are there
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"audit {str(path)!r} is not an audit.json ({exc})") from exc
     return report
@@ -55,7 +55,7 @@ def read_audit(path: Path) -> dict[str, Any]:
 
 def write_record(report: dict[str, Any], path: Path) -> dict[str, Any]:
     """The audit's short record (``docs/last-audit.json``), written atomically; returned."""
-    rec = audit.record(report)
+    rec = rendering.record(report)
     blob = json.dumps(rec, indent=2) + "\n"
     write_atomic(path, lambda t: t.write_text(blob))
     return rec
@@ -100,5 +100,5 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     table = functions_table(markdown=True)
     write_atomic(bounds, lambda t: t.write_text(table))
     rec = write_record(report, record)
-    replace_readme_block(readme, audit.headline(rec))
+    replace_readme_block(readme, rendering.headline(rec))
     return [bounds, record, readme]

@@ -1,0 +1,346 @@
+"""The audit's report as people read it: the verdict words, each claim's size, the findings,
+the short record and the README's headline, ``audit.md`` and the folder's ``index.md``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from boundbench.errata import rerun_scale as _rerun_scale
+from boundbench.framework import registry as _claims
+from boundbench.framework.verdicts import FINDINGS, FRAGILE, against_paper, fmt_ratio
+
+VERDICT_HELP = {
+    "holds": "the inequality or identity was satisfied on every tested instance (the random "
+    "family and a targeted search for the worst case), within the stated tolerance",
+    "violated": "at least one instance breaks it beyond the tolerance, whichever optimum or "
+    "reading is taken: a finding about the paper, reported with its size (worst lhs/rhs and "
+    "lhs - rhs)",
+    "ill-posed": "the statement presupposes a unique optimum where there is none: it holds for "
+    "the closest pair of optimal solutions and fails for the farthest (both verdicts given)",
+    "supported": "the predicted trend appears: its confidence interval lies on the predicted "
+    "side of 0",
+    "contradicted": "the opposite of the predicted effect: the interval lies on the other side",
+    "no-effect": "the predicted effect is absent: the interval of the change lies inside the "
+    "no-effect band (1 +- 10% unless the claim says otherwise)",
+    "depends-on-reading": "the paper leaves a choice open and its plausible readings give "
+    "different verdicts (each reading's verdict is listed)",
+    "inconclusive": "the interval straddles 0 (or the no-effect band's edge) at this scale, or "
+    "the check failed (see its reason); the reason says what would decide it",
+    "not-testable": "the claim cannot be measured as stated (e.g. unspecified constants)",
+}
+
+
+
+def budget_section(report: dict[str, Any]) -> list[str]:
+    """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
+    confidence sequence and decision, and why it stopped; empty for an audit without a
+    budget."""
+    meta = report["meta"]
+    if meta.get("budget_seconds") is None:
+        return []
+    rows = [r for r in report["claims"]
+            if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+    spent = meta.get("budget_spent_seconds") or 0.0
+    lines = [f"## Fine-tuning claims under the budget ({spent / 60:.1f} of "
+             f"{meta['budget_seconds'] / 60:.0f} min)", "",
+             "Each claim added seeds until its anytime-valid 95% confidence sequence decided "
+             "(valid however the seeds were chosen), or no affordable number of seeds could, or "
+             "the budget ran out.", "",
+             "| claim | verdict | seeds | probe | confidence sequence | no-effect band | decided "
+             "| stopped |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        seq = r["evidence"]["sequential"]
+        for p in seq.get("probes", []):
+            iv = (f"[{_num(p['cs_low'])}, {_num(p['cs_high'])}]"
+                  if p.get("cs_low") is not None and p.get("cs_high") is not None
+                  else "unbounded")
+            told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
+            b = p.get("band") or {}
+            band = (f"[{_num(b['low'])}, {_num(b['high'])}] ({_fmt(b['rule'])}: "
+                    f"{_fmt(b['source'])})" if b else "none declared")
+            lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
+                         f"{_fmt(p['what'])} | {iv} | {band} | {told} | "
+                         f"{_fmt(seq.get('stopped', ''))} |")
+    # the fine-tuning claims the budget did not extend: trends over levels (a rank trend has
+    # no confidence sequence here, so seeds added at will would not be judged validly)
+    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in rows]
+    if fixed:
+        lines += ["", "Kept at their fixed seeds (a trend over levels has no confidence sequence "
+                  "here, so the budget does not add seeds to it): "
+                  + ", ".join(f"`{r['id']}` (**{r['verdict']}**)" for r in fixed) + "."]
+    return [*lines, ""]
+
+
+def _fmt(v: Any) -> str:
+    """A table cell: numbers to 6 significant digits, pipes escaped (norms are written |x|)."""
+    text = f"{v:.6g}" if isinstance(v, float) else str(v)
+    return text.replace("|", "\\|")
+
+
+def verdict_size(r: dict[str, Any]) -> str:
+    """How large the finding behind a verdict is, from its evidence: for a bound, the worst
+    lhs/rhs and lhs - rhs (targeted search included); for a trend, its rank correlation or the
+    end-to-end ratio; for readings, how many agree. Empty where the evidence says nothing."""
+    ev = r.get("evidence") or {}
+    parts = []
+    worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
+    if r.get("verdict") == "ill-posed":
+        far = ev.get("farthest_pair_worst_lhs_over_rhs")
+        parts.append(f"closest pair {_num(ev.get('worst_lhs_over_rhs'))}x, farthest "
+                     f"{_num(far)}x the bound")
+    elif isinstance(ev.get("unbounded_along"), str) and isinstance(ev.get("along_symmetry"),
+                                                                    dict):
+        a = ev["along_symmetry"]
+        parts.append(f"unbounded along {ev['unbounded_along']}: lhs/rhs {fmt_ratio(a['ratio'][0], 3)}"
+                     f" at k = 1, {fmt_ratio(a['ratio'][-1], 3)} at k = {a['k'][-1]:g}")
+    elif isinstance(worst, int | float):
+        parts.append(f"worst lhs/rhs {fmt_ratio(worst, 3)}")
+        # the random family's largest excess; a violation only the search found has none
+        if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0
+                and r.get("verdict") == "violated"):
+            parts.append(f"lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
+    for key, name in (("spearman_rho", "rho"), ("mean_within_set_spearman", "within-set rho"),
+                      ("end_ratio", "end-to-end ratio"), ("std_ratio", "std ratio"),
+                      ("fitted_exponent", "exponent"), ("max_abs_error", "max |error|")):
+        if isinstance(ev.get(key), int | float):
+            parts.append(f"{name} {_num(ev[key])}")
+    if isinstance(ev.get("by_reading"), dict):
+        counts = Counter(v.get("status") for v in ev["by_reading"].values())
+        parts.append(", ".join(f"{n} {k}" for k, n in counts.items()) + " readings")
+    return "; ".join(parts)
+
+
+def _num(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, int | float) else str(v)
+
+
+def machine_line(meta: dict[str, Any]) -> list[str]:
+    """Where the audit ran and with which lock, as the report's second line: the CPU, any GPU
+    (fine-tuning trains on it), the BLAS kernel, numpy's SIMD targets, and the lock's hash with
+    any pin the install did not match."""
+    m = meta.get("machine") or {}
+    if not m and not meta.get("lock_sha256"):
+        return []
+    parts = [f"CPU {m.get('cpu_model', 'unknown')}"]
+    if m.get("gpus"):
+        parts.append(f"GPU {', '.join(m['gpus'])} (CUDA {m.get('cuda')})")
+    if m.get("blas"):
+        parts.append(f"BLAS {', '.join(m['blas'])}")
+    if m.get("numpy_simd") is not None:
+        parts.append(f"numpy SIMD {' '.join(m['numpy_simd']) or 'baseline only'}")
+    if meta.get("lock_sha256"):
+        off = meta.get("lock_pins_not_matched") or []
+        parts.append(f"lock constraints.txt sha256 {meta['lock_sha256'][:12]}"
+                     + (f", {len(off)} pin(s) not matched: {', '.join(off[:5])}" if off
+                        else ", every pin matched"))
+    return ["Machine: " + "; ".join(parts) + "."]
+
+
+def is_fragile(r: dict[str, Any]) -> bool:
+    """Is a claim's verdict within a small margin of flipping (``evidence.fragile``, set by the
+    verdict rules from ``margin_to_flip``)? A record entry carries it as ``fragile``."""
+    if "fragile" in r:
+        return bool(r["fragile"])
+    return bool((r.get("evidence") or {}).get("fragile"))
+
+
+def fragile_mark(r: dict[str, Any]) -> str:
+    return " (fragile)" if is_fragile(r) else ""
+
+
+def anchor(claim_id: str) -> str:
+    """The markdown anchor of a claim's section (GitHub's rule: lower case, dots dropped)."""
+    return claim_id.lower().replace(".", "")
+
+
+def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claims whose verdict goes against the paper (``FINDINGS``), most severe first:
+    errors under every reading, then ill-posed statements, then those that depend on the
+    reading; within each, in the registry's order."""
+    rank = {"violated": 0, "contradicted": 0, "no-effect": 0, "ill-posed": 1,
+            "depends-on-reading": 2}
+    return sorted((r for r in results if r["verdict"] in FINDINGS and against_paper(r)),
+                  key=lambda r: rank[r["verdict"]])
+
+
+def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]:
+    """The report's opening: one line per finding against a paper, with its size and a link
+    to its section (``link`` prefixes the anchor, e.g. ``audit.md`` from another file)."""
+    found = findings(results)
+    if not found:
+        return ["## What we found", "", "No claim went against its paper in this audit.", ""]
+    lines = ["## What we found", "",
+             f"{len(found)} of {len(results)} claims went against their paper "
+             f"({', '.join(f'{n} {k}' for k, n in Counter(r['verdict'] for r in found).items())})."
+             " Errors first, then ill-posed statements, then findings that depend on how the "
+             "paper is read:", ""]
+    for r in found:
+        size = verdict_size(r)
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}"
+                     f"{f' ({size})' if size else ''}. "
+                     f"[`{r['id']}`]({link}#{anchor(r['id'])})")
+    return lines + [""]
+
+
+def record(report: dict[str, Any]) -> dict[str, Any]:
+    """The short record of an audit that the docs quote (``docs/last-audit.json``): when, at
+    which scale, seed and commit, the counts, and each claim's verdict and size."""
+    meta = report["meta"]
+    mach = meta.get("machine") or {}
+    return {"created": meta["created"], "scale": meta["scale"], "seed": meta["seed"],
+            "commit": meta.get("commit"), "seconds": meta.get("seconds"),
+            "lock_sha256": meta.get("lock_sha256"),
+            "lock_pins_not_matched": meta.get("lock_pins_not_matched"),
+            "cpu_model": mach.get("cpu_model"), "instruction_sets": mach.get("instruction_sets"),
+            "numpy_simd": mach.get("numpy_simd"), "blas": mach.get("blas"),
+            "counts": meta["counts"],
+            "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
+                        "verdict": r["verdict"], "size": verdict_size(r),
+                        "against_paper": against_paper(r), "fragile": is_fragile(r),
+                        "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
+                        "margin_units": (r.get("evidence") or {}).get("margin_units")}
+                       for r in report["claims"]]}
+
+
+def headline(rec: dict[str, Any], *, link: str = "") -> str:
+    """The findings of a recorded audit (:func:`record`) as the README quotes them: dated, one
+    line per finding, errors first."""
+    found = findings(rec["claims"])
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
+    lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
+             f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
+             f"{len(rec['claims'])} claims: {counts}) found {len(found)} claims against their "
+             "paper:", ""]
+    for r in found:
+        if r["verdict"] == "depends-on-reading":
+            continue
+        size = f" ({r['size']})" if r.get("size") else ""
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}{size} "
+                     f"(`{r['id']}`)")
+    reading = [r["id"] for r in found if r["verdict"] == "depends-on-reading"]
+    if reading:
+        lines.append(f"- depends on how the paper is read ({len(reading)}): "
+                     + ", ".join(f"`{c}`" for c in reading))
+    return "\n".join(lines) + "\n"
+
+
+def render_index(report: dict[str, Any]) -> str:
+    """``index.md``: every figure as a thumbnail with its claim, verdict and links to its data
+    (CSV) and config (JSON), grouped by paper."""
+    meta, results = report["meta"], report["claims"]
+    lines = ["# boundbench figures", "",
+             f"From the audit of {meta['created']} (scale {meta['scale']}, seed {meta['seed']}). "
+             "Each figure links to its table (CSV, the data it was drawn from) and its config "
+             "(JSON: seed, scale, versions, device); the verdict links to the claim's section in "
+             "[`audit.md`](audit.md).", ""]
+    for paper, title in _claims.PAPERS.items():
+        part = [r for r in results if r["paper"] == paper and r.get("figure")]
+        if not part:
+            continue
+        lines += [f"## {title}", "", "| figure | claim | verdict | data |", "|---|---|---|---|"]
+        for r in part:
+            files = " · ".join(f"[{Path(f).suffix[1:]}]({f})"
+                               for f in r.get("figure_files") or [r["figure"]])
+            data = " · ".join(x for x in (
+                f"[csv]({r['table']})" if r.get("table") else "",
+                f"[config]({r['id']}.json)", files) if x)
+            lines.append(f"| [<img src=\"{r['figure']}\" width=\"240\">]({r['figure']}) | "
+                         f"`{r['id']}`<br>{_fmt(r['where'])} | "
+                         f"[**{r['verdict']}**](audit.md#{anchor(r['id'])}) | {data} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    meta, results = report["meta"], report["claims"]
+    env = ", ".join(f"{k} {v}" for k, v in meta["environment"].items())
+    lines = [
+        "# boundbench audit",
+        "",
+        f"Generated {meta['created']} at scale **{meta['scale']}** with seed {meta['seed']} in "
+        f"{meta['seconds']} s ({env}).",
+        *machine_line(meta),
+        f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
+        "",
+        *what_we_found(results),
+        "Every figure with its claim and verdict: [`index.md`](index.md); the errata sheet: "
+        "[`errata.md`](errata.md).",
+        "",
+        "## How to read this report",
+        "",
+        *([f"This report merges a partial audit of {len(meta['claims_run'])} claim(s) "
+           f"({', '.join(meta['claims_run'])}) into the audit of {meta['merged_into']}; each "
+           "claim gives its own run (time, scale, seed, commit).", ""]
+          if meta.get("merged_into") else []),
+        "Each claim below is a statement from one of the papers, turned into a measurement: a "
+        "left side measured on many instances against the paper's right side, or a predicted "
+        "trend against data. Verdicts:",
+        "",
+    ]
+    lines += [f"- **{k}**: {v}." for k, v in VERDICT_HELP.items()]
+    lines += [
+        "",
+        "Evidence tables give the numbers behind each verdict: `n_instances`, the tolerance "
+        "(`rtol`, `atol`), the worst and median ratio of left to right side, the largest "
+        "`lhs - rhs`. Keys starting with `control_` come from the same comparison run just "
+        "outside the claim's assumptions: a value above 1 there shows the check can detect a "
+        "violation. Every figure has its data beside it as CSV.",
+    ]
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
+    lines += ["", f"## Summary by paper ({len(results)} claims: {counts})", ""]
+    for paper, title in _claims.PAPERS.items():
+        part = [r for r in results if r["paper"] == paper]
+        if not part:
+            continue
+        tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in part).items())
+        lines += [f"### {title}", "", f"{len(part)} claims: {tally}.", "",
+                  "| claim | where | kind | verdict | size | finding |",
+                  "|---|---|---|---|---|---|"]
+        for r in part:
+            lines.append(f"| [`{r['id']}`](#{anchor(r['id'])}) | {_fmt(r['where'])} | "
+                         f"{r['kind']} | **{r['verdict']}**{fragile_mark(r)} | "
+                         f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
+        lines.append("")
+    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
+    lines += budget_section(report)
+    for r in results:
+        lines += [
+            f"## {r['id']}",
+            "",
+            f"[back to the summary](#summary-by-paper) · verdict **{r['verdict']}**",
+            "",
+            f"*{r['paper_title']}*, {r['where']}. Kind: {r['kind']}.",
+            "",
+            f"**Claim.** {r['statement']}",
+            "",
+            f"    {r['equation']}",
+            "",
+            f"**Verdict: {r['verdict']}.** {r['reason']}",
+            "",
+        ]
+        if is_fragile(r):
+            ev = r["evidence"]
+            lines += [f"**Fragile.** The deciding statistic is {ev['margin_to_flip']:.3g} "
+                      f"({ev['margin_units']}) from the nearest threshold, within the "
+                      f"{FRAGILE[ev['margin_units']]:g} that a small change of the data could "
+                      "cross: another seed, size or machine may decide otherwise.", ""]
+        if r.get("notes"):
+            lines += [f"**Note.** {r['notes']}", ""]
+        if r["evidence"]:
+            lines += ["| evidence | value |", "|---|---|"]
+            lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in r["evidence"].items()]
+            lines.append("")
+        if r.get("figure"):
+            lines += [f"![{r['id']}]({r['figure']})", ""]
+        if r.get("table"):
+            lines += [f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s).", ""]
+        if r.get("run"):
+            run = r["run"]
+            lines += [f"Run {run.get('ran_at')}, scale {run.get('scale')}, seed {run.get('seed')}"
+                      f", commit {run.get('commit') or 'unknown'}.", ""]
+        if r.get("error"):
+            lines += ["```", r["error"].rstrip(), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,307 @@
+"""Where an audit's claims run: in this process, on a local pool of spawned processes (one torch
+thread each), or as Dask tasks; Fig. 5's blocks first. Results come back in order and the
+client writes every file."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from boundbench import catalogue
+from boundbench.framework import registry as _claims
+from boundbench.framework.files import sweep_temporaries, within, write_atomic
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return x
+
+
+class _DaskShared:
+    """Tables shared between the workers of one run through the scheduler: a
+    ``distributed.Lock`` per cache key, the parquet bytes in a ``distributed.Variable``."""
+
+    def __init__(self, run: str) -> None:
+        from distributed import get_client
+
+        self.client, self.run = get_client(), run
+
+    def lock(self, key: str):
+        from distributed import Lock
+
+        return Lock(f"boundbench-{self.run}-{key}")
+
+    def get(self, key: str) -> bytes | None:
+        from distributed import Variable
+
+        try:
+            return Variable(f"boundbench-{self.run}-{key}", client=self.client).get(timeout=0.1
+                                                                                   ).result()
+        except Exception:  # noqa: BLE001 - unset (TimeoutError) means nobody computed it yet
+            return None
+
+    def put(self, key: str, data: bytes) -> None:
+        from distributed import Variable
+
+        fut = self.client.scatter(data)
+        Variable(f"boundbench-{self.run}-{key}", client=self.client).set(fut)
+
+
+def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """One claim on a Dask worker, in a private folder seeded with the client's cache; returns
+    its result and every file it wrote (figure, table, config, new cache entries), which the
+    client writes: workers need no shared filesystem."""
+    import tempfile
+
+    cid, seed, scale, force, cache, run, formats, datasets = task
+    catalogue.load()
+    with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
+        root = Path(d)
+        for rel, data in cache.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
+                                   progress=False, formats=formats, datasets=datasets,
+                                   tables=_claims.TableCache(shared=_DaskShared(run)))
+        result = _claims.run(cid, ctx, catch=True).to_dict()
+        files = {}
+        for f in root.rglob("*"):
+            rel = f.relative_to(root).as_posix()
+            if f.is_file() and not f.name.endswith(".lock") and ".tmp" not in f.name and (
+                    rel not in cache or f.read_bytes() != cache[rel]):
+                files[rel] = f.read_bytes()
+    return result, files
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], *args: Any,
+                     **kwargs: Any) -> str:
+    """A warning as the command line shows it (``warnings.formatwarning``): one line, without
+    the source line the default format adds."""
+    return f"boundbench: warning: {message}\n"
+
+
+def _one_line_warnings() -> None:
+    """In a worker process, warnings in :func:`one_line_warning`'s form (a spawned process does
+    not inherit the parent's ``warnings.formatwarning``)."""
+    import warnings
+
+    warnings.formatwarning = one_line_warning
+
+
+def _failed(cid: str, ctx: _claims.CheckContext, why: str, done: Any) -> dict[str, Any]:
+    """The report entry of a claim whose task failed away from here (``done``: its
+    :class:`~boundbench.framework.execution.Done`): inconclusive, saying where and why."""
+    return {**_claims.get(cid).describe(), "verdict": "inconclusive",
+            "reason": f"{why}: {done.error}", "evidence": {}, "figure": None, "table": None,
+            "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
+            "error": done.traceback or done.error}
+
+
+def _remote_block(block: _claims.Block) -> Any:
+    """One block of a claim's experiment on a worker: its table (the client caches it)."""
+    _one_line_warnings()
+    return block.run()
+
+
+def _claim_blocks(ids: list[str], ctx: _claims.CheckContext) -> list[_claims.Block]:
+    """The blocks the claims in ``ids`` declare, each once (claims may share them)."""
+    seen, out = set(), []
+    for cid in ids:
+        fn = _claims.get(cid).blocks
+        for b in (fn(ctx) if fn is not None else []):
+            key = json.dumps({"name": b.name, "config": b.config}, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                out.append(b)
+    return out
+
+
+def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
+                   progress: bool = True, desc: str = "blocks") -> int:
+    """Compute on the executor ``ex`` every block the claims in ``ids`` declare and ``ctx``'s
+    cache lacks, caching each as it arrives (a killed run resumes with the blocks it has);
+    returns how many ran. The claims then read their blocks from the cache."""
+    todo = [b for b in _claim_blocks(ids, ctx) if not ctx.is_cached(b.name, b.config)]
+    for block, done in ex.map(_remote_block, todo, desc=desc, progress=progress,
+                              total=len(todo)):
+        if done.error is not None:
+            raise RuntimeError(f"a block of {block.name} failed on its worker: {done.error}")
+        ctx.cached(block.name, block.config, _constant(done.value))
+    return len(todo)
+
+
+
+def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
+                   progress: bool, desc: str) -> None:
+    """The missing blocks of the claims in ``ids`` on a local process pool (two or more)."""
+    from boundbench.framework.execution import LocalPool
+
+    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None]
+    if not blocked:
+        return
+    todo = [b for b in _claim_blocks(blocked, ctx) if not ctx.is_cached(b.name, b.config)]
+    if len(todo) < 2:
+        return  # one block runs as fast here, without a process to start
+    with LocalPool(min(processes, len(todo))) as ex:
+        # the run's one progress bar, under its name, before the bar over the claims
+        compute_blocks(blocked, ctx, ex, progress=progress, desc=f"{desc}: blocks")
+
+
+def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
+    """One claim in a pool's process: it writes its files into the run's folder itself (the
+    folder's cache entries are locked per key and written atomically, so claims that share a
+    table compute it once, whichever process gets there first)."""
+    cid, ctx = task
+    _one_line_warnings()
+    catalogue.load()
+    return _claims.run(cid, ctx, catch=True).to_dict()
+
+
+def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
+                   progress: bool, desc: str) -> list[dict[str, Any]]:
+    """Every claim in ``ids`` on a local process pool, one torch thread each: the claims are
+    independent units (what a Dask run distributes), and a claim's numbers then depend neither
+    on how many cores the machine has nor on the pool's size (a serial run's torch threads do
+    follow the cores, and a thread count can move a last bit: the Fig. 5 finding)."""
+    from boundbench.framework.execution import LocalPool
+
+    quiet = replace(ctx, progress=False)  # one progress bar: the pool's, over the claims
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        with LocalPool(min(processes, len(ids))) as ex:
+            for (cid, _), done in ex.map(_local_claim, [(c, quiet) for c in _spread(ids)],
+                                         desc=desc, progress=progress, total=len(ids)):
+                # an error: the process died, or the task did not pickle
+                results[cid] = (done.value if done.error is None else
+                                _failed(cid, ctx, "the claim's process failed", done))
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"{len(results)} of {len(ids)} claims had finished; their "
+                                f"experiment tables are cached in "
+                                f"{Path(str(ctx.out_dir)) / '.cache'}") from None
+    return [results[cid] for cid in ids]
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    """A computation that returns ``value`` (a block computed on a worker, cached here)."""
+    return lambda: value
+
+
+def _cache_files(out: Path, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """The client's cache entries (tables, sidecars, configs) as bytes by relative path,
+    leaving out the entries named ``skip`` (``<name>-<key>.*``)."""
+    cache = out / ".cache"
+    if not cache.exists():
+        return {}
+    return {f.relative_to(out).as_posix(): f.read_bytes() for f in cache.iterdir()
+            if f.is_file() and not f.name.endswith(".lock") and ".tmp" not in f.name
+            and ".bad-" not in f.name and not any(f.name.startswith(f"{n}-") for n in skip)}
+
+
+def _spread(ids: list[str]) -> list[str]:
+    """``ids`` round-robin over their claim modules: claims that share a table sit in one
+    module, so spreading them keeps them from running at the same time on two workers (the
+    later one then starts with the earlier one's cached table)."""
+    groups: dict[str, list[str]] = {}
+    for cid in ids:
+        groups.setdefault(_claims.get(cid).check.__module__, []).append(cid)
+    lanes = list(groups.values())
+    return [lane[i] for i in range(max(map(len, lanes), default=0)) for lane in lanes
+            if i < len(lane)]
+
+
+def _write_bytes(path: Path, *, data: bytes) -> None:
+    path.write_bytes(data)
+
+
+
+def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
+               scheduler: str | None = None, progress: bool = True,
+               desc: str = "audit", processes: int | None = None) -> list[dict[str, Any]]:
+    """Every claim in ``ids`` with ``ctx``: here, one after another (the default), or as Dask
+    tasks (``workers``: a local cluster of that many processes; ``scheduler``: a running
+    cluster's address). Results come back in ``ids`` order; the client writes every file.
+    ``processes``: in a run here, the blocks of the claims that declare them (Fig. 5's heads)
+    are computed first, then the claims themselves, on a
+    :class:`~boundbench.framework.execution.LocalPool` of up to that many processes with one
+    torch thread each (the command line gives the cores; a block's or a claim's bits then do
+    not depend on the machine's core count), which needs a script's
+    ``if __name__ == "__main__":`` guard, hence not by default. ``processes=1`` runs the claims
+    here on one torch thread, as a pool's process would (the same bits)."""
+    if ctx.out_dir is not None:
+        sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
+    if workers is None and scheduler is None:
+        if processes is not None and processes > 1 and ctx.out_dir is not None:
+            _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
+            if len(ids) > 1:
+                return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc)
+        from boundbench.framework.execution import one_torch_thread
+
+        finished: list[dict[str, Any]] = []
+        try:
+            with one_torch_thread() if processes is not None else nullcontext():
+                for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
+                    finished.append(_claims.run(cid, ctx, catch=True).to_dict())
+        except KeyboardInterrupt:
+            where = (f"; their experiment tables are cached in {Path(ctx.out_dir) / '.cache'}"
+                     if ctx.out_dir is not None else "")
+            raise KeyboardInterrupt(f"{len(finished)} of {len(ids)} claims had finished{where}"
+                                    ) from None
+        return finished
+    from boundbench.framework.execution import executor
+
+    out = Path(ctx.out_dir) if ctx.out_dir is not None else None
+    results: dict[str, dict[str, Any]] = {}
+    # claims that declare blocks (Fig. 5's heads): their blocks are the cluster's tasks, then
+    # the claims read them here; the other claims are tasks themselves
+    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None] if out else []
+    spread = [cid for cid in ids if cid not in blocked]
+    skip = tuple({b.name for b in _claim_blocks(blocked, ctx)}) if blocked else ()
+    # each task carries the cache as it stands when the task starts, so a table one claim
+    # computed is reused by the claims that start after it (as in a serial run); blocks stay
+    # with the client, which is the only one to read them
+    cache = _cache_files(out, skip) if out is not None else {}
+    run = f"{os.getpid()}-{time.time_ns()}"  # names this run's shared tables on the cluster
+    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run, ctx.formats, ctx.datasets)
+             for cid in _spread(spread))
+    with executor(workers=workers, scheduler=scheduler) as ex:
+        if blocked:
+            compute_blocks(blocked, ctx, ex, progress=progress)
+            for cid in blocked:
+                results[cid] = _claims.run(cid, ctx, catch=True).to_dict()
+        for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
+                                 total=len(spread)):
+            cid = task[0]
+            if done.error is not None:
+                results[cid] = _failed(cid, ctx, "the task failed on its worker", done)
+                continue
+            result, files = done.value
+            if out is not None:
+                for rel, data in files.items():
+                    # a worker names the files it wrote: none may land outside the folder
+                    write_atomic(within(out, rel, what="a worker's file"),
+                                 partial(_write_bytes, data=data))
+            cache.update({rel: data for rel, data in files.items()
+                          if rel.startswith(".cache/")})
+            results[cid] = result
+    return [results[cid] for cid in ids]
+
+
+# what every claim entry of a report holds (what the report's renderers read)
