@@ -50,7 +50,7 @@ def cost_note(grid: StabilityGrid, *, scale: str, command: str = "run") -> str |
 
 
 def run(grid: StabilityGrid, out_root: Path, *, until_decided: bool = False,
-        metric: str = "test_accuracy", band: float | None = None, max_seeds: int | None = None,
+        metric: str = "test_accuracy", band: float | None = None, max_seeds: int = 50,
         budget: float | None = None, workers: int | None = None,
         scheduler: str | None = None) -> GridRun:
     """Run ``grid`` into :func:`run_folder` (finished cells are reused): to its seeds, or, with
