@@ -269,14 +269,10 @@ class HeadsRun:
         the thread count (a two-thread client and a one-thread Dask worker disagreed).
         Blocks, not threads, are the unit of parallelism: the command line spreads them over
         the cores (:class:`~boundbench.framework.execution.LocalPool`), Dask over machines."""
-        import torch
+        from boundbench.framework.execution import one_torch_thread
 
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with one_torch_thread():
             return self._run_block(b, device=device, progress=progress)
-        finally:
-            torch.set_num_threads(before)
 
     def _run_block(self, b: int, device: str | None, progress: bool) -> pd.DataFrame:
         import torch

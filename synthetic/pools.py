@@ -186,11 +186,12 @@ def _sq_hinge_newton(Z: torch.Tensor, W: torch.Tensor, lam: float, *, tol: float
 
 
 def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | None = None,
-                         rounds: int = 50) -> torch.Tensor:
+                         rounds: int = 50) -> tuple[torch.Tensor, bool]:
     """The squared-hinge head of one training set ``Z (n, D)`` by the primal-dual active-set
     iteration on its dual: ``w = Z_A^T r_A / lam``, ``r_A = (I + K_AA / lam)^{-1} 1`` for the
     active set ``A`` (margins below 1), from ``act`` (every point when None) until ``A``
-    repeats with ``r_A >= 0``; the last iterate otherwise (Newton finishes either way)."""
+    repeats with ``r_A >= 0``: ``(w, True)``; ``(the last iterate, False)`` if it has not
+    settled in ``rounds`` (the caller finishes by Newton)."""
     n = Z.shape[0]
     K = Z @ Z.T
     act = torch.ones(n, dtype=torch.bool) if act is None else act.clone()
@@ -203,9 +204,9 @@ def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | Non
         marg = K[:, idx] @ r[idx] / lam
         new = (marg < 1) & ~((r < 0) & act)
         if torch.equal(new, act) and bool((r[idx] >= 0).all()):
-            break
+            return Z[idx].T @ r[idx] / lam, True
         act = new
-    return Z.T @ r.clamp(min=0) / lam
+    return Z.T @ r.clamp(min=0) / lam, False
 
 
 @checked(X=Array(ndim=3), y=Array(ndim=2), lam=Float(0, lo_open=True),
@@ -234,7 +235,7 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     k, n, D = Z.shape
     # the dual active-set iteration (n x n systems, n < D here) starts Newton next to the
     # optimum, so that the (k, D, D) Newton systems are formed once or twice, not ~30 times
-    W0 = torch.stack([_sq_hinge_active_set(Z[j], lam) for j in range(k)])
+    W0 = torch.stack([_sq_hinge_active_set(Z[j], lam)[0] for j in range(k)])
     W = _sq_hinge_newton(Z, W0, lam, tol=tol, max_iter=200)
     m = torch.einsum("knd,kd->kn", Z, W)
     W_loo = W[:, None, :].expand(k, n, D).clone()
@@ -262,23 +263,9 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     for j, i in redo:
         keep = torch.ones(n, dtype=torch.bool)
         keep[i] = False
-        Zi = Z[j, keep]
-        K = Zi @ Zi.T
-        act = (m[j, keep] < 1).clone()
-        for _ in range(50):
-            idx = torch.nonzero(act).flatten()
-            r = torch.zeros(n - 1, dtype=Z.dtype)
-            r[idx] = torch.linalg.solve(torch.eye(len(idx), dtype=Z.dtype) + K[idx][:, idx] / lam,
-                                        torch.ones(len(idx), dtype=Z.dtype))
-            marg = K[:, idx] @ r[idx] / lam
-            new = (marg < 1) & ~((r < 0) & act)
-            if torch.equal(new, act) and bool((r[idx] >= 0).all()):
-                W_loo[j, i] = Zi[idx].T @ r[idx] / lam
-                break
-            act = new
-        else:
-            W_loo[j, i] = _sq_hinge_newton(Zi[None], W[j:j + 1].clone(), lam, tol=tol,
-                                           max_iter=200)[0]
+        w, settled = _sq_hinge_active_set(Z[j, keep], lam, act=m[j, keep] < 1)
+        W_loo[j, i] = w if settled else _sq_hinge_newton(
+            Z[j, keep][None], W[j:j + 1].clone(), lam, tol=tol, max_iter=200)[0]
     return W_loo.numpy(), W.numpy()
 
 

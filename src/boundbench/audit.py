@@ -130,10 +130,12 @@ def run_audit(
         run["budget_seconds"] = budget
     for r in results:
         r["run"] = dict(run)
-    meta = {"created": created, "seed": seed, "seconds": None,
+    # in the report's order; _write_report fills the None fields (update keeps the order)
+    meta = {"created": created, "seed": seed, "scale": None, "seconds": None,
             "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
             "environment": environment(), "machine": machine(), **lock(),
-            "commit": run["commit"], "claims_run": ids, "budget_seconds": budget,
+            "commit": run["commit"], "counts": None, "errors": None, "claims_run": ids,
+            "merged_into": None, "budget_seconds": budget,
             "budget_spent_seconds": round(spent, 1) if budget is not None else None}
     return _write_report(Path(out_dir), results, meta, scale=scale, partial=bool(only), t0=t0)
 
@@ -194,13 +196,6 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
                 "counts": dict(Counter(r["verdict"] for r in results)),
                 "errors": [r["id"] for r in results if r.get("error")],
                 "merged_into": merged_into}
-        # the keys in the order the report has always had them (the lock's fields after machine)
-        head = ("created", "seed", "scale", "seconds", "workers", "environment", "machine")
-        tail = ("commit", "counts", "errors", "claims_run", "merged_into", "budget_seconds",
-                "budget_spent_seconds")
-        meta = {**{k: meta[k] for k in head},
-                **{k: v for k, v in meta.items() if k not in head + tail},
-                **{k: meta[k] for k in tail}}
         report = _jsonable({"meta": meta, "claims": results})
         text = json.dumps(report, indent=2) + "\n"
         write_atomic(out / "audit.json", lambda t: t.write_text(text))
