@@ -225,22 +225,42 @@ def test_errata_reads_no_table_outside_the_folder(tmp_path):
         errata.write(out)
 
 
-def _partial_audit(out, cid, delay, signal=None):
-    """A partial audit whose merge is slowed (``delay`` seconds after reading the old report,
-    ``signal`` touched then), so a second one can finish while it merges."""
+def _partial_audit(out, cid, signals, role):
+    """A partial audit of ``cid``. As ``"a"`` its merge is held up after reading the old report:
+    it touches ``a-has-read``, waits for the other audit to reach the report lock, then gives it
+    up to 3 s to finish (without the lock it does, and its claim would be lost when A writes).
+    As ``"b"`` it touches ``b-at-lock`` on reaching the lock and ``b-done`` when written."""
     from boundbench import audit
 
-    read = audit._previous_report
+    signals = Path(signals)
 
-    def slow(folder):
-        rep = read(folder)
-        if signal is not None:
-            Path(signal).touch()
-        time.sleep(delay)
-        return rep
+    def wait_for(name, seconds):
+        t0 = time.time()
+        while not (signals / name).exists() and time.time() - t0 < seconds:
+            time.sleep(0.05)
 
-    audit._previous_report = slow
+    if role == "a":
+        read = audit._previous_report
+
+        def slow(folder):
+            rep = read(folder)
+            (signals / "a-has-read").touch()
+            wait_for("b-at-lock", 120)
+            wait_for("b-done", 3)
+            return rep
+
+        audit._previous_report = slow
+    else:
+        write = audit._write_report
+
+        def announced(*args, **kwargs):
+            (signals / "b-at-lock").touch()  # the report lock is taken first thing in there
+            return write(*args, **kwargs)
+
+        audit._write_report = announced
     audit.run_audit(out_dir=out, only=[cid], progress=False)
+    if role == "b":
+        (signals / "b-done").touch()
 
 
 def test_two_partial_audits_that_finish_together_keep_both_claims(tmp_path):
@@ -253,18 +273,18 @@ def test_two_partial_audits_that_finish_together_keep_both_claims(tmp_path):
     out = tmp_path / "out"
     run_audit(out_dir=out, only=["fu.lemma-a.1.3"], progress=False)  # a report to merge into
     ctx = mp.get_context("spawn")
-    signal = tmp_path / "a-has-read"
-    a = ctx.Process(target=_partial_audit, args=(out, "fu.lemma-a.1.2", 15.0, str(signal)))
+    a = ctx.Process(target=_partial_audit, args=(out, "fu.lemma-a.1.2", str(tmp_path), "a"))
     a.start()
     t0 = time.time()
-    while not signal.exists() and time.time() - t0 < 120:
+    while not (tmp_path / "a-has-read").exists() and time.time() - t0 < 120:
         time.sleep(0.1)
-    assert signal.exists(), "the first audit never reached its merge"
-    b = ctx.Process(target=_partial_audit, args=(out, "ad.gelu-lipschitz", 0.0))
+    assert (tmp_path / "a-has-read").exists(), "the first audit never reached its merge"
+    b = ctx.Process(target=_partial_audit, args=(out, "ad.gelu-lipschitz", str(tmp_path), "b"))
     b.start()
     for p in (a, b):
         p.join(300)
         assert p.exitcode == 0
+    assert (tmp_path / "b-at-lock").exists(), "the second audit never reached the report lock"
     ids = {c["id"] for c in json.loads((out / "audit.json").read_text())["claims"]}
     assert {"fu.lemma-a.1.3", "fu.lemma-a.1.2", "ad.gelu-lipschitz"} <= ids
 

@@ -169,14 +169,14 @@ def finalize(fig) -> None:
         area = ax.get_window_extent(renderer)
         fits += [(ax.title, area.width, "width"), (ax.xaxis.label, area.width, "width"),
                  (ax.yaxis.label, area.height, "height")]
-    for t, room, side in fits:
-        _wrap_to(t, room, side, renderer)
+    wrapped = [_wrap_to(t, room, side, renderer) for t, room, side in fits]
     # crowded tick labels (a log axis spanning under two decades labels its minor ticks): drop
     # the minor labels, then thin the major ticks, until the labels no longer overlap
     from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter
 
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    if any(wrapped):  # a draw of a figure with many artists costs seconds: only when changed
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             for fix in ("minor", "major"):
@@ -191,19 +191,21 @@ def finalize(fig) -> None:
                 fig.canvas.draw()
 
 
-def _wrap_to(t, room: float, side: str, renderer) -> None:
+def _wrap_to(t, room: float, side: str, renderer) -> bool:
+    """Break ``t`` into lines that fit ``room`` pixels; whether its text changed."""
     import textwrap
 
     text = t.get_text()
     if not text or "$" in text or room <= 0:  # never break inside mathtext
-        return
+        return False
     size = getattr(t.get_window_extent(renderer), side)
     if size <= room:
-        return
+        return False
     lines = text.split("\n")
     longest = max(len(ln) for ln in lines)
     chars = max(8, int(longest * room / size * 0.95))
     t.set_text("\n".join(textwrap.fill(ln, chars) for ln in lines))
+    return True
 
 
 def _ticklabels_overlap(axis, renderer) -> bool:
@@ -235,12 +237,14 @@ def _drawn_texts(fig) -> list:
 
 
 def layout_problems(fig, *, min_font: float = MIN_FONT_PT, max_width: float = PAGE_IN,
-                    tol_px: float = 1.0) -> list[str]:
+                    tol_px: float = 1.0, drawn: bool = False) -> list[str]:
     """What a reviewer would send back about ``fig``'s layout, drawn as it will be saved:
     texts that overlap one another, a text that runs into another panel's plotting area, any
     text, legend or panel outside the canvas, fonts under ``min_font`` pt, and a figure wider
-    than ``max_width`` in. Empty when the figure is print-ready."""
-    fig.canvas.draw()
+    than ``max_width`` in. Empty when the figure is print-ready. ``drawn``: the figure has
+    been drawn since its last change (as :func:`finalize` leaves it), so it is not drawn again."""
+    if not drawn:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     canvas = fig.bbox
     problems: list[str] = []

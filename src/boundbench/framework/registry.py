@@ -313,7 +313,9 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, 
         from boundbench.framework import plotting
 
         plotting.finalize(outcome.figure)
-        layout = plotting.layout_problems(outcome.figure)
+        layout = plotting.layout_problems(outcome.figure, drawn=True)
+        # the layout checked is the layout saved: the engine is not run again for each format
+        outcome.figure.set_layout_engine("none")
     if ctx.out_dir is not None:
         import json
 
