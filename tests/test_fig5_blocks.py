@@ -12,7 +12,7 @@ import torch
 
 from boundbench.framework.registry import CheckContext
 from boundbench.framework.verdicts import EQUIVALENCE, Verdict, decide_no_effect
-from boundbench.synthetic.claims import stability as fig5
+from boundbench.synthetic.claims import fu_heads as fig5
 from boundbench.synthetic.experiments import HeadsRun
 
 SMALL = dict(heads=(1, 3, 6), n=80, steps=40, k_loo=2, block=2)
