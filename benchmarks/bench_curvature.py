@@ -15,7 +15,8 @@ import torch
 from torch.func import grad
 
 from boundbench.synthetic.mlp import make_clusters
-from boundbench.theory.curvature import HessianOperator, top_eigenvalue_lanczos, top_eigenvalue_power
+from boundbench.theory.eigenvalues import top_eigenvalue_lanczos, top_eigenvalue_power
+from boundbench.theory.operators import HessianOperator
 
 
 def case(train_steps: int) -> None:

@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from boundbench.framework.search import Search, worst_case, worst_ratio
-from boundbench.theory import smoothing as sm
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import activation_decay as sm
+from boundbench.theory import fu as sb
 
 
 def _unit(a: float) -> np.ndarray:

@@ -17,7 +17,7 @@
 # that this direction converges to the **hard-margin SVM** solution — the separator with the
 # largest margin — even though nothing in the loss asks for a margin. The approach is slow:
 # the gap shrinks like log log t / log t (Soudry et al., Thm 5; the rate in Fu et al.'s
-# Theorem 2.4, `boundbench.theory.stability_bounds.thm24_direction_rate`).
+# Theorem 2.4, `boundbench.theory.fu.thm24_direction_rate`).
 #
 # This notebook shows it on a 2-D example, with the SVM solved exactly by `cvxpy`
 # (boundbench's reference solver), and then looks at the objects that make the SVM what it is:
@@ -32,7 +32,7 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import normalized_distance, paper_head
 from boundbench.synthetic.svm import BiasPenalizedSVM, HardMarginSVM
 from boundbench.synthetic.train import train_heads
-from boundbench.theory.stability_bounds import thm24_direction_rate
+from boundbench.theory.fu import thm24_direction_rate
 
 plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures
 

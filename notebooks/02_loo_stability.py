@@ -34,7 +34,7 @@ from boundbench.framework import plotting
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import head_loo_stability, svm_loo_stability
 from boundbench.synthetic.train import train_heads
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures
 

@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from boundbench.framework import plotting
-from boundbench.theory import smoothing as sm
+from boundbench.theory import activation_decay as sm
 
 plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures
 

@@ -206,7 +206,7 @@ def head_hessian(features: torch.Tensor, model, *, sigma: float = 0.0, n_mc: int
     """Top eigenvalue of the mean CE Hessian w.r.t. the (mean) head ``W`` at the given features
     (activation decay's Fig. 1a quantity on real features), and with ``sigma > 0`` its
     Gaussian-smoothed value by Monte Carlo with confidence limits."""
-    from boundbench.theory.curvature import last_layer_hessian, smoothed_last_layer_top_eig
+    from boundbench.theory.activation_decay import last_layer_hessian, smoothed_last_layer_top_eig
 
     h = features.double()
     W = model.head_weight.detach().double().mean(0).cpu()

@@ -13,11 +13,11 @@ import torch
 
 from boundbench.framework.validate import Choice, Float, Int, unchecked
 from boundbench.methods import Forward, Method
-from boundbench.theory import curvature as _cv
+from boundbench.theory import norms
 
 # the training step's own inputs: checking every entry for NaN each step is a host sync
-jacobian_frobenius = unchecked(_cv.jacobian_frobenius)
-hessian_frobenius = unchecked(_cv.hessian_frobenius)
+jacobian_frobenius = unchecked(norms.jacobian_frobenius)
+hessian_frobenius = unchecked(norms.hessian_frobenius)
 
 LAYER_WEIGHTS = ("soft", "uniform", "inverse", "logits")
 
@@ -83,7 +83,7 @@ class JACHESS(Method):
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         """The layer weights lam_k from the base model's Jacobian norms on the first batch."""
         # projections drawn on the inputs' device (not on the CPU and copied every step)
-        gen = _cv._generator(seed, fwd.inputs.device if fwd.inputs is not None
+        gen = norms._generator(seed, fwd.inputs.device if fwd.inputs is not None
                              else torch.device("cpu"))
         if self.layer_weights == "logits":
             return {"generator": gen, "lam": None, "base_norms": []}

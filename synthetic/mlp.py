@@ -18,7 +18,9 @@ import torch
 from boundbench.framework.validate import Float, Int, Seed, checked
 from boundbench.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.synthetic.penalties import ActivationDecay
-from boundbench.theory.curvature import HessianOperator, last_layer_hessian, trace_hutchinson
+from boundbench.theory.activation_decay import last_layer_hessian
+from boundbench.theory.operators import HessianOperator
+from boundbench.theory.trace import trace_hutchinson
 
 
 @checked(

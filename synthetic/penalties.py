@@ -17,7 +17,7 @@ import torch
 
 from boundbench.framework.validate import Choice, Float, Int, unchecked
 from boundbench.methods import Forward, Method
-from boundbench.theory.curvature import jacobian_frobenius as _checked_jacobian
+from boundbench.theory.norms import jacobian_frobenius as _checked_jacobian
 
 # the training step's own inputs: checking every entry for NaN each step is a host sync
 jacobian_frobenius = unchecked(_checked_jacobian)

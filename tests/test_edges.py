@@ -9,10 +9,11 @@ import torch
 
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import curvature as cv
-from boundbench.theory import masked_gradient as mg
-from boundbench.theory import smoothing as sm
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import activation_decay as sm
+from boundbench.theory import fu as sb
+from boundbench.theory import operators as ops
+from boundbench.theory import trace as tr
+from boundbench.theory import uegr as mg
 
 
 @pytest.mark.parametrize("call, match", [
@@ -36,7 +37,7 @@ from boundbench.theory import stability_bounds as sb
     # requests that cannot finish
     (lambda: sm.smoothed_ce_monte_carlo(np.zeros(2), 0, s=1.0, n_samples=10**15,
                                         rng=np.random.default_rng(0)), "n_samples must be <="),
-    (lambda: cv.trace_hutchinson(None, n_probes=10**15), "n_probes must be <="),
+    (lambda: tr.trace_hutchinson(None, n_probes=10**15), "n_probes must be <="),
     (lambda: mg.sample_masked_gradients(grad_mean=np.zeros(1000), sigma_g=1.0, batch_size=1,
                                         p=0.5, n_draws=10**7, rng=0), "n_draws must be <="),
 ])
@@ -56,7 +57,7 @@ def test_train_heads_refuses_0_1_labels():
 def test_hessian_of_nan_inputs_is_refused():
     model = torch.nn.Linear(3, 1, dtype=torch.float64)
     with pytest.raises(ValueError, match="inputs must be finite"):
-        cv.HessianOperator.for_model(model, lambda o: o.pow(2).mean(),
+        ops.HessianOperator.for_model(model, lambda o: o.pow(2).mean(),
                                      torch.full((4, 3), float("nan"), dtype=torch.float64))
 
 

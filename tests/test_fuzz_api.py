@@ -35,16 +35,20 @@ from boundbench.framework import verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pools, stability, svm, train
-from boundbench.theory import curvature as cv
-from boundbench.theory import masked_gradient as mg
-from boundbench.theory import problems, smoothing
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import activation_decay as ad
+from boundbench.theory import eigenvalues as eig
+from boundbench.theory import fu as sb
+from boundbench.theory import norms, problems
+from boundbench.theory import operators as ops
+from boundbench.theory import trace as tr
+from boundbench.theory import uegr as mg
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 LIMIT = 20  # seconds a single call may take
 
-MODULES = ["boundbench.theory.stability_bounds", "boundbench.theory.smoothing",
-           "boundbench.theory.masked_gradient", "boundbench.theory.curvature",
+MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
+           "boundbench.theory.uegr", "boundbench.theory.operators",
+           "boundbench.theory.eigenvalues", "boundbench.theory.trace", "boundbench.theory.norms",
            "boundbench.theory.problems", "boundbench.framework.verdicts",
            "boundbench.framework.sequential",
            "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
@@ -53,8 +57,8 @@ MODULES = ["boundbench.theory.stability_bounds", "boundbench.theory.smoothing",
 
 # public names that are not fuzzed here, and why
 EXCLUDED = {
-    "curvature.HessianOperator": "wraps a user's loss callable; fuzzed through the estimators",
-    "curvature.EigResult": "a result record",
+    "operators.HessianOperator": "wraps a user's loss callable; fuzzed through the estimators",
+    "eigenvalues.EigResult": "a result record",
     "verdicts.Evidence": "a type alias",
     "sequential.CSPath": "a result record of the confidence sequences (fuzzed)",
     "sequential.probe": "a record of a CSPath and a claim's settings (run by test_budget)",
@@ -115,9 +119,9 @@ _pool_X = np.random.default_rng(2).standard_normal((60, 4))
 _pool_y = np.where(_pool_X[:, 0] > 0, 1.0, -1.0)
 
 
-def _op() -> cv.HessianOperator:
+def _op() -> ops.HessianOperator:
     A = torch.diag(torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64))
-    return cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"],
+    return ops.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"],
                               {"w": torch.ones(3, dtype=torch.float64)})
 
 
@@ -139,87 +143,87 @@ def _fit(cls, **fit_fixed):
 
 # name -> (callable taking keywords, a valid call's keywords)
 CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
-    "stability_bounds.thm22_main_rhs": (sb.thm22_main_rhs, dict(lipschitz=1.0, beta=1.0, mu=0.1,
+    "fu.thm22_main_rhs": (sb.thm22_main_rhs, dict(lipschitz=1.0, beta=1.0, mu=0.1,
                                                                 dist0=1.0, n=50)),
-    "stability_bounds.thm22_appendix_rhs": (sb.thm22_appendix_rhs, dict(
+    "fu.thm22_appendix_rhs": (sb.thm22_appendix_rhs, dict(
         lipschitz=1.0, beta=1.0, mu=0.1, dist0=1.0, n=50)),
-    "stability_bounds.lemma_a25_rhs": (sb.lemma_a25_rhs, dict(lam=0.1, n=50, B=1.0, gamma=0.1)),
-    "stability_bounds.thm24_second_term": (sb.thm24_second_term, dict(r=1.0, lam=0.1, n=50,
+    "fu.lemma_a25_rhs": (sb.lemma_a25_rhs, dict(lam=0.1, n=50, B=1.0, gamma=0.1)),
+    "fu.thm24_second_term": (sb.thm24_second_term, dict(r=1.0, lam=0.1, n=50,
                                                                       B=1.0, gamma=0.1)),
-    "stability_bounds.cor25_second_term": (sb.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
+    "fu.cor25_second_term": (sb.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
                                                                       lam=0.1, n=50)),
-    "stability_bounds.cor31_head_factor": (sb.cor31_head_factor, dict(heads=50, delta=0.1)),
-    "stability_bounds.thm24_direction_rate": (sb.thm24_direction_rate, dict(t=100.0)),
-    "stability_bounds.lemma_a12_sides": (sb.lemma_a12_sides, dict(
+    "fu.cor31_head_factor": (sb.cor31_head_factor, dict(heads=50, delta=0.1)),
+    "fu.thm24_direction_rate": (sb.thm24_direction_rate, dict(t=100.0)),
+    "fu.lemma_a12_sides": (sb.lemma_a12_sides, dict(
         u=np.ones(3), w=np.zeros(3), grad_u=np.ones(3) * 0.5, grad_w=np.zeros(3), eta=0.5,
         beta=1.0)),
-    "stability_bounds.lemma_a13_sides": (sb.lemma_a13_sides, dict(grad=np.ones(3), f_value=2.0,
+    "fu.lemma_a13_sides": (sb.lemma_a13_sides, dict(grad=np.ones(3), f_value=2.0,
                                                               beta=1.0)),
-    "stability_bounds.lemma_a21_sides": (sb.lemma_a21_sides, dict(
+    "fu.lemma_a21_sides": (sb.lemma_a21_sides, dict(
         x=np.array([1.0, 0.0]), y=np.array([0.0, 1.0]), r=1.0)),
-    "stability_bounds.lemma_a23_sides": (sb.lemma_a23_sides, dict(b_hat=0.5, v_hat=np.ones(3),
+    "fu.lemma_a23_sides": (sb.lemma_a23_sides, dict(b_hat=0.5, v_hat=np.ones(3),
                                                                   B=1.0)),
-    "stability_bounds.lemma_a51_sides": (sb.lemma_a51_sides, dict(f_next=0.5, f_now=1.0,
+    "fu.lemma_a51_sides": (sb.lemma_a51_sides, dict(f_next=0.5, f_now=1.0,
                                                               grad_now=np.ones(2), eta=0.5,
                                                               beta=1.0)),
-    "smoothing.cor1_rhs": (smoothing.cor1_rhs, dict(H=1.0, eps=0.5, sigma=0.1)),
-    "smoothing.cor1_simple_rhs": (smoothing.cor1_simple_rhs, dict(H=1.0, eps=0.5,
+    "activation_decay.cor1_rhs": (ad.cor1_rhs, dict(H=1.0, eps=0.5, sigma=0.1)),
+    "activation_decay.cor1_simple_rhs": (ad.cor1_simple_rhs, dict(H=1.0, eps=0.5,
                                                                       sigma=0.1)),
-    "smoothing.huber_grad": (smoothing.huber_grad, dict(theta=np.linspace(-1, 1, 5), H=1.0,
+    "activation_decay.huber_grad": (ad.huber_grad, dict(theta=np.linspace(-1, 1, 5), H=1.0,
                                                         eps=0.5)),
-    "smoothing.huber_smoothed_hessian": (smoothing.huber_smoothed_hessian, dict(
+    "activation_decay.huber_smoothed_hessian": (ad.huber_smoothed_hessian, dict(
         theta=np.linspace(-1, 1, 5), H=1.0, eps=0.5, sigma=0.1)),
-    "smoothing.logit_noise_scale": (smoothing.logit_noise_scale, dict(h=np.ones(3), sigma=0.1)),
-    "smoothing.cross_entropy": (smoothing.cross_entropy, dict(logits=np.array([1.0, 0.0, -1.0]),
+    "activation_decay.logit_noise_scale": (ad.logit_noise_scale, dict(h=np.ones(3), sigma=0.1)),
+    "activation_decay.cross_entropy": (ad.cross_entropy, dict(logits=np.array([1.0, 0.0, -1.0]),
                                                               y=0)),
-    "smoothing.thm2_rhs": (smoothing.thm2_rhs, dict(logits=np.array([1.0, 0.0]), y=0, s=0.5)),
-    "smoothing.thm3_taylor": (smoothing.thm3_taylor, dict(logits=np.array([1.0, 0.0]), y=0,
+    "activation_decay.thm2_rhs": (ad.thm2_rhs, dict(logits=np.array([1.0, 0.0]), y=0, s=0.5)),
+    "activation_decay.thm3_taylor": (ad.thm3_taylor, dict(logits=np.array([1.0, 0.0]), y=0,
                                                           s=0.5)),
-    "smoothing.smoothed_ce_binary": (smoothing.smoothed_ce_binary, dict(margin=1.0, s=0.5,
+    "activation_decay.smoothed_ce_binary": (ad.smoothed_ce_binary, dict(margin=1.0, s=0.5,
                                                                         n_nodes=50)),
-    "smoothing.antithetic_mean": (_wrap("antithetic_mean", smoothing.antithetic_mean,
+    "activation_decay.antithetic_mean": (_wrap("antithetic_mean", ad.antithetic_mean,
                                         f=lambda z: z.sum(-1) ** 2), dict(
         noise_shape=(3,), n_samples=100, rng=_rng(), batch=16)),
-    "smoothing.smoothed_ce_monte_carlo": (smoothing.smoothed_ce_monte_carlo, dict(
+    "activation_decay.smoothed_ce_monte_carlo": (ad.smoothed_ce_monte_carlo, dict(
         logits=np.array([1.0, 0.0]), y=0, s=0.5, n_samples=100, rng=_rng())),
-    "smoothing.smoothed_ce_weight_space": (smoothing.smoothed_ce_weight_space, dict(
+    "activation_decay.smoothed_ce_weight_space": (ad.smoothed_ce_weight_space, dict(
         W=np.eye(2, 3), h=np.ones(3), y=1, sigma=0.1, n_samples=100, rng=_rng())),
-    "masked_gradient.keep_probability": (mg.keep_probability, dict(
+    "uegr.keep_probability": (mg.keep_probability, dict(
         s_norm=np.linspace(0, 1, 5), alpha=0.8, beta=5.0, flipped=True)),
-    "masked_gradient.normalized_saliency": (mg.normalized_saliency, dict(
+    "uegr.normalized_saliency": (mg.normalized_saliency, dict(
         grads=[torch.tensor([1.0, -2.0]), torch.tensor([[0.5]])])),
-    "masked_gradient.rescaled_mask_mean": (mg.rescaled_mask_mean, dict(grad_mean=np.ones(3),
+    "uegr.rescaled_mask_mean": (mg.rescaled_mask_mean, dict(grad_mean=np.ones(3),
                                                                        p=0.5)),
-    "masked_gradient.rescaled_mask_variance": (mg.rescaled_mask_variance, dict(
+    "uegr.rescaled_mask_variance": (mg.rescaled_mask_variance, dict(
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
-    "masked_gradient.unscaled_mask_variance": (mg.unscaled_mask_variance, dict(
+    "uegr.unscaled_mask_variance": (mg.unscaled_mask_variance, dict(
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
-    "masked_gradient.thm1_frobenius_rhs": (mg.thm1_frobenius_rhs, dict(
+    "uegr.thm1_frobenius_rhs": (mg.thm1_frobenius_rhs, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, k=1.0)),
-    "masked_gradient.sample_masked_gradients": (mg.sample_masked_gradients, dict(
+    "uegr.sample_masked_gradients": (mg.sample_masked_gradients, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, n_draws=10, rng=_rng())),
-    "curvature.top_eigenvalue_power": (_wrap("top_eigenvalue_power", cv.top_eigenvalue_power,
+    "eigenvalues.top_eigenvalue_power": (_wrap("top_eigenvalue_power", eig.top_eigenvalue_power,
                                              op=_op()), dict(tol=1e-3, max_iter=50, seed=0)),
-    "curvature.top_eigenvalue_lanczos": (_wrap("top_eigenvalue_lanczos",
-                                               cv.top_eigenvalue_lanczos, op=_op()),
+    "eigenvalues.top_eigenvalue_lanczos": (_wrap("top_eigenvalue_lanczos",
+                                               eig.top_eigenvalue_lanczos, op=_op()),
                                          dict(tol=1e-3, seed=0, which="LM", ncv=3)),
-    "curvature.trace_hutchinson": (_wrap("trace_hutchinson", cv.trace_hutchinson, op=_op()),
+    "trace.trace_hutchinson": (_wrap("trace_hutchinson", tr.trace_hutchinson, op=_op()),
                                    dict(n_probes=10, seed=0, dist="rademacher")),
-    "curvature.trace_hutchpp": (_wrap("trace_hutchpp", cv.trace_hutchpp, op=_op()),
+    "trace.trace_hutchpp": (_wrap("trace_hutchpp", tr.trace_hutchpp, op=_op()),
                                 dict(n_matvecs=9, seed=0)),
-    "curvature.jacobian_frobenius": (_wrap("jacobian_frobenius", cv.jacobian_frobenius,
+    "norms.jacobian_frobenius": (_wrap("jacobian_frobenius", norms.jacobian_frobenius,
                                            f=torch.tanh), dict(
         x=torch.ones(2, 3, dtype=torch.float64), n_proj=4, seed=0, event_dims=1)),
-    "curvature.hessian_frobenius": (_wrap("hessian_frobenius", cv.hessian_frobenius,
+    "norms.hessian_frobenius": (_wrap("hessian_frobenius", norms.hessian_frobenius,
                                           f=lambda x: x.pow(3)), dict(
         x=torch.ones(2, 3, dtype=torch.float64), dims=2, n_proj=4, seed=0)),
-    "curvature.thm1_sides": (cv.thm1_sides, dict(
+    "activation_decay.thm1_sides": (ad.thm1_sides, dict(
         weights=[torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3, dtype=torch.float64)],
         x=torch.ones(2, dtype=torch.float64), activation="gelu", reading="block")),
-    "curvature.thm1_terms": (cv.thm1_terms, dict(
+    "activation_decay.thm1_terms": (ad.thm1_terms, dict(
         weights=[torch.ones(3, 2, dtype=torch.float64), torch.ones(2, 3, dtype=torch.float64)],
         x=torch.ones(2, dtype=torch.float64), activation="relu")),
-    "curvature.last_layer_hessian": (cv.last_layer_hessian, dict(
+    "activation_decay.last_layer_hessian": (ad.last_layer_hessian, dict(
         h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64))),
     "problems.random_quadratics": (problems.random_quadratics, dict(rng=_rng(), k=3, d=2)),
     "problems.random_logistic": (problems.random_logistic, dict(rng=_rng(), k=3, n=5, d=2)),
@@ -296,7 +300,7 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         distances=(0.1, 1.0), n=20, k=3, k_loo=2, steps=10, lam=0.1, seed=0)),
     "mlp.make_clusters": (mlp.make_clusters, dict(n=20, d=3, classes=2, spread=1.0,
                                                   separation=2.0, label_noise=0.0, seed=0)),
-    "curvature.smoothed_last_layer_top_eig": (cv.smoothed_last_layer_top_eig, dict(
+    "activation_decay.smoothed_last_layer_top_eig": (ad.smoothed_last_layer_top_eig, dict(
         h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64),
         sigma=0.1, n_mc=8, n_batches=2, z=3.0, seed=0)),
 }
@@ -674,7 +678,7 @@ def _misread_values(valid: Any, kw: dict, name: str) -> list[tuple[str, Any]]:
 
 # values that are no misread where they are accepted, and why
 MISREAD_OK = {
-    ("masked_gradient.keep_probability", "s_norm", "empty"):
+    ("uegr.keep_probability", "s_norm", "empty"):
         "an elementwise map: no saliencies, no probabilities (an empty parameter list)",
     ("reports.power_evidence", "diff", "empty"):
         "no trained pairs is a reported case: nothing to size (test below)",
@@ -728,7 +732,7 @@ def test_no_input_is_silently_misread(case):
 def test_an_empty_label_array_is_refused_not_read_as_no_rows():
     """``y=[]`` gave ``cross_entropy`` an empty result and ``smoothed_ce_monte_carlo`` numpy's
     broadcasting message (issue 41 item 10); a y that does not broadcast names all three."""
-    from boundbench.theory import smoothing as sm
+    from boundbench.theory import activation_decay as sm
 
     z = np.array([[1.0, 2.0], [0.0, 1.0]])
     with pytest.raises(ValueError, match="y must not be empty"):

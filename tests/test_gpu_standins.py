@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from boundbench.theory import curvature as cv
+from boundbench.theory import activation_decay as ad
+from boundbench.theory import eigenvalues as eig
+from boundbench.theory import norms
+from boundbench.theory import operators as ops
+from boundbench.theory import trace as tr
 
 
 def test_evaluation_labels_follow_the_logits_device():
@@ -43,18 +47,18 @@ def test_projections_are_drawn_where_the_generator_lives(fn, monkeypatch):
 
     f = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh()).double()
     x = torch.randn(5, 3, dtype=torch.float64)
-    before = getattr(cv, fn)(f, x, n_proj=3, seed=7)
+    before = getattr(norms, fn)(f, x, n_proj=3, seed=7)
     monkeypatch.setattr(torch, "randn", randn)
     monkeypatch.setattr(torch, "randint", randint)
     gen = torch.Generator().manual_seed(7)
-    after = getattr(cv, fn)(f, x, n_proj=3, seed=gen)
+    after = getattr(norms, fn)(f, x, n_proj=3, seed=gen)
     assert seen and all(d == gen.device for d in seen)
     torch.testing.assert_close(before, after)
 
 
 def test_the_generator_of_a_seed_sits_on_the_inputs_device():
-    assert cv._generator(3, torch.device("cpu")).device.type == "cpu"
-    assert cv._generator(3, torch.device("meta")).device.type == "cpu"  # meta has none
+    assert norms._generator(3, torch.device("cpu")).device.type == "cpu"
+    assert norms._generator(3, torch.device("meta")).device.type == "cpu"  # meta has none
 
 
 class _SyncCounter(torch.overrides.TorchFunctionMode):
@@ -416,7 +420,7 @@ def _m(*shape):
 
 def _meta_op():
     A = torch.diag(torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64)).to("meta")
-    return cv.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"], {"w": _m(3)})
+    return ops.HessianOperator(lambda p: 0.5 * p["w"] @ A @ p["w"], {"w": _m(3)})
 
 
 def _selective_step():
@@ -433,33 +437,33 @@ def _meta_calls():
     from boundbench.framework.validate import unchecked as bare
     from boundbench.plm import evaluate as ev
     from boundbench.synthetic import train
-    from boundbench.theory import masked_gradient as mg
+    from boundbench.theory import uegr as mg
 
     return {
-        "curvature.jacobian_frobenius": lambda: bare(cv.jacobian_frobenius)(
+        "norms.jacobian_frobenius": lambda: bare(norms.jacobian_frobenius)(
             torch.tanh, _m(2, 3), n_proj=2, seed=0),
-        "curvature.hessian_frobenius[count]": lambda: bare(cv.hessian_frobenius)(
+        "norms.hessian_frobenius[count]": lambda: bare(norms.hessian_frobenius)(
             lambda x: x.pow(3), _m(2, 3), dims=2, n_proj=2, seed=0),
-        "curvature.hessian_frobenius[list]": lambda: bare(cv.hessian_frobenius)(
+        "norms.hessian_frobenius[list]": lambda: bare(norms.hessian_frobenius)(
             lambda x: x.pow(3), _m(2, 3), dims=[0, 2], n_proj=2, seed=0),
-        "curvature.last_layer_hessian": lambda: bare(cv.last_layer_hessian)(_m(4, 3), _m(2, 3)),
-        "curvature.smoothed_last_layer_top_eig": lambda: bare(cv.smoothed_last_layer_top_eig)(
+        "activation_decay.last_layer_hessian": lambda: bare(ad.last_layer_hessian)(_m(4, 3), _m(2, 3)),
+        "activation_decay.smoothed_last_layer_top_eig": lambda: bare(ad.smoothed_last_layer_top_eig)(
             _m(4, 3), _m(2, 3), sigma=0.1, n_mc=4, n_batches=2),
-        "curvature.HessianOperator.matvec": lambda: _meta_op().matvec(_m(3)),
-        "curvature.HessianOperator.matmat": lambda: _meta_op().matmat(_m(2, 3)),
-        "curvature.HessianOperator.dense": lambda: _meta_op().dense(),
-        "curvature.top_eigenvalue_power": lambda: cv.top_eigenvalue_power(_meta_op()),
-        "curvature.top_eigenvalue_lanczos": lambda: bare(cv.top_eigenvalue_lanczos)(
+        "operators.HessianOperator.matvec": lambda: _meta_op().matvec(_m(3)),
+        "operators.HessianOperator.matmat": lambda: _meta_op().matmat(_m(2, 3)),
+        "operators.HessianOperator.dense": lambda: _meta_op().dense(),
+        "eigenvalues.top_eigenvalue_power": lambda: eig.top_eigenvalue_power(_meta_op()),
+        "eigenvalues.top_eigenvalue_lanczos": lambda: bare(eig.top_eigenvalue_lanczos)(
             _meta_op(), ncv=3),
-        "curvature.thm1_terms": lambda: cv.thm1_terms([_m(3, 2), _m(2, 3)], _m(2),
+        "activation_decay.thm1_terms": lambda: ad.thm1_terms([_m(3, 2), _m(2, 3)], _m(2),
                                                       activation="relu"),
-        "curvature.thm1_sides": lambda: cv.thm1_sides([_m(3, 2), _m(2, 3)], _m(2),
+        "activation_decay.thm1_sides": lambda: ad.thm1_sides([_m(3, 2), _m(2, 3)], _m(2),
                                                       activation="gelu"),
-        "curvature.trace_hutchinson": lambda: bare(cv.trace_hutchinson)(_meta_op(), n_probes=4),
-        "curvature.trace_hutchpp": lambda: bare(cv.trace_hutchpp)(_meta_op(), n_matvecs=9),
-        "masked_gradient.normalized_saliency": lambda: bare(mg.normalized_saliency)(
+        "trace.trace_hutchinson": lambda: bare(tr.trace_hutchinson)(_meta_op(), n_probes=4),
+        "trace.trace_hutchpp": lambda: bare(tr.trace_hutchpp)(_meta_op(), n_matvecs=9),
+        "uegr.normalized_saliency": lambda: bare(mg.normalized_saliency)(
             [_m(2), _m(1, 1)]),
-        "masked_gradient.keep_probability": lambda: bare(mg.keep_probability)(
+        "uegr.keep_probability": lambda: bare(mg.keep_probability)(
             _m(5), alpha=0.8, beta=5.0, flipped=True),
         "optimizers.SelectiveUpdate.step": _selective_step,
         "train.stable_lr[logistic]": lambda: train.stable_lr(_m(2, 5, 3), _m(2, 5), _m(2, 4, 3),

@@ -1,4 +1,4 @@
-"""Tests of UEGR's Theorem 1 (theory.masked_gradient)."""
+"""Tests of UEGR's Theorem 1 (theory.uegr)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given
 
 from boundbench.testing import bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import masked_gradient as mg
+from boundbench.theory import uegr as mg
 
 
 @bound(bst.masked_gradients())

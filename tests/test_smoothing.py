@@ -1,4 +1,4 @@
-"""Property tests of the activation-decay results (theory.smoothing)."""
+"""Property tests of the activation-decay results (theory.activation_decay)."""
 
 import numpy as np
 import pytest
@@ -10,8 +10,8 @@ from scipy.special import softmax
 
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import smoothing as sm
-from boundbench.theory.claims.smoothing import stein_smoothed_hessian
+from boundbench.theory import activation_decay as sm
+from boundbench.theory.claims.ad_smoothing import stein_smoothed_hessian
 
 # Corollary 1 on its tight 1-D case, searched with the public strategies and @bound
 

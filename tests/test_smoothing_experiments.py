@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from boundbench.synthetic.mlp import MLPRun, make_clusters, train_mlps
-from boundbench.theory.curvature import last_layer_hessian, smoothed_last_layer_top_eig
+from boundbench.theory.activation_decay import last_layer_hessian, smoothed_last_layer_top_eig
 
 
 def test_clusters_label_noise_fraction():

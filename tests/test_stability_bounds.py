@@ -1,4 +1,4 @@
-"""Property tests of Fu et al.'s bounds and lemmas (theory.stability_bounds)."""
+"""Property tests of Fu et al.'s bounds and lemmas (theory.fu)."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 # the lemmas' property tests: the public strategies and @bound (boundbench.testing), each a
 # search for the worst lhs/rhs whose tightness the plugin prints at the end of the run

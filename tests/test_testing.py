@@ -19,7 +19,7 @@ from hypothesis import given, settings
 
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 BIN = Path(sys.executable).parent
 
@@ -104,7 +104,7 @@ def test_vectorized_sides_count_their_worst_element():
 
 USER_FILE = '''
 from boundbench.testing import bound, strategies as bst
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 import numpy as np
 
 

@@ -14,7 +14,7 @@ from boundbench.synthetic.train import (
     stable_lr,
     train_heads,
 )
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,7 @@ def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path
     script = tmp_path / "use.py"
     script.write_text(
         "from boundbench.framework.registry import CheckContext\n"
-        "from boundbench.theory.smoothing import cor1_rhs\n"
+        "from boundbench.theory.activation_decay import cor1_rhs\n"
         "from boundbench.synthetic.svm import HardMarginSVM\n"
         "from boundbench.plm.catalogue import METHODS\n"
         "from boundbench.cli import main\n"

@@ -1,8 +1,11 @@
-"""The papers' bounds and lemmas as functions (:mod:`.stability_bounds`, :mod:`.smoothing`,
-:mod:`.masked_gradient`), the estimators (:mod:`.curvature`), test problems with known constants
-(:mod:`.problems`) and, in :mod:`.claims`, the checks that hold them against measurement."""
+"""The papers' results as functions, one module per paper (:mod:`.fu`, :mod:`.activation_decay`,
+:mod:`.uegr`; JACHESS's are the norm estimators), the curvature estimators grouped by task
+(:mod:`.operators`, :mod:`.eigenvalues`, :mod:`.trace`, :mod:`.norms`), test problems with known
+constants (:mod:`.problems`) and, in :mod:`.claims`, the checks that hold them against
+measurement."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "claims", "curvature", "masked_gradient", "problems", "smoothing", "stability_bounds",
+    "activation_decay", "claims", "eigenvalues", "fu", "norms", "operators", "problems", "trace",
+    "uegr",
 ]

@@ -28,7 +28,7 @@ from boundbench.plm.reports import (
     trend_banded,
     trend_power,
 )
-from boundbench.theory.smoothing import cor1_rhs
+from boundbench.theory.activation_decay import cor1_rhs
 
 
 def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):

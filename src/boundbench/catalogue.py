@@ -7,10 +7,12 @@ The application layer is the only code that knows every package; the registry
 from __future__ import annotations
 
 CLAIM_MODULES: tuple[str, ...] = (
-    "boundbench.theory.claims.stability",
-    "boundbench.theory.claims.smoothing",
-    "boundbench.theory.claims.masked_gradient",
-    "boundbench.theory.claims.curvature",
+    "boundbench.theory.claims.fu_lemmas",
+    "boundbench.theory.claims.ad_smoothing",
+    "boundbench.theory.claims.uegr_thm1",
+    "boundbench.theory.claims.ad_layers",
+    "boundbench.theory.claims.jachess",
+    "boundbench.theory.claims.uegr_regularizer",
     "boundbench.synthetic.claims.fu_sweeps",
     "boundbench.synthetic.claims.fu_heads",
     "boundbench.synthetic.claims.fu_quadratics",

@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--functions", action="store_true",
                    help="the library function(s) that state each claim (theory/*), e.g. "
-                   "fu.lemma-a.2.1 -> boundbench.theory.stability_bounds.lemma_a21_sides")
+                   "fu.lemma-a.2.1 -> boundbench.theory.fu.lemma_a21_sides")
     c.add_argument("--markdown", action="store_true",
                    help="with --functions: a Markdown table (docs/bounds.md)")
     c.set_defaults(func=_cmd_claims)

@@ -19,7 +19,7 @@ from boundbench.framework.verdicts import (
 )
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 # ---------------------------------------------------------------------------- Lemma A.2.4
 

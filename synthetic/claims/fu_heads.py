@@ -30,7 +30,7 @@ from boundbench.synthetic.experiments import (
     FIG5_DEFAULT,
     HeadsRun,
 )
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 # ---------------------------------------------------------------- Figure 5, Corollary 3.1
 

@@ -20,7 +20,7 @@ from boundbench.framework.verdicts import (
 from boundbench.synthetic.experiments import (
     QuadraticGrid,
 )
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 # ----------------------------------------------------------- Theorem 2.2 and Figure 8
 

@@ -23,7 +23,7 @@ from boundbench.synthetic.experiments import (
     SoftLOOGrid,
 )
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 _LAM_READING = ("lam is the soft-margin weight the proofs fix (the objective lam ||v||^2 + (1/n) "
                 "sum hinge); read existentially (for some lam) the statement could not fail, so "

@@ -18,7 +18,7 @@ from boundbench.framework.verdicts import (
 )
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 
 
 def _gd_gaps(X: np.ndarray, y: np.ndarray, *, steps: int, record: int, seed: int) -> dict:

@@ -36,8 +36,7 @@ from boundbench.framework.verdicts import (
 )
 from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.synthetic.penalties import JacobianPenalty
-from boundbench.theory.curvature import smoothed_last_layer_top_eig
-from boundbench.theory.smoothing import cor1_rhs
+from boundbench.theory.activation_decay import cor1_rhs, smoothed_last_layer_top_eig
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
 

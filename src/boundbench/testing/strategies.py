@@ -398,7 +398,7 @@ def mlps(*, depth: tuple[int, int] = (2, 4), width: tuple[int, int] = (1, 6),
 
     @st.composite
     def draw(draw_) -> MLPInstance:
-        from boundbench.theory.smoothing import GELU_LIPSCHITZ
+        from boundbench.theory.activation_decay import GELU_LIPSCHITZ
 
         L = draw_(dp_s)
         widths = [draw_(w_s) for _ in range(L + 1)]

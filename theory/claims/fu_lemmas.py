@@ -2,7 +2,7 @@
 A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims.fu_hard_margin`).
 
 Each check draws many random instances inside the lemma's assumptions, computes both sides
-with :mod:`theory.stability_bounds`, and reports the worst ratio. Where cheap, it also runs a
+with :mod:`theory.fu`, and reports the worst ratio. Where cheap, it also runs a
 *control* just outside the assumptions, to show that the same comparison does detect a
 violation there (evidence keys ``control_*``).
 """
@@ -15,7 +15,7 @@ import pandas as pd
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
-from boundbench.theory import stability_bounds as sb
+from boundbench.theory import fu as sb
 from boundbench.theory.problems import random_logistic, random_quadratics
 
 

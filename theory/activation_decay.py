@@ -1,9 +1,11 @@
-"""*Activation Decay by Loss Smoothing to Enhance Generalization*.
+"""*Activation Decay by Loss Smoothing to Enhance Generalization*: the paper's results as functions.
 
 Corollary 1 (erf bound on the Hessian of a Gaussian-smoothed loss), the 1-D Huber loss that
 attains it, Theorem 2 (smoothed cross-entropy <= CE + sigma^2 ||h||^2 / 2) with its lower bound,
-the exact smoothed CE it should be compared with, Theorem 3 (a Taylor form, not a bound) and the
-GELU Lipschitz constant. Arrays broadcast; classes sit on the last axis of ``logits``.
+the exact smoothed CE it should be compared with, Theorem 3 (a Taylor form, not a bound), the
+GELU Lipschitz constant, Theorem 1 (the layerwise Hessian bound, both readings) and Appendix B's
+Hessian of the last layer with its smoothed top eigenvalue. Arrays broadcast; classes sit on the
+last axis of ``logits``.
 
 Smoothing the last layer ``W`` of ``logits = W h`` by ``Delta ~ N(0, sigma^2 I)`` adds
 ``xi = Delta h ~ N(0, s^2 I_c)`` to the logits with ``s = sigma ||h||``; every smoothed-CE
@@ -15,12 +17,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 from numpy.typing import ArrayLike
 from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.framework import validate as v
-from boundbench.framework.validate import Array, Int, Rng, Seq, Values, checked
+from boundbench.framework.validate import (
+    Array,
+    Float,
+    Int,
+    Rng,
+    Seed,
+    Seq,
+    Tensor,
+    Values,
+    checked,
+    draws,
+)
+from boundbench.framework.verdicts import BoundSides
+from boundbench.theory._inputs import real_tensor
 
 
 def _gelu_lipschitz() -> float:
@@ -252,3 +268,169 @@ def smoothed_ce_weight_space(
     mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
                                n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))
     return float(mean), float(se)
+
+
+# --- Appendix B: the Hessian of the last layer --------------------------------------------------
+
+
+@checked(h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)))
+def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """Exact Hessian of the mean cross-entropy of ``logits = W h`` w.r.t. ``W`` (row-major
+    ``(c, k)`` flattening): ``mean_n (diag p_n - p_n p_n^T) kron h_n h_n^T``, independent of the
+    labels. ``h (..., n, k)``, ``W (..., c, k)`` with matching leading (model) axes.
+
+    Its spectral norm is at most ``1/2 lambda_max(mean_n h_n h_n^T)`` (``diag p - p p^T <= I/2``):
+    why shrinking the penultimate activations flattens the last layer (activation decay)."""
+    if h.shape[-1] != W.shape[-1] or h.shape[:-2] != W.shape[:-2]:
+        raise ValueError(f"h (..., n, k) and W (..., c, k) must share k and their leading axes "
+                         f"(got {tuple(h.shape)} and {tuple(W.shape)})")
+    p = torch.softmax(h @ W.transpose(-1, -2), -1)
+    A = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+    n, c, k = h.shape[-2], W.shape[-2], h.shape[-1]
+    H = torch.einsum("...nab,...ni,...nj->...aibj", A, h, h) / n
+    return H.reshape(*H.shape[:-4], c * k, c * k)
+
+
+@checked(
+    h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=draws(1),
+    n_batches=Int(2), z=Float(0, lo_open=True), seed=Seed())
+def smoothed_last_layer_top_eig(
+    h: torch.Tensor, W: torch.Tensor, *, sigma: float, n_mc: int, n_batches: int = 10,
+    z: float = 3.0, seed: int = 0,
+) -> tuple[float, float, float]:
+    """Top eigenvalue of ``E_Delta Hess_W CE((W + Delta) h)``, ``Delta ~ N(0, sigma^2 I)``, by
+    Monte Carlo: ``(estimate, lower, upper)`` confidence limits at ``z`` standard errors.
+
+    The Hessian is linear in ``A_n = diag p_n - p_n p_n^T``, so the MC average is taken over
+    ``A_n`` and the Kronecker mean formed once per batch. ``upper`` adds ``z`` standard errors
+    of the batch eigenvalues; ``lower`` is the Rayleigh quotient of the batches along the
+    estimate's top eigenvector minus ``z`` s.e. (a lower bound on the top eigenvalue up to the
+    mild optimism of reusing that eigenvector)."""
+    if h.ndim != 2 or W.ndim != 2 or W.shape[1] != h.shape[1]:
+        raise ValueError(f"h must be (n, k) features and W (c, k) weights over the same k (got h "
+                         f"{tuple(h.shape)}, W {tuple(W.shape)})")
+    gen = torch.Generator().manual_seed(seed)
+    n, k = h.shape
+    c = W.shape[0]
+    per = max(1, n_mc // n_batches)
+    Ms = []
+    # sum_n A_n (x) h_n h_n^T as one (c^2, n) x (n, k^2) product: einsum's three-operand
+    # contraction would materialize an (n, c, c, k, k) tensor
+    hh = (h[:, :, None] * h[:, None, :]).reshape(n, k * k)
+    for _ in range(n_batches):
+        # drawn on the CPU's seeded stream (the same draws on every device), then moved
+        delta = torch.randn(per, c, k, generator=gen, dtype=h.dtype).to(h.device) * sigma
+        p = torch.softmax(torch.einsum("mck,nk->mnc", W + delta, h), -1)
+        # mean_m (diag p_m - p_m p_m^T) = diag(mean_m p_m) - (1/per) sum_m p_m p_m^T: one
+        # batched product over the draws, not a (per, n, c, c) tensor (3x faster at paper size)
+        A = torch.diag_embed(p.mean(0)) - torch.einsum("mnc,mnd->ncd", p, p) / per
+        M = (A.reshape(n, c * c).T @ hh).reshape(c, c, k, k).permute(0, 2, 1, 3)
+        Ms.append(M.reshape(c * k, c * k) / n)
+    Ms = torch.stack(Ms)
+    M = Ms.mean(0)
+    evals, evecs = torch.linalg.eigh(M)
+    lam, v = evals[-1].item(), evecs[:, -1]
+    lam_b = torch.linalg.eigvalsh(Ms)[:, -1]
+    q_b = torch.einsum("i,bij,j->b", v, Ms, v)
+    se_l, se_q = lam_b.std().item() / n_batches**0.5, q_b.std().item() / n_batches**0.5
+    return lam, q_b.mean().item() - z * se_q, lam + z * se_l
+
+
+# --- Theorem 1 ---------------------------------------------------------------------------------
+
+#: the readings of Theorem 1 (``ad.thm1.literal`` and ``ad.thm1.block``)
+THM1_READINGS = ("literal", "block")
+_THM1_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.relu, "gelu": torch.nn.functional.gelu}
+
+
+def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.Tensor, *,
+               activation: str) -> dict[str, float]:
+    """Every number both readings of :func:`thm1_sides` need, from one exact Hessian:
+    ``hess_full``, ``hess_block``, ``rhs_contractant`` (``||W^(l)||`` alone, the paper's
+    "contractant" activation), ``rhs_lipschitz`` (each ``||W^(l)||`` times the activation's
+    Lipschitz constant) and ``last_layer_scale`` (``||W^(L)||_2``)."""
+    if activation not in _THM1_ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
+                         f"(got {activation!r})")
+    if not isinstance(weights, list | tuple) or len(weights) < 2:
+        raise ValueError("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
+    Ws = [real_tensor(f"weights[{i}]", w, 2) for i, w in enumerate(weights)]
+    xx = real_tensor("x", x, 1)
+    prev = xx.shape[0]
+    for i, w in enumerate(Ws):
+        if w.shape[1] != prev:
+            after = "x's length" if i == 0 else f"weights[{i - 1}]'s rows"
+            raise ValueError(f"weights[{i}] must have {prev} columns to follow {after} (got "
+                             f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
+        prev = w.shape[0]
+    s = _THM1_ACTIVATIONS[activation]
+    sizes = [w.numel() for w in Ws]
+
+    def net(theta: torch.Tensor) -> torch.Tensor:
+        parts = [p.view(w.shape) for p, w in zip(torch.split(theta, sizes), Ws, strict=True)]
+        h = xx
+        for W in parts[:-1]:
+            h = s(W @ h)
+        return parts[-1] @ h
+
+    theta0 = torch.cat([w.reshape(-1) for w in Ws])
+    target = net(theta0).detach()  # a zero-loss point of the squared loss
+
+    def loss(theta: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (net(theta) - target).pow(2).sum()
+
+    from torch.func import hessian, jacrev
+
+    H = hessian(loss)(theta0)
+    nb = sum(sizes[:-1])
+    full = torch.linalg.matrix_norm(H, 2).item()
+    block = torch.linalg.matrix_norm(H[:nb, :nb], 2).item()
+    # direct partials dh^(j)/dW^(j) at the network's own h^(j-1) (the proof's reading)
+    hs, h = [], xx
+    for W in Ws[:-1]:
+        hs.append(h)
+        h = s(W @ h)
+    jac = [torch.linalg.matrix_norm(
+        jacrev(lambda w, hp=hp: s(w @ hp))(W).reshape(W.shape[0], -1), 2).item()
+        for W, hp in zip(Ws[:-1], hs, strict=True)]
+    wn = [torch.linalg.matrix_norm(W, 2).item() for W in Ws[:-1]]
+    hz = torch.linalg.matrix_norm(Ws[-1].T @ Ws[-1], 2).item()  # Hessian of L w.r.t. h^(L-1)
+    lip = 1.0 if activation == "relu" else GELU_LIPSCHITZ
+
+    def rhs(c: float) -> float:
+        total = 0.0
+        for j, n_j in enumerate(jac):
+            term = n_j
+            for w_l in wn[j + 1:]:
+                term = term * w_l * c
+            total = total + term
+        return total**2 * hz
+
+    return {"last_layer_scale": torch.linalg.matrix_norm(Ws[-1], 2).item(),
+            "hess_full": full, "hess_block": block,
+            "rhs_contractant": rhs(1.0), "rhs_lipschitz": rhs(lip)}
+
+
+def thm1_sides(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.Tensor, *,
+               activation: str, reading: str = "block") -> BoundSides:
+    """Activation decay (anonymous), Theorem 1, eq. (2), both sides at a zero-loss point of
+    the squared loss ``1/2 ||W^(L) h^(L-1) - y||^2`` of a bias-free MLP
+    ``h^(j) = s(W^(j) h^(j-1))``, ``h^(0) = x``, with exact Hessians (torch.func):
+
+    ``||Hess L|| <= (sum_{j<L} ||dh^(j)/dW^(j)|| prod_{j<l<L} ||W^(l)||)^2 ||Hess_{h^(L-1)} L||``
+
+    ``weights``: ``W^(1), ..., W^(L)`` (``L >= 2``); ``activation``: ``"relu"`` or ``"gelu"``.
+    Inconsistency: the paper's theta includes ``W^(L)``, but ``dh^(L-1)/dW^(L) = 0``, so the
+    right side has no ``W^(L)`` term, and it assumes "contractant" activations, which GELU
+    (Lipschitz 1.1289) is not. ``reading="literal"``: the Hessian over every weight against the
+    paper's right side (it fails, ``ad.thm1.literal``); ``reading="block"`` (default, the
+    corrected reading): the Hessian over ``W^(1..L-1)`` against the right side with each
+    ``||W^(l)||`` times the activation's Lipschitz constant (``ad.thm1.block``). The partials
+    ``dh^(j)/dW^(j)`` are the direct ones, as in the proof."""
+    if reading not in THM1_READINGS:
+        raise ValueError(f"reading must be one of {THM1_READINGS} (got {reading!r})")
+    t = thm1_terms(weights, x, activation=activation)
+    if reading == "literal":
+        return BoundSides(np.asarray(t["hess_full"]), np.asarray(t["rhs_contractant"]))
+    return BoundSides(np.asarray(t["hess_block"]), np.asarray(t["rhs_lipschitz"]))

@@ -15,7 +15,7 @@ from boundbench.framework.verdicts import (
     measured,
     with_margin,
 )
-from boundbench.theory import masked_gradient as mg
+from boundbench.theory import uegr as mg
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests
 

@@ -17,7 +17,7 @@ from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
-from boundbench.theory import smoothing as sm
+from boundbench.theory import activation_decay as sm
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 
@@ -32,7 +32,7 @@ def stein_smoothed_hessian(
     ``t ~ N(0, sigma^2)``, by composite Gauss-Legendre quadrature on ``[-40 sigma, 40 sigma]``
     split at the kinks of ``L'`` and at multiples of sigma; the integrand is smooth on each piece,
     so the rule is accurate to ~1e-15 relative. Independent of the closed form in
-    :func:`theory.smoothing.huber_smoothed_hessian`; broadcasts over its arguments.
+    :func:`theory.activation_decay.huber_smoothed_hessian`; broadcasts over its arguments.
     """
     theta, H, eps, sigma = np.broadcast_arrays(*(np.asarray(x, dtype=float)
                                                  for x in (theta, H, eps, sigma)))

@@ -1,0 +1,127 @@
+"""The Hessian as an operator: :class:`HessianOperator` wraps a scalar loss of a chosen subset of
+a model's parameters (e.g. only the last layer ``W^(L)``) and gives its Hessian-vector products
+through ``torch.func``; the estimators in :mod:`.eigenvalues` and :mod:`.trace` work on its
+``matvec`` alone (the operator-apart-from-algorithm split of curvlinops, Dangel et al.).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from torch.func import functional_call, grad, jvp, vmap
+
+from boundbench.framework.validate import (
+    Array,
+)
+
+
+def _split_params(model: torch.nn.Module, names: list[str] | None):
+    """``(chosen, fixed)`` parameter dicts: the named ones (default all) and the rest, detached."""
+    full = dict(model.named_parameters())
+    names = names or list(full)
+    unknown = set(names) - set(full)
+    if unknown:
+        raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
+    fixed = {k: v.detach() for k, v in full.items() if k not in names}
+    return {k: full[k] for k in names}, fixed
+
+
+class HessianOperator:
+    """The Hessian of ``loss(model(batch), batch)`` w.r.t. the parameters named in ``params``.
+
+    ``loss_fn(params: dict[str, Tensor]) -> scalar`` is built from ``model`` with
+    :func:`torch.func.functional_call`; parameters not named stay fixed at their values. Vectors
+    are flat, in the order of ``names``. A list of ``(weight, loss)`` pairs gives full-dataset
+    HVPs batch by batch (:meth:`for_batches`).
+    """
+
+    def __init__(
+        self,
+        loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor]
+        | list[tuple[float, Callable[[Mapping[str, torch.Tensor]], torch.Tensor]]],
+        params: Mapping[str, torch.Tensor],
+    ) -> None:
+        # a list of (weight, loss) pairs is a loss over batches: H v = sum_b weight_b H_b v,
+        # one batch in memory at a time
+        parts = loss if isinstance(loss, list) else [(1.0, loss)]
+        self._parts = [(float(w), grad(f)) for w, f in parts]
+        self.loss = (lambda p: sum(w * f(p) for w, f in parts)) if isinstance(loss, list) else loss
+        self.names = list(params)
+        self.params = {k: p.detach() for k, p in params.items()}
+        self.shapes = [p.shape for p in self.params.values()]
+        self.sizes = [p.numel() for p in self.params.values()]
+        self.dim = int(sum(self.sizes))
+        ref = next(iter(self.params.values()))
+        self.dtype, self.device = ref.dtype, ref.device
+        self.n_matvecs = 0
+
+    @classmethod
+    def for_model(
+        cls,
+        model: torch.nn.Module,
+        loss_of_output: Callable[[torch.Tensor], torch.Tensor],
+        inputs: torch.Tensor,
+        *,
+        names: list[str] | None = None,
+    ) -> HessianOperator:
+        """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
+        (default: all); the rest of the model is held fixed."""
+        Array()("inputs", inputs)  # NaN inputs would give a NaN Hessian, silently
+        chosen, fixed = _split_params(model, names)
+
+        def loss(p: Mapping[str, torch.Tensor]) -> torch.Tensor:
+            return loss_of_output(functional_call(model, {**fixed, **p}, (inputs,)))
+
+        return cls(loss, chosen)
+
+    @classmethod
+    def for_batches(
+        cls,
+        model: torch.nn.Module,
+        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        batches: list[tuple[torch.Tensor, torch.Tensor]],
+        *,
+        names: list[str] | None = None,
+    ) -> HessianOperator:
+        """Full-dataset Hessian of the mean ``loss_fn(model(x), y)`` over ``batches`` of
+        ``(x, y)``, weighted by batch size; HVPs visit one batch at a time."""
+        chosen, fixed = _split_params(model, names)
+        total = sum(len(x) for x, _ in batches)
+
+        def part(x: torch.Tensor, y: torch.Tensor):
+            return lambda p: loss_fn(functional_call(model, {**fixed, **p}, (x,)), y)
+
+        return cls([(len(x) / total, part(x, y)) for x, y in batches], chosen)
+
+    def _unflatten(self, v: torch.Tensor) -> dict[str, torch.Tensor]:
+        parts = torch.split(v, self.sizes)
+        return {k: p.view(s) for k, p, s in zip(self.names, parts, self.shapes, strict=True)}
+
+    def matvec(self, v: torch.Tensor) -> torch.Tensor:
+        """``H v`` by forward-over-reverse differentiation (one jvp of the gradient)."""
+        self.n_matvecs += 1
+        tangent = self._unflatten(v.to(self.dtype))
+        out: Any = 0.0  # a sum of tensors
+        for w, g in self._parts:
+            hv = jvp(g, (self.params,), (tangent,))[1]
+            out = out + w * torch.cat([hv[k].reshape(-1) for k in self.names])
+        return out
+
+    def matmat(self, V: torch.Tensor) -> torch.Tensor:
+        """``H V^T`` for a batch of vectors ``V (m, dim)``, as one vmapped HVP: ``(m, dim)``."""
+        self.n_matvecs += V.shape[0]
+
+        out: Any = 0.0  # a sum of tensors
+        for w, g in self._parts:
+            def one(v: torch.Tensor, g=g) -> torch.Tensor:
+                hv = jvp(g, (self.params,), (self._unflatten(v),))[1]
+                return torch.cat([hv[k].reshape(-1) for k in self.names])
+
+            out = out + w * vmap(one)(V.to(self.dtype))
+        return out
+
+    def dense(self) -> torch.Tensor:
+        """The full Hessian matrix (``dim`` matvecs): for tests and small problems."""
+        return self.matmat(torch.eye(self.dim, dtype=self.dtype, device=self.device)).T
