@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from boundbench.framework import sequential as sq
-from boundbench.framework.verdicts import Z_ALPHA, Z_BETA
+from boundbench.framework.trends import Z_ALPHA, Z_BETA
 
 SEEDS_MAX = 60
 SD = 0.03  # a seed outcome's spread (accuracy differences of a few points)

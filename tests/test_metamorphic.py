@@ -20,20 +20,21 @@ from hypothesis import strategies as st
 
 from boundbench import catalogue
 from boundbench.framework import registry
+from boundbench.framework.readings import along_t_verdict, readings_verdict
+from boundbench.framework.trends import (
+    decide_no_effect,
+    median_reversals,
+    paired_trend_verdict,
+    std_ratio_verdict,
+    trend_verdict,
+)
 from boundbench.framework.verdicts import (
     PERTURBED_CALLS,
     BoundSides,
     Verdict,
-    along_t_verdict,
     bound_verdict,
-    decide_no_effect,
     equality_verdict,
-    median_reversals,
-    paired_trend_verdict,
     perturbed,
-    readings_verdict,
-    std_ratio_verdict,
-    trend_verdict,
 )
 
 DRAWS = 5
@@ -79,7 +80,7 @@ def test_trend_rules_flag_what_a_perturbation_can_flip(seed, slope):
         r = np.random.default_rng(1)
         t = trend_verdict(x, y, expected="decreasing", rng=r, what="t")
         p = paired_trend_verdict(np.arange(5.0), Y, expected="decreasing", rng=r, what="p")
-        from boundbench.framework.verdicts import end_ratio
+        from boundbench.framework.trends import end_ratio
 
         n = decide_no_effect(p, end_ratio(Y[:, 0], Y[:, -1], rng=r, paired=True), "x")
         s = std_ratio_verdict(y[:20], y[20:], rng=r, what="s", equivalence=0.5)

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from boundbench.framework.verdicts import Verdict, decide_no_effect, readings_verdict
+from boundbench.framework.readings import readings_verdict
+from boundbench.framework.trends import decide_no_effect
+from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.stability import optimal_set_moves
 from boundbench.synthetic.svm import soft_margin_intercepts, soft_margin_loo
 
@@ -202,7 +204,7 @@ def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
     """Issue 37: `depends-on-reading` means two readings reach different *decided* verdicts. A
     claim supported under one reading and inconclusive under another stays supported, naming the
     undecided reading, and is no finding against its paper."""
-    from boundbench.framework.verdicts import against_paper
+    from boundbench.framework.readings import against_paper
 
     up = Verdict("supported", "down as predicted", {"rho": -0.5})
     unsure = Verdict("inconclusive", "medians not monotone", {"rho": -0.1})
@@ -232,7 +234,7 @@ def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
 def test_a_curve_claim_says_for_which_t_it_holds():
     """Issue 37: Fig. 5's fresh-loo-start reading supports the claim early and shows no effect
     at t = 600; judged at the last step only, it read "no-effect"."""
-    from boundbench.framework.verdicts import against_paper, along_t_verdict
+    from boundbench.framework.readings import against_paper, along_t_verdict
 
     up = Verdict("supported", "down", {"ci_low": -0.5})
     flat = Verdict("no-effect", "flat", {"end_ratio": 1.0})

@@ -7,7 +7,13 @@ import pytest
 
 from boundbench import catalogue
 from boundbench.framework import registry as claims
-from boundbench.framework.verdicts import STATUSES, BoundSides, Verdict, bound_verdict, equality_verdict
+from boundbench.framework.verdicts import (
+    STATUSES,
+    BoundSides,
+    Verdict,
+    bound_verdict,
+    equality_verdict,
+)
 from boundbench.theory import activation_decay as smoothing
 from boundbench.theory import fu as stability_bounds
 
@@ -120,7 +126,7 @@ def test_experiment_tables_are_cached_by_config(tmp_path):
 
 
 def test_trend_verdict_directions():
-    from boundbench.framework.verdicts import trend_verdict
+    from boundbench.framework.trends import trend_verdict
 
     rng = np.random.default_rng(0)
     x = np.repeat(np.arange(5.0), 20)
@@ -171,7 +177,7 @@ def test_the_guides_claim_example_is_one_function_and_one_decorator(monkeypatch,
 
 
 def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
-    from boundbench.framework.verdicts import std_ratio_verdict
+    from boundbench.framework.trends import std_ratio_verdict
 
     rng = np.random.default_rng(0)
     wide, narrow = rng.normal(0, 1.0, 200), rng.normal(0, 0.4, 200)
@@ -233,7 +239,7 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, tmp
 def test_no_effect_is_decided_from_the_end_to_end_ratio():
     """An undecided rank trend becomes 'no-effect' only when the paired change
     over the whole range lies inside 1 +- 10%; a real effect, or too few sets, stays as it is."""
-    from boundbench.framework.verdicts import decide_no_effect, end_ratio, paired_trend_verdict
+    from boundbench.framework.trends import decide_no_effect, end_ratio, paired_trend_verdict
 
     rng = np.random.default_rng(0)
     base = rng.lognormal(0, 1, 40)
@@ -324,7 +330,7 @@ def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
     the terminal (seen under `plm run --seeds 3`)."""
     import warnings
 
-    from boundbench.framework.verdicts import std_ratio_verdict
+    from boundbench.framework.trends import std_ratio_verdict
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -17,17 +17,17 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import (
+from boundbench.framework.trends import (
     EQUIVALENCE,
-    Verdict,
     decide_no_effect,
     end_ratio,
     paired_trend_verdict,
-    readings_verdict,
     std_ratio_verdict,
     trend_verdict,
 )
+from boundbench.framework.verdicts import Verdict
 from boundbench.plm.reports import needs_plm
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability

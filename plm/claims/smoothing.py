@@ -15,7 +15,7 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import bootstrap_mean, end_ratio, trend_verdict
+from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
 from boundbench.plm import bands
 from boundbench.plm.reports import (
     bar_outcome,

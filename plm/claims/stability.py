@@ -12,7 +12,7 @@ import numpy as np
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import std_ratio_verdict, trend_verdict
+from boundbench.framework.trends import std_ratio_verdict, trend_verdict
 from boundbench.methods import Method
 from boundbench.plm import bands
 from boundbench.plm.methods import SURT

@@ -52,9 +52,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "STATUSES": ("boundbench.framework.verdicts", "STATUSES"),
     "bound_verdict": ("boundbench.framework.verdicts", "bound_verdict"),
     "equality_verdict": ("boundbench.framework.verdicts", "equality_verdict"),
-    "trend_verdict": ("boundbench.framework.verdicts", "trend_verdict"),
-    "paired_trend_verdict": ("boundbench.framework.verdicts", "paired_trend_verdict"),
-    "readings_verdict": ("boundbench.framework.verdicts", "readings_verdict"),
+    "trend_verdict": ("boundbench.framework.trends", "trend_verdict"),
+    "paired_trend_verdict": ("boundbench.framework.trends", "paired_trend_verdict"),
+    "readings_verdict": ("boundbench.framework.readings", "readings_verdict"),
     # methods: the interface and the catalogues (synthetic; every method, needs the plm extra)
     "Method": ("boundbench.methods", "Method"),
     "SYNTHETIC_METHODS": ("boundbench.synthetic.catalogue", "METHODS"),

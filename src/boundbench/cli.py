@@ -11,8 +11,8 @@ from boundbench import catalogue
 from boundbench.framework import registry as _claims
 from boundbench.framework.execution import cores
 from boundbench.framework.files import write_atomic
+from boundbench.framework.readings import against_paper
 from boundbench.framework.validate import MAX_SEED
-from boundbench.framework.verdicts import against_paper
 
 # Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
 # contradicted (`check`, `falsify`), so a researcher's CI job fails on it; 2 a usage error (one

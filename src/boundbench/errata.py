@@ -28,7 +28,8 @@ import pandas as pd
 
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import within, write_atomic
-from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, against_paper, fmt_ratio, fmt_sides
+from boundbench.framework.readings import against_paper
+from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")

@@ -9,7 +9,8 @@ from typing import Any
 
 from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
-from boundbench.framework.verdicts import FINDINGS, FRAGILE, against_paper, fmt_ratio
+from boundbench.framework.readings import against_paper
+from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "

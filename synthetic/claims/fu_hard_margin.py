@@ -12,11 +12,7 @@ from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
-    NUMERIC_RTOL,
-    BoundSides,
-    bound_verdict,
-)
+from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import fu as sb

@@ -12,19 +12,15 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.readings import along_t_verdict, log_spaced, readings_verdict
 from boundbench.framework.registry import Block, CheckContext, Erratum, Outcome, claim
-from boundbench.framework.verdicts import (
+from boundbench.framework.trends import (
     EQUIVALENCE,
-    Verdict,
-    along_t_verdict,
     decide_no_effect,
     end_ratio,
-    log_spaced,
-    measured,
     paired_trend_verdict,
-    readings_verdict,
-    with_margin,
 )
+from boundbench.framework.verdicts import Verdict, measured, with_margin
 from boundbench.synthetic.experiments import (
     FIG5_COMBINED,
     FIG5_DEFAULT,

@@ -8,15 +8,11 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
-    NUMERIC_RTOL,
-    BoundSides,
-    bound_verdict,
-    readings_verdict,
-    trend_verdict,
-)
+from boundbench.framework.trends import trend_verdict
+from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.experiments import (
     QuadraticGrid,
 )

@@ -12,12 +12,7 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
-    NUMERIC_RTOL,
-    BoundSides,
-    Verdict,
-    bound_verdict,
-)
+from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.synthetic.claims.fu_hard_margin import lemma_a24_table
 from boundbench.synthetic.experiments import (
     SoftLOOGrid,

@@ -12,10 +12,8 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
-from boundbench.framework.verdicts import (
-    Verdict,
-    bootstrap_mean,
-)
+from boundbench.framework.trends import bootstrap_mean
+from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import fu as sb

@@ -22,18 +22,11 @@ import pandas as pd
 import torch
 
 from boundbench.framework import plotting
+from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
-    BINDING,
-    Verdict,
-    bootstrap_mean,
-    interval_status,
-    measured,
-    readings_verdict,
-    trend_verdict,
-    with_margin,
-)
+from boundbench.framework.trends import bootstrap_mean, interval_status, trend_verdict
+from boundbench.framework.verdicts import BINDING, Verdict, measured, with_margin
 from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.synthetic.penalties import JacobianPenalty
 from boundbench.theory.activation_decay import cor1_rhs, smoothed_last_layer_top_eig

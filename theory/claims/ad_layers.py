@@ -12,12 +12,7 @@ from torch.func import hessian, jacrev
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
-    NUMERIC_RTOL,
-    BoundSides,
-    bound_evidence,
-    bound_verdict,
-)
+from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad
 
 

@@ -10,9 +10,7 @@ from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import (
-    Verdict,
-)
+from boundbench.framework.verdicts import Verdict
 from boundbench.theory import norms
 
 

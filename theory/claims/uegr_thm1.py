@@ -8,13 +8,7 @@ from scipy.stats import norm
 
 from boundbench.framework import plotting
 from boundbench.framework.registry import CheckContext, Outcome, claim
-from boundbench.framework.verdicts import (
-    BoundSides,
-    Verdict,
-    bound_evidence,
-    measured,
-    with_margin,
-)
+from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, measured, with_margin
 from boundbench.theory import uegr as mg
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests

@@ -1,9 +1,10 @@
 """The framework every layer builds on, and knows nothing of the papers: the claims registry and
-its check context, verdict rules, the targeted search, argument specs, crash-safe files, Dask
+its check context, verdict rules (bounds in ``verdicts``, trends in ``trends``, verdicts
+over readings in ``readings``), the targeted search, argument specs, crash-safe files, Dask
 execution, plotting and report helpers. The bottom layer of the import contract."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "draws", "execution", "files", "meta", "plotting", "registry", "reports", "search",
-    "sequential", "validate", "verdicts",
+    "bands", "draws", "execution", "files", "meta", "plotting", "readings", "registry", "reports",
+    "search", "sequential", "trends", "validate", "verdicts",
 ]
