@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.framework import registry
+from boundbench.framework import context, registry
 
 # function name -> phase (a name may appear under several phases' callers; cumulative times
 # overlap where phases nest, e.g. SVM LOO inside diagnostics)
@@ -35,7 +35,7 @@ PHASES = {
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("claim")
-    ap.add_argument("--scale", choices=registry.SCALES, default="quick")
+    ap.add_argument("--scale", choices=context.SCALES, default="quick")
     args = ap.parse_args()
     catalogue.load()
     out = Path(tempfile.mkdtemp())

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from boundbench.framework.context import check_scale
 from boundbench.framework.files import (
     key_lock,
     read_json,
@@ -29,7 +30,6 @@ from boundbench.framework.files import (
     write_json,
 )
 from boundbench.framework.meta import environment
-from boundbench.framework.registry import check_scale
 from boundbench.framework.validate import Bool, Float, Int, Seq, Text, check_fields
 from boundbench.methods import Method, split_spec
 from boundbench.plm.catalogue import METHODS

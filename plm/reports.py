@@ -14,7 +14,8 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Verdict, with_margin

@@ -146,7 +146,7 @@ def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
     """GPU_SPEEDUP is keyed by the standard grids' keys: a grid that changes drops out of it
     (its projections then say no GPU time is recorded) rather than borrowing a stale ratio."""
     pytest.importorskip("transformers", reason="install the plm extra (README)")
-    from boundbench.framework.registry import CheckContext
+    from boundbench.framework.context import CheckContext
     from boundbench.plm.claims import smoothing, stability
 
     ctx = CheckContext(out_dir=None, progress=False, scale="standard")

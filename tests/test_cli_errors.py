@@ -271,7 +271,7 @@ def test_a_seed_beyond_two_to_the_32_is_refused_by_name(cmd, capsys, tmp_path):
 
 
 def test_the_api_bounds_the_seed_by_name():
-    from boundbench.framework.registry import CheckContext
+    from boundbench.framework.context import CheckContext
     from boundbench.synthetic.data import make_separable
 
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\]"):

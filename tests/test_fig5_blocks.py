@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from boundbench.framework.registry import CheckContext
+from boundbench.framework.context import CheckContext
 from boundbench.framework.trends import EQUIVALENCE, decide_no_effect
 from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.claims import fu_heads as fig5

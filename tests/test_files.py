@@ -179,7 +179,7 @@ def test_temporary_folders_of_dead_writers_are_swept(tmp_path):
 
 
 def test_a_cache_that_links_outside_the_folder_is_refused_by_name(tmp_path):
-    from boundbench.framework.registry import CheckContext
+    from boundbench.framework.context import CheckContext
 
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     out.mkdir()

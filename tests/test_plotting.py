@@ -11,7 +11,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from boundbench.framework import plotting  # noqa: E402
+from boundbench.framework import (
+    context,
+    plotting,  # noqa: E402
+)
 from boundbench.framework import registry as _claims  # noqa: E402
 
 
@@ -69,7 +72,7 @@ def test_the_palette_is_colour_blind_safe_and_fonts_print():
 
 
 def test_formats_are_checked():
-    assert plotting.FORMATS == _claims.FIGURE_FORMATS
+    assert plotting.FORMATS == context.FIGURE_FORMATS
     with pytest.raises(ValueError, match="formats must be"):
         _claims.CheckContext(formats=("jpg",))
     with pytest.raises(ValueError, match="formats must be"):

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import (
     EQUIVALENCE,
     decide_no_effect,

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
 from boundbench.plm import bands
 from boundbench.plm.reports import (

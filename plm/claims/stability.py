@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
 from boundbench.methods import Method
 from boundbench.plm import bands

@@ -42,7 +42,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "load_claims": ("boundbench.catalogue", "load"),
     "claims": ("boundbench.catalogue", "registry"),
     "run_claim": ("boundbench.framework.registry", "run"),
-    "CheckContext": ("boundbench.framework.registry", "CheckContext"),
+    "CheckContext": ("boundbench.framework.context", "CheckContext"),
     "Outcome": ("boundbench.framework.registry", "Outcome"),
     "claim": ("boundbench.framework.registry", "claim"),
     "run_audit": ("boundbench.audit", "run_audit"),

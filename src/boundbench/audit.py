@@ -13,6 +13,7 @@ from typing import Any
 
 from boundbench import catalogue, errata
 from boundbench.budget import BUDGET_FILE, spend_budget
+from boundbench.framework import context
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import key_lock, write_atomic
 from boundbench.framework.meta import commit, environment, lock, machine
@@ -26,7 +27,7 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
     tables. ``force`` allows it."""
     if force:
         return
-    rank = {s: i for i, s in enumerate(_claims.SCALES)}
+    rank = {s: i for i, s in enumerate(context.SCALES)}
     larger = []
     for cid in ids:
         try:

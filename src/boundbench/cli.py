@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from boundbench import catalogue
+from boundbench.framework import context
 from boundbench.framework import registry as _claims
 from boundbench.framework.execution import cores
 from boundbench.framework.files import write_atomic
@@ -363,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0,
                        help=f"random seed, 0 to {MAX_SEED} (default 0)")
-        q.add_argument("--scale", choices=_claims.SCALES, default="quick",
+        q.add_argument("--scale", choices=context.SCALES, default="quick",
                        help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
                        "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
                        "(the papers' sizes)")
@@ -373,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "declared departure from the paper's 500; --datasets 500 runs the "
                        "paper's count (with --workers or --scheduler, its blocks spread over "
                        "the cluster)")
-        q.add_argument("--format", nargs="+", choices=_claims.FIGURE_FORMATS, default=["png"],
+        q.add_argument("--format", nargs="+", choices=context.FIGURE_FORMATS, default=["png"],
                        metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
                        "pdf, svg (vector, for papers); default png")
 
@@ -484,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):
-        q.add_argument("--scale", choices=_claims.SCALES, default="paper",
+        q.add_argument("--scale", choices=context.SCALES, default="paper",
                        help="quick: at most 200 training examples, 30 steps, 100 diagnostic "
                        "points, the methods' quick arguments (CI); standard: 1,000 examples, "
                        "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "

@@ -19,6 +19,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench import catalogue
+from boundbench.framework import context
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import sweep_temporaries, within, write_atomic
 
@@ -80,7 +81,7 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
             (root / rel).write_bytes(data)
         ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
                                    progress=False, formats=formats, datasets=datasets,
-                                   tables=_claims.TableCache(shared=_DaskShared(run)))
+                                   tables=context.TableCache(shared=_DaskShared(run)))
         result = _claims.run(cid, ctx, catch=True).to_dict()
         files = {}
         for f in root.rglob("*"):

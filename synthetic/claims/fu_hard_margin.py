@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict

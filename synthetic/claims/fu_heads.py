@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import along_t_verdict, log_spaced, readings_verdict
-from boundbench.framework.registry import Block, CheckContext, Erratum, Outcome, claim
+from boundbench.framework.registry import Block, Erratum, Outcome, claim
 from boundbench.framework.trends import (
     EQUIVALENCE,
     decide_no_effect,

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.synthetic.claims.fu_hard_margin import lemma_a24_table

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Erratum, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.trends import bootstrap_mean
 from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.data import make_separable

@@ -22,8 +22,9 @@ import pandas as pd
 import torch
 
 from boundbench.framework import plotting
+from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.trends import bootstrap_mean, interval_status, trend_verdict
 from boundbench.framework.verdicts import BINDING, Verdict, measured, with_margin

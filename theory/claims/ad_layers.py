@@ -10,7 +10,8 @@ import torch
 from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad

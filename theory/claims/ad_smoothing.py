@@ -14,7 +14,8 @@ from scipy.special import softmax
 from scipy.stats import norm
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
 from boundbench.theory import activation_decay as sm

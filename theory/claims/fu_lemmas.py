@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.theory import fu as sb

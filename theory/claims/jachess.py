@@ -9,7 +9,8 @@ import torch
 from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.verdicts import Verdict
 from boundbench.theory import norms
 

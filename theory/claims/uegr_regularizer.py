@@ -11,8 +11,9 @@ import pandas as pd
 import torch
 
 from boundbench.framework import plotting
+from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.theory.uegr import keep_probability, normalized_saliency

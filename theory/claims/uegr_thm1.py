@@ -7,7 +7,8 @@ import pandas as pd
 from scipy.stats import norm
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome, claim
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, measured, with_margin
 from boundbench.theory import uegr as mg
 

@@ -16,7 +16,7 @@ OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "
 COLUMN_IN = 3.5  # one column of a two-column paper
 PAGE_IN = 7.2  # the full text width of a two-column paper
 MIN_FONT_PT = 7.0  # the smallest legible size at print scale
-# the formats savefig writes (registry.FIGURE_FORMATS, which the CLI offers, is the same tuple:
+# the formats savefig writes (context.FIGURE_FORMATS, which the CLI offers, is the same tuple:
 # kept apart so that the registry can be imported without matplotlib)
 FORMATS = ("png", "pdf", "svg")
 

@@ -7,7 +7,8 @@ from typing import Any
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.registry import CheckContext, Outcome
+from boundbench.framework.context import CheckContext
+from boundbench.framework.registry import Outcome
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 
 RTOL, ATOL = NUMERIC_RTOL, 1e-12  # the bound checks' tolerance (verdicts.NUMERIC_RTOL)
