@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from boundbench import cli
+from boundbench import cli, commands
 
 
 def _fails(argv, capsys, *words):
@@ -196,7 +196,7 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp
                 yield item, execution.Done(fn(item))
 
     monkeypatch.setattr(registry, "run", run)
-    monkeypatch.setattr(cli, "cores", lambda: cores)
+    monkeypatch.setattr(commands, "cores", lambda: cores)
     monkeypatch.setattr(execution, "LocalPool", InProcessPool)
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from boundbench import catalogue
+from boundbench import commands
 from boundbench.framework import context
 from boundbench.framework import registry as _claims
-from boundbench.framework.execution import cores
-from boundbench.framework.files import write_atomic
-from boundbench.framework.readings import against_paper
 from boundbench.framework.validate import MAX_SEED
 
 # Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
@@ -127,212 +123,6 @@ def _out_dir(text: str) -> str:
     return text
 
 
-def _cmd_claims(args: argparse.Namespace) -> int:
-    reg = catalogue.registry()
-    if args.functions:
-        from boundbench.generated import functions_table
-
-        print(functions_table(markdown=args.markdown), end="")
-        return 0
-    if args.markdown:
-        raise ValueError("--markdown goes with --functions")
-    if args.json:
-        print(json.dumps([c.describe() for c in reg.values()], indent=2))
-        return 0
-    width = max(len(i) for i in reg)
-    for c in reg.values():
-        print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.where}")
-    return 0
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    from boundbench.running import _jsonable
-
-    catalogue.load()
-    for cid in args.ids:
-        _claims.get(cid)
-    out = Path(args.out) if args.out else None
-    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
-                               formats=tuple(args.format), datasets=args.datasets)
-    results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in args.ids]
-    if args.json:
-        print(json.dumps(_jsonable(results), indent=2))
-    else:
-        for r in results:
-            print(f"{r['id']}: {r['verdict'].upper()} - {r['reason']}")
-            for k, v in r["evidence"].items():
-                print(f"    {k} = {v:.6g}" if isinstance(v, float) else f"    {k} = {v}")
-            if r.get("figure"):
-                print(f"    figure: {out / r['figure']}")
-            if r.get("error"):
-                _print_claim_error(r)
-    if any(r.get("error") for r in results):
-        return EXIT_ERROR
-    return EXIT_FINDING if any(against_paper(r) for r in results) else 0
-
-
-def _print_claim_error(r: dict) -> None:
-    """A claim whose check raised: one line on the terminal (its exception), the traceback in
-    full only with BOUNDBENCH_TRACEBACK=1 (it is in the claim's JSON record either way)."""
-    import os
-
-    if os.environ.get("BOUNDBENCH_TRACEBACK"):
-        print(r["error"], file=sys.stderr)
-        return
-    said = " ".join(ln.strip() for ln in str(r.get("reason") or "").splitlines() if ln.strip())
-    print(f"boundbench: {r['id']}: {said or 'its check raised'} (the traceback is in its JSON "
-          "record; BOUNDBENCH_TRACEBACK=1 prints it)", file=sys.stderr)
-
-
-def _cmd_falsify(args: argparse.Namespace) -> int:
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    from boundbench.falsify import falsify
-
-    # hypothesis keeps what it caches (its unicode tables, ...) under the run's folder, not
-    # in the directory the command was started from
-    set_hypothesis_home_dir(str(Path(args.out) / ".hypothesis"))
-    res = falsify(args.target, budget=args.budget, seed=args.seed)
-    name = args.target.replace("/", "_").replace(":", "_")
-    out = Path(args.out) / f"falsify-{name}.json"
-    write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
-    status = EXIT_FINDING if res["violated"] else 0
-    if args.json:  # the whole counterexample, as written to the file
-        print(json.dumps(res, default=str))
-        return status
-    verdict = "VIOLATED" if res["violated"] else "holds on every instance tried"
-    print(f"{res['target']}: largest lhs/rhs found = {res['worst_ratio']:.6g} ({verdict}; "
-          f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
-    print(f"  instance with the largest ratio: {res['instance']}")
-    if res.get("reproducer"):
-        rp = res["reproducer"]
-        print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "
-              f"{rp['ratio']:.6g}, lhs = {rp['lhs']!r}, rhs = {rp['rhs']!r}: {rp['instance']}")
-    print(f"  reproduce: {res['reproduce']}")
-    print(f"  written: {out}")
-    return status
-
-
-def _cmd_audit(args: argparse.Namespace) -> int:
-    from boundbench.audit import run_audit
-
-    report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
-                       only=args.only or None, force=args.force, workers=args.workers,
-                       scheduler=args.scheduler, formats=tuple(args.format),
-                       budget=args.budget, datasets=args.datasets,
-                       processes=args.processes or cores())
-    meta = report["meta"]
-    print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
-    if args.budget is not None:
-        seq = [(r["id"], r["evidence"]["sequential"], r["verdict"]) for r in report["claims"]
-               if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
-        print(f"budget: {meta['budget_spent_seconds'] / 60:.1f} of {args.budget / 60:.0f} min; "
-              f"{sum(v in ('supported', 'contradicted', 'no-effect') for _, _, v in seq)} of "
-              f"{len(seq)} fine-tuning claims decided:")
-        for cid, s, v in seq:
-            print(f"  {cid}: {v} at {s['grid_seeds']} seeds ({s.get('stopped', '')})")
-    print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
-    if meta["errors"]:
-        print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _cmd_findings(args: argparse.Namespace) -> int:
-    from boundbench import generated, rendering
-
-    report = generated.read_audit(Path(args.out) / "audit.json")
-    text = rendering.headline(rendering.record(report))
-    print(text, end="")
-    if args.record:
-        generated.write_record(report, Path(args.record))
-        print(f"recorded: {args.record}")
-    if args.readme:
-        generated.replace_readme_block(Path(args.readme), text)
-        print(f"updated: {args.readme}")
-    return 0
-
-
-def _cmd_regenerate(args: argparse.Namespace) -> int:
-    from boundbench.generated import regenerate
-
-    for path in regenerate(Path(args.root), Path(args.out) / "audit.json"):
-        print(f"written: {path}")
-    return 0
-
-
-def _cmd_errata(args: argparse.Namespace) -> int:
-    from boundbench import errata
-
-    path = errata.write(Path(args.out), paper=args.paper,
-                        audit=Path(args.audit) if args.audit else None)
-    print(f"errata: {path}")
-    return 0
-
-
-def _cmd_figures(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
-    catalogue.load()
-    ids = args.only or list(catalogue.registry())
-    for cid in ids:
-        _claims.get(cid)
-    out = Path(args.out)
-    from boundbench.audit import check_no_downscale
-    from boundbench.running import run_claims
-
-    check_no_downscale(out, ids, args.scale, force=args.force)
-    # one progress bar per command: over the claims, or, for a single claim, inside it
-    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
-                               progress=len(ids) == 1, formats=tuple(args.format),
-                               datasets=args.datasets)
-
-    failed = []
-    for r in run_claims(ids, ctx, workers=args.workers, scheduler=args.scheduler,
-                        desc="figures", progress=len(ids) > 1,
-                        processes=args.processes or cores()):
-        files = ", ".join(r.get("figure_files") or [])
-        tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
-                   f"{out}/{{{files}}}" if files else f"{r['id']}: {r['verdict']} "
-                   f"({r['seconds']:.1f} s), no figure")
-        for p in r.get("layout_problems") or []:
-            tqdm.write(f"  layout: {p}")
-        if r.get("error"):
-            failed.append(r["id"])
-            _print_claim_error(r)
-    return 1 if failed else 0
-
-
-def _cmd_plm(args: argparse.Namespace) -> int:
-    import os
-
-    from boundbench.plm import runs
-    from boundbench.plm.experiments import StabilityGrid
-    from boundbench.plm.models import check_model
-    from boundbench.plm.train import FinetuneConfig
-
-    if args.plm_command == "sweep":
-        grid = StabilityGrid.from_json(args.config, scale=args.scale)
-    else:
-        ft = FinetuneConfig(model=args.model, max_steps=args.steps, device=args.device,
-                            head_only=args.head_only)
-        grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
-                             train_size=args.train_size, finetune=ft,
-                             diagnostics=args.diagnostics, evaluation=args.evaluation
-                             ).at_scale(args.scale)
-    check_model(grid.finetune.model)  # a missing or unsafe model fails before any work
-    if note := runs.cost_note(grid, scale=args.scale, command=args.plm_command):
-        print(note, file=sys.stderr)
-    until = getattr(args, "until_decided", False)
-    res = runs.run(grid, Path(args.out), until_decided=until,
-                   metric=getattr(args, "metric", "test_accuracy"),
-                   **({"band": args.band, "max_seeds": args.max_seeds, "budget": args.budget}
-                      if until else {}), workers=args.workers, scheduler=args.scheduler)
-    if int(os.environ.get("RANK", "0")) == 0:  # one report per multi-process launch
-        print(runs.report(res))
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="boundbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -344,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "fu.lemma-a.2.1 -> boundbench.theory.fu.lemma_a21_sides")
     c.add_argument("--markdown", action="store_true",
                    help="with --functions: a Markdown table (docs/bounds.md)")
-    c.set_defaults(func=_cmd_claims)
+    c.set_defaults(func=commands.claims)
 
     def distributed(q: argparse.ArgumentParser, *, local: bool = False) -> None:
         q.add_argument("--deterministic", action="store_true",
@@ -386,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--json", action="store_true", help="machine-readable output")
     k.add_argument("--out", type=_out_dir,
                    help="folder for figures and tables (default: none written)")
-    k.set_defaults(func=_cmd_check)
+    k.set_defaults(func=commands.check)
 
     a = sub.add_parser("audit", help="run every claim and write audit.md / audit.json")
     common(a)
@@ -400,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
     distributed(a, local=True)
-    a.set_defaults(func=_cmd_audit)
+    a.set_defaults(func=commands.audit)
 
     e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
     e.add_argument("paper", nargs="?", choices=sorted(_claims.PAPERS),
@@ -408,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", type=_out_dir, default="figures",
                    help="the audit's folder (default: figures)")
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
-    e.set_defaults(func=_cmd_errata)
+    e.set_defaults(func=commands.errata)
 
     fd = sub.add_parser("findings", help="the findings of the latest audit, one line each "
                         "(what the README quotes)")
@@ -418,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(the docs keep docs/last-audit.json)")
     fd.add_argument("--readme", metavar="PATH", help="also replace the findings block of this "
                     "README")
-    fd.set_defaults(func=_cmd_findings)
+    fd.set_defaults(func=commands.findings)
 
     rg = sub.add_parser("regenerate", help="remake what the repository generates: docs/bounds.md, "
                         "docs/last-audit.json and the README's findings block (from the quick "
@@ -426,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--out", type=_out_dir, default="figures",
                     help="the folder of a whole quick audit at seed 0 (default: figures)")
     rg.add_argument("--root", default=".", help="the repository's root (default: here)")
-    rg.set_defaults(func=_cmd_regenerate)
+    rg.set_defaults(func=commands.regenerate)
 
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
                         "budget", epilog=exits)
@@ -440,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help='print {"worst_ratio", "instance", "reproduce"}')
     fz.add_argument("--out", type=_out_dir, default=".",
                     help="folder for falsify-<target>.json (default: here)")
-    fz.set_defaults(func=_cmd_falsify)
+    fz.set_defaults(func=commands.falsify)
 
     f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
     common(f)
@@ -450,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
     distributed(f, local=True)
-    f.set_defaults(func=_cmd_figures)
+    f.set_defaults(func=commands.figures)
 
     pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")
     plsub = pl.add_subparsers(dest="plm_command", required=True)
@@ -492,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "configured")
         q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
         distributed(q)
-        q.set_defaults(func=_cmd_plm)
+        q.set_defaults(func=commands.plm)
     return p
 
 
