@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from boundbench.framework import sequential as sq
+from boundbench.framework import stopping as stp
 from boundbench.framework.trends import Z_ALPHA, Z_BETA
 
 SEEDS_MAX = 60
@@ -49,7 +50,7 @@ PLANTED = {"fu.plm.surt-distance": ("mean", 0.55), "fu.plm.mmr-margin": ("mean",
 
 
 def _first(low, high, *, null: float, scale: str = "linear", band=None):
-    return sq.first_decision(low, high, null=null, expected="increase", band=band, scale=scale)
+    return stp.first_decision(low, high, null=null, expected="increase", band=band, scale=scale)
 
 
 def false_decisions(rng: np.random.Generator, runs_mean: int, runs_ratio: int) -> None:
@@ -73,7 +74,7 @@ def _ends(path):
 
 def _fixed_design(kind: str, effect: float) -> int:
     if kind == "mean":
-        return sq.fixed_n(effect, 1.0)
+        return stp.fixed_n(effect, 1.0)
     return int(np.ceil(1 + ((Z_ALPHA + Z_BETA) / np.log(effect)) ** 2))  # the audit's F-test count
 
 

@@ -141,7 +141,7 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
                 or "did not train" in verdict.reason or "sequential" in verdict.evidence:
             return verdict
         steps = grid.finetune.max_steps
-        from boundbench.framework.sequential import cost_text
+        from boundbench.framework.stopping import cost_text
 
         cost = (cost_text(need, seconds_per_seed(df), device=_trained_on(df),
                           grid_key=grid.key(seeds=False)) if df is not None and need else "")
@@ -220,7 +220,8 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     ev = {"n_seeds": len(diff), "n_runs": len(runs), "n_runs_not_trained": untrained,
           "seed": ctx.seed, "scale": ctx.scale, **power_evidence(diff)}
     if ctx.sequential and len(diff) >= 2:
-        from boundbench.framework.sequential import probe, sequential_verdict, t_confidence_sequence
+        from boundbench.framework.sequential import t_confidence_sequence
+        from boundbench.framework.stopping import probe, sequential_verdict
 
         p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected=expected,
                   band=band, spread=float(np.std(diff, ddof=1)), what=what)
@@ -265,11 +266,8 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
         if band is None:
             return v
         return banded(v, v.evidence["ci_low"], v.evidence["ci_high"], band, expected="decrease")
-    from boundbench.framework.sequential import (
-        probe,
-        sequential_verdict,
-        std_ratio_confidence_sequence,
-    )
+    from boundbench.framework.sequential import std_ratio_confidence_sequence
+    from boundbench.framework.stopping import probe, sequential_verdict
 
     # a seed adds a value to each: the sequence reads the seeds both have (runs that did not
     # train are out of one of them)
@@ -423,10 +421,7 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
     majority class (:func:`did_not_train`) are left out and counted. ``difference`` and
     ``spread`` say what the confidence sequence decides: ``higher``/``lower`` (``smaller``/
     ``larger``), or ``undecided``."""
-    from boundbench.framework.sequential import (
-        std_ratio_confidence_sequence,
-        t_confidence_sequence,
-    )
+    from boundbench.framework.sequential import std_ratio_confidence_sequence, t_confidence_sequence
     from boundbench.framework.trends import std_ratio_verdict
 
     if metric not in df.columns:

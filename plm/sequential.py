@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework.files import write_json
-from boundbench.framework.sequential import first_decision, futile, t_confidence_sequence
+from boundbench.framework.sequential import t_confidence_sequence
+from boundbench.framework.stopping import first_decision, futile
 from boundbench.plm.reports import comparison, paired
 
 FIRST_SEEDS = 5  # Lai's sequence is unbounded before 5 paired seeds (rho = 1, alpha = 0.05)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from boundbench.framework import sequential as sq
+from boundbench.framework import stopping as stp
 from boundbench.framework.bands import DEFAULT, PAPER, Band, band_outcome, sign_inside
 from boundbench.framework.verdicts import Verdict
 from boundbench.plm import bands
@@ -29,7 +30,7 @@ B = Band(-0.01, 0.01, "difference", DEFAULT, "test")
 def test_an_interval_has_four_outcomes_against_its_band(low, high, expected, outcome):
     assert band_outcome(low, high, B, expected=expected) == outcome
     # the confidence sequences' rule is the same one
-    assert sq.decide(low, high, null=0.0, expected=expected, band=B) == outcome
+    assert stp.decide(low, high, null=0.0, expected=expected, band=B) == outcome
 
 
 def test_excluding_zero_inside_the_band_is_no_effect_with_its_sign():
@@ -51,16 +52,16 @@ def test_excluding_zero_inside_the_band_is_no_effect_with_its_sign():
 def test_ratio_bands_are_symmetric_in_the_log_and_legacy_half_widths_still_work():
     b = Band.half_paper_ratio(0.8, "t")
     assert math.isclose(b.low * b.high, 1.0) and math.isclose(b.low, math.sqrt(0.8))
-    assert sq.decide(0.93, 1.05, null=1.0, expected="decrease", band=b, scale="ratio") \
+    assert stp.decide(0.93, 1.05, null=1.0, expected="decrease", band=b, scale="ratio") \
         == "no-effect"
-    assert sq.decide(0.5, 0.85, null=1.0, expected="decrease", band=b, scale="ratio") \
+    assert stp.decide(0.5, 0.85, null=1.0, expected="decrease", band=b, scale="ratio") \
         == "supported"
-    legacy = sq.as_band(0.25, null=1.0, scale="ratio")
+    legacy = stp.as_band(0.25, null=1.0, scale="ratio")
     assert (legacy.low, legacy.high) == (0.75, 1.25)
-    assert sq.as_band(b.to_dict(), null=1.0) == b  # a probe's JSON reads back
+    assert stp.as_band(b.to_dict(), null=1.0) == b  # a probe's JSON reads back
     for bad in (0, -1.0, float("nan"), True):
         with pytest.raises(ValueError, match="band must be a positive number"):
-            sq.as_band(bad, null=0.0)
+            stp.as_band(bad, null=0.0)
     with pytest.raises(ValueError, match="null"):
         Band(0.1, 0.2, "difference", DEFAULT, "t")
 
@@ -68,9 +69,9 @@ def test_ratio_bands_are_symmetric_in_the_log_and_legacy_half_widths_still_work(
 def test_first_decision_stops_at_the_first_interval_the_band_decides():
     low = np.array([-1.0, -0.02, 0.003, 0.004])
     high = np.array([1.0, 0.03, 0.009, 0.008])
-    assert sq.first_decision(low, high, null=0.0, expected="increase", band=B) == ("no-effect", 3)
+    assert stp.first_decision(low, high, null=0.0, expected="increase", band=B) == ("no-effect", 3)
     # without a band the same path decides "supported" where it first excludes 0
-    assert sq.first_decision(low, high, null=0.0, expected="increase") == ("supported", 3)
+    assert stp.first_decision(low, high, null=0.0, expected="increase") == ("supported", 3)
 
 
 def test_each_band_comes_from_its_papers_numbers():
@@ -108,38 +109,38 @@ def test_a_trend_whose_size_lies_inside_the_band_is_no_effect():
 def test_a_probe_states_the_seeds_and_cpu_hours_to_detect_the_papers_effect():
     rng = np.random.default_rng(0)
     a, b = rng.normal(0, 1.0, 8), rng.normal(0, 1.0, 8)
-    p = sq.probe("std_ratio", path=sq.std_ratio_confidence_sequence(a, b), null=1.0,
+    p = stp.probe("std_ratio", path=sq.std_ratio_confidence_sequence(a, b), null=1.0,
                  expected="decrease", band=bands.mhloss_std(), spread=float(np.std(b, ddof=1)),
                  what="std ratio")
     assert p["band"]["rule"] == PAPER
     # the std ratio 0.80 needs hundreds of seeds: more than the cap, or a large count
     k = p["seeds_at_paper_effect"]
     assert k is None or k > 100
-    text = sq.probe_text(p, seconds_per_seed=600.0)
+    text = stp.probe_text(p, seconds_per_seed=600.0)
     assert "detecting the paper's std ratio 0.805" in text
     assert "no-effect band" in text and "Table 2" in text
-    d = sq.probe("mean", path=sq.t_confidence_sequence(rng.normal(0, 0.01, 10)), null=0.0,
+    d = stp.probe("mean", path=sq.t_confidence_sequence(rng.normal(0, 0.01, 10)), null=0.0,
                  expected="decrease", band=bands.jachess_calibration("brier"), spread=0.01,
                  what="Brier")
     assert d["seeds_at_paper_effect"] is not None and d["seeds_at_no_effect"] is not None
-    t = sq.probe_text({**d, "decision": None}, seconds_per_seed=360.0)
+    t = stp.probe_text({**d, "decision": None}, seconds_per_seed=360.0)
     assert "CPU-hours" in t and "no GPU time is recorded for this grid" in t
-    assert sq.cost_text(10, None) == "" and "1 CPU-hours" in sq.cost_text(10, 360.0)
+    assert stp.cost_text(10, None) == "" and "1 CPU-hours" in stp.cost_text(10, 360.0)
 
 
 def test_a_projections_hours_are_named_by_the_device_that_measured_them():
     """The budgeted standard audit on one H200 (2026-11-26) wrote "0.036 CPU-hours here at 3 s
     a seed": seconds measured on a GPU called CPU time. A GPU-measured cost says GPU-hours; a
     CPU-measured one is scaled by the ratio recorded for its grid, where there is one."""
-    assert sq.cost_text(10, 360.0, device="cuda") == " (about 1 GPU-hours here at 360 s a seed)"
-    assert "CPU" not in sq.cost_text(10, 360.0, device="cuda:0")
-    key, (ratio, gpu) = next(iter(sq.GPU_SPEEDUP.items()))
-    t = sq.cost_text(10, 360.0, device="cpu", grid_key=key)
+    assert stp.cost_text(10, 360.0, device="cuda") == " (about 1 GPU-hours here at 360 s a seed)"
+    assert "CPU" not in stp.cost_text(10, 360.0, device="cuda:0")
+    key, (ratio, gpu) = next(iter(stp.GPU_SPEEDUP.items()))
+    t = stp.cost_text(10, 360.0, device="cpu", grid_key=key)
     assert "1 CPU-hours here" in t and f"{1 / ratio:.2g} GPU-hours on {gpu}" in t
-    assert "no GPU time is recorded" in sq.cost_text(10, 360.0, grid_key="not-a-grid")
+    assert "no GPU time is recorded" in stp.cost_text(10, 360.0, grid_key="not-a-grid")
     p = {"what": "Brier", "kind": "mean", "n": 6, "estimate": 0.01, "spread": 0.05, "null": 0.0,
          "expected": "decrease", "band": None, "cs_low": -0.1, "cs_high": 0.1, "decision": None}
-    assert "GPU-hours here" in sq.probe_text(p, seconds_per_seed=24.0, device="cuda")
+    assert "GPU-hours here" in stp.probe_text(p, seconds_per_seed=24.0, device="cuda")
 
 
 def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
@@ -152,7 +153,7 @@ def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
     ctx = CheckContext(out_dir=None, progress=False, scale="standard")
     keys = {stability._grid(ctx, stability._TRIO).key(seeds=False),
             smoothing._grid(ctx, smoothing._SHARED).key(seeds=False)}
-    assert set(sq.GPU_SPEEDUP) <= keys, "re-measure the GPU ratio of a changed grid (results log)"
+    assert set(stp.GPU_SPEEDUP) <= keys, "re-measure the GPU ratio of a changed grid (results log)"
 
 
 def test_a_decision_near_the_bands_edge_is_flagged_fragile():
@@ -179,15 +180,15 @@ def test_a_decision_near_the_bands_edge_is_flagged_fragile():
     # the sequential path: the last interval's distance, the smallest over deciding probes
     rng = np.random.default_rng(3)
     diff = rng.normal(0.05, 0.01, 30)
-    p = sq.probe("mean", path=sq.t_confidence_sequence(diff), null=0.0, expected="increase",
+    p = stp.probe("mean", path=sq.t_confidence_sequence(diff), null=0.0, expected="increase",
                  band=m, spread=0.01, what="margin")
     assert p["decision"] == "supported"
     assert math.isclose(p["band_margin"], band_margin(p["cs_low"], p["cs_high"], m))
-    sv = sq.sequential_verdict([p], what="margin", evidence={}, seconds_per_seed=1.0,
+    sv = stp.sequential_verdict([p], what="margin", evidence={}, seconds_per_seed=1.0,
                                grid_seeds=30)
     assert sv.status == "supported" and sv.evidence["margin_to_flip"] == p["band_margin"]
     near = {**p, "band_margin": 0.01}
-    assert sq.sequential_verdict([p, near], what="margin", evidence={}, seconds_per_seed=1.0,
+    assert stp.sequential_verdict([p, near], what="margin", evidence={}, seconds_per_seed=1.0,
                                  grid_seeds=30).evidence["fragile"]
     # a reversed interval is refused by name
     with pytest.raises(ValueError, match="low must be <= high"):

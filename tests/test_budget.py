@@ -17,13 +17,13 @@ from scipy import stats
 from boundbench import catalogue
 from boundbench.audit import run_audit
 from boundbench.framework import registry as claims
-from boundbench.framework.sequential import (
+from boundbench.framework.sequential import t_confidence_sequence
+from boundbench.framework.stopping import (
     PROJECTION_CAP,
     fixed_n,
     probe,
     seeds_to_decide,
     sequential_verdict,
-    t_confidence_sequence,
 )
 from boundbench.framework.verdicts import Verdict
 

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundbench.framework import sequential as sq
+from boundbench.framework import stopping as stp
 from boundbench.framework import trends, verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
@@ -51,7 +52,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.theory.eigenvalues", "boundbench.theory.trace", "boundbench.theory.norms",
            "boundbench.theory.problems", "boundbench.framework.verdicts",
            "boundbench.framework.trends", "boundbench.framework.readings",
-           "boundbench.framework.sequential",
+           "boundbench.framework.sequential", "boundbench.framework.stopping",
            "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
            "boundbench.synthetic.mlp"]
@@ -62,14 +63,17 @@ EXCLUDED = {
     "eigenvalues.EigResult": "a result record",
     "verdicts.Evidence": "a type alias",
     "sequential.CSPath": "a result record of the confidence sequences (fuzzed)",
-    "sequential.probe": "a record of a CSPath and a claim's settings (run by test_budget)",
-    "sequential.probe_text": "formats a probe record",
-    "sequential.as_band": "normalizes a band (a Band, its dict or a half-width); its errors are "
+    "sequential.t_halfwidth": "the half-width step of t_confidence_sequence (fuzzed through it)",
+    "sequential.ratio_intervals": "the interval step of std_ratio_confidence_sequence (fuzzed "
+                                  "through it)",
+    "stopping.probe": "a record of a CSPath and a claim's settings (run by test_budget)",
+    "stopping.probe_text": "formats a probe record",
+    "stopping.as_band": "normalizes a band (a Band, its dict or a half-width); its errors are "
     "tested in test_bands",
-    "sequential.cost_text": "formats a seed count and a measured seconds-per-seed (test_bands)",
-    "sequential.projected_seeds": "reads a probe record into seeds_to_decide (fuzzed; "
+    "stopping.cost_text": "formats a seed count and a measured seconds-per-seed (test_bands)",
+    "stopping.projected_seeds": "reads a probe record into seeds_to_decide (fuzzed; "
     "test_budget)",
-    "sequential.sequential_verdict": "combines probe records into a Verdict (test_budget)",
+    "stopping.sequential_verdict": "combines probe records into a Verdict (test_budget)",
     "verdicts.Verdict": "a result record (its status vocabulary is tested in "
     "test_verdicts_and_registry)",
     "verdicts.BoundSides": "a pair of arrays, validated by bound_evidence (fuzzed)",
@@ -422,18 +426,18 @@ CASES.update({
         a=_seq_x, b=2 * _seq_x[::-1], alpha=0.05, prior_sd=1.0)),
     "sequential.eb_confidence_sequence": (sq.eb_confidence_sequence, dict(
         x=_seq_x, lower=-1.0, upper=1.0, alpha=0.05, c=0.5)),
-    "sequential.decide": (sq.decide, dict(low=0.1, high=0.3, null=0.0, expected="increase",
+    "stopping.decide": (stp.decide, dict(low=0.1, high=0.3, null=0.0, expected="increase",
                                           band=0.5, scale="linear")),
-    "sequential.first_decision": (sq.first_decision, dict(
+    "stopping.first_decision": (stp.first_decision, dict(
         low=np.array([-1.0, 0.1]), high=np.array([1.0, 0.3]), null=0.0, expected="increase",
         band=0.5, scale="linear")),
-    "sequential.futile": (sq.futile, dict(n=6, n_max=20, estimate=0.1, spread=0.2, null=0.0,
+    "stopping.futile": (stp.futile, dict(n=6, n_max=20, estimate=0.1, spread=0.2, null=0.0,
                                           kind="mean", band=0.05, alpha=0.05)),
-    "sequential.seeds_to_decide": (sq.seeds_to_decide, dict(
+    "stopping.seeds_to_decide": (stp.seeds_to_decide, dict(
         n=6, n_max=200, estimate=0.1, spread=0.2, null=0.0, kind="mean", band=0.05,
         alpha=0.05)),
-    "sequential.fixed_n": (sq.fixed_n, dict(effect=0.5, sd=1.0, alpha=0.05, power=0.8)),
-    "sequential.duration_seconds": (sq.duration_seconds, dict(budget="90m")),
+    "stopping.fixed_n": (stp.fixed_n, dict(effect=0.5, sd=1.0, alpha=0.05, power=0.8)),
+    "stopping.duration_seconds": (stp.duration_seconds, dict(budget="90m")),
 })
 CASES.update(_plm_cases())
 if any(c.split(".")[0] in {m.rsplit(".", 1)[1] for m in PLM_MODULES} for c in CASES):

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from boundbench.framework import sequential as sq
+from boundbench.framework import stopping as stp
 
 SEEDS_MAX = 60  # the most seeds a sequence may add in the simulations
 
@@ -56,7 +57,7 @@ def test_std_ratio_sequence_matches_the_invariant_likelihood():
 
 def _first_decision(low, high, *, null: float, band: float | None = None,
                     scale: str = "linear") -> tuple[str | None, int]:
-    return sq.first_decision(low, high, null=null, expected="increase", band=band, scale=scale)
+    return stp.first_decision(low, high, null=null, expected="increase", band=band, scale=scale)
 
 
 NULLS = {
@@ -111,11 +112,11 @@ def test_fixed_n_is_the_smallest_count_with_the_power(effect):
     """The exact paired t-test's sample size: the power is reached at fixed_n and not one seed
     before (a search by bisection; the scan it replaced gave the same counts, 42 of 42, and
     took 8 s at effect/sd 0.0123)."""
-    n = sq.fixed_n(effect, 1.0)
+    n = stp.fixed_n(effect, 1.0)
     assert _power(n, effect) and (n == 2 or not _power(n - 1, effect))
-    assert [sq.fixed_n(e, 1.0) for e in (2.0, 0.7, 0.2)] == [5, 19, 199]
+    assert [stp.fixed_n(e, 1.0) for e in (2.0, 0.7, 0.2)] == [5, 19, 199]
     with pytest.raises(ValueError, match="needs over 100,000 seeds"):
-        sq.fixed_n(0.001, 1.0)
+        stp.fixed_n(0.001, 1.0)
 
 
 # effects as the standard-scale audit of 2026-11-22 measured them (docs/results-log.md): the
@@ -128,7 +129,7 @@ def _fixed_design(kind: str, effect: float) -> int:
     """Seeds the fixed-n test at 80% power needs: the exact paired t-test, or the F test of
     two variances (``1 + ((z_a + z_b) / ln r)^2``, the audit's count)."""
     if kind == "mean":
-        return sq.fixed_n(effect, 1.0)
+        return stp.fixed_n(effect, 1.0)
     return int(np.ceil(1 + ((1.959964 + 0.841621) / np.log(effect)) ** 2))
 
 
@@ -159,12 +160,12 @@ def test_a_planted_effect_is_decided_at_about_the_fixed_designs_seeds(claim):
 
 
 def test_futility_stops_a_nil_effect_and_keeps_a_large_one():
-    assert sq.futile(n=6, n_max=20, estimate=0.001, spread=0.03, null=0.0, kind="mean")
-    assert not sq.futile(n=6, n_max=20, estimate=0.05, spread=0.03, null=0.0, kind="mean")
-    assert sq.futile(n=6, n_max=12, estimate=0.95, spread=0.02, null=1.0, kind="std_ratio")
-    assert not sq.futile(n=6, n_max=40, estimate=0.4, spread=0.02, null=1.0, kind="std_ratio")
+    assert stp.futile(n=6, n_max=20, estimate=0.001, spread=0.03, null=0.0, kind="mean")
+    assert not stp.futile(n=6, n_max=20, estimate=0.05, spread=0.03, null=0.0, kind="mean")
+    assert stp.futile(n=6, n_max=12, estimate=0.95, spread=0.02, null=1.0, kind="std_ratio")
+    assert not stp.futile(n=6, n_max=40, estimate=0.4, spread=0.02, null=1.0, kind="std_ratio")
     # a nil effect with a band the budget can reach is not futile: it can end as no-effect
-    assert not sq.futile(n=6, n_max=60, estimate=0.0, spread=0.01, null=0.0, kind="mean",
+    assert not stp.futile(n=6, n_max=60, estimate=0.0, spread=0.01, null=0.0, kind="mean",
                          band=0.02)
 
 
@@ -196,10 +197,10 @@ def test_bad_input_is_refused_by_name(bad, match):
 
 def test_bad_decisions_and_ranges_are_refused():
     with pytest.raises(ValueError, match="low must be <= high"):
-        sq.decide(2.0, 1.0, null=0.0, expected="increase")
+        stp.decide(2.0, 1.0, null=0.0, expected="increase")
     with pytest.raises(ValueError, match="expected must be one of"):
-        sq.decide(0.0, 1.0, null=0.0, expected="up")
+        stp.decide(0.0, 1.0, null=0.0, expected="up")
     with pytest.raises(ValueError, match="x must lie in"):
         sq.eb_confidence_sequence([0.5, 2.0], lower=-1, upper=1)
     with pytest.raises(ValueError, match="n_max must be >= n"):
-        sq.futile(n=6, n_max=3, estimate=0.1, spread=0.1, null=0.0, kind="mean")
+        stp.futile(n=6, n_max=3, estimate=0.1, spread=0.1, null=0.0, kind="mean")

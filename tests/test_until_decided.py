@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boundbench.framework.sequential import duration_seconds
+from boundbench.framework.stopping import duration_seconds
 from boundbench.plm.sequential import run_until_decided
 
 

@@ -62,7 +62,7 @@ _positive_float = _positive("a finite number")
 
 
 def _duration(text: str) -> float:
-    from boundbench.framework.sequential import duration_seconds
+    from boundbench.framework.stopping import duration_seconds
 
     try:
         return duration_seconds(text)
