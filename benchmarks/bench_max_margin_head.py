@@ -1,4 +1,4 @@
-"""The squared-hinge head of :func:`boundbench.synthetic.pools.max_margin_loo` (lam = 1e-6): Newton
+"""The squared-hinge head of :func:`boundbench.synthetic.pool_heads.max_margin_loo` (lam = 1e-6): Newton
 from zero, as it was, vs Newton from the dual active-set solution, as it is now, on ``k``
 training sets of each size in ``--n`` drawn from a separable pool of dimension ``--d`` (384,
 MiniLM's). Prints each side's seconds, the ratio, and the largest relative difference of the
@@ -16,7 +16,12 @@ import numpy as np
 import torch
 
 from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.pools import MAX_MARGIN_LAM, _sq_hinge_active_set, _sq_hinge_newton, draw_sets
+from boundbench.synthetic.pool_heads import (
+    MAX_MARGIN_LAM,
+    _sq_hinge_active_set,
+    _sq_hinge_newton,
+    draw_sets,
+)
 from boundbench.synthetic.train import augment
 
 

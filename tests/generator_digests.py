@@ -11,7 +11,7 @@ import numpy as np
 
 from boundbench.synthetic.data import make_centres, make_separable
 from boundbench.synthetic.mlp import make_clusters
-from boundbench.synthetic.pools import draw_sets
+from boundbench.synthetic.pool_heads import draw_sets
 from boundbench.synthetic.train import make_quadratic_setting
 from boundbench.theory.problems import random_logistic, random_quadratics
 

