@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from boundbench.synthetic.experiments import HeadsRun
+from boundbench.synthetic.fig5 import HeadsRun
 
 
 def main() -> None:

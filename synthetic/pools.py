@@ -93,7 +93,7 @@ class PoolHeads:
     ``H`` heads, normalized LOO stability of the mean head after ``steps`` steps, ``k_loo``
     left-out points per training set of ``n``. ``nested`` (default): one run of ``max(H)``
     heads, the ``H``-head model the mean of its first ``H`` (exact, as heads train independently;
-    see :class:`~boundbench.synthetic.experiments.HeadsRun`); ``False`` draws each ``H`` afresh."""
+    see :class:`~boundbench.synthetic.fig5.HeadsRun`); ``False`` draws each ``H`` afresh."""
 
     heads: tuple[int, ...] = (1, 4, 16)
     n: int = 100

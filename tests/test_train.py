@@ -126,7 +126,7 @@ def test_prefixes_and_starts_are_checked(data):
 def test_fig5_trains_the_widest_model_once(monkeypatch):
     """Fig. 5's grid of H costs one run of max(H) heads (186 -> 100 heads at the paper's grid);
     nested=False is the per-H baseline."""
-    from boundbench.synthetic import experiments
+    from boundbench.synthetic import fig5
 
     widths = []
 
@@ -134,12 +134,12 @@ def test_fig5_trains_the_widest_model_once(monkeypatch):
         widths.append(kw["heads"])
         return train_heads(*args, **kw)
 
-    monkeypatch.setattr(experiments, "train_heads", spy)
-    cfg = experiments.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2)
+    monkeypatch.setattr(fig5, "train_heads", spy)
+    cfg = fig5.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2)
     nested = cfg.run()
     assert widths == [4]
     widths.clear()
-    apart = experiments.HeadsRun(**{**cfg.config(), "nested": False}).run()
+    apart = fig5.HeadsRun(**{**cfg.config(), "nested": False}).run()
     assert widths == [1, 2, 4]
     assert list(nested.columns) == list(apart.columns) and len(nested) == len(apart)
     # the widest model is the same run either way (same seed, same starts)
@@ -151,7 +151,7 @@ def test_fig5_counts_its_slopes_and_says_when_a_run_is_long(monkeypatch, capsys)
     """HeadsRun.slopes is the exact count of per-sample slopes its runs compute (a spy counts
     them); a run estimated above ANNOUNCE_SECONDS says so on stderr before it starts, and a
     small one neither probes nor prints."""
-    from boundbench.synthetic import experiments
+    from boundbench.synthetic import fig5
 
     counted = []
 
@@ -160,22 +160,22 @@ def test_fig5_counts_its_slopes_and_says_when_a_run_is_long(monkeypatch, capsys)
                        * kw["steps"])
         return train_heads(X, y, **kw)
 
-    monkeypatch.setattr(experiments, "train_heads", spy)
+    monkeypatch.setattr(fig5, "train_heads", spy)
     for extra in ({}, {"nested": False}, {"step": "eq10-fixed"}):
-        cfg = experiments.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2,
+        cfg = fig5.HeadsRun(heads=(1, 2, 4), n_datasets=2, n=40, steps=5, k_loo=2,
                                    **extra)
         counted.clear()
         cfg.run()
         assert sum(counted) == cfg.slopes(), extra
     # the defaults: 100 datasets x 2,000 samples x 100 heads x (1 + 4) replicas x 3,000 steps
-    assert experiments.HeadsRun().slopes() == 100 * 2000 * 100 * 5 * 3000
+    assert fig5.HeadsRun().slopes() == 100 * 2000 * 100 * 5 * 3000
     assert capsys.readouterr().err == ""  # small runs are not probed
     est = cfg.estimate(probe_steps=2)
     assert est["slopes"] == cfg.slopes() and est["seconds"] > 0 and est["device"] == "cpu"
     with pytest.raises(ValueError, match="probe_steps must be >= 1"):
         cfg.estimate(probe_steps=0)
-    monkeypatch.setattr(experiments, "PROBE_SLOPES", 0)
-    monkeypatch.setattr(experiments, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(fig5, "PROBE_SLOPES", 0)
+    monkeypatch.setattr(fig5, "ANNOUNCE_SECONDS", 0.0)
     cfg.run()
     err = capsys.readouterr().err
     assert ("MHLoss heads (init_scale=1, replica_starts=shared, step=eq10-fixed, 2 datasets, "
@@ -195,7 +195,7 @@ def test_fig5_is_decided_within_datasets():
     assert "mean_within_set_spearman" in v.evidence and v.evidence["n_levels"] == 6
     # our reading (shared starts) shows no effect; the readings the paper leaves open disagree
     by = v.evidence["by_reading"]
-    from boundbench.synthetic.experiments import FIG5_COMBINED
+    from boundbench.synthetic.fig5 import FIG5_COMBINED
 
     # the readings are the product of the three open choices (issue 38)
     assert set(by) == set(FIG5_COMBINED) and len(by) == 8

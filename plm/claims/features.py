@@ -191,7 +191,7 @@ def _features_n(ctx: CheckContext) -> Outcome:
        "init-30 and eq10-fixed-step; the verdict per reading is in the evidence.")
 @needs_plm
 def _features_heads(ctx: CheckContext) -> Outcome:
-    from boundbench.synthetic.experiments import FIG5_DEFAULT, FIG5_READINGS
+    from boundbench.synthetic.fig5 import FIG5_DEFAULT, FIG5_READINGS
 
     per, tables = {}, {}
     for name, reading in FIG5_READINGS.items():

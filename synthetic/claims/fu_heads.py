@@ -1,6 +1,6 @@
 """Fu et al.'s GD heads: Figure 5 (stability against the number of heads H, along the GD
 trajectory) and Corollary 3.1's 1/sqrt(H) head factor, over every reading of the heads' start
-and step size (:data:`boundbench.synthetic.experiments.FIG5_COMBINED`).
+and step size (:data:`boundbench.synthetic.fig5.FIG5_COMBINED`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,7 @@ from boundbench.framework.trends import (
     paired_trend_verdict,
 )
 from boundbench.framework.verdicts import Verdict, measured, with_margin
-from boundbench.synthetic.experiments import (
-    FIG5_COMBINED,
-    FIG5_DEFAULT,
-    HeadsRun,
-)
+from boundbench.synthetic.fig5 import FIG5_COMBINED, FIG5_DEFAULT, HeadsRun
 from boundbench.theory import fu as sb
 
 # ---------------------------------------------------------------- Figure 5, Corollary 3.1

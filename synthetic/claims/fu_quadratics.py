@@ -14,9 +14,7 @@ from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
-from boundbench.synthetic.experiments import (
-    QuadraticGrid,
-)
+from boundbench.synthetic.experiments import QuadraticGrid
 from boundbench.theory import fu as sb
 
 # ----------------------------------------------------------- Theorem 2.2 and Figure 8

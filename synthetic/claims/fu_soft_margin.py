@@ -15,9 +15,7 @@ from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.synthetic.claims.fu_hard_margin import lemma_a24_table
-from boundbench.synthetic.experiments import (
-    SoftLOOGrid,
-)
+from boundbench.synthetic.experiments import SoftLOOGrid
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import fu as sb
 

@@ -16,9 +16,7 @@ from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import median_reversals, trend_verdict
 from boundbench.framework.verdicts import FRAGILE, Verdict, with_margin
-from boundbench.synthetic.experiments import (
-    SVMSweep,
-)
+from boundbench.synthetic.experiments import SVMSweep
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps
 
