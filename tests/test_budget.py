@@ -205,3 +205,24 @@ def test_the_machine_line_names_the_gpu_where_fine_tuning_ran():
     assert "GPU" not in machine_line({"machine": {"cpu_model": "Xeon"}})[0]
     rec = meta.machine()
     assert ("gpus" in rec) == (torch.cuda.is_available())
+
+
+@pytest.mark.parametrize("device, says", [
+    ("cuda", "GPU-hours here at 5 s a seed"),
+    ("cpu", "GPU-hours on one NVIDIA H200 by this grid's measured step-time ratio"),
+])
+def test_a_futile_claim_names_the_device_that_measured_its_seed_cost(device, says):
+    """The budgeted audit on one H100 (2026-11-26) stopped ``fu.plm.mhloss-std`` as futile with
+    "about 0.27 CPU-hours here at 5 s a seed; no GPU time is recorded for this grid", though its
+    seconds were the GPU's and the grid's CPU/GPU ratio is recorded: the budget's line now names
+    the device and grid as the verdict's own projection does."""
+    from boundbench.budget import _plan
+
+    diff = 0.01 + 0.5 * stats.norm.ppf([_corput(s + 1) for s in range(6)])
+    p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected="increase",
+              band=None, spread=float(np.std(diff, ddof=1)), what="change")
+    seq = {"probes": [p], "grid_seeds": 6, "seconds_per_seed": 4.86,
+           "grid_key": "6fc5c17e827f", "device": device}
+    plan = _plan({"evidence": {"sequential": seq}}, left=10.0)
+    assert plan is not None and "futile" in plan, plan
+    assert says in plan["futile"] and "no GPU time is recorded" not in plan["futile"]

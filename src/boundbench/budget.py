@@ -57,7 +57,10 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
             n = max(min(scenarios), p["n"] + 1)
         if n is None:
             far = projected_seeds(p)
-            need_txt = (f"about {far} seeds{cost_text(far, cost)}" if far is not None
+            # the device and grid that measured the seconds (the H100 audit of 2026-11-26
+            # called its GPU seconds "CPU-hours here" in this line alone)
+            where = {"device": seq.get("device"), "grid_key": seq.get("grid_key")}
+            need_txt = (f"about {far} seeds{cost_text(far, cost, **where)}" if far is not None
                         else f"more than {PROJECTION_CAP} seeds")
             return {"futile": f"{p['what']}: at the current estimate no count of seeds the "
                     f"budget affords (up to {n_max}) decides; it would need {need_txt}, so it "
