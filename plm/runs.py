@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.plm.experiments import StabilityGrid, run_grid, summarize
+from boundbench.plm.cells import run_grid
+from boundbench.plm.experiments import StabilityGrid, summarize
 
 
 @dataclass
@@ -30,6 +31,30 @@ class GridRun:
     @property
     def until_decided(self) -> bool:
         return self.table is not None
+
+
+def sweep_grid(config: str | Path, *, scale: str) -> StabilityGrid:
+    """``plm sweep``'s grid: a sweep file at ``scale``, its model checked before any work."""
+    from boundbench.plm.models import check_model
+
+    grid = StabilityGrid.from_json(config, scale=scale)
+    check_model(grid.finetune.model)  # a missing or unsafe model fails before any work
+    return grid
+
+
+def single_grid(*, task: str, methods: list[str], seeds: int, train_size: int | None,
+                model: str, steps: int | None, device: str | None, head_only: bool,
+                diagnostics: bool, evaluation: bool, scale: str) -> StabilityGrid:
+    """``plm run``'s grid: the methods on one task at ``scale``, its model checked first."""
+    from boundbench.plm.models import check_model
+    from boundbench.plm.train import FinetuneConfig
+
+    ft = FinetuneConfig(model=model, max_steps=steps, device=device, head_only=head_only)
+    grid = StabilityGrid(task=task, methods=tuple(methods), seeds=seeds, train_size=train_size,
+                         finetune=ft, diagnostics=diagnostics, evaluation=evaluation
+                         ).at_scale(scale)
+    check_model(grid.finetune.model)
+    return grid
 
 
 def run_folder(grid: StabilityGrid, out_root: Path) -> Path:
@@ -90,7 +115,7 @@ def report(res: GridRun) -> str:
         cols.remove("level")
     parts = [_fmt(summary[cols], ".4f")]
     if df.method.nunique() > 1:
-        from boundbench.plm.reports import comparison
+        from boundbench.plm.comparison import comparison
 
         comp = res.table if res.table is not None else comparison(df, metric=res.metric)
         show = [c for c in ("method", "level", "paired_seeds", "runs_not_trained",

@@ -200,18 +200,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
 def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, labels, *,
            progress: bool, unlabeled: list[str] | None):
     """The training loop of :func:`finetune`: ``(losses, penalties, seconds, report)``."""
-    if cfg.head_only:
-        model.encoder.requires_grad_(False)
-    trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
-    head = [p for k, p in trainable.items() if k.startswith("head_")]
-    body = [p for k, p in trainable.items() if not k.startswith("head_")]
-    groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
-                                                      if body else [])
-    base = _adamw(groups, device)
     core = model
-    if acc is not None:
-        model, base = acc.prepare(model, base)
-    opt = make_optimizer(method, base, seed=cfg.seed)
+    model, trainable, opt = _optimizer(model, method, cfg, device, acc)
     n = len(texts)
     steps_per_epoch = max(1, (n + cfg.batch_size - 1) // cfg.batch_size)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * steps_per_epoch))
@@ -267,18 +257,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     model.train()
     world = acc.num_processes if acc is not None else 1
     for _ in tqdm(range(total), desc="fine-tune", disable=not progress):
-        idx = np.asarray([], dtype=int)
-        while len(idx) < world:  # every process draws the same batches (same rng)
-            if not batches:  # a new epoch
-                batches = length_grouped_batches(lengths, batch_size=cfg.batch_size,
-                                                 group=cfg.length_groups, rng=rng)
-            idx = np.asarray(batches.pop(0))
-        if world > 1:
-            # equal slices on every process: a batch whose length is not a multiple of the
-            # world size drops its last len % world texts (an epoch's short last batch), since
-            # an empty slice would fail on one process and unequal ones would weight DDP's
-            # gradient average unequally; a batch shorter than the world is skipped
-            idx = idx[:len(idx) - len(idx) % world][acc.process_index::world]
+        idx = _next_batch(batches, lengths, cfg=cfg, rng=rng, world=world, acc=acc)
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
         task, pen = step(b, y, with_task=True, with_penalty=not method.dual)
@@ -297,6 +276,42 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     secs = time.perf_counter() - t0
     report = {**method.report(state), **optimizer_report(opt)}
     return losses, pens, secs, report
+
+
+def _optimizer(model, method: Method, cfg: FinetuneConfig, device, acc):
+    """The trainable parameters (the head's at ``head_lr``, the encoder's at ``lr`` unless
+    ``head_only``) and the method's optimizer around a fused AdamW; under ``accelerate`` the
+    prepared model. Returns ``(model, trainable, optimizer)``."""
+    if cfg.head_only:
+        model.encoder.requires_grad_(False)
+    trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
+    head = [p for k, p in trainable.items() if k.startswith("head_")]
+    body = [p for k, p in trainable.items() if not k.startswith("head_")]
+    groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
+                                                      if body else [])
+    base = _adamw(groups, device)
+    if acc is not None:
+        model, base = acc.prepare(model, base)
+    return model, trainable, make_optimizer(method, base, seed=cfg.seed)
+
+
+def _next_batch(batches: list, lengths: np.ndarray, *, cfg: FinetuneConfig, rng, world: int,
+                acc) -> np.ndarray:
+    """The next batch's text indices (``batches`` is the epoch's queue, refilled in place with
+    length-grouped batches when it runs out); on several processes, this process's slice."""
+    idx = np.asarray([], dtype=int)
+    while len(idx) < world:  # every process draws the same batches (same rng)
+        if not batches:  # a new epoch
+            batches.extend(length_grouped_batches(lengths, batch_size=cfg.batch_size,
+                                                  group=cfg.length_groups, rng=rng))
+        idx = np.asarray(batches.pop(0))
+    if world > 1:
+        # equal slices on every process: a batch whose length is not a multiple of the
+        # world size drops its last len % world texts (an epoch's short last batch), since
+        # an empty slice would fail on one process and unequal ones would weight DDP's
+        # gradient average unequally; a batch shorter than the world is skipped
+        idx = idx[:len(idx) - len(idx) % world][acc.process_index::world]
+    return idx
 
 
 def _amp(device: torch.device, acc):

@@ -14,13 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from boundbench.framework.validate import (
-    Array,
-    Float,
-    Int,
-    Rng,
-    checked,
-)
+from boundbench.framework.validate import Array, Float, Int, Rng, checked
 from boundbench.synthetic.train import augment
 
 

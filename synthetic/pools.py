@@ -13,15 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from boundbench.framework.validate import (
-    Bool,
-    Choice,
-    Float,
-    Int,
-    Seed,
-    Seq,
-    check_fields,
-)
+from boundbench.framework.validate import Bool, Choice, Float, Int, Seed, Seq, check_fields
 from boundbench.synthetic.pool_heads import (
     check_pool,
     draw_sets,

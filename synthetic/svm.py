@@ -22,16 +22,8 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.validate import (
-    MAX_MAGNITUDE,
-    Array,
-    Bool,
-    Float,
-    Int,
-    checked,
-    real,
-    same_length,
-)
+from boundbench.framework.validate import Array, Bool, Float, Int, checked
+from boundbench.framework.values import MAX_MAGNITUDE, real, same_length
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL

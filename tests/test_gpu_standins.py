@@ -307,7 +307,7 @@ def test_a_cell_on_any_cuda_device_asks_dask_for_a_gpu(monkeypatch):
     """`device="cuda:0"` used to drop the GPU resource, so a Dask sweep ran every cell at
     once on that one device."""
     pytest.importorskip("transformers")
-    from boundbench.plm.experiments import gpu_resources
+    from boundbench.plm.cells import gpu_resources
 
     assert gpu_resources(None) is None and gpu_resources("cpu") is None  # this CPU machine
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with GPUs

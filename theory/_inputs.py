@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from boundbench.framework.validate import MAX_MAGNITUDE
+from boundbench.framework.values import MAX_MAGNITUDE
 
 
 def real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:

@@ -15,13 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from boundbench.framework.validate import (
-    Choice,
-    Float,
-    Int,
-    Seed,
-    checked,
-)
+from boundbench.framework.validate import Choice, Float, Int, Seed, checked
 from boundbench.theory.operators import HessianOperator
 
 

@@ -23,7 +23,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.validate import Array, Values, broadcastable, checked
+from boundbench.framework.validate import Array, Values, checked
+from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import BoundSides
 
 

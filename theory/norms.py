@@ -12,15 +12,7 @@ from typing import Any
 
 import torch
 
-from boundbench.framework.validate import (
-    Bool,
-    Dims,
-    Int,
-    Tensor,
-    TorchSeed,
-    checked,
-    draws,
-)
+from boundbench.framework.validate import Bool, Dims, Int, Tensor, TorchSeed, checked, draws
 
 
 def _safe_sqrt(x: torch.Tensor) -> torch.Tensor:

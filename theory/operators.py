@@ -12,9 +12,7 @@ from typing import Any
 import torch
 from torch.func import functional_call, grad, jvp, vmap
 
-from boundbench.framework.validate import (
-    Array,
-)
+from boundbench.framework.validate import Array
 
 
 def _split_params(model: torch.nn.Module, names: list[str] | None):

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from boundbench.framework.validate import (
-    Choice,
-    Seed,
-    checked,
-    draws,
-)
+from boundbench.framework.validate import Choice, Seed, checked, draws
 from boundbench.theory.operators import HessianOperator
 
 

@@ -206,8 +206,8 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
               "grid": {**grid.config(), "seeds": None} if ctx.sequential else grid.config()}
 
     def compute() -> pd.DataFrame:
+        from boundbench.plm.cells import _prepare_data
         from boundbench.plm.encode import encode
-        from boundbench.plm.experiments import _prepare_data
         from boundbench.plm.models import load_classifier, pick_device
 
         data = _prepare_data(grid, None)

@@ -200,20 +200,15 @@ def plm(args: argparse.Namespace) -> int:
     import os
 
     from boundbench.plm import runs
-    from boundbench.plm.experiments import StabilityGrid
-    from boundbench.plm.models import check_model
-    from boundbench.plm.train import FinetuneConfig
 
     if args.plm_command == "sweep":
-        grid = StabilityGrid.from_json(args.config, scale=args.scale)
+        grid = runs.sweep_grid(args.config, scale=args.scale)
     else:
-        ft = FinetuneConfig(model=args.model, max_steps=args.steps, device=args.device,
-                            head_only=args.head_only)
-        grid = StabilityGrid(task=args.task, methods=tuple(args.method), seeds=args.seeds,
-                             train_size=args.train_size, finetune=ft,
-                             diagnostics=args.diagnostics, evaluation=args.evaluation
-                             ).at_scale(args.scale)
-    check_model(grid.finetune.model)  # a missing or unsafe model fails before any work
+        grid = runs.single_grid(task=args.task, methods=args.method, seeds=args.seeds,
+                                train_size=args.train_size, model=args.model, steps=args.steps,
+                                device=args.device, head_only=args.head_only,
+                                diagnostics=args.diagnostics, evaluation=args.evaluation,
+                                scale=args.scale)
     if note := runs.cost_note(grid, scale=args.scale, command=args.plm_command):
         print(note, file=sys.stderr)
     until = getattr(args, "until_decided", False)

@@ -290,6 +290,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         "outside the claim's assumptions: a value above 1 there shows the check can detect a "
         "violation. Every figure has its data beside it as CSV.",
     ]
+    lines += _summary_by_paper(results, meta)
+    lines += budget_section(report)
+    for r in results:
+        lines += _claim_section(r)
+    return "\n".join(lines)
+
+
+def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
+    """The report's table of claims by paper, with each paper's tally of verdicts."""
+    lines: list[str] = []
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
     lines += ["", f"## Summary by paper ({len(results)} claims: {counts})", ""]
     for paper, title in _claims.PAPERS.items():
@@ -306,42 +316,46 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
         lines.append("")
     lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
-    lines += budget_section(report)
-    for r in results:
-        lines += [
-            f"## {r['id']}",
-            "",
-            f"[back to the summary](#summary-by-paper) · verdict **{r['verdict']}**",
-            "",
-            f"*{r['paper_title']}*, {r['where']}. Kind: {r['kind']}.",
-            "",
-            f"**Claim.** {r['statement']}",
-            "",
-            f"    {r['equation']}",
-            "",
-            f"**Verdict: {r['verdict']}.** {r['reason']}",
-            "",
-        ]
-        if is_fragile(r):
-            ev = r["evidence"]
-            lines += [f"**Fragile.** The deciding statistic is {ev['margin_to_flip']:.3g} "
-                      f"({ev['margin_units']}) from the nearest threshold, within the "
-                      f"{FRAGILE[ev['margin_units']]:g} that a small change of the data could "
-                      "cross: another seed, size or machine may decide otherwise.", ""]
-        if r.get("notes"):
-            lines += [f"**Note.** {r['notes']}", ""]
-        if r["evidence"]:
-            lines += ["| evidence | value |", "|---|---|"]
-            lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in r["evidence"].items()]
-            lines.append("")
-        if r.get("figure"):
-            lines += [f"![{r['id']}]({r['figure']})", ""]
-        if r.get("table"):
-            lines += [f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s).", ""]
-        if r.get("run"):
-            run = r["run"]
-            lines += [f"Run {run.get('ran_at')}, scale {run.get('scale')}, seed {run.get('seed')}"
-                      f", commit {run.get('commit') or 'unknown'}.", ""]
-        if r.get("error"):
-            lines += ["```", r["error"].rstrip(), "```", ""]
-    return "\n".join(lines)
+    return lines
+
+
+def _claim_section(r: dict[str, Any]) -> list[str]:
+    """One claim's section of the report: statement, verdict, notes, evidence, figure, run."""
+    lines: list[str] = []
+    lines += [
+        f"## {r['id']}",
+        "",
+        f"[back to the summary](#summary-by-paper) · verdict **{r['verdict']}**",
+        "",
+        f"*{r['paper_title']}*, {r['where']}. Kind: {r['kind']}.",
+        "",
+        f"**Claim.** {r['statement']}",
+        "",
+        f"    {r['equation']}",
+        "",
+        f"**Verdict: {r['verdict']}.** {r['reason']}",
+        "",
+    ]
+    if is_fragile(r):
+        ev = r["evidence"]
+        lines += [f"**Fragile.** The deciding statistic is {ev['margin_to_flip']:.3g} "
+                  f"({ev['margin_units']}) from the nearest threshold, within the "
+                  f"{FRAGILE[ev['margin_units']]:g} that a small change of the data could "
+                  "cross: another seed, size or machine may decide otherwise.", ""]
+    if r.get("notes"):
+        lines += [f"**Note.** {r['notes']}", ""]
+    if r["evidence"]:
+        lines += ["| evidence | value |", "|---|---|"]
+        lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in r["evidence"].items()]
+        lines.append("")
+    if r.get("figure"):
+        lines += [f"![{r['id']}]({r['figure']})", ""]
+    if r.get("table"):
+        lines += [f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s).", ""]
+    if r.get("run"):
+        run = r["run"]
+        lines += [f"Run {run.get('ran_at')}, scale {run.get('scale')}, seed {run.get('seed')}"
+                  f", commit {run.get('commit') or 'unknown'}.", ""]
+    if r.get("error"):
+        lines += ["```", r["error"].rstrip(), "```", ""]
+    return lines

@@ -13,17 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework.validate import (
-    Array,
-    Bool,
-    Choice,
-    Float,
-    Int,
-    Rng,
-    Text,
-    broadcastable,
-    checked,
-)
+from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
+from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import (
     FRAGILE,
     Verdict,

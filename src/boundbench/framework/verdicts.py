@@ -16,12 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from boundbench.framework.validate import (
-    Array,
-    Float,
-    checked,
-    real,
-)
+from boundbench.framework.validate import Array, Float, checked
+from boundbench.framework.values import real
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")

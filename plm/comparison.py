@@ -1,0 +1,71 @@
+"""The table ``plm run`` prints and writes: every method of a grid against a baseline, per level,
+its paired difference and its ratio of spreads across seeds, each with the audit's bootstrap
+interval and the anytime-valid confidence sequence's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from boundbench.framework.trends import bootstrap_mean
+from boundbench.plm.reports import did_not_train, paired
+
+
+def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str | None = None,
+               rng: np.random.Generator | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """Every method against ``baseline`` (the first method of the table by default), per
+    level: the mean paired difference of ``metric`` by seed with the audit's 95% bootstrap
+    interval and the anytime-valid confidence sequence's interval (valid however the seeds
+    were chosen, :mod:`~boundbench.framework.sequential`), and the ratio of the std across
+    seeds with its bootstrap interval and confidence sequence. Runs that never left the
+    majority class (:func:`did_not_train`) are left out and counted. ``difference`` and
+    ``spread`` say what the confidence sequence decides: ``higher``/``lower`` (``smaller``/
+    ``larger``), or ``undecided``."""
+    from boundbench.framework.sequential import std_ratio_confidence_sequence, t_confidence_sequence
+    from boundbench.framework.trends import std_ratio_verdict
+
+    if metric not in df.columns:
+        raise ValueError(f"metric must be a column of the results (got {metric!r}; columns: "
+                         f"{sorted(c for c in df.columns if c.startswith('test_'))})")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    methods = list(dict.fromkeys(df.method))
+    base = baseline if baseline is not None else methods[0]
+    if base not in methods:
+        raise ValueError(f"baseline must be one of the methods {methods} (got {base!r})")
+    levels = list(dict.fromkeys(df.level)) if "level" in df.columns else [None]
+    rows = []
+    for lv in levels:
+        part = df if lv is None or "level" not in df.columns else (
+            df[df.level.isna()] if pd.isna(lv) else df[df.level == lv])
+        for m in methods:
+            if m == base:
+                continue
+            both = part[part.method.isin([m, base])]
+            diff = paired(both.sort_values("seed"), metric, m, base)
+            ok = both[~did_not_train(both)]
+            a = ok[ok.method == m].sort_values("seed")[metric].to_numpy(dtype=float)
+            b = ok[ok.method == base].sort_values("seed")[metric].to_numpy(dtype=float)
+            row: dict = {"method": m, "baseline": base, "level": lv, "paired_seeds": len(diff),
+                         "runs_not_trained": int(did_not_train(both).sum()),
+                         "mean_difference": float(diff.mean()) if len(diff) else np.nan}
+            if len(diff) >= 2:
+                _, lo, hi = bootstrap_mean(diff, rng=rng)
+                row.update(difference_ci_low=lo, difference_ci_high=hi)
+                cs = t_confidence_sequence(diff, alpha=alpha)
+                row.update(difference_cs_low=float(cs.low[-1]), difference_cs_high=float(
+                    cs.high[-1]))
+                row["difference"] = ("higher" if cs.low[-1] > 0 else "lower"
+                                     if cs.high[-1] < 0 else "undecided")
+            if min(len(a), len(b)) >= 3:
+                v = std_ratio_verdict(a, b, rng=rng, what=metric)
+                cs = std_ratio_confidence_sequence(a, b, alpha=alpha)
+                row.update(std_ratio=v.evidence["std_ratio"], ratio_ci_low=v.evidence["ci_low"],
+                           ratio_ci_high=v.evidence["ci_high"], ratio_cs_low=float(cs.low[-1]),
+                           ratio_cs_high=float(cs.high[-1]))
+                row["spread"] = ("smaller" if cs.high[-1] < 1 else "larger"
+                                 if cs.low[-1] > 1 else "undecided")
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    if "level" in out.columns and out.level.isna().all():
+        out = out.drop(columns="level")
+    return out
