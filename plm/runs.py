@@ -46,11 +46,12 @@ def single_grid(*, task: str, methods: list[str], seeds: int, train_size: int | 
                 model: str, steps: int | None, device: str | None, head_only: bool,
                 diagnostics: bool, evaluation: bool, scale: str) -> StabilityGrid:
     """``plm run``'s grid: the methods on one task at ``scale``, its model checked first."""
+    from boundbench.plm.experiments import as_methods
     from boundbench.plm.models import check_model
     from boundbench.plm.train import FinetuneConfig
 
     ft = FinetuneConfig(model=model, max_steps=steps, device=device, head_only=head_only)
-    grid = StabilityGrid(task=task, methods=tuple(methods), seeds=seeds, train_size=train_size,
+    grid = StabilityGrid(task=task, methods=as_methods(methods), seeds=seeds, train_size=train_size,
                          finetune=ft, diagnostics=diagnostics, evaluation=evaluation
                          ).at_scale(scale)
     check_model(grid.finetune.model)

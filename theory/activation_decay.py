@@ -23,6 +23,7 @@ from scipy.special import erf, log_softmax, softmax
 from scipy.stats import norm
 
 from boundbench.framework import validate as v
+from boundbench.framework import values
 from boundbench.framework.validate import (
     Array,
     Float,
@@ -131,7 +132,7 @@ def logit_noise_scale(h: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
 def cross_entropy(logits: ArrayLike, y: ArrayLike) -> np.ndarray:
     """``-log softmax(logits)[y]``, stable; ``y`` holds integer class indices."""
     z = np.asarray(logits)
-    yy = v.labels("y", y, z.shape[-1])
+    yy = values.labels("y", y, z.shape[-1])
     shape = np.broadcast_shapes(z.shape[:-1], yy.shape)
     z = np.broadcast_to(z, (*shape, z.shape[-1]))
     yy = np.broadcast_to(yy, shape)
@@ -233,7 +234,7 @@ def smoothed_ce_monte_carlo(
     docstring). For the weight-space statement itself use :func:`smoothed_ce_weight_space`.
     """
     z = np.asarray(logits)
-    yy = v.labels("y", y, z.shape[-1])
+    yy = values.labels("y", y, z.shape[-1])
     ss = np.asarray(s)
     try:
         np.broadcast_shapes(z.shape[:-1], yy.shape, ss.shape)
@@ -264,7 +265,7 @@ def smoothed_ce_weight_space(
     sg = float(np.asarray(sigma))
     if WW.ndim != 2 or hh.shape != (WW.shape[1],):
         raise ValueError(f"W must be (c, d) and h (d,) (got {WW.shape} and {hh.shape})")
-    yy = v.labels("y", np.asarray(y), WW.shape[0])
+    yy = values.labels("y", np.asarray(y), WW.shape[0])
     mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
                                n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))
     return float(mean), float(se)

@@ -17,6 +17,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.framework import validate as v
+from boundbench.framework import values
 from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, Values, checked
 
 
@@ -82,7 +83,7 @@ def rescaled_mask_mean(*, grad_mean: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Eq. (17): ``E[g * m / p] = mu``: the rescaled masked gradient is unbiased."""
     mu = np.asarray(grad_mean)
     pp = _p(p)
-    v.broadcastable(grad_mean=mu, p=pp)
+    values.broadcastable(grad_mean=mu, p=pp)
     return np.broadcast_to(mu, np.broadcast_shapes(mu.shape, pp.shape)).copy()
 
 
@@ -98,7 +99,7 @@ def rescaled_mask_variance(
     mu = np.asarray(grad_mean)
     var = np.asarray(grad_var)
     pp = _p(p)
-    v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
+    values.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return var / pp + (1.0 - pp) * mu**2 / pp
 
 
@@ -113,7 +114,7 @@ def unscaled_mask_variance(
     mu = np.asarray(grad_mean)
     var = np.asarray(grad_var)
     pp = _p(p)
-    v.broadcastable(grad_mean=mu, grad_var=var, p=pp)
+    values.broadcastable(grad_mean=mu, grad_var=var, p=pp)
     return pp * var + pp * (1.0 - pp) * mu**2
 
 
@@ -139,7 +140,7 @@ def thm1_frobenius_rhs(
     nb = np.asarray(batch_size)
     kk = np.asarray(k)
     pp = _p(p)
-    v.broadcastable(grad_mean=mu, p=pp)  # p_hat is the min over mu's coordinates
+    values.broadcastable(grad_mean=mu, p=pp)  # p_hat is the min over mu's coordinates
     p_hat = np.min(pp, axis=-1, keepdims=True)
     diag = sg[..., None] ** 2 * kk / (p_hat * nb[..., None]) + (1.0 - p_hat) / p_hat * mu**2
     return np.linalg.norm(diag, axis=-1)
@@ -163,7 +164,7 @@ def sample_masked_gradients(
     ``N(mu, sigma_g^2/|D|)``.
     """
     mu = np.asarray(grad_mean)
-    v.broadcastable(grad_mean=mu, p=_p(p))
+    values.broadcastable(grad_mean=mu, p=_p(p))
     pp = np.broadcast_to(_p(p), mu.shape)
     sg = float(np.asarray(sigma_g))
     nb = int(np.asarray(batch_size))

@@ -6,5 +6,5 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
     "bands", "context", "draws", "execution", "files", "meta", "plotting", "readings", "registry",
-    "reports", "search", "sequential", "stopping", "trends", "validate", "verdicts",
+    "reports", "search", "sequential", "stopping", "trends", "validate", "values", "verdicts",
 ]
