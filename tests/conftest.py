@@ -11,6 +11,25 @@ settings.register_profile("ci", parent=settings.get_profile("default"), derandom
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+def _shared_temp(tmp_path_factory) -> Path:
+    """The session's temporary folder that every pytest-xdist worker sees (each worker's own
+    base sits in it)."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory):
+    """One ``BOUNDBENCH_CACHE`` for the test session, shared by its workers: the suite neither
+    reads nor writes the user's ``~/.cache/boundbench`` (a warm one there hid the encoding and
+    SURT time a clean CI machine pays), and what one test encodes the next reads (per-key
+    locks keep two workers from computing one entry at once). Tests that need their own set it
+    with monkeypatch."""
+    root = _shared_temp(tmp_path_factory) / "boundbench-cache"
+    os.environ["BOUNDBENCH_CACHE"] = str(root)
+    return root
+
+
 @pytest.fixture(scope="session")
 def readme_audit(tmp_path_factory):
     """The README's main command, run once per test session in a scratch folder: the folder
@@ -23,9 +42,7 @@ def readme_audit(tmp_path_factory):
     from filelock import FileLock
     from test_readme import RUN_BY_TEST_CLI, as_here
 
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the directory every worker's base sits in
+    shared = _shared_temp(tmp_path_factory)
     root = shared / "readme-audit"
     with FileLock(str(shared / "readme-audit.lock")):
         done = root / "result.json"

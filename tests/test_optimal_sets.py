@@ -184,22 +184,6 @@ def test_thm22_appendix_search_reaches_its_worst_case():
     assert ev["loose_by_factor"] < 15
 
 
-def test_thm22_main_form_depends_on_what_L_is():
-    """The main form fails only where L shrinks with ||w0 - w*|| (the quadratic's Lipschitz
-    constant on the ball GD visits); with the L of a loss that is quadratic near w* and
-    Lipschitz beyond, it holds. The appendix form holds under both."""
-    from boundbench import catalogue
-    from boundbench.framework import registry
-
-    catalogue.load()
-    ctx = registry.CheckContext(scale="quick")
-    main = registry.run("fu.thm2.2.main", ctx).verdict
-    assert main.status == "depends-on-reading"
-    assert main.evidence["by_reading"]["local-L"]["status"] == "violated"
-    assert main.evidence["by_reading"]["global-L"]["status"] == "holds"
-    assert registry.run("fu.thm2.2.appendix", ctx).verdict.status == "holds"
-
-
 def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
     """Issue 37: `depends-on-reading` means two readings reach different *decided* verdicts. A
     claim supported under one reading and inconclusive under another stays supported, naming the

@@ -1,20 +1,5 @@
-"""Fu, So & Collier, *A Stability Analysis of Fine-Tuning a Pre-Trained Model*.
-
-Right sides of the theorems and both sides of the lemmas, as numpy-broadcasting functions.
-Notation follows the paper: head ``w = [v, b]`` on augmented features ``[x, -1]``, so the
-classifier is ``sign(v^T x - b)``; ``B`` bounds ``||x_i||``; ``gamma`` is the hard-margin SVM
-margin ``1 / ||v_hat||``; ``n`` the sample count; ``lam`` the soft-margin weight.
-
-The theorems with "some constants C, lambda, nu" (2.4, 2.5, 3.1) cannot be falsified as a
-whole; their explicit pieces can, and those are what this module gives.
-
-Names, in every theory module: the paper's label, then what the function returns.
-``<label>_sides`` returns both sides, a :class:`~boundbench.framework.verdicts.BoundSides`,
-computed from your own arrays (pass it to :func:`~boundbench.framework.verdicts.bound_verdict`);
-``<label>_rhs`` returns the right side, to compare with a left side you measured;
-``<label>_term`` / ``_factor`` / ``_rate`` the explicit piece of a theorem whose constants the
-paper leaves unspecified. ``boundbench claims --functions`` maps claim ids to these functions.
-"""
+"""Fu et al.'s theorems and corollaries: their right sides and explicit pieces (the facade
+:mod:`boundbench.theory.fu` re-exports them)."""
 
 from __future__ import annotations
 
@@ -23,9 +8,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.framework.validate import Array, Values, checked
-from boundbench.framework.values import broadcastable
-from boundbench.framework.verdicts import BoundSides
+from boundbench.framework.validate import Values, checked
 
 
 def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -57,6 +40,38 @@ def thm22_main_rhs(
     provided; the checks report both. The proof also replaces ``n - 1`` by ``n``. For a
     quadratic, ``L`` is only a Lipschitz constant on the ball GD visits, e.g.
     ``L = beta ||w0 - w*||``.
+
+    Parameters
+    ----------
+    lipschitz : array_like
+        ``L > 0``, the per-sample losses' Lipschitz constant.
+    beta : array_like
+        ``beta > 0``, their smoothness; GD's step is ``1/beta``.
+    mu : array_like
+        ``0 < mu < beta``, the lower bound on the Hessian at ``w*``.
+    dist0 : array_like
+        ``||w0 - w*|| >= 0``, the start's distance to the minimizer.
+    n : array_like
+        The sample count, an integer ``>= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The right side, broadcast over the arguments.
+
+    References
+    ----------
+    Fu, So & Collier, *A Stability Analysis of Fine-Tuning a Pre-Trained Model*,
+    Theorem 2.2, eq. (3).
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import thm22_main_rhs, thm22_appendix_rhs
+    >>> kw = dict(lipschitz=2.0, beta=1.0, mu=0.5, dist0=4.0, n=100)
+    >>> round(float(thm22_main_rhs(**kw)), 4), round(float(thm22_appendix_rhs(**kw)), 4)
+    (0.4228, 0.2114)
+
+    The two forms differ by ``sqrt(||w0 - w*|| / beta) = 2`` here.
     """
     L = np.asarray(lipschitz)
     b = np.asarray(beta)
@@ -79,6 +94,35 @@ def thm22_appendix_rhs(
     The proof bounds ``||w_T - w_T^i||`` for every T by ``sum_t sqrt(2/beta)/n sqrt(f(w_t, z_i))``
     with ``f(w_t, z_i) <= L (1 - mu/beta)^(t/2) ||w0 - w*||``. Same assumptions as
     :func:`thm22_main_rhs`, which states a different expression (see there).
+
+    Parameters
+    ----------
+    lipschitz : array_like
+        ``L > 0``, the per-sample losses' Lipschitz constant.
+    beta : array_like
+        ``beta > 0``, their smoothness; GD's step is ``1/beta``.
+    mu : array_like
+        ``0 < mu < beta``, the lower bound on the Hessian at ``w*``.
+    dist0 : array_like
+        ``||w0 - w*|| >= 0``, the start's distance to the minimizer.
+    n : array_like
+        The sample count, an integer ``>= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The right side, broadcast over the arguments.
+
+    References
+    ----------
+    Fu, So & Collier, *A Stability Analysis of Fine-Tuning a Pre-Trained Model*,
+    Appendix A.1 (proof of Theorem 2.2).
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import thm22_appendix_rhs
+    >>> round(float(thm22_appendix_rhs(lipschitz=2.0, beta=1.0, mu=0.5, dist0=4.0, n=100)), 4)
+    0.2114
     """
     L = np.asarray(lipschitz)
     b = np.asarray(beta)
@@ -101,6 +145,32 @@ def lemma_a25_rhs(*, lam: ArrayLike, n: ArrayLike, B: ArrayLike, gamma: ArrayLik
     Inconsistencies, kept as the paper writes them: ``gamma`` is the *hard*-margin margin of S
     while the solutions are soft-margin ones; the proof uses ``n ~ n - 1``; it calls
     ``lam ||v||^2`` 2*lam-strongly convex in ``(v, b)`` although ``b`` is not penalized.
+
+    Parameters
+    ----------
+    lam : array_like
+        ``lam > 0``, the weight of ``||v||^2`` in the soft-margin objective.
+    n : array_like
+        The sample count, an integer ``>= 2``.
+    B : array_like
+        ``B > 0``, the bound on the feature norms ``||x_i||``.
+    gamma : array_like
+        ``gamma > 0``, the hard-margin SVM's margin ``1 / ||v_hat||``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound on ``||w_S^i - w_S||``, broadcast over the arguments.
+
+    References
+    ----------
+    Fu, So & Collier, Lemma A.2.5.
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import lemma_a25_rhs
+    >>> round(float(lemma_a25_rhs(lam=0.1, n=100, B=1.0, gamma=0.5)), 4)
+    0.8262
     """
     lm = np.asarray(lam)
     nn = np.asarray(n)
@@ -120,6 +190,34 @@ def thm24_second_term(
 
     ``r`` is a lower bound on the norms of the SVM solutions being normalized. The first term,
     ``C log log t / log t``, has an unspecified constant; see :func:`thm24_direction_rate`.
+
+    Parameters
+    ----------
+    r : array_like
+        ``r > 0``, a lower bound on the norms of the SVM solutions being normalized.
+    lam : array_like
+        ``lam > 0``, the weight of ``||v||^2`` in the soft-margin objective.
+    n : array_like
+        The sample count, an integer ``>= 2``.
+    B : array_like
+        ``B > 0``, the bound on the feature norms ``||x_i||``.
+    gamma : array_like
+        ``gamma > 0``, the hard-margin SVM's margin ``1 / ||v_hat||``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(2 / r) * lemma_a25_rhs(...)``, broadcast over the arguments.
+
+    References
+    ----------
+    Fu, So & Collier, Theorem 2.4, eq. (6), and Lemma A.2.1.
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import thm24_second_term
+    >>> round(float(thm24_second_term(r=1.0, lam=0.1, n=100, B=1.0, gamma=0.5)), 4)
+    1.6524
     """
     nu = 2.0 / np.asarray(r)
     return nu * lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
@@ -136,6 +234,32 @@ def cor25_second_term(
     The proof (A.3) bounds the soft-margin LOO distance by ``L / (lam n)`` using strong
     convexity of the regularized objective and an L-Lipschitz per-sample loss; like Lemma A.2.5
     it uses ``n ~ n - 1`` and treats ``lam ||w||^2`` as strongly convex in the unpenalized ``b``.
+
+    Parameters
+    ----------
+    nu : array_like
+        ``nu > 0``, the Lipschitz constant of the normalization (``2/r`` by Lemma A.2.1).
+    lipschitz : array_like
+        ``L > 0``, the per-sample loss's Lipschitz constant.
+    lam : array_like
+        ``lam > 0``, the regularization weight.
+    n : array_like
+        The sample count, an integer ``>= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``nu L / (lam n)``, broadcast over the arguments.
+
+    References
+    ----------
+    Fu, So & Collier, Corollary 2.5, eq. (7), and its proof (A.3).
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import cor25_second_term
+    >>> round(float(cor25_second_term(nu=2.0, lipschitz=1.0, lam=0.1, n=100)), 4)
+    0.2
     """
     return (
         np.asarray(nu)
@@ -158,6 +282,35 @@ def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
     with ``sigma`` the second-moment bound, i.e. the rate sits *outside* the root. This function
     follows the Bernstein reading: the factor multiplies the rate. ``8(1/4 + log 1/delta)`` equals
     ``2 + 8 log(1/delta)``; both readings scale as ``H^(-1/2)``.
+
+    Parameters
+    ----------
+    heads : array_like
+        The head count ``H``, an integer with ``H > 2 + 8 ln(1/delta)``.
+    delta : array_like
+        The failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sqrt((2 + 8 ln(1/delta)) / H)``, below 1.
+
+    Raises
+    ------
+    ValueError
+        Where ``H <= 2 + 8 ln(1/delta)`` (the corollary's condition).
+
+    References
+    ----------
+    Fu, So & Collier, Corollary 3.1, eq. (11); Kohler & Lucchi (2017), Lemma 18.
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import cor31_head_factor
+    >>> [round(f, 4) for f in cor31_head_factor(heads=[100, 400], delta=0.1).tolist()]
+    [0.4519, 0.2259]
+
+    Four times the heads, half the factor: the ``1/sqrt(H)`` the corollary predicts.
     """
     d = np.asarray(delta)
     h = np.asarray(heads)
@@ -174,95 +327,29 @@ def thm24_direction_rate(t: ArrayLike) -> np.ndarray:
     """``log log t / log t``: Soudry et al. (2018, Thm 5) rate of GD's direction convergence.
 
     Appears with an unspecified constant C as the first term of Theorem 2.4. Needs ``t > e``.
+
+    Parameters
+    ----------
+    t : array_like
+        GD's step count, ``t > e``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``log log t / log t``.
+
+    References
+    ----------
+    Soudry, Hoffer, Nacson, Gunasekar & Srebro (2018), *The Implicit Bias of Gradient Descent on
+    Separable Data*, Theorem 5; Fu, So & Collier, Theorem 2.4, eq. (6).
+
+    Examples
+    --------
+    >>> from boundbench.theory.fu import thm24_direction_rate
+    >>> [round(r, 4) for r in thm24_direction_rate([100, 10_000]).tolist()]
+    [0.3316, 0.2411]
     """
     tt = np.asarray(t)
     if np.any(tt <= math.e):
         raise ValueError(f"t must be > e so that log log t > 0 (got min {tt.min():.6g})")
     return np.log(np.log(tt)) / np.log(tt)
-
-
-# --- lemmas: both sides ----------------------------------------------------------------------
-
-
-@checked(u=Array(), w=Array(), grad_u=Array(), grad_w=Array())
-@checked(
-    beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), u=Values(), w=Values(), grad_u=Values(),
-    grad_w=Values())
-def lemma_a12_sides(
-    u: ArrayLike,
-    w: ArrayLike,
-    grad_u: ArrayLike,
-    grad_w: ArrayLike,
-    *,
-    eta: ArrayLike,
-    beta: ArrayLike,
-) -> BoundSides:
-    """Lemma A.1.2: for convex beta-smooth f and ``0 < eta <= 2/beta`` the GD map is non-expansive.
-
-    ``||(u - eta grad f(u)) - (w - eta grad f(w))|| <= ||u - w||``.
-    Vectors on the last axis; leading axes broadcast. Convexity is the caller's to ensure.
-    """
-    b = np.asarray(beta)
-    e = np.asarray(eta)
-    if np.any(e > 2.0 / b * (1 + 1e-12)):
-        raise ValueError("eta must be <= 2/beta (Lemma A.1.2's condition)")
-    uu, ww = np.asarray(u), np.asarray(w)
-    gu, gw = np.asarray(grad_u), np.asarray(grad_w)
-    broadcastable(u=uu, w=ww, grad_u=gu, grad_w=gw)
-    e = e[..., None]
-    lhs = np.linalg.norm((uu - e * gu) - (ww - e * gw), axis=-1)
-    rhs = np.linalg.norm(uu - ww, axis=-1)
-    return BoundSides(lhs, rhs)
-
-
-@checked(f_value=Values(0), grad=Values(), beta=Values(0, lo_open=True))
-def lemma_a13_sides(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> BoundSides:
-    """Lemma A.1.3: a non-negative beta-smooth f satisfies ``||grad f(w)||^2 <= 2 beta f(w)``."""
-    f = np.asarray(f_value)
-    g = np.asarray(grad)
-    return BoundSides(np.sum(g**2, axis=-1), 2.0 * np.asarray(beta) * f)
-
-
-@checked(r=Values(0, lo_open=True), x=Values(), y=Values())
-def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
-    """Lemma A.2.1: ``x -> x/||x||`` is ``(2/r)``-Lipschitz on ``{||x|| >= r}``.
-
-    ``|| x/||x|| - y/||y|| || <= (2/r) ||x - y||``. The sharp constant is ``1/r`` (project y onto
-    the ball of radius ``||x|| <= ||y||``: a 1-Lipschitz map), so the lemma is loose by 2.
-    """
-    rr = np.asarray(r)
-    xx, yy = np.asarray(x), np.asarray(y)
-    nx, ny = np.linalg.norm(xx, axis=-1), np.linalg.norm(yy, axis=-1)
-    if np.any(nx < rr * (1 - 1e-12)) or np.any(ny < rr * (1 - 1e-12)):
-        raise ValueError("x and y must have norm >= r (Lemma A.2.1's domain)")
-    lhs = np.linalg.norm(xx / nx[..., None] - yy / ny[..., None], axis=-1)
-    return BoundSides(lhs, 2.0 / rr * np.linalg.norm(xx - yy, axis=-1))
-
-
-@checked(b_hat=Values(), v_hat=Values(min_ndim=1), B=Values(0, lo_open=True))
-def lemma_a23_sides(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> BoundSides:
-    """Lemma A.2.3: the hard-margin SVM intercept satisfies ``|b_hat| <= 1 + ||v_hat|| B``.
-
-    ``b_hat`` in the paper's convention ``sign(v^T x - b)``, i.e. minus scikit-learn's
-    ``intercept_``. Proof: a support vector has ``y (v^T x - b) = 1``.
-    """
-    bb = np.asarray(b_hat)
-    vv = np.asarray(v_hat)
-    return BoundSides(np.abs(bb), 1.0 + np.linalg.norm(vv, axis=-1) * np.asarray(B))
-
-
-@checked(
-    beta=Values(0, lo_open=True), eta=Values(0, lo_open=True), grad_now=Values(), f_next=Values(),
-    f_now=Values())
-def lemma_a51_sides(
-    f_next: ArrayLike, f_now: ArrayLike, grad_now: ArrayLike, *, eta: ArrayLike, beta: ArrayLike
-) -> BoundSides:
-    """Lemma A.5.1: for beta-smooth f and ``eta <= 1/beta``,
-    ``f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad f(w)||^2``. Convexity is not needed.
-    """
-    b = np.asarray(beta)
-    e = np.asarray(eta)
-    if np.any(e > 1.0 / b * (1 + 1e-12)):
-        raise ValueError("eta must be <= 1/beta (Lemma A.5.1's condition)")
-    g2 = np.sum(np.asarray(grad_now) ** 2, axis=-1)
-    return BoundSides(np.asarray(f_next), np.asarray(f_now) - e / 2.0 * g2)
