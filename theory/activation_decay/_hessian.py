@@ -254,20 +254,7 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
     >>> round(t["hess_block"], 4), round(t["rhs_lipschitz"], 4)
     (0.2827, 2.1533)
     """
-    if activation not in _THM1_ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
-                         f"(got {activation!r})")
-    if not isinstance(weights, list | tuple) or len(weights) < 2:
-        raise ValueError("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
-    Ws = [real_tensor(f"weights[{i}]", w, 2) for i, w in enumerate(weights)]
-    xx = real_tensor("x", x, 1)
-    prev = xx.shape[0]
-    for i, w in enumerate(Ws):
-        if w.shape[1] != prev:
-            after = "x's length" if i == 0 else f"weights[{i - 1}]'s rows"
-            raise ValueError(f"weights[{i}] must have {prev} columns to follow {after} (got "
-                             f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
-        prev = w.shape[0]
+    Ws, xx = _thm1_inputs(weights, x, activation=activation)
     s = _THM1_ACTIVATIONS[activation]
     sizes = [w.numel() for w in Ws]
 
@@ -284,12 +271,42 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
     def loss(theta: torch.Tensor) -> torch.Tensor:
         return 0.5 * (net(theta) - target).pow(2).sum()
 
-    from torch.func import hessian, jacrev
+    from torch.func import hessian
 
     H = hessian(loss)(theta0)
     nb = sum(sizes[:-1])
     full = torch.linalg.matrix_norm(H, 2).item()
     block = torch.linalg.matrix_norm(H[:nb, :nb], 2).item()
+    lip = 1.0 if activation == "relu" else GELU_LIPSCHITZ
+    return {"last_layer_scale": torch.linalg.matrix_norm(Ws[-1], 2).item(),
+            "hess_full": full, "hess_block": block,
+            "rhs_contractant": _thm1_rhs(Ws, xx, s, 1.0), "rhs_lipschitz": _thm1_rhs(Ws, xx, s, lip)}
+
+
+def _thm1_inputs(weights, x, *, activation: str) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """:func:`thm1_terms`' checks: the weights as real matrices that chain from ``x``."""
+    if activation not in _THM1_ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
+                         f"(got {activation!r})")
+    if not isinstance(weights, list | tuple) or len(weights) < 2:
+        raise ValueError("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
+    Ws = [real_tensor(f"weights[{i}]", w, 2) for i, w in enumerate(weights)]
+    xx = real_tensor("x", x, 1)
+    prev = xx.shape[0]
+    for i, w in enumerate(Ws):
+        if w.shape[1] != prev:
+            after = "x's length" if i == 0 else f"weights[{i - 1}]'s rows"
+            raise ValueError(f"weights[{i}] must have {prev} columns to follow {after} (got "
+                             f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
+        prev = w.shape[0]
+    return Ws, xx
+
+
+def _thm1_rhs(Ws: list[torch.Tensor], xx: torch.Tensor, s, c: float) -> float:
+    """Theorem 1's right side with each ``||W^(l)||`` times ``c`` (1: the paper's contractant
+    activations; the activation's Lipschitz constant: the corrected reading)."""
+    from torch.func import jacrev
+
     # direct partials dh^(j)/dW^(j) at the network's own h^(j-1) (the proof's reading)
     hs, h = [], xx
     for W in Ws[:-1]:
@@ -300,20 +317,13 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
         for W, hp in zip(Ws[:-1], hs, strict=True)]
     wn = [torch.linalg.matrix_norm(W, 2).item() for W in Ws[:-1]]
     hz = torch.linalg.matrix_norm(Ws[-1].T @ Ws[-1], 2).item()  # Hessian of L w.r.t. h^(L-1)
-    lip = 1.0 if activation == "relu" else GELU_LIPSCHITZ
-
-    def rhs(c: float) -> float:
-        total = 0.0
-        for j, n_j in enumerate(jac):
-            term = n_j
-            for w_l in wn[j + 1:]:
-                term = term * w_l * c
-            total = total + term
-        return total**2 * hz
-
-    return {"last_layer_scale": torch.linalg.matrix_norm(Ws[-1], 2).item(),
-            "hess_full": full, "hess_block": block,
-            "rhs_contractant": rhs(1.0), "rhs_lipschitz": rhs(lip)}
+    total = 0.0
+    for j, n_j in enumerate(jac):
+        term = n_j
+        for w_l in wn[j + 1:]:
+            term = term * w_l * c
+        total = total + term
+    return total**2 * hz
 
 
 def thm1_sides(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.Tensor, *,
