@@ -76,8 +76,9 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     if distributed:
         rows = _run_cells_distributed(grid, todo, cells, labels, workers=workers,
                                       scheduler=scheduler, progress=progress, writer=writer)
-    for m, lv, s in tqdm([] if distributed else todo, desc=f"stability grid {grid.task}",
-                         disable=not progress):
+    # the bar names the run (issue 43: it said "stability grid")
+    desc = f"plm run {grid.task}: {len(grid.methods)} methods x {grid.seeds} seeds"
+    for m, lv, s in tqdm([] if distributed else todo, desc=desc, disable=not progress):
         path = cells / f"{labels[m]}-{lv}-{s}.json"
         # two runs on one --out never train the same cell at once; but the processes of one
         # multi-process launch (accelerate/torchrun) train every cell together: one of them

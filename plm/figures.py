@@ -68,6 +68,8 @@ def plot_grid(results: str | Path | pd.DataFrame, out_dir: str | Path) -> list[P
 
     def save(fig, name: str) -> None:
         plotting.finalize(fig)  # the figure has constrained layout: no tight_layout on top
+        # the layout finalize checked is the layout saved: savefig does not run the engine again
+        fig.set_layout_engine("none")
         path = out / f"{name}.png"
         write_atomic(path, lambda t: fig.savefig(t, format="png", dpi=130))
         plt.close(fig)

@@ -105,6 +105,57 @@ def _fmt(frame: pd.DataFrame, digits: str) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:{digits}}")
 
 
+def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
+    """A line for runs too short to train (test F1 or MCC below the audit's threshold: still
+    predicting one class), naming how many and what would train them."""
+    from boundbench.plm.reports import did_not_train
+
+    if not {"test_f1", "test_mcc"} <= set(df.columns):
+        return []
+    bad = int(did_not_train(df).sum())
+    if not bad:
+        return []
+    steps = grid.finetune.max_steps
+    said = f"{steps} steps" if steps else "this run"
+    return [f"\n{bad} of {len(df)} runs did not train (their test F1 or MCC is below 0.05: "
+            f"they still predict one class): {said} cannot decide anything; the standard "
+            f"scale trains 40 steps of 16 texts (--steps 40 --scale standard)"]
+
+
+def _comparison_part(res: GridRun) -> list[str]:
+    """The paired comparison against the first method, or, with fewer than two seeds where
+    both runs trained, why there is no interval and what would give one."""
+    from boundbench.plm.comparison import comparison
+
+    comp = res.table if res.table is not None else comparison(res.df, metric=res.metric)
+    if "difference_ci_low" not in comp.columns:  # no method has 2 paired seeds that trained
+        return [f"\nagainst {comp.baseline.iloc[0]}, paired by seed ({res.metric}): fewer than "
+                "2 seeds where both runs trained, so no interval can be computed (the mean "
+                "difference needs 2, the ratio of spreads 3); run with --seeds 3 or more, more "
+                "--steps, or --until-decided:",
+                _fmt(comp[[c for c in ("method", "level", "paired_seeds", "runs_not_trained",
+                                       "mean_difference") if c in comp.columns]], ".4g")]
+    parts = []
+    if "std_ratio" not in comp.columns:
+        parts.append(f"\n{int(res.df.seed.nunique())} seeds: the ratio of spreads needs 3 "
+                     "seeds a method where the runs trained, so it is not shown")
+    show = [c for c in ("method", "level", "paired_seeds", "runs_not_trained",
+                        "mean_difference", "difference_ci_low", "difference_ci_high",
+                        "difference_cs_low", "difference_cs_high", "difference",
+                        "std_ratio", "ratio_ci_low", "ratio_ci_high", "ratio_cs_low",
+                        "ratio_cs_high", "spread", "until_decided") if c in comp.columns]
+    parts += [f"\nagainst {comp.baseline.iloc[0]}, paired by seed ({res.metric}): the mean "
+              "difference with the audit's 95% bootstrap interval and the anytime-valid "
+              "confidence sequence (valid however the seeds were chosen); the ratio of the "
+              "std across seeds likewise:", _fmt(comp[show], ".4g")]
+    if res.until_decided:
+        rec = res.record
+        parts.append(f"stopped at {rec['seeds']} seeds ({rec['stopped_because']}; "
+                     f"{rec['seconds_spent'] / 60:.1f} min of fine-tuning): "
+                     f"{res.out}/sequential.json")
+    return parts
+
+
 def report(res: GridRun) -> str:
     """What ``plm run`` prints: the summary by method and level, the paired comparison with
     its intervals when several methods ran, the evaluation and the diagnostics columns."""
@@ -115,24 +166,9 @@ def report(res: GridRun) -> str:
     if not grid.vary:  # one level: no 'level NaN' column
         cols.remove("level")
     parts = [_fmt(summary[cols], ".4f")]
+    parts += _not_trained_note(df, grid)
     if df.method.nunique() > 1:
-        from boundbench.plm.comparison import comparison
-
-        comp = res.table if res.table is not None else comparison(df, metric=res.metric)
-        show = [c for c in ("method", "level", "paired_seeds", "runs_not_trained",
-                            "mean_difference", "difference_ci_low", "difference_ci_high",
-                            "difference_cs_low", "difference_cs_high", "difference",
-                            "std_ratio", "ratio_ci_low", "ratio_ci_high", "ratio_cs_low",
-                            "ratio_cs_high", "spread", "until_decided") if c in comp.columns]
-        parts += [f"\nagainst {comp.baseline.iloc[0]}, paired by seed ({res.metric}): the mean "
-                  "difference with the audit's 95% bootstrap interval and the anytime-valid "
-                  "confidence sequence (valid however the seeds were chosen); the ratio of the "
-                  "std across seeds likewise:", _fmt(comp[show], ".4g")]
-        if res.until_decided:
-            rec = res.record
-            parts.append(f"stopped at {rec['seeds']} seeds ({rec['stopped_because']}; "
-                         f"{rec['seconds_spent'] / 60:.1f} min of fine-tuning): "
-                         f"{out}/sequential.json")
+        parts += _comparison_part(res)
     ev = [c for c in ("test_ece_mean", "test_brier_mean", "noise_drop_mean",
                       "corrupt_drop_mean", "cka_mean_mean", "head_top_eig_mean") if c in summary]
     if grid.evaluation and ev:

@@ -1,6 +1,7 @@
 """The ``boundbench`` command end to end, as a user runs it."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,12 @@ def test_audit_quick_writes_a_readable_report(readme_audit):
     for c in report["claims"]:
         assert f"## {c['id']}" in md and c["statement"] in md
     assert md.index("## What we found") < md.index("## Summary by paper")
+    # short and readable (issue 43): the verdict words on the first screen, at most 15 lines a
+    # claim, and never a Python repr (the whole evidence is in audit.json)
+    first_screen = md[:md.index("## What we found")]
+    assert "- **inconclusive**:" in first_screen and first_screen.count("\n") < 40
+    assert md.count("\n") + 1 <= 15 * len(report["claims"]), md.count("\n")
+    assert not re.search(PYTHON_REPR, md), re.search(PYTHON_REPR, md)
     assert (tmp_path / "index.md").exists()
     # the README quotes docs/last-audit.json: a fresh quick audit must still give each verdict
     # (a change of verdict is a finding to record: boundbench findings --record ...)
@@ -106,6 +113,54 @@ def test_audit_quick_writes_a_readable_report(readme_audit):
     for c in report["claims"]:
         if c["verdict"] in FINDINGS:
             assert f"`{c['id']}`" in errata
+
+
+def test_a_figures_caption_command_remakes_it_byte_for_byte(readme_audit, tmp_path):
+    """Issue 43: every figure says how to remake it. The caption in ``index.md`` (and in
+    ``audit.md``) gives the command, the commit, the config hash and the versions, the PNG's
+    metadata carries the same, and running the command gives the same file, byte for byte."""
+    import shlex
+
+    from PIL import Image
+
+    root, res = readme_audit
+    assert res["returncode"] == 0
+    figs = root / "figures"
+    index = (figs / "index.md").read_text()
+    cmd = re.search(r"Remake: `(boundbench figures [^`]*--only ad\.thm2 [^`]*)`", index).group(1)
+    assert f"Remake: `{cmd}`" in (figs / "audit.md").read_text()
+    prov = json.loads((figs / "ad.thm2.json").read_text())["provenance"]
+    assert prov["command"] == cmd and prov["config_hash"] in index and prov["commit"] in index
+    assert Image.open(figs / "ad.thm2.png").info["Description"].startswith(f"Remake: {cmd} (")
+    exe = Path(sys.executable).parent / "boundbench"
+    r = subprocess.run([str(exe), *shlex.split(cmd)[1:]], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "figures" / "ad.thm2.png").read_bytes() == (figs / "ad.thm2.png").read_bytes()
+
+
+PYTHON_REPR = r"\{'|\['|np\.(float|int)|array\(|\bnan\b|<[a-z_.]+ object at"
+
+
+def test_a_claim_section_is_short_and_shows_numbers_not_reprs():
+    """A claim whose evidence holds nested records, lists and long texts: its section shows at
+    most six names and numbers in a one-row table; the control, the old evidence table of
+    every key, printed the dicts as Python reprs."""
+    from boundbench.rendering import _claim_section, evidence_table
+
+    ev = {"by_reading": {"a": {"status": "holds"}}, "levels": [1, 2, 3], "n_instances": 48,
+          "worst_lhs_over_rhs": 0.99, "rho": -0.5, "note": "x" * 80, "control_ratio": 3.0,
+          "a": 1, "b": 2, "c": 3, "d": 4}
+    r = {"id": "fu.x", "paper_title": "P", "where": "Lemma 1", "kind": "bound",
+         "verdict": "holds", "statement": "s", "equation": "a <= b", "reason": "fine",
+         "evidence": ev, "figure": "fu.x.png", "table": "fu.x.csv", "seconds": 1.0}
+    text = "\n".join(_claim_section(r))
+    assert len(text.splitlines()) <= 12 and not re.search(PYTHON_REPR, text)
+    head = evidence_table(ev)[0]
+    assert head.startswith("| worst lhs over rhs | rho | n instances | a |")
+    assert len(head.split("|")) == 6 + 2 and "control" not in head and "by reading" not in head
+    old = "\n".join(f"| {k} | {v} |" for k, v in ev.items())  # the control: every key, as is
+    assert re.search(PYTHON_REPR, old)
 
 
 def test_check_prints_evidence_and_rejects_unknown_ids(tmp_path):

@@ -1,6 +1,7 @@
 """The stability protocol: a resumable method x seed grid with mean +- std."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -93,3 +94,26 @@ def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
     from boundbench.plm.experiments import method_labels
 
     assert method_labels(two.methods) == ("dropout:p=0.1", "dropout:p=0.3")
+
+
+def test_plm_runs_report_says_what_a_short_run_cannot_decide(tmp_path):
+    """Issue 43: ``plm run`` with one seed printed a comparison header whose interval columns
+    stayed empty, and said nothing of runs that never trained; now it says both, and what
+    would decide."""
+    import pandas as pd
+
+    from boundbench.plm.runs import GridRun, report
+
+    grid = StabilityGrid(methods=("finetune", "mmr"), seeds=1, train_size=32, eval_size=32)
+    grid = replace(grid, finetune=replace(grid.finetune, max_steps=10))
+    rows = [{"method": m, "level": None, "seed": 0, "test_accuracy": 0.6, "test_f1": f,
+             "test_mcc": f, "dev_accuracy": 0.6} for m, f in (("finetune", 0.0), ("mmr", 0.3))]
+    text = report(GridRun(grid, tmp_path, pd.DataFrame(rows)))
+    assert "1 of 2 runs did not train" in text and "10 steps cannot decide anything" in text
+    assert "fewer than 2 seeds where both runs trained, so no interval" in text
+    assert "difference_ci_low" not in text  # no header of empty columns
+    trained = [{**r, "test_f1": 0.3, "test_mcc": 0.3, "seed": s, "test_accuracy": 0.6 + 0.01 * s}
+               for r in rows for s in (0, 1)]
+    text2 = report(GridRun(replace(grid, seeds=2), tmp_path, pd.DataFrame(trained)))
+    assert "difference_ci_low" in text2 and "the ratio of spreads needs 3 seeds" in text2
+    assert "did not train" not in text2

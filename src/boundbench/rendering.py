@@ -32,6 +32,11 @@ VERDICT_HELP = {
     "not-testable": "the claim cannot be measured as stated (e.g. unspecified constants)",
 }
 
+# evidence a claim section shows first (the rest, and every nested record, is in audit.json)
+_EVIDENCE_FIRST = ("worst_lhs_over_rhs", "worst_found_by_search", "max_lhs_minus_rhs", "rho",
+                   "ci_low", "ci_high", "std_ratio", "mean_difference", "effect", "n_instances",
+                   "n_seeds", "n_points", "deciding_reading", "margin_to_flip")
+EVIDENCE_COLUMNS = 6
 
 
 def budget_section(report: dict[str, Any]) -> list[str]:
@@ -248,9 +253,10 @@ def render_index(report: dict[str, Any]) -> str:
             data = " · ".join(x for x in (
                 f"[csv]({r['table']})" if r.get("table") else "",
                 f"[config]({r['id']}.json)", files) if x)
+            remake = f"<br>{_fmt(caption(r['provenance']))}" if r.get("provenance") else ""
             lines.append(f"| [<img src=\"{r['figure']}\" width=\"240\">]({r['figure']}) | "
                          f"`{r['id']}`<br>{_fmt(r['where'])} | "
-                         f"[**{r['verdict']}**](audit.md#{anchor(r['id'])}) | {data} |")
+                         f"[**{r['verdict']}**](audit.md#{anchor(r['id'])}) | {data}{remake} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -266,6 +272,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         *machine_line(meta),
         f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
         "",
+        "Verdicts, as the rules apply them:",
+        *[f"- **{k}**: {v}." for k, v in VERDICT_HELP.items()],
+        "",
         *what_we_found(results),
         "Every figure with its claim and verdict: [`index.md`](index.md); the errata sheet: "
         "[`errata.md`](errata.md).",
@@ -278,17 +287,14 @@ def render_markdown(report: dict[str, Any]) -> str:
           if meta.get("merged_into") else []),
         "Each claim below is a statement from one of the papers, turned into a measurement: a "
         "left side measured on many instances against the paper's right side, or a predicted "
-        "trend against data. Verdicts:",
-        "",
+        "trend against data, with a verdict in the words defined at the top.",
     ]
-    lines += [f"- **{k}**: {v}." for k, v in VERDICT_HELP.items()]
     lines += [
         "",
-        "Evidence tables give the numbers behind each verdict: `n_instances`, the tolerance "
-        "(`rtol`, `atol`), the worst and median ratio of left to right side, the largest "
-        "`lhs - rhs`. Keys starting with `control_` come from the same comparison run just "
-        "outside the claim's assumptions: a value above 1 there shows the check can detect a "
-        "violation. Every figure has its data beside it as CSV.",
+        f"Each claim's section shows up to {EVIDENCE_COLUMNS} numbers behind its verdict (the "
+        "worst ratio of left to right side, a trend's correlation and interval, the sizes); its "
+        "whole evidence, the control runs just outside the claim's assumptions included, is in "
+        "`audit.json`, and every figure has its data beside it as CSV.",
     ]
     lines += _summary_by_paper(results, meta)
     lines += budget_section(report)
@@ -320,42 +326,63 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
 
 
 def _claim_section(r: dict[str, Any]) -> list[str]:
-    """One claim's section of the report: statement, verdict, notes, evidence, figure, run."""
-    lines: list[str] = []
-    lines += [
-        f"## {r['id']}",
-        "",
-        f"[back to the summary](#summary-by-paper) · verdict **{r['verdict']}**",
-        "",
-        f"*{r['paper_title']}*, {r['where']}. Kind: {r['kind']}.",
-        "",
-        f"**Claim.** {r['statement']}",
-        "",
-        f"    {r['equation']}",
-        "",
-        f"**Verdict: {r['verdict']}.** {r['reason']}",
-        "",
-    ]
+    """One claim's section of the report, about a dozen lines: where it is from, the claim, the
+    verdict and why (fragile or noted where it is), a one-row table of its main numbers, its
+    figure, data and run."""
+    lines = [f"## {r['id']}",
+             f"*{r['paper_title']}*, {r['where']} · {r['kind']} · **{r['verdict']}**"
+             f"{fragile_mark(r)} · [summary](#summary-by-paper).",
+             f"**Claim.** {r['statement']} `{r['equation']}`", ""]
+    why = f"**Verdict.** {r['reason']}"
     if is_fragile(r):
         ev = r["evidence"]
-        lines += [f"**Fragile.** The deciding statistic is {ev['margin_to_flip']:.3g} "
-                  f"({ev['margin_units']}) from the nearest threshold, within the "
-                  f"{FRAGILE[ev['margin_units']]:g} that a small change of the data could "
-                  "cross: another seed, size or machine may decide otherwise.", ""]
+        why += (f" **Fragile:** the deciding statistic is {ev['margin_to_flip']:.3g} "
+                f"({ev['margin_units']}) from its threshold, within the "
+                f"{FRAGILE[ev['margin_units']]:g} a small change of the data could cross.")
     if r.get("notes"):
-        lines += [f"**Note.** {r['notes']}", ""]
-    if r["evidence"]:
-        lines += ["| evidence | value |", "|---|---|"]
-        lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in r["evidence"].items()]
-        lines.append("")
-    if r.get("figure"):
-        lines += [f"![{r['id']}]({r['figure']})", ""]
+        why += f" **Note.** {r['notes']}"
+    lines += [why, ""]
+    table = evidence_table(r.get("evidence") or {})
+    lines += [*table, ""] if table else []
+    foot = [f"![{r['id']}]({r['figure']})"] if r.get("figure") else []
+    links = []
     if r.get("table"):
-        lines += [f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s).", ""]
+        links.append(f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s)")
     if r.get("run"):
         run = r["run"]
-        lines += [f"Run {run.get('ran_at')}, scale {run.get('scale')}, seed {run.get('seed')}"
-                  f", commit {run.get('commit') or 'unknown'}.", ""]
+        links.append(f"run {run.get('ran_at')}, scale {run.get('scale')}, seed "
+                     f"{run.get('seed')}, commit {run.get('commit') or 'unknown'}")
+    if links:
+        foot.append("; ".join(links) + ".")
+    if r.get("provenance") and r.get("figure"):
+        foot.append(caption(r["provenance"]))
+    lines += [" ".join(foot), ""] if foot else []
     if r.get("error"):
         lines += ["```", r["error"].rstrip(), "```", ""]
     return lines
+
+
+def caption(p: dict[str, str]) -> str:
+    """A figure's caption: the command that remakes it, the commit, the config hash and the
+    package versions (the same record is in the figure file's metadata)."""
+    return (f"Remake: `{p['command']}` (commit {p['commit']}, config {p['config_hash']}; "
+            f"{p['versions']}).")
+
+
+def evidence_table(ev: dict[str, Any]) -> list[str]:
+    """A claim's main numbers as a one-row Markdown table, names and numbers only: the keys of
+    ``_EVIDENCE_FIRST`` it has, then its other numbers, at most :data:`EVIDENCE_COLUMNS`
+    (nested records, lists and long texts stay in ``audit.json``); empty when it has none."""
+    def shown(v: Any) -> bool:
+        return (isinstance(v, int | float) and not isinstance(v, bool)) or (
+            isinstance(v, str) and 0 < len(v) <= 40)
+
+    keys = [k for k in _EVIDENCE_FIRST if shown(ev.get(k))]
+    keys += [k for k, v in ev.items() if k not in keys and shown(v)
+             and not k.startswith("control_")]
+    keys = keys[:EVIDENCE_COLUMNS]
+    if not keys:
+        return []
+    return ["| " + " | ".join(k.replace("_", " ") for k in keys) + " |",
+            "|" + "---|" * len(keys),
+            "| " + " | ".join(_fmt(ev[k]) for k in keys) + " |"]

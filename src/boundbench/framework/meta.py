@@ -141,3 +141,33 @@ def compute_context() -> dict[str, str]:
            "tf32": str(bool(torch.backends.cuda.matmul.allow_tf32)),
            "autocast": str(torch.is_autocast_enabled())}
     return ctx
+
+
+def figure_provenance(*, claim_id: str, seed: int, scale: str, out_dir: object,
+                      config: object, datasets: int | None = None,
+                      formats: tuple[str, ...] = ("png",)) -> dict[str, str]:
+    """How to remake a claim's figure, for its caption and its file's metadata: the command
+    (``boundbench figures`` for that claim, seed, scale and folder), the commit, a hash of what
+    the figure was computed from (claim, seed, scale and the check's config) and the package
+    versions. Nothing in it changes between two runs of the command, so a remade figure is the
+    same file, byte for byte."""
+    import hashlib
+    import json
+
+    cmd = f"boundbench figures --scale {scale} --seed {seed} --only {claim_id} --out {out_dir}"
+    if datasets is not None:
+        cmd += f" --datasets {datasets}"
+    if tuple(formats) != ("png",):
+        cmd += " --format " + " ".join(formats)
+    what = json.dumps({"claim": claim_id, "seed": seed, "scale": scale, "config": config},
+                      sort_keys=True, default=str)
+    return {"command": cmd, "commit": commit() or "unknown",
+            "config_hash": hashlib.sha256(what.encode()).hexdigest()[:12],
+            "versions": ", ".join(f"{k} {v}" for k, v in environment().items())}
+
+
+def provenance_text(p: dict[str, str]) -> str:
+    """A provenance record in one line (a caption, a file's description field)."""
+    return (f"Remake: {p['command']} (commit {p['commit']}, config {p['config_hash']}; "
+            f"{p['versions']})")
+

@@ -296,13 +296,18 @@ def _inside_legend_of(t, ax) -> bool:
     return leg is not None and (t in leg.get_texts() or t is leg.get_title())
 
 
-def savefig(fig, path, *, fmt: str, claim_id: str = "") -> None:
+def savefig(fig, path, *, fmt: str, claim_id: str = "", description: str = "") -> None:
     """Save ``fig`` as ``fmt`` (png at 200 dpi, or vector pdf/svg) with reproducible bytes: no
-    creation date, and SVG element ids salted by ``claim_id`` rather than drawn at random."""
+    creation date, and SVG element ids salted by ``claim_id`` rather than drawn at random.
+    ``description`` (how to remake it) goes into the file's metadata: PNG's ``Description``,
+    PDF's ``Subject``, SVG's ``Description``."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS} (got {fmt!r})")
-    meta = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None},
-            "svg": {"Date": None}}[fmt]
+    meta: dict[str, str | None] = {
+        "png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None},
+        "svg": {"Date": None}}[fmt]
+    if description:
+        meta[{"png": "Description", "pdf": "Subject", "svg": "Description"}[fmt]] = description
     with plt.rc_context({"svg.hashsalt": claim_id or "boundbench"}):
         fig.savefig(path, format=fmt, dpi=200, metadata=meta)
 

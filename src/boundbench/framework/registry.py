@@ -69,16 +69,19 @@ class Outcome:
     config: Any = None
 
 
-def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, list[str],
-                                                       list[str]]:
+def _save(ctx: CheckContext, outcome: Outcome) -> tuple[
+        str | None, str | None, list[str], list[str], dict[str, str] | None]:
     """Write ``<id>.json`` (config, seed, scale, versions), ``<id>.csv`` and the figure in each
     of ``ctx.formats`` into ``ctx.out_dir``; return the figure's first file name, the table's,
-    every figure file, and the figure's layout problems
+    every figure file, the figure's layout problems
     (:func:`boundbench.framework.plotting.layout_problems`: overlapping or clipped text, fonts
-    too small to print), checked whether or not anything is written."""
+    too small to print), checked whether or not anything is written, and how to remake the
+    figure (:func:`~boundbench.framework.meta.figure_provenance`; ``None`` when nothing is
+    written)."""
     fig_name = table_name = None
     fig_files: list[str] = []
     layout: list[str] = []
+    prov: dict[str, str] | None = None
     if outcome.figure is not None:
         import matplotlib.pyplot as plt
 
@@ -91,12 +94,20 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, 
     if ctx.out_dir is not None:
         import json
 
-        from boundbench.framework.meta import compute_context, environment
+        from boundbench.framework.meta import (
+            compute_context,
+            environment,
+            figure_provenance,
+            provenance_text,
+        )
 
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        prov = figure_provenance(claim_id=ctx.claim_id, seed=ctx.seed, scale=ctx.scale,
+                                 out_dir=ctx.out_dir, config=outcome.config,
+                                 datasets=ctx.datasets, formats=ctx.formats)
         meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
                 "config": outcome.config, "environment": environment(),
-                "computed_on": compute_context()}
+                "computed_on": compute_context(), "provenance": prov}
         text = json.dumps(meta, indent=2, default=str)
         write_atomic(ctx.out_dir / f"{ctx.claim_id}.json", lambda t: t.write_text(text))
         if outcome.table is not None:
@@ -107,13 +118,14 @@ def _save(ctx: CheckContext, outcome: Outcome) -> tuple[str | None, str | None, 
             for fmt in ctx.formats:
                 write_atomic(ctx.out_dir / f"{ctx.claim_id}.{fmt}",
                              partial(plotting.savefig, outcome.figure, fmt=fmt,
-                                     claim_id=ctx.claim_id))
+                                     claim_id=ctx.claim_id,
+                                     description=provenance_text(prov)))
                 fig_files.append(f"{ctx.claim_id}.{fmt}")
             # reports embed the PNG where there is one (markdown viewers show it), else the first
             fig_name = next((f for f in fig_files if f.endswith(".png")), fig_files[0])
     if outcome.figure is not None:
         plt.close(outcome.figure)
-    return fig_name, table_name, fig_files, layout
+    return fig_name, table_name, fig_files, layout, prov
 
 
 @dataclass(frozen=True)
@@ -273,6 +285,8 @@ class Result:
     # what the figure says and shows, for the check that it says what was decided
     figure_title: str | None = None
     figure_shows_search_worst: bool = False
+    # how to remake the figure: command, commit, config hash, versions (meta.figure_provenance)
+    provenance: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = self.claim.describe()
@@ -289,6 +303,7 @@ class Result:
             layout_problems=list(self.layout_problems),
             figure_title=self.figure_title,
             figure_shows_search_worst=self.figure_shows_search_worst,
+            provenance=self.provenance,
         )
         if self.error:
             d["error"] = self.error
@@ -318,7 +333,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         title, marked = _say_what_was_decided(c, outcome)
         with style():
-            figure, table, files, layout = _save(ctx, outcome)
+            figure, table, files, layout, prov = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)
         err = None
     except Exception as exc:  # noqa: BLE001 - reported in full below
@@ -326,9 +341,9 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise
         verdict = Verdict("inconclusive", f"the check raised {type(exc).__name__}: {exc}")
         err = traceback.format_exc()
-        files, layout, title, marked = [], [], None, False
+        files, layout, title, marked, prov = [], [], None, False, None
     return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err, tuple(files),
-                  tuple(layout), title, marked)
+                  tuple(layout), title, marked, prov)
 
 
 def _say_what_was_decided(c: Claim, outcome: Outcome) -> tuple[str | None, bool]:
