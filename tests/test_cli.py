@@ -139,6 +139,37 @@ def test_a_figures_caption_command_remakes_it_byte_for_byte(readme_audit, tmp_pa
     assert (tmp_path / "figures" / "ad.thm2.png").read_bytes() == (figs / "ad.thm2.png").read_bytes()
 
 
+def test_the_audit_writes_a_summary_and_a_findings_table_per_paper(readme_audit):
+    """Issue 43: one page per paper in the ML Reproducibility Challenge's shape, and its
+    findings as CSV and as a LaTeX tabular, written by the README's main command."""
+    import csv
+
+    from boundbench.summaries import FINDINGS_COLUMNS, SECTIONS
+
+    root, _ = readme_audit
+    figs = root / "figures"
+    report = json.loads((figs / "audit.json").read_text())
+    for paper in ("fu", "ad", "jachess", "uegr"):
+        md = (figs / f"summary-{paper}.md").read_text()
+        heads = [md.index(f"## {s}") for s in SECTIONS]
+        assert heads == sorted(heads), paper  # every section, in the challenge's order
+        mine = [c for c in report["claims"] if c["paper"] == paper]
+        assert all(f"`{c['id']}`" in md for c in mine)
+        with open(figs / f"findings-{paper}.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert [r["claim"] for r in rows] == [c["id"] for c in mine]
+        assert tuple(rows[0]) == FINDINGS_COLUMNS
+        tex = (figs / f"findings-{paper}.tex").read_text()
+        assert tex.startswith("\\begin{tabular}") and tex.count("\\\\\n") == len(mine) + 1
+
+
+def test_latex_cells_are_escaped():
+    from boundbench.summaries import _latex
+
+    assert _latex(r"a_b & 50% {x} \ $y$ #1 ~^") == (
+        r"a\_b \& 50\% \{x\} \textbackslash{} \$y\$ \#1 \~{}\^{}")
+
+
 PYTHON_REPR = r"\{'|\['|np\.(float|int)|array\(|\bnan\b|<[a-z_.]+ object at"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from boundbench import catalogue, errata
+from boundbench import catalogue, errata, summaries
 from boundbench.budget import BUDGET_FILE, spend_budget
 from boundbench.framework import context
 from boundbench.framework import registry as _claims
@@ -205,4 +205,5 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
         index = render_index(report)
         write_atomic(out / "index.md", lambda t: t.write_text(index))
         errata.write(out)  # the errata sheet of this audit, beside it
+        summaries.write(out, report)  # a page per paper, its findings as CSV and LaTeX
     return report

@@ -1,0 +1,136 @@
+"""One page per paper that a reviewer can attach to a review, in the shape the ML
+Reproducibility Challenge asks for (scope, methodology, results, what was easy, what was
+difficult), and beside it the paper's findings table as CSV and as a LaTeX ``tabular`` a paper
+can ``\\input``. Written by the audit from its own report: ``summary-<paper>.md``,
+``findings-<paper>.csv``, ``findings-<paper>.tex``."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from boundbench.framework import registry as _claims
+from boundbench.framework.files import write_atomic
+from boundbench.framework.readings import against_paper
+from boundbench.rendering import is_fragile, machine_line, verdict_size
+
+SECTIONS = ("Scope of reproducibility", "Methodology", "Results", "What was easy",
+            "What was difficult")
+FINDINGS_COLUMNS = ("claim", "location", "verdict", "size", "corrected statement")
+
+
+def _readings(r: dict[str, Any]) -> list[str]:
+    return sorted((r.get("evidence") or {}).get("by_reading") or {})
+
+
+def paper_summary(report: dict[str, Any], paper: str) -> str:
+    """``summary-<paper>.md``: the paper's claims as one page, from the audit's ``report``."""
+    meta = report["meta"]
+    rs = [r for r in report["claims"] if r["paper"] == paper]
+    title = _claims.PAPERS.get(paper, paper)
+    kinds = Counter(r["kind"] for r in rs)
+    tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items())
+    lines = [f"# Reproducibility summary: {title}", "",
+             f"From boundbench's audit of {meta['created']} at scale **{meta['scale']}**, seed "
+             f"{meta['seed']} ({meta['seconds']} s); the full report is [`audit.md`](audit.md), "
+             f"the errata sheet [`errata.md`](errata.md).", *machine_line(meta), "",
+             f"## {SECTIONS[0]}", "",
+             f"{len(rs)} claims of the paper, each turned into a measurement: "
+             + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ".", ""]
+    lines += [f"- `{r['id']}` ({r['where']}): {r['statement']}" for r in rs]
+    searched = [r["id"] for r in rs if (r.get("evidence") or {}).get("search_evaluations")
+                or "worst_found_by_search" in (r.get("evidence") or {})]
+    read = [f"`{r['id']}` ({', '.join(_readings(r))})" for r in rs if len(_readings(r)) > 1]
+    tuned = [r["id"] for r in rs if ".plm." in r["id"]]
+    lines += ["", f"## {SECTIONS[1]}", "",
+              "- A bound is a left side measured on many instances against the paper's right "
+              "side, within a stated tolerance; a trend is a rank correlation or a paired "
+              "difference with a bootstrap interval, decided against a no-effect band; each "
+              "verdict can fail (controls just outside the assumptions trip it).",
+              f"- Targeted worst-case search over the assumption space: "
+              f"{len(searched)} claims" + (f" ({', '.join(f'`{c}`' for c in searched)})."
+                                           if searched else "."),
+              "- Every reading the paper leaves open is run, and a verdict that depends on it "
+              "says so: " + ("; ".join(read) + "." if read else "none here."),
+              f"- Scale {meta['scale']}, seed {meta['seed']}; the same seed gives the same numbers "
+              "on any machine under the lock."
+              + (f" Fine-tuning claims ({len(tuned)}) are smoke runs at quick scale; the "
+                 "standard and paper scales decide them (a GPU shortens them)." if tuned else "")]
+    lines += ["", f"## {SECTIONS[2]}", "", f"{len(rs)} claims: {tally}.", "",
+              "| claim | where | verdict | size |", "|---|---|---|---|"]
+    lines += [f"| `{r['id']}` | {r['where']} | **{r['verdict']}**"
+              f"{' (fragile)' if is_fragile(r) else ''} | {verdict_size(r)} |" for r in rs]
+    errs = [r for r in rs if against_paper(r)]
+    lines += ["", f"Errata ({len(errs)}):" if errs else "No claim went against the paper.", ""]
+    lines += [f"- `{r['id']}` ({r['where']}): {r['reason']}"
+              + (f" Corrected: {r['correction']}" if r.get("correction") else "") for r in errs]
+    easy = [r for r in rs if r["verdict"] in ("holds", "supported", "violated", "contradicted",
+                                              "no-effect")
+            and len(_readings(r)) <= 1 and not is_fragile(r)]
+    hard = [r for r in rs if r not in easy]
+    lines += ["", f"## {SECTIONS[3]}", "",
+              f"{len(easy)} claims were decided under one reading with a margin: "
+              + (", ".join(f"`{r['id']}` ({r['verdict']})" for r in easy) or "none") + ".",
+              "", f"## {SECTIONS[4]}", ""]
+    lines += [f"- `{r['id']}`: {_difficulty(r)}" for r in hard] or ["Nothing here."]
+    return "\n".join(lines) + "\n"
+
+
+def _difficulty(r: dict[str, Any]) -> str:
+    """Why a claim was hard to check: readings the paper leaves open, a fragile margin, an
+    undecided verdict and what would decide it, and the claim's own notes."""
+    why = []
+    if len(_readings(r)) > 1:
+        why.append(f"the paper leaves a choice open ({', '.join(_readings(r))}); verdict "
+                   f"{r['verdict']}")
+    if is_fragile(r):
+        why.append("decided within a small margin of its threshold (fragile)")
+    if r["verdict"] in ("inconclusive", "not-testable", "ill-posed"):
+        why.append(f"{r['verdict']}: {r['reason']}")
+    if r.get("notes"):
+        why.append(r["notes"])
+    return "; ".join(why) or r["reason"]
+
+
+def findings_rows(report: dict[str, Any], paper: str) -> list[dict[str, str]]:
+    """The paper's findings table: every claim with its location, verdict, size and the
+    corrected statement where the audit gives one."""
+    return [{"claim": r["id"], "location": r["where"], "verdict": r["verdict"],
+             "size": verdict_size(r), "corrected statement": r.get("correction") or ""}
+            for r in report["claims"] if r["paper"] == paper]
+
+
+def _latex(text: str) -> str:
+    text = text.replace("\\", "\0")  # last: its replacement has braces of its own
+    for a, b in (("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"), ("_", r"\_"),
+                 ("{", r"\{"), ("}", r"\}"), ("~", r"\~{}"), ("^", r"\^{}")):
+        text = text.replace(a, b)
+    return text.replace("\0", r"\textbackslash{}")
+
+
+def findings_latex(rows: list[dict[str, str]]) -> str:
+    """A ``tabular`` of the findings rows, text escaped for LaTeX."""
+    out = [r"\begin{tabular}{llllp{0.4\linewidth}}", r"\hline",
+           " & ".join(c.capitalize() for c in FINDINGS_COLUMNS) + r" \\", r"\hline"]
+    out += [" & ".join(_latex(row[c]) for c in FINDINGS_COLUMNS) + r" \\" for row in rows]
+    return "\n".join([*out, r"\hline", r"\end{tabular}"]) + "\n"
+
+
+def write(out: Path, report: dict[str, Any]) -> list[str]:
+    """Write every paper's summary and findings tables into ``out``; return the file names."""
+    names = []
+    for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
+        md = paper_summary(report, paper)
+        rows = findings_rows(report, paper)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=FINDINGS_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+        for name, text in ((f"summary-{paper}.md", md), (f"findings-{paper}.csv", buf.getvalue()),
+                           (f"findings-{paper}.tex", findings_latex(rows))):
+            write_atomic(out / name, lambda t, text=text: t.write_text(text))
+            names.append(name)
+    return names
