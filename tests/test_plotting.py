@@ -84,18 +84,19 @@ def test_formats_are_checked():
 
 def test_figures_in_pdf_and_svg_are_vector_and_reproducible(tmp_path):
     """``--format png pdf svg`` writes all three; the vector files are valid, keep their text as
-    text, and are byte-identical when written again (no dates, no random ids)."""
+    text, and are byte-identical when written again into the same folder (no dates, no random
+    ids; the metadata's remake command names the folder)."""
     from boundbench import catalogue
 
     catalogue.load()
     cid = "fu.fig8.distance"
     paths = {}
     for run in ("a", "b"):
-        ctx = _claims.CheckContext(out_dir=tmp_path / run, formats=("png", "pdf", "svg"))
+        ctx = _claims.CheckContext(out_dir=tmp_path / "out", formats=("png", "pdf", "svg"))
         r = _claims.run(cid, ctx).to_dict()
         assert r["figure_files"] == [f"{cid}.png", f"{cid}.pdf", f"{cid}.svg"]
         assert r["figure"] == f"{cid}.png" and r["layout_problems"] == []
-        paths[run] = {f: (tmp_path / run / f).read_bytes() for f in r["figure_files"]}
+        paths[run] = {f: (tmp_path / "out" / f).read_bytes() for f in r["figure_files"]}
     pdf, svg = paths["a"][f"{cid}.pdf"], paths["a"][f"{cid}.svg"]
     assert pdf.startswith(b"%PDF-") and b"/FontFile2" in pdf  # TrueType embedded (fonttype 42)
     root = ET.fromstring(svg)
@@ -106,8 +107,11 @@ def test_figures_in_pdf_and_svg_are_vector_and_reproducible(tmp_path):
     assert paths["a"][f"{cid}.pdf"] == paths["b"][f"{cid}.pdf"]
     assert paths["a"][f"{cid}.svg"] == paths["b"][f"{cid}.svg"]
     assert not re.search(rb"CreationDate", pdf)
-    meta = json.loads((tmp_path / "a" / f"{cid}.json").read_text())
+    meta = json.loads((tmp_path / "out" / f"{cid}.json").read_text())
     assert meta["claim"] == cid
+    # the remake command is in each file's metadata (PDF: Subject; SVG: Description)
+    assert meta["provenance"]["command"].encode() in pdf.replace(b"\\", b"")
+    assert "Remake: " + meta["provenance"]["command"] in svg.decode()
 
 
 def test_plm_grid_figures_draw_without_warnings(tmp_path):
