@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,6 @@ def write(out: Path, report: dict[str, Any]) -> list[str]:
         w.writerows(rows)
         for name, text in ((f"summary-{paper}.md", md), (f"findings-{paper}.csv", buf.getvalue()),
                            (f"findings-{paper}.tex", findings_latex(rows))):
-            write_atomic(out / name, lambda t, text=text: t.write_text(text))
+            write_atomic(out / name, partial(Path.write_text, data=text))
             names.append(name)
     return names

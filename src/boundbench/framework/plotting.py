@@ -303,9 +303,10 @@ def savefig(fig, path, *, fmt: str, claim_id: str = "", description: str = "") -
     PDF's ``Subject``, SVG's ``Description``."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS} (got {fmt!r})")
-    meta: dict[str, str | None] = {
+    fixed: dict[str, dict[str, str | None]] = {
         "png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None},
-        "svg": {"Date": None}}[fmt]
+        "svg": {"Date": None}}
+    meta = dict(fixed[fmt])
     if description:
         meta[{"png": "Description", "pdf": "Subject", "svg": "Description"}[fmt]] = description
     with plt.rc_context({"svg.hashsalt": claim_id or "boundbench"}):
