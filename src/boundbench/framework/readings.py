@@ -69,7 +69,35 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     two different decided verdicts give ``depends-on-reading``, naming which readings give which;
     no decided reading gives ``inconclusive``. The evidence keeps the deciding reading's evidence
     (the default where it decided), every reading's status and reason (``by_reading``), and the
-    readings against the paper (``readings_against_paper``)."""
+    readings against the paper (``readings_against_paper``).
+
+    Parameters
+    ----------
+    by_reading : mapping of str to Verdict
+        Each reading's verdict.
+    default : str
+        The reading the paper's text describes (or ours, where it describes none).
+    what : str
+        The claim in words, for the reason.
+
+    Returns
+    -------
+    Verdict
+        One verdict over the readings, ``depends-on-reading`` where decided readings disagree.
+
+    References
+    ----------
+    The verdict rules of boundbench (issue 37: an undecided reading outvotes nobody).
+
+    Examples
+    --------
+    >>> from boundbench.framework.readings import readings_verdict
+    >>> from boundbench.framework.verdicts import Verdict
+    >>> v = readings_verdict({"a": Verdict("holds", "fine"), "b": Verdict("violated", "fails")},
+    ...                      default="a", what="bound")
+    >>> v.status, v.reason
+    ('depends-on-reading', 'bound: holds under a; violated under b. Default reading (a): fine')
+    """
     if not by_reading:
         raise ValueError("by_reading must name at least one reading")
     if default not in by_reading:

@@ -88,7 +88,45 @@ def paired_trend_verdict(
     """The trend of ``y (sets, levels)`` in ``x (levels,)`` when every set (a training set, a
     seed) is measured at every level: the mean over sets of their own Spearman correlation, with
     a bootstrap interval over sets, so the spread between sets does not hide the effect.
-    Statuses as :func:`trend_verdict`."""
+    Statuses as :func:`trend_verdict`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The levels, ``(levels,)``.
+    y : numpy.ndarray
+        The measurements, ``(sets, levels)``.
+    expected : {"increasing", "decreasing"}
+        The predicted direction.
+    rng : numpy.random.Generator
+        The bootstrap's generator.
+    what : str
+        The trend in words, for the reason.
+    evidence : mapping, optional
+        The check's own keys.
+
+    Returns
+    -------
+    Verdict
+        As :func:`trend_verdict`'s, from the mean within-set correlation.
+
+    References
+    ----------
+    The verdict rules of boundbench; used where every set is measured at every level (Fig. 5's
+    datasets, seeds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from boundbench.framework.trends import paired_trend_verdict
+    >>> g = np.random.default_rng(0)
+    >>> _ = g.normal(size=100)  # as drawn before in the example above
+    >>> y = -np.arange(5.0)[None, :] + g.normal(scale=0.5, size=(8, 5))
+    >>> v = paired_trend_verdict(np.arange(5.0), y, expected="decreasing",
+    ...                          rng=np.random.default_rng(1), what="stability vs heads")
+    >>> v.status, v.reason.split(": ", 1)[1]
+    ('supported', 'mean within-set Spearman rho = -0.962, 95% CI [-0.988, -0.925], 8 sets x 5 levels')
+    """
     if expected not in ("increasing", "decreasing"):
         raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     y = np.asarray(measured(y), dtype=np.float64)
@@ -123,6 +161,44 @@ def trend_verdict(
 
     ``supported`` when the interval lies on the ``expected`` side of 0 (``"increasing"`` or
     ``"decreasing"``), ``contradicted`` when it lies on the other side, else ``inconclusive``.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        The levels and the measurements, one pair per row.
+    expected : {"increasing", "decreasing"}
+        The predicted direction.
+    rng : numpy.random.Generator
+        The bootstrap's generator.
+    what : str
+        The trend in words, for the reason.
+    n_boot : int, default 1000
+        Bootstrap resamples.
+    level : float, default 0.95
+        The interval's level.
+    evidence : mapping, optional
+        The check's own keys.
+
+    Returns
+    -------
+    Verdict
+        ``supported``, ``contradicted`` or ``inconclusive``, with ``spearman_rho`` and its
+        interval in its evidence.
+
+    References
+    ----------
+    Spearman's rank correlation with a percentile bootstrap over rows; the verdict rules of
+    boundbench.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from boundbench.framework.trends import trend_verdict
+    >>> x = np.repeat(np.arange(5.0), 20)
+    >>> y = -x + np.random.default_rng(0).normal(size=x.size)
+    >>> trend_verdict(x, y, expected="decreasing", rng=np.random.default_rng(1),
+    ...               what="loss vs n").reason
+    'loss vs n is decreasing: Spearman rho = -0.819, 95% CI [-0.874, -0.735], 100 points'
     """
     if expected not in ("increasing", "decreasing"):
         raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")

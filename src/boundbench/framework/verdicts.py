@@ -47,7 +47,19 @@ class Evidence(dict):
 
 
 class BoundSides(NamedTuple):
-    """Both sides of an inequality ``lhs <= rhs``, elementwise over instances."""
+    """Both sides of an inequality ``lhs <= rhs``, elementwise over instances.
+
+    Parameters
+    ----------
+    lhs, rhs : numpy.ndarray
+        The measured left side and the bound's right side, one value per instance.
+
+    Examples
+    --------
+    >>> from boundbench.framework.verdicts import BoundSides
+    >>> BoundSides(lhs=1.0, rhs=2.0).rhs
+    2.0
+    """
 
     lhs: np.ndarray
     rhs: np.ndarray
@@ -55,6 +67,27 @@ class BoundSides(NamedTuple):
 
 @dataclass(frozen=True)
 class Verdict:
+    """A claim's decision: its status, the reason in words and the evidence behind it.
+
+    Parameters
+    ----------
+    status : str
+        One of :data:`STATUSES` (``holds``, ``violated``, ``supported``, ...).
+    reason : str
+        What was measured and why it decides, in words: what the report prints.
+    evidence : mapping, optional
+        Names to numbers behind the decision, kept read-only.
+    figure, table : str, optional
+        The files of the claim's figure and data, once written.
+
+    Examples
+    --------
+    >>> from boundbench.framework.verdicts import Verdict
+    >>> v = Verdict("holds", "every instance", {"n_instances": 3})
+    >>> v.status, v.evidence["n_instances"]
+    ('holds', 3)
+    """
+
     status: str
     reason: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
@@ -237,7 +270,39 @@ def bound_verdict(
     """``holds`` when every instance satisfies the bound within tolerance, else ``violated``;
     ``evidence`` adds the check's own keys (controls, sizes) to the counts, and
     ``margin_to_flip`` is the instance nearest the threshold's distance from it, relative to
-    the sides' size (:func:`with_margin`)."""
+    the sides' size (:func:`with_margin`).
+
+    Parameters
+    ----------
+    sides : BoundSides
+        ``lhs`` and ``rhs``, one pair per instance (any shapes that broadcast).
+    rtol, atol : float
+        The tolerance: an instance holds when ``lhs - rhs <= rtol |rhs| + atol``.
+    what : str
+        The bound in words, for the reason.
+    evidence : mapping, optional
+        The check's own keys (controls, sizes), added to the counts.
+
+    Returns
+    -------
+    Verdict
+        ``holds`` or ``violated``, with the counts, the worst ``lhs / rhs`` and
+        ``margin_to_flip`` in its evidence.
+
+    References
+    ----------
+    The verdict rules of boundbench (``docs/contributing.md``); used by every bound claim.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from boundbench.framework.verdicts import BoundSides, bound_verdict
+    >>> x = np.linspace(-3, 3, 101)
+    >>> bound_verdict(BoundSides(np.abs(np.sin(x)), np.abs(x)), what="|sin x| <= |x|").reason
+    '|sin x| <= |x| on all 101 instances; worst lhs/rhs = 0.9994; 26 within 10% of the bound'
+    >>> bound_verdict(BoundSides(np.array([1.0, 2.1]), np.array([1.0, 2.0])), what="a <= b").status
+    'violated'
+    """
     sides = BoundSides(measured(sides.lhs), measured(sides.rhs))
     ev = {**bound_evidence(sides, rtol=rtol, atol=atol), **(evidence or {})}
     lhs = np.asarray(sides.lhs, dtype=np.float64).ravel()
@@ -271,7 +336,38 @@ def equality_verdict(
     evidence: Mapping[str, Any] | None = None, rtol: float = NUMERIC_RTOL,
 ) -> Verdict:
     """``holds`` when ``|measured - expected| <= atol + rtol |expected|`` everywhere, else
-    ``violated``; ``margin_to_flip`` as :func:`bound_verdict`'s."""
+    ``violated``; ``margin_to_flip`` as :func:`bound_verdict`'s.
+
+    Parameters
+    ----------
+    measured, expected : numpy.ndarray
+        The two sides, of one shape.
+    atol : float
+        The absolute tolerance.
+    what : str
+        The identity in words, for the reason.
+    evidence : mapping, optional
+        The check's own keys.
+    rtol : float
+        The relative tolerance.
+
+    Returns
+    -------
+    Verdict
+        ``holds`` or ``violated``, with ``max_abs_error`` and the counts in its evidence.
+
+    References
+    ----------
+    The verdict rules of boundbench; used by the equality claims (e.g. ``ad.cor1.huber-tight``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from boundbench.framework.verdicts import equality_verdict
+    >>> equality_verdict(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]), atol=1e-9,
+    ...                  what="x = y").reason
+    'x = y: max |error| = 1e-12 <= 1e-09 + 1e-05 |expected|'
+    """
     m = np.asarray(_as_measured(measured), dtype=np.float64).ravel()
     e = np.asarray(_as_measured(expected), dtype=np.float64).ravel()
     if m.shape != e.shape or m.size == 0:
