@@ -58,3 +58,7 @@ def test_the_verdict_helpers_a_user_calls_have_numpydoc_sections():
                    if s not in inspect.cleandoc(getattr(boundbench, n).__doc__ or "")]
                for n in names}
     assert {k: v for k, v in missing.items() if v} == {}
+    # and the entry points that run claims, audits and searches document their parameters
+    runners = ["run_claim", "run_audit", "search_worst_case", "bound", "tightness_table"]
+    assert [n for n in runners if "Parameters\n" not in inspect.cleandoc(
+        getattr(boundbench, n).__doc__ or "")] == []

@@ -103,7 +103,38 @@ def run_audit(
     other claims leave goes to adding seeds to the undecided ones (:func:`spend_budget`); a
     killed budgeted audit resumes, counting the time it had spent. ``processes``: Fig. 5's blocks,
     then the claims, on that many local processes (:func:`run_claims`; the command line gives
-    the cores)."""
+    the cores).
+
+    Parameters
+    ----------
+    seed : int, default 0
+        Every claim's seed.
+    scale : {"quick", "standard", "paper"}, default "quick"
+        The sizes the claims run at.
+    out_dir : pathlib.Path
+        Where the report, the figures and the cache go.
+    only : iterable of str, optional
+        Claim ids to run (a partial audit merges into the folder's report).
+    progress : bool, default True
+        Show a progress bar.
+    force : bool, default False
+        Overwrite a folder's larger-scale results with smaller-scale ones.
+    workers, scheduler : optional
+        Run the claims on a local Dask cluster of ``workers`` or on ``scheduler``.
+    formats : tuple of str, default ("png",)
+        Figure formats.
+    budget : float, optional
+        Seconds for the fine-tuning claims' extra seeds (``--budget``).
+    datasets : int, optional
+        Datasets per reading where a claim declares it (Fig. 5).
+    processes : int, optional
+        Processes of the local pool.
+
+    Returns
+    -------
+    dict
+        The report: ``meta`` and one entry per claim, as written to ``audit.json``.
+    """
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):
         raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")

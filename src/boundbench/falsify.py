@@ -21,7 +21,23 @@ from boundbench.framework.search import SearchResult, worst_case
 
 def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, Any]:
     """``{"target", "worst_ratio", "violated", "instance", "evaluations", "seconds",
-    "reproduce", "method"}`` for a claim id or ``FILE.py:FUNCTION``."""
+    "reproduce", "method"}`` for a claim id or ``FILE.py:FUNCTION``.
+
+    Parameters
+    ----------
+    target : str
+        A bound claim's id, or ``FILE.py:FUNCTION`` naming a ``@bound`` test.
+    budget : float, default 30.0
+        Seconds of search (a claim's search runs at least its declared least budget).
+    seed : int, default 0
+        The search's seed.
+
+    Returns
+    -------
+    dict
+        The worst ``lhs / rhs`` found, whether it violates, the instance, the evaluations and
+        seconds, and the command that reproduces it.
+    """
     if not (isinstance(budget, int | float) and not isinstance(budget, bool)
             and math.isfinite(budget) and budget > 0):
         raise ValueError(f"budget must be a number of seconds > 0 (got {budget!r})")

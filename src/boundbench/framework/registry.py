@@ -313,7 +313,23 @@ class Result:
 def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     """Run one claim's check with ``ctx`` bound to the claim, save its outputs and time it.
     With ``catch``, a raising check is reported, not re-raised: its verdict is
-    ``inconclusive`` and the traceback is kept in ``error``."""
+    ``inconclusive`` and the traceback is kept in ``error``.
+
+    Parameters
+    ----------
+    claim_id : str
+        A registered claim's id (``boundbench claims`` lists them).
+    ctx : CheckContext
+        Seed, scale, output folder and formats.
+    catch : bool, default False
+        Report a raising check as ``inconclusive`` instead of raising.
+
+    Returns
+    -------
+    Result
+        The verdict, seconds, seed and scale, the figure's files and layout problems, and how to
+        remake the figure; ``.to_dict()`` is the report's entry.
+    """
     c = get(claim_id)
     ctx = replace(ctx, claim_id=c.id)
     t0 = time.perf_counter()

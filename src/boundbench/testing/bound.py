@@ -78,7 +78,24 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
 
     ``max_examples``: instances per run; ``seed``: hypothesis's seed (the same seed, the same
     instances, so a failure reproduces). The returned test keeps ``fn`` as ``.fn`` and the
-    strategy as ``.strategy`` (``boundbench falsify FILE:FUNC`` reuses them)."""
+    strategy as ``.strategy`` (``boundbench falsify FILE:FUNC`` reuses them).
+
+    Parameters
+    ----------
+    strategy : hypothesis.strategies.SearchStrategy
+        The instances (:mod:`boundbench.testing.strategies` has the papers' families).
+    rtol, atol : float
+        The tolerance of ``lhs <= rhs (1 + rtol) + atol``.
+    max_examples : int, default 200
+        Instances per run.
+    seed : int, default 0
+        Hypothesis's seed.
+
+    Returns
+    -------
+    callable
+        A decorator turning ``fn(instance) -> (lhs, rhs)`` into a pytest test.
+    """
     if not isinstance(strategy, st.SearchStrategy):
         raise ValueError(f"strategy must be a hypothesis strategy (got {type(strategy).__name__})")
     for name, value in (("rtol", rtol), ("atol", atol)):
@@ -151,7 +168,18 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
 def tightness_table(results: dict[str, Tightness] | None = None) -> str:
     """Each ``@bound``'s largest ``lhs / rhs`` found over all its examples, tightest first, as
     a text table; a violated bound also gives the ratio of its smallest reproducer (the shrunk
-    failure pytest reports), which is a different instance."""
+    failure pytest reports), which is a different instance.
+
+    Parameters
+    ----------
+    results : dict of str to Tightness, optional
+        The bounds to list (by default every ``@bound`` run in this process).
+
+    Returns
+    -------
+    str
+        The table, empty when no bound ran.
+    """
     rows = sorted((results if results is not None else RESULTS).values(),
                   key=lambda r: -r.worst_ratio)
     if not rows:
