@@ -278,9 +278,10 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
     full = torch.linalg.matrix_norm(H, 2).item()
     block = torch.linalg.matrix_norm(H[:nb, :nb], 2).item()
     lip = 1.0 if activation == "relu" else GELU_LIPSCHITZ
+    factors = _thm1_factors(Ws, xx, s)  # the Jacobians once, for both right sides
     return {"last_layer_scale": torch.linalg.matrix_norm(Ws[-1], 2).item(),
             "hess_full": full, "hess_block": block,
-            "rhs_contractant": _thm1_rhs(Ws, xx, s, 1.0), "rhs_lipschitz": _thm1_rhs(Ws, xx, s, lip)}
+            "rhs_contractant": _thm1_rhs(factors, 1.0), "rhs_lipschitz": _thm1_rhs(factors, lip)}
 
 
 def _thm1_inputs(weights, x, *, activation: str) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -302,9 +303,10 @@ def _thm1_inputs(weights, x, *, activation: str) -> tuple[list[torch.Tensor], to
     return Ws, xx
 
 
-def _thm1_rhs(Ws: list[torch.Tensor], xx: torch.Tensor, s, c: float) -> float:
-    """Theorem 1's right side with each ``||W^(l)||`` times ``c`` (1: the paper's contractant
-    activations; the activation's Lipschitz constant: the corrected reading)."""
+def _thm1_factors(Ws: list[torch.Tensor], xx: torch.Tensor,
+                  s) -> tuple[list[float], list[float], float]:
+    """The norms Theorem 1's right side multiplies: ``||dh^(j)/dW^(j)||`` per hidden layer,
+    ``||W^(l)||`` per hidden layer and ``||Hess_{h^(L-1)} L|| = ||W^(L)^T W^(L)||``."""
     from torch.func import jacrev
 
     # direct partials dh^(j)/dW^(j) at the network's own h^(j-1) (the proof's reading)
@@ -317,6 +319,13 @@ def _thm1_rhs(Ws: list[torch.Tensor], xx: torch.Tensor, s, c: float) -> float:
         for W, hp in zip(Ws[:-1], hs, strict=True)]
     wn = [torch.linalg.matrix_norm(W, 2).item() for W in Ws[:-1]]
     hz = torch.linalg.matrix_norm(Ws[-1].T @ Ws[-1], 2).item()  # Hessian of L w.r.t. h^(L-1)
+    return jac, wn, hz
+
+
+def _thm1_rhs(factors: tuple[list[float], list[float], float], c: float) -> float:
+    """Theorem 1's right side with each ``||W^(l)||`` times ``c`` (1: the paper's contractant
+    activations; the activation's Lipschitz constant: the corrected reading)."""
+    jac, wn, hz = factors
     total = 0.0
     for j, n_j in enumerate(jac):
         term = n_j
