@@ -9,6 +9,7 @@ from typing import Any
 
 from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
+from boundbench.framework.meta import provenance_text
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio
 
@@ -365,8 +366,7 @@ def _claim_section(r: dict[str, Any]) -> list[str]:
 def caption(p: dict[str, str]) -> str:
     """A figure's caption: the command that remakes it, the commit, the config hash and the
     package versions (the same record is in the figure file's metadata)."""
-    return (f"Remake: `{p['command']}` (commit {p['commit']}, config {p['config_hash']}; "
-            f"{p['versions']}).")
+    return provenance_text({**p, "command": f"`{p['command']}`"}) + "."
 
 
 def evidence_table(ev: dict[str, Any]) -> list[str]:
