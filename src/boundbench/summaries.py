@@ -42,8 +42,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
              f"{len(rs)} claims of the paper, each turned into a measurement: "
              + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ".", ""]
     lines += [f"- `{r['id']}` ({r['where']}): {r['statement']}" for r in rs]
-    searched = [r["id"] for r in rs if (r.get("evidence") or {}).get("search_evaluations")
-                or "worst_found_by_search" in (r.get("evidence") or {})]
+    searched = [r["id"] for r in rs if "worst_found_by_search" in (r.get("evidence") or {})]
     read = [f"`{r['id']}` ({', '.join(_readings(r))})" for r in rs if len(_readings(r)) > 1]
     tuned = [r["id"] for r in rs if ".plm." in r["id"]]
     lines += ["", f"## {SECTIONS[1]}", "",
@@ -51,9 +50,9 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
               "side, within a stated tolerance; a trend is a rank correlation or a paired "
               "difference with a bootstrap interval, decided against a no-effect band; each "
               "verdict can fail (controls just outside the assumptions trip it).",
-              f"- Targeted worst-case search over the assumption space: "
-              f"{len(searched)} claims" + (f" ({', '.join(f'`{c}`' for c in searched)})."
-                                           if searched else "."),
+              f"- Targeted worst-case search over the assumption space: {len(searched)} "
+              f"claim{'' if len(searched) == 1 else 's'}"
+              + (f" ({', '.join(f'`{c}`' for c in searched)})." if searched else "."),
               "- Every reading the paper leaves open is run, and a verdict that depends on it "
               "says so: " + ("; ".join(read) + "." if read else "none here."),
               f"- Scale {meta['scale']}, seed {meta['seed']}; the same seed gives the same numbers "
