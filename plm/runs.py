@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from boundbench.plm.cells import run_grid
-from boundbench.plm.experiments import StabilityGrid, summarize
+from boundbench.plm.experiments import STANDARD_SIZES, StabilityGrid, summarize
 
 
 @dataclass
@@ -108,8 +108,9 @@ def _fmt(frame: pd.DataFrame, digits: str) -> str:
 def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
     """A line for runs too short to train (test F1 or MCC below the audit's threshold: still
     predicting one class), naming how many and what would train them."""
-    from boundbench.plm.reports import did_not_train
+    from boundbench.plm.reports import TRAINED_MIN, did_not_train
 
+    std = STANDARD_SIZES["max_steps"]
     if not {"test_f1", "test_mcc"} <= set(df.columns):
         return []
     bad = int(did_not_train(df).sum())
@@ -117,9 +118,10 @@ def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
         return []
     steps = grid.finetune.max_steps
     said = f"{steps} steps" if steps else "this run"
-    return [f"\n{bad} of {len(df)} runs did not train (their test F1 or MCC is below 0.05: "
+    return [f"\n{bad} of {len(df)} runs did not train (their test F1 or MCC is below "
+            f"{TRAINED_MIN:g}: "
             f"they still predict one class): {said} cannot decide anything; the standard "
-            f"scale trains 40 steps of 16 texts (--steps 40 --scale standard)"]
+            f"scale trains {std} steps (--steps {std} --scale standard)"]
 
 
 def _comparison_part(res: GridRun) -> list[str]:
