@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 
@@ -114,9 +115,11 @@ def gpus() -> dict[str, object]:
         return {}
 
 
+@functools.cache
 def commit() -> str | None:
     """The git commit of the source tree the package runs from, or ``None`` outside a checkout
-    (an installed wheel): part of every claim's run record."""
+    (an installed wheel): part of every claim's run record and figure caption. Asked of git
+    once per process (each claim asked twice, a subprocess each time)."""
     import subprocess
     from pathlib import Path
 
