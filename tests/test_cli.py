@@ -257,11 +257,10 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     checkout, and an audit that is not the whole quick one."""
     import shutil
 
-    from boundbench.generated import README_END, README_START, regenerate
-    from boundbench.rendering import headline
+    from boundbench.generated import README_END, README_START, readme_block, regenerate
 
     root = Path(__file__).parents[1]
-    for rel in ("docs/bounds.md", "docs/last-audit.json", "README.md"):
+    for rel in ("docs/bounds.md", "docs/last-audit.json", "README.md", "docs/larger-audits.json"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(root / rel, tmp_path / rel)
     (tmp_path / "docs/bounds.md").write_text("stale\n")
@@ -273,7 +272,8 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     old = json.loads((root / "docs/last-audit.json").read_text())
     assert [c["id"] for c in rec["claims"]] == [c["id"] for c in old["claims"]]
     readme = (tmp_path / "README.md").read_text()
-    assert readme.split(README_START, 1)[1].split(README_END, 1)[0] == "\n" + headline(rec)
+    block = readme.split(README_START, 1)[1].split(README_END, 1)[0]
+    assert block == "\n" + readme_block(rec, tmp_path) and "standard- or paper-scale" in block
     with pytest.raises(ValueError, match="not a boundbench checkout"):
         regenerate(tmp_path / "elsewhere", audit_json)
     partial = tmp_path / "partial"

@@ -54,15 +54,32 @@ def test_the_readme_quotes_the_recorded_audit_as_generated():
     import json
 
     from boundbench import catalogue
-    from boundbench.generated import README_END, README_START
-    from boundbench.rendering import headline
+    from boundbench.generated import README_END, README_START, readme_block
 
     rec = json.loads((ROOT / "docs" / "last-audit.json").read_text())
     block = README.split(README_START, 1)[1].split(README_END, 1)[0]
-    assert block == "\n" + headline(rec), "regenerate with: boundbench regenerate"
+    assert block == "\n" + readme_block(rec, ROOT), "regenerate with: boundbench regenerate"
     assert re.match(r"\d{4}-\d\d-\d\d", rec["created"])
     catalogue.load()
     assert [c["id"] for c in rec["claims"]] == list(catalogue.registry())
+
+
+def test_the_readme_shows_each_undecided_claims_latest_larger_scale_verdict():
+    """Issue 43: every claim the quick audit leaves inconclusive that a kept standard- or
+    paper-scale audit ran is shown with that verdict, its scale and date."""
+    import json
+
+    from boundbench.generated import LARGER, read_larger
+
+    rec = json.loads((ROOT / "docs" / "last-audit.json").read_text())
+    records = read_larger(ROOT / LARGER)
+    assert {r["scale"] for r in records} <= {"standard", "paper"} and records
+    for c in rec["claims"]:
+        held = [(r, x) for r in records for x in r["claims"] if x["id"] == c["id"]]
+        if c["verdict"] != "inconclusive" or not held:
+            continue
+        r, x = max(held, key=lambda h: h[0]["created"])
+        assert f"`{c['id']}` {x['verdict']} ({r['scale']}, {r['created'][:10]}" in README
 
 
 def test_ci_runs_the_readmes_install_and_test_command():

@@ -17,6 +17,7 @@ from boundbench.framework import context
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import key_lock, write_atomic
 from boundbench.framework.meta import commit, environment, lock, machine
+from boundbench.html_report import render_html
 from boundbench.rendering import render_index, render_markdown
 from boundbench.running import _jsonable, run_claims
 
@@ -208,8 +209,9 @@ def _claims_within_budget(ids: list[str], ctx: _claims.CheckContext, *, budget: 
 
 def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any], *,
                   scale: str, partial: bool, t0: float) -> dict[str, Any]:
-    """Write ``audit.json``, ``audit.md``, ``index.md`` and the errata sheet into ``out``; a
-    ``partial`` audit's claims replace theirs in the folder's earlier report, the rest kept.
+    """Write ``audit.json``, ``audit.md``, ``audit.html``, ``index.md``, the errata sheet and
+    the per-paper summaries into ``out``; a ``partial`` audit's claims replace theirs in the
+    folder's earlier report, the rest kept.
     The folder's report is read, merged and written under its lock: two partial audits that
     finish together each merge into the other's report instead of one dropping a claim."""
     out.mkdir(parents=True, exist_ok=True)
@@ -237,4 +239,6 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
         write_atomic(out / "index.md", lambda t: t.write_text(index))
         errata.write(out)  # the errata sheet of this audit, beside it
         summaries.write(out, report)  # a page per paper, its findings as CSV and LaTeX
+        page = render_html(report)  # the same report as one web page, figures linked beside it
+        write_atomic(out / "audit.html", lambda t: t.write_text(page))
     return report

@@ -207,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     fd.add_argument("--record", metavar="PATH", help="also write the audit's short record "
                     "(the docs keep docs/last-audit.json)")
     fd.add_argument("--readme", metavar="PATH", help="also replace the findings block of this "
-                    "README")
+                    "README (with the latest verdicts kept in docs/larger-audits.json beside it)")
+    fd.add_argument("--keep", metavar="PATH", help="add this standard- or paper-scale audit's "
+                    "record to PATH (the repository keeps docs/larger-audits.json)")
     fd.set_defaults(func=commands.findings)
 
     rg = sub.add_parser("regenerate", help="remake what the repository generates: docs/bounds.md, "

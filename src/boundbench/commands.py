@@ -135,13 +135,18 @@ def findings(args: argparse.Namespace) -> int:
     from boundbench import generated, rendering
 
     report = generated.read_audit(Path(args.out) / "audit.json")
+    if args.keep:
+        generated.keep_larger(report, Path(args.keep))
+        print(f"kept: {args.keep}")
     text = rendering.headline(rendering.record(report))
     print(text, end="")
     if args.record:
         generated.write_record(report, Path(args.record))
         print(f"recorded: {args.record}")
     if args.readme:
-        generated.replace_readme_block(Path(args.readme), text)
+        readme = Path(args.readme)
+        text = generated.readme_block(rendering.record(report), readme.parent)
+        generated.replace_readme_block(readme, text)
         print(f"updated: {args.readme}")
     return 0
 

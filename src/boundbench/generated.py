@@ -16,6 +16,7 @@ from boundbench.framework.files import write_atomic
 README_START = ("<!-- findings:start (boundbench findings --record docs/last-audit.json "
                 "--readme README.md) -->")
 README_END = "<!-- findings:end -->"
+LARGER = Path("docs") / "larger-audits.json"  # under the repository's root
 
 
 def functions_table(markdown: bool = False) -> str:
@@ -61,6 +62,43 @@ def write_record(report: dict[str, Any], path: Path) -> dict[str, Any]:
     return rec
 
 
+def read_larger(path: Path) -> list[dict[str, Any]]:
+    """The records of standard- and paper-scale audits kept in ``path``
+    (``docs/larger-audits.json``), oldest first; none where the file does not exist."""
+    if not path.exists():
+        return []
+    try:
+        records = json.loads(path.read_text())["records"]
+        for r in records:
+            r["created"], r["scale"], r["device"], r["claims"]  # noqa: B018 (the fields read)
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"larger-audit records {str(path)!r} are not readable ({exc}): "
+                         "remake them with `boundbench findings --keep`") from exc
+    return records
+
+
+def keep_larger(report: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Add the short record of ``report``, a standard- or paper-scale audit (whole or of some
+    claims), to the records in ``path``; a record of the same audit (its creation time) is
+    replaced. The README shows each claim's latest one beside its quick verdict."""
+    scale = report["meta"].get("scale")
+    if scale not in ("standard", "paper"):
+        raise ValueError(f"the audit ran at scale {scale!r}: --keep records standard- and "
+                         "paper-scale audits (the quick one is --record's)")
+    rec = rendering.record(report)
+    records = [r for r in read_larger(path) if r["created"] != rec["created"]]
+    records = sorted([*records, rec], key=lambda r: r["created"])
+    blob = json.dumps({"records": records}, indent=1) + "\n"
+    write_atomic(path, lambda t: t.write_text(blob))
+    return rec
+
+
+def readme_block(rec: dict[str, Any], root: Path) -> str:
+    """The README's findings block: the quick record ``rec`` and beside it the latest larger-
+    scale verdicts kept in ``root``'s ``docs/larger-audits.json``."""
+    return rendering.headline(rec, larger=read_larger(root / LARGER))
+
+
 def replace_readme_block(path: Path, text: str) -> None:
     """Replace the findings block of the README at ``path`` (between :data:`README_START` and
     :data:`README_END`) by ``text``."""
@@ -100,5 +138,5 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     table = functions_table(markdown=True)
     write_atomic(bounds, lambda t: t.write_text(table))
     rec = write_record(report, record)
-    replace_readme_block(readme, rendering.headline(rec))
+    replace_readme_block(readme, readme_block(rec, root))
     return [bounds, record, readme]

@@ -203,6 +203,9 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
             "lock_pins_not_matched": meta.get("lock_pins_not_matched"),
             "cpu_model": mach.get("cpu_model"), "instruction_sets": mach.get("instruction_sets"),
             "numpy_simd": mach.get("numpy_simd"), "blas": mach.get("blas"),
+            "device": ", ".join(mach.get("gpus") or []) or "CPU",
+            "budget_seconds": max(((r.get("run") or {}).get("budget_seconds") or 0
+                                   for r in report["claims"]), default=0) or None,
             "counts": meta["counts"],
             "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
                         "verdict": r["verdict"], "size": verdict_size(r),
@@ -212,9 +215,11 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
                        for r in report["claims"]]}
 
 
-def headline(rec: dict[str, Any], *, link: str = "") -> str:
+def headline(rec: dict[str, Any], *, link: str = "",
+             larger: list[dict[str, Any]] | None = None) -> str:
     """The findings of a recorded audit (:func:`record`) as the README quotes them: dated, one
-    line per finding, errors first."""
+    line per finding, errors first; with ``larger`` (records of standard- or paper-scale
+    audits, ``docs/larger-audits.json``), then :func:`beside_larger`."""
     found = findings(rec["claims"])
     counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
     lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
@@ -231,7 +236,38 @@ def headline(rec: dict[str, Any], *, link: str = "") -> str:
     if reading:
         lines.append(f"- depends on how the paper is read ({len(reading)}): "
                      + ", ".join(f"`{c}`" for c in reading))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + beside_larger(rec, larger or [])) + "\n"
+
+
+def _when(r: dict[str, Any]) -> str:
+    budget = f", {r['budget_seconds'] / 60:.0f}-min budget" if r.get("budget_seconds") else ""
+    return f"{r['created'][:10]}, {r['device']}{budget}"
+
+
+def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str]:
+    """The claims the quick audit ``rec`` leaves inconclusive, each with its latest verdict in
+    ``larger`` (records of standard- or paper-scale audits, :func:`record`), grouped: against
+    the paper, decided with it, still undecided. Each verdict dated and labelled with its scale,
+    device and budget; empty when no record holds such a claim."""
+    latest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for r in sorted(larger, key=lambda r: r["created"]):
+        for c in r["claims"]:
+            latest[c["id"]] = (r, c)
+    open_ = [c["id"] for c in rec["claims"] if c["verdict"] == "inconclusive"
+             and c["id"] in latest]
+    if not open_:
+        return []
+    groups: dict[str, list[str]] = {"against the paper": [], "with the paper": [],
+                                    "still undecided": []}
+    for cid in open_:
+        r, c = latest[cid]
+        group = ("still undecided" if c["verdict"] in ("inconclusive", "not-testable") else
+                 "against the paper" if c.get("against_paper") else "with the paper")
+        size = f", {c['size']}" if c.get("size") and group != "still undecided" else ""
+        groups[group].append(f"`{cid}` {c['verdict']} ({r['scale']}, {_when(r)}{size})")
+    return ["", f"{len(open_)} claims the quick scale leaves undecided (smoke runs), with their "
+            "latest recorded standard- or paper-scale verdict (`docs/larger-audits.json`):", "",
+            *[f"- {g}: " + "; ".join(items) for g, items in groups.items() if items]]
 
 
 def render_index(report: dict[str, Any]) -> str:
@@ -278,7 +314,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         *what_we_found(results),
         "Every figure with its claim and verdict: [`index.md`](index.md); the errata sheet: "
-        "[`errata.md`](errata.md).",
+        "[`errata.md`](errata.md); the same report as a web page that sorts and filters: "
+        "[`audit.html`](audit.html).",
         "",
         "## How to read this report",
         "",
@@ -369,10 +406,10 @@ def caption(p: dict[str, str]) -> str:
     return provenance_text({**p, "command": f"`{p['command']}`"}) + "."
 
 
-def evidence_table(ev: dict[str, Any]) -> list[str]:
-    """A claim's main numbers as a one-row Markdown table, names and numbers only: the keys of
+def evidence_items(ev: dict[str, Any]) -> list[tuple[str, str]]:
+    """A claim's main numbers as (name, value) pairs, names and numbers only: the keys of
     ``_EVIDENCE_FIRST`` it has, then its other numbers, at most :data:`EVIDENCE_COLUMNS`
-    (nested records, lists and long texts stay in ``audit.json``); empty when it has none."""
+    (nested records, lists and long texts stay in ``audit.json``)."""
     def shown(v: Any) -> bool:
         return (isinstance(v, int | float) and not isinstance(v, bool)) or (
             isinstance(v, str) and 0 < len(v) <= 40)
@@ -380,9 +417,14 @@ def evidence_table(ev: dict[str, Any]) -> list[str]:
     keys = [k for k in _EVIDENCE_FIRST if shown(ev.get(k))]
     keys += [k for k, v in ev.items() if k not in keys and shown(v)
              and not k.startswith("control_")]
-    keys = keys[:EVIDENCE_COLUMNS]
-    if not keys:
+    return [(k.replace("_", " "), _fmt(ev[k])) for k in keys[:EVIDENCE_COLUMNS]]
+
+
+def evidence_table(ev: dict[str, Any]) -> list[str]:
+    """:func:`evidence_items` as a one-row Markdown table; empty when there are none."""
+    items = evidence_items(ev)
+    if not items:
         return []
-    return ["| " + " | ".join(k.replace("_", " ") for k in keys) + " |",
-            "|" + "---|" * len(keys),
-            "| " + " | ".join(_fmt(ev[k]) for k in keys) + " |"]
+    return ["| " + " | ".join(k for k, _ in items) + " |",
+            "|" + "---|" * len(items),
+            "| " + " | ".join(v for _, v in items) + " |"]

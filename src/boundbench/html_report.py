@@ -1,0 +1,88 @@
+"""``audit.html``: the audit as one self-contained web page a researcher can open and send.
+
+The findings first, a verdict table that sorts (click a column's header) and filters (by paper,
+by verdict, by text), then a section per paper with its errata, what was hard to check and each
+claim with its evidence and figure. Rendered with Jinja2 (autoescaped) from the same report as
+``audit.md``; the figures are linked relative to the page (they lie beside it), the script and
+style are inline, and nothing is fetched from a network.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import jinja2
+
+from boundbench.errata import rerun_scale
+from boundbench.framework import registry as _claims
+from boundbench.framework.readings import against_paper
+from boundbench.framework.verdicts import FINDINGS
+from boundbench.rendering import (
+    VERDICT_HELP,
+    anchor,
+    caption,
+    evidence_items,
+    findings,
+    is_fragile,
+    machine_line,
+    verdict_size,
+)
+from boundbench.summaries import _difficulty
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates"),
+                          autoescape=jinja2.select_autoescape(["html", "j2"]),
+                          undefined=jinja2.StrictUndefined, trim_blocks=True,
+                          lstrip_blocks=True)
+
+
+def _claim(r: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows of one claim (plain strings and pairs, no nested evidence)."""
+    prov = r.get("provenance")
+    return {"id": r["id"], "anchor": anchor(r["id"]), "paper": r["paper"],
+            "where": r["where"], "kind": r["kind"], "verdict": r["verdict"],
+            "fragile": is_fragile(r), "size": verdict_size(r), "reason": r["reason"],
+            "statement": r["statement"], "equation": r.get("equation") or "",
+            "notes": r.get("notes") or "", "evidence": evidence_items(r.get("evidence") or {}),
+            "figure": r.get("figure") or "", "table": r.get("table") or "",
+            "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
+            "against": r["verdict"] in FINDINGS and against_paper(r),
+            "correction": r.get("correction") or "", "error": r.get("error") or ""}
+
+
+def _paper(paper: str, rs: list[dict[str, Any]]) -> dict[str, Any]:
+    claims = [_claim(r) for r in rs]
+    hard = [r for r in rs if r["verdict"] not in ("holds", "supported", "violated",
+                                                  "contradicted", "no-effect")
+            or is_fragile(r) or len((r.get("evidence") or {}).get("by_reading") or {}) > 1]
+    return {"key": paper, "title": _claims.PAPERS.get(paper, paper), "claims": claims,
+            "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
+            "errata": [c for c in claims if c["against"]],
+            "difficult": [(r["id"], anchor(r["id"]), _difficulty(r)) for r in hard]}
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The page for ``report`` (an ``audit.json``), as text.
+
+    Parameters
+    ----------
+    report : dict
+        The audit's report: ``meta`` and ``claims`` as :func:`boundbench.audit.run_audit`
+        writes them.
+
+    Returns
+    -------
+    str
+        A complete HTML5 document with inline style and script; its images are the claims'
+        figure files, linked relative to the report's folder.
+    """
+    meta, results = report["meta"], report["claims"]
+    papers = [p for p in dict.fromkeys([*_claims.PAPERS, *(r["paper"] for r in results)])
+              if any(r["paper"] == p for r in results)]
+    return _ENV.get_template("audit.html.j2").render(
+        meta=meta, rerun=rerun_scale(meta), machine=" ".join(machine_line(meta)),
+        environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
+        verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
+        found=[_claim(r) for r in findings(results)], claims=[_claim(r) for r in results],
+        papers=[_paper(p, [r for r in results if r["paper"] == p]) for p in papers],
+        verdicts=sorted({r["verdict"] for r in results}))
