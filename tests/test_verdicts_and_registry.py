@@ -47,7 +47,7 @@ def test_registry_records_are_complete():
                 "uegr.thm1.unbiased", "uegr.thm1.variance-reduction"}
     assert expected <= set(reg)
     for c in reg.values():
-        assert c.kind in claims.KINDS and c.paper in claims.PAPERS
+        assert c.kind in claims.KINDS and c.paper in claims.papers()
         assert c.statement.endswith(".") and c.equation and c.where
     with pytest.raises(ValueError, match="unknown claim id"):
         claims.get("no.such.claim")

@@ -45,6 +45,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "CheckContext": ("boundbench.framework.context", "CheckContext"),
     "Outcome": ("boundbench.framework.registry", "Outcome"),
     "claim": ("boundbench.framework.registry", "claim"),
+    "register_paper": ("boundbench.framework.papers", "register_paper"),
+    "Search": ("boundbench.framework.search", "Search"),
     "run_audit": ("boundbench.audit", "run_audit"),
     # verdicts: decide a bound or an effect on your own numbers
     "BoundSides": ("boundbench.framework.verdicts", "BoundSides"),
@@ -69,7 +71,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 
 __all__ = [
     # claims
-    "load_claims", "claims", "run_claim", "CheckContext", "Outcome", "claim", "run_audit",
+    "load_claims", "claims", "run_claim", "CheckContext", "Outcome", "claim", "register_paper",
+    "Search", "run_audit",
     # verdicts
     "BoundSides", "Verdict", "STATUSES", "bound_verdict", "equality_verdict", "trend_verdict",
     "paired_trend_verdict", "readings_verdict",

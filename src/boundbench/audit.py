@@ -147,9 +147,8 @@ def run_audit(
                                formats=tuple(formats), sequential=budget is not None,
                                datasets=datasets)
     catalogue.load()
-    ids = list(only) if only else list(catalogue.registry())
-    for cid in ids:
-        _claims.get(cid)  # unknown ids fail before any work
+    # a paper's key stands for its claims; unknown ids fail before any work
+    ids = catalogue.expand(list(only)) if only else list(catalogue.registry())
     check_no_downscale(Path(out_dir), ids, scale, force=force)
     t0 = time.perf_counter()
     created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")

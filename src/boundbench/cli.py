@@ -8,7 +8,6 @@ from pathlib import Path
 
 from boundbench import commands
 from boundbench.framework import context
-from boundbench.framework import registry as _claims
 from boundbench.framework.validate import MAX_SEED
 
 # Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
@@ -182,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(a)
     a.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
-    a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
+    a.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims (a paper's "
+                   "key: all its claims)")
     a.add_argument("--budget", type=_duration, default=None, metavar="DURATION",
                    help="a time budget for the whole audit (90m, 1h30m, 600): the fine-tuning "
                    "claims add seeds until an anytime-valid confidence sequence decides them, "
@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=commands.audit)
 
     e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
-    e.add_argument("paper", nargs="?", choices=sorted(_claims.PAPERS),
-                   help="one paper (default: all, one page each)")
+    e.add_argument("paper", nargs="?", help="one paper's key, of the audit's papers (default: "
+                   "all, one page each)")
     e.add_argument("--out", type=_out_dir, default="figures",
                    help="the audit's folder (default: figures)")
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
@@ -211,6 +211,15 @@ def build_parser() -> argparse.ArgumentParser:
     fd.add_argument("--keep", metavar="PATH", help="add this standard- or paper-scale audit's "
                     "record to PATH (the repository keeps docs/larger-audits.json)")
     fd.set_defaults(func=commands.findings)
+
+    npp = sub.add_parser("new-paper", help="write a pip-installable package that adds a paper's "
+                         "claims to boundbench (docs/your-own-paper.md)")
+    npp.add_argument("key", help="the paper's key: lower case letters, digits or _")
+    npp.add_argument("--out", type=_out_dir, required=True,
+                     help="the package's folder (new or empty)")
+    npp.add_argument("--title", default="", help="the paper's authors and title")
+    npp.add_argument("--citation", default="", help="venue, year, arXiv id")
+    npp.set_defaults(func=commands.new_paper)
 
     rg = sub.add_parser("regenerate", help="remake what the repository generates: docs/bounds.md, "
                         "docs/last-audit.json and the README's findings block (from the quick "
@@ -238,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(f)
     f.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
-    f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims")
+    f.add_argument("--only", nargs="+", metavar="ID", help="restrict to these claims (a paper's "
+                   "key: all its claims)")
     f.add_argument("--force", action="store_true", help="recompute cached experiment tables, "
                    "and replace outputs made at a larger scale")
     distributed(f, local=True)

@@ -33,21 +33,20 @@ def claims(args: argparse.Namespace) -> int:
         print(json.dumps([c.describe() for c in reg.values()], indent=2))
         return 0
     width = max(len(i) for i in reg)
-    for c in reg.values():
-        print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.where}")
+    for c in reg.values():  # a plugin's claims name their package
+        pkg = f"  [{c.package}]" if c.package != "boundbench" else ""
+        print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.where}{pkg}")
     return 0
 
 
 def check(args: argparse.Namespace) -> int:
     from boundbench.running import _jsonable
 
-    catalogue.load()
-    for cid in args.ids:
-        _claims.get(cid)
+    ids = catalogue.expand(args.ids)  # a paper's key: all its claims
     out = Path(args.out) if args.out else None
     ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
                                formats=tuple(args.format), datasets=args.datasets)
-    results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in args.ids]
+    results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in ids]
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
     else:
@@ -151,6 +150,22 @@ def findings(args: argparse.Namespace) -> int:
     return 0
 
 
+def new_paper(args: argparse.Namespace) -> int:
+    from boundbench.framework import registry
+    from boundbench.scaffold import new_paper as scaffold
+
+    catalogue.load()
+    if args.key in registry.papers():
+        raise ValueError(f"key {args.key!r} is taken by an installed paper "
+                         f"({registry.papers()[args.key].package}): choose another")
+    files = scaffold(args.key, Path(args.out), title=args.title, citation=args.citation)
+    for f in files:
+        print(f"written: {f}")
+    print(f"next: pip install --no-deps -e {args.out} && boundbench audit --only {args.key} "
+          f"--out figures-{args.key}")
+    return 0
+
+
 def regenerate(args: argparse.Namespace) -> int:
     from boundbench.generated import regenerate as regenerate_files
 
@@ -172,9 +187,7 @@ def figures(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     catalogue.load()
-    ids = args.only or list(catalogue.registry())
-    for cid in ids:
-        _claims.get(cid)
+    ids = catalogue.expand(args.only) if args.only else list(catalogue.registry())
     out = Path(args.out)
     from boundbench.audit import check_no_downscale
     from boundbench.running import run_claims

@@ -105,8 +105,10 @@ def rerun_scale(meta: dict[str, Any]) -> str:
 def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) -> str:
     """The errata sheet (markdown) of ``report`` (an ``audit.json``) whose outputs lie in
     ``folder``: one page per paper, or only ``paper``'s."""
-    if paper is not None and paper not in _claims.PAPERS:
-        raise ValueError(f"paper must be one of {sorted(_claims.PAPERS)} (got {paper!r})")
+    titles = _claims.titles_of(report["claims"])
+    if paper is not None and paper not in titles:
+        raise ValueError(f"paper must be one of the audit's papers, {sorted(titles)} (got "
+                         f"{paper!r})")
     meta = report["meta"]
     reg = _claims.registry()
     lines = ["# boundbench errata", "",
@@ -114,12 +116,12 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
              f"{meta['seed']}): every claim the measurements went against. Regenerate with "
              f"`boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}` (it writes this "
              "file) or `boundbench errata` from an existing audit.", ""]
-    papers = [paper] if paper else list(_claims.PAPERS)
+    papers = [paper] if paper else list(titles)
     lines += ["## Contents", ""]
     for p in papers:
         found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
                  and against_paper(r)]
-        lines.append(f"- [{_claims.PAPERS[p]}](#{_anchor(p)}): {len(found)} finding(s)")
+        lines.append(f"- [{titles[p]}](#{_anchor(p)}): {len(found)} finding(s)")
         for title, statuses, _ in SECTIONS:
             for r in (r for r in found if r["verdict"] in statuses):
                 lines.append(f"  - [{r['where']}: {r['verdict']}](#{_anchor(r['id'])}) "
@@ -129,7 +131,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
         found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
                  and against_paper(r)]
         tested = sum(r["paper"] == p for r in report["claims"])
-        lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {_claims.PAPERS[p]}", "",
+        lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {titles[p]}", "",
                   f"{len(found)} finding(s) among the {tested} claims tested." if found else
                   f"No finding against this paper in this audit ({tested} claims tested).", ""]
         for title, statuses, what in SECTIONS:

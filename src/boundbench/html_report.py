@@ -50,12 +50,12 @@ def _claim(r: dict[str, Any]) -> dict[str, Any]:
             "correction": r.get("correction") or "", "error": r.get("error") or ""}
 
 
-def _paper(paper: str, rs: list[dict[str, Any]]) -> dict[str, Any]:
+def _paper(paper: str, title: str, rs: list[dict[str, Any]]) -> dict[str, Any]:
     claims = [_claim(r) for r in rs]
     hard = [r for r in rs if r["verdict"] not in ("holds", "supported", "violated",
                                                   "contradicted", "no-effect")
             or is_fragile(r) or len((r.get("evidence") or {}).get("by_reading") or {}) > 1]
-    return {"key": paper, "title": _claims.PAPERS.get(paper, paper), "claims": claims,
+    return {"key": paper, "title": title, "claims": claims,
             "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
             "errata": [c for c in claims if c["against"]],
             "difficult": [(r["id"], anchor(r["id"]), _difficulty(r)) for r in hard]}
@@ -77,12 +77,11 @@ def render_html(report: dict[str, Any]) -> str:
         figure files, linked relative to the report's folder.
     """
     meta, results = report["meta"], report["claims"]
-    papers = [p for p in dict.fromkeys([*_claims.PAPERS, *(r["paper"] for r in results)])
-              if any(r["paper"] == p for r in results)]
+    titles = _claims.titles_of(results)
     return _ENV.get_template("audit.html.j2").render(
         meta=meta, rerun=rerun_scale(meta), machine=" ".join(machine_line(meta)),
         environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
         verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
         found=[_claim(r) for r in findings(results)], claims=[_claim(r) for r in results],
-        papers=[_paper(p, [r for r in results if r["paper"] == p]) for p in papers],
+        papers=[_paper(p, t, [r for r in results if r["paper"] == p]) for p, t in titles.items()],
         verdicts=sorted({r["verdict"] for r in results}))

@@ -279,7 +279,7 @@ def render_index(report: dict[str, Any]) -> str:
              "Each figure links to its table (CSV, the data it was drawn from) and its config "
              "(JSON: seed, scale, versions, device); the verdict links to the claim's section in "
              "[`audit.md`](audit.md).", ""]
-    for paper, title in _claims.PAPERS.items():
+    for paper, title in _claims.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper and r.get("figure")]
         if not part:
             continue
@@ -346,7 +346,7 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
     lines: list[str] = []
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
     lines += ["", f"## Summary by paper ({len(results)} claims: {counts})", ""]
-    for paper, title in _claims.PAPERS.items():
+    for paper, title in _claims.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper]
         if not part:
             continue
@@ -359,7 +359,7 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
                          f"{r['kind']} | **{r['verdict']}**{fragile_mark(r)} | "
                          f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
         lines.append("")
-    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.PAPERS.items()), ""]
+    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.titles_of(results).items()), ""]
     return lines
 
 

@@ -31,7 +31,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     """``summary-<paper>.md``: the paper's claims as one page, from the audit's ``report``."""
     meta = report["meta"]
     rs = [r for r in report["claims"] if r["paper"] == paper]
-    title = _claims.PAPERS.get(paper, paper)
+    title = _claims.titles_of(rs).get(paper, paper)
     kinds = Counter(r["kind"] for r in rs)
     tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items())
     lines = [f"# Reproducibility summary: {title}", "",

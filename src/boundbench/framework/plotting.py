@@ -119,10 +119,17 @@ def search_strip(fig, *, worst_ratio: float, instance: Any, random_worst: float 
     axis_in, legend_in = 0.14, 0.32
     strip_in = label_in + 0.22 + axis_in + legend_in
     H = h + strip_in
+    placed = [(a, a.get_position().bounds) for a in fig.axes]
     fig.set_size_inches(w, H)
     engine = fig.get_layout_engine()
-    if engine is not None and hasattr(engine, "set"):
+    try:  # a constrained or tight layout confines itself above the strip
+        if engine is None:
+            raise NotImplementedError
         engine.set(rect=(0, strip_in / H, 1, 1 - strip_in / H))
+    except NotImplementedError:  # a plugin's plain figure: its panels keep their inches
+        fig.set_layout_engine("none")
+        for a, (x0, y0, aw, ah) in placed:
+            a.set_position((x0, (strip_in + y0 * h) / H, aw, ah * h / H))
     ax = fig.add_axes((0.1, (label_in + 0.22) / H, 0.85, axis_in / H))
     ticks = sorted({float(v) for v in (worst_ratio, random_worst, 1.0)
                     if isinstance(v, int | float) and v > 0})

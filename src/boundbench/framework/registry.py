@@ -21,28 +21,51 @@ from __future__ import annotations
 import importlib
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from boundbench.framework import papers as _papers
 from boundbench.framework.context import CheckContext, salt
 from boundbench.framework.files import (
     write_atomic,
+)
+from boundbench.framework.papers import (  # noqa: F401 (the registry's names, as before)
+    Paper,
+    paper_titles,
+    papers,
+    register_paper,
+    titles_of,
 )
 from boundbench.framework.search import Search, apply_search, worst_case
 from boundbench.framework.verdicts import Verdict
 
 KINDS = ("bound", "equality", "trend")
-PAPERS: dict[str, str] = {
-    "fu": "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model",
-    "ad": "Activation Decay by Loss Smoothing to Enhance Generalization",
-    "jachess": "Jukic & Snajder: From Robustness to Improved Generalization and Calibration "
-    "in PLMs",
-    "uegr": "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via "
-    "Bi-Stage Optimization",
-    "soudry": "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
-}
+
+
+@contextmanager
+def loading(package: str) -> Iterator[None]:
+    """Register what happens inside as ``package``'s; if it raises, take back every paper and
+    claim it registered (a plugin that fails half-way leaves nothing behind)."""
+    papers_before, claims_before = dict(_papers._PAPERS), dict(_REGISTRY)
+    _papers._LOADING.append(package)
+    try:
+        yield
+        unknown = sorted(f"{c.id} (paper {c.paper!r})" for c in _REGISTRY.values()
+                         if c.id not in claims_before and c.paper not in _papers._PAPERS)
+        if unknown:  # a claim names a paper no package registered
+            raise ValueError(f"claims of package {package!r} name no registered paper: "
+                             f"{', '.join(unknown)}; call boundbench.register_paper first")
+    except BaseException:
+        _papers._PAPERS.clear()
+        _papers._PAPERS.update(papers_before)
+        _REGISTRY.clear()
+        _REGISTRY.update(claims_before)
+        raise
+    finally:
+        _papers._LOADING.pop()
 
 
 @dataclass(frozen=True)
@@ -171,6 +194,7 @@ class Claim:
     # the blocks of its experiment that can run as separate tasks (ctx -> list of Block)
     blocks: Callable[[CheckContext], list[Block]] | None = field(default=None, repr=False,
                                                                   compare=False)
+    package: str = ""  # the installed package that registered it (boundbench, or a plugin's)
 
     @property
     def function_names(self) -> list[str]:
@@ -181,7 +205,9 @@ class Claim:
         return {
             "id": self.id,
             "paper": self.paper,
-            "paper_title": PAPERS[self.paper],
+            "paper_title": (_papers._PAPERS[self.paper].title if self.paper in _papers._PAPERS
+                            else self.paper),
+            "package": self.package,
             "where": self.where,
             "kind": self.kind,
             "statement": self.statement,
@@ -223,17 +249,19 @@ def claim(
     its experiment a cluster may compute first (:class:`Block`)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
-    if paper not in PAPERS:
-        raise ValueError(f"paper must be one of {sorted(PAPERS)} (got {paper!r})")
+    if not isinstance(paper, str) or not paper:
+        raise ValueError(f"paper must be a paper's key (got {paper!r})")
     for f in functions:
         if not callable(f):
             raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")
 
     def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
+        package = _papers.current_package() or fn.__module__.split(".")[0]
         if id in _REGISTRY:
-            raise ValueError(f"claim id {id!r} is registered twice")
+            raise ValueError(f"claim id {id!r} of package {package!r} clashes with the one "
+                             f"package {_REGISTRY[id].package!r} registered")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction, search, tuple(functions), erratum, blocks)
+                              correction, search, tuple(functions), erratum, blocks, package)
         return fn
 
     return register
