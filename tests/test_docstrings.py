@@ -62,3 +62,42 @@ def test_the_verdict_helpers_a_user_calls_have_numpydoc_sections():
     runners = ["run_claim", "run_audit", "search_worst_case", "bound", "tightness_table"]
     assert [n for n in runners if "Parameters\n" not in inspect.cleandoc(
         getattr(boundbench, n).__doc__ or "")] == []
+
+
+PUBLIC_DATA = {"STATUSES", "SYNTHETIC_METHODS", "METHODS", "strategies"}
+
+
+def test_every_public_name_documents_its_parameters_and_its_examples_run():
+    """Issue 42: each callable of ``boundbench.__all__`` has numpydoc Parameters (or, for a
+    method class, Attributes) and Examples, and the examples run, in a fresh interpreter (some
+    register a paper of their own, which must not leak into this process's registry)."""
+    import subprocess
+    import sys
+
+    import boundbench
+
+    missing = {}
+    for name in boundbench.__all__:
+        if name in PUBLIC_DATA:
+            continue
+        obj = getattr(boundbench, name)
+        doc = inspect.cleandoc(obj.__doc__ or "")
+        # what it takes (Parameters) or, taking nothing, what it gives (Returns)
+        takes = bool(inspect.signature(obj).parameters)
+        lacks = [s for s in ("Parameters\n" if takes else "Returns\n", "Examples\n")
+                 if s not in doc and not (s == "Returns\n" and "Parameters\n" in doc)]
+        missing.update({name: lacks} if lacks else {})
+    assert missing == {}
+    code = ("import doctest, sys, boundbench as bb; from pathlib import Path\n"
+            "finder, runner = doctest.DocTestFinder(recurse=False), doctest.DocTestRunner("
+            "optionflags=doctest.ELLIPSIS)\n"
+            f"skip = {sorted(PUBLIC_DATA)!r}\n"
+            "n = 0\n"
+            "for name in bb.__all__:\n"
+            "    if name in skip: continue\n"
+            "    for t in finder.find(getattr(bb, name), name, globs={'Path': Path}):\n"
+            "        n += len(t.examples); runner.run(t)\n"
+            "print(runner.failures, n); sys.exit(1 if runner.failures or n < 30 else 0)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=600, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

@@ -44,11 +44,14 @@ def _fake_dist(site: Path, name: str, entry: str, module: str, code: str) -> Non
     (site / f"{module}.py").write_text(code)
 
 
-def test_a_scaffolded_paper_and_the_example_are_found_listed_and_audited(tmp_path):
+def test_a_scaffolded_paper_and_the_example_are_found_listed_and_audited(tmp_path, capsys):
+    from boundbench.cli import main
+
     site = tmp_path / "site"
-    r = _bb("new-paper", "demo", "--out", str(tmp_path / "demo"), "--title",
-            "Demo et al. (2026): A demo", site=site, cwd=tmp_path)
-    assert "written:" in r.stdout and "audit --only demo" in r.stdout
+    assert main(["new-paper", "demo", "--out", str(tmp_path / "demo"), "--title",
+                 "Demo et al. (2026): A demo"]) == 0
+    said = capsys.readouterr().out
+    assert "written:" in said and "audit --only demo" in said
     _install(tmp_path / "demo", site)
     example = tmp_path / "hrs"  # a copy: pip builds in the tree it is given
     shutil.copytree(ROOT / "examples" / "hardt-stability", example,
@@ -108,14 +111,20 @@ def test_a_broken_plugin_is_one_line_and_a_clash_is_refused_by_name(tmp_path):
     assert "ad.gelu-lipschitz: HOLDS" in c.stdout
 
 
-def test_new_paper_refuses_a_taken_key_a_bad_key_and_a_full_folder(tmp_path):
+def test_new_paper_refuses_a_taken_key_a_bad_key_and_a_full_folder(tmp_path, monkeypatch,
+                                                                    capsys):
+    from boundbench.cli import main  # in this process: the CLI's own error path, exit 2
+
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     for args, why in ((("fu", "--out", "a"), "key 'fu' is taken"),
                       (("Bad-Key", "--out", "b"), "key must be lower case"),
                       (("mine", "--out", "full"), "is not an empty folder")):
-        r = _bb("new-paper", *args, site=tmp_path, cwd=tmp_path, check=False)
-        assert r.returncode == 2 and why in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+        code = main(["new-paper", *args])
+        err = capsys.readouterr().err
+        assert code == 2 and why in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 def test_papers_register_by_key_and_a_failed_load_leaves_nothing():

@@ -135,6 +135,12 @@ def run_audit(
     -------
     dict
         The report: ``meta`` and one entry per claim, as written to ``audit.json``.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> report = bb.run_audit(out_dir=Path("figures"), only=["ad"])  # doctest: +SKIP
+    >>> report["meta"]["counts"]  # doctest: +SKIP
     """
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):

@@ -101,7 +101,25 @@ def _load_one(ep: metadata.EntryPoint) -> None:
 
 
 def load() -> None:
-    """Load every installed paper and claim (once): boundbench's, then each plugin's."""
+    """Load every installed paper and claim (once): boundbench's, then each plugin's.
+
+    Returns
+    -------
+    None
+        The registry then holds every claim: boundbench's papers through its own entry point
+        ``builtin``, then each installed plugin's (``docs/your-own-paper.md``).
+
+    References
+    ----------
+    ``boundbench.claims`` entry points (PyPA entry-points specification).
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> bb.load_claims()
+    >>> "fu.lemma-a.1.2" in bb.claims()
+    True
+    """
     if _LOADED:
         return
     _LOADED.append(True)
@@ -110,7 +128,21 @@ def load() -> None:
 
 
 def registry():
-    """Every registered claim by id, in report order (loads the catalogue first)."""
+    """Every registered claim by id, in report order (loads the catalogue first).
+
+    Returns
+    -------
+    dict of str to Claim
+        Claim id -> :class:`~boundbench.framework.registry.Claim` (paper, where, statement,
+        equation, kind, the check, its search, its package).
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> c = bb.claims()["ad.thm2"]
+    >>> (c.paper, c.kind, c.package)
+    ('ad', 'bound', 'boundbench')
+    """
     from boundbench.framework import registry as _registry
 
     load()

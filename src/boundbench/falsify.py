@@ -37,6 +37,12 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, An
     dict
         The worst ``lhs / rhs`` found, whether it violates, the instance, the evaluations and
         seconds, and the command that reproduces it.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> bb.search_worst_case("fu.lemma-a.1.2", budget=5)["violated"]  # doctest: +SKIP
+    False
     """
     if not (isinstance(budget, int | float) and not isinstance(budget, bool)
             and math.isfinite(budget) and budget > 0):

@@ -5,7 +5,7 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "context", "draws", "execution", "files", "meta", "papers", "plotting", "readings",
-    "registry",
-    "reports", "search", "sequential", "stopping", "trends", "validate", "values", "verdicts",
+    "bands", "context", "draws", "execution", "files", "meta", "outputs", "papers", "plotting",
+    "readings", "registry", "reports", "search", "sequential", "stopping", "trends", "validate",
+    "values", "verdicts",
 ]

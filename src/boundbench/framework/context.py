@@ -73,7 +73,42 @@ FIGURE_FORMATS = ("png", "pdf", "svg")  # what a claim's figure can be saved as
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may depend on: the seed, the scale, and where to write its outputs."""
+    """What a check may depend on: the seed, the scale, and where to write its outputs.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        Every random draw of a check comes from it (:meth:`rng`).
+    scale : {"quick", "standard", "paper"}, default "quick"
+        The sizes a check runs at (:meth:`pick`).
+    out_dir : pathlib.Path, optional
+        Where the claim's figure, table and config are written (none when ``None``).
+    force : bool, default False
+        Recompute cached experiment tables.
+    progress : bool, default False
+        Progress bars on long work.
+    claim_id : str
+        Set by the registry when it runs a check.
+    formats : tuple of str, default ("png",)
+        Figure formats written (png, pdf, svg).
+    seeds : int, optional
+        A budgeted audit's seed count for the fine-tuning claims.
+    sequential : bool, default False
+        Judge the fine-tuning claims by anytime-valid confidence sequences.
+    datasets : int, optional
+        Datasets per reading where a claim declares a count (Fig. 5).
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> ctx = bb.CheckContext(seed=3, scale="paper")
+    >>> ctx.pick(100, 3000)
+    3000
+    >>> bb.CheckContext(seed=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer in [0, ...] (got -1)
+    """
 
     seed: int = 0
     scale: str = "quick"

@@ -53,6 +53,14 @@ def register_paper(key: str, title: str, *, citation: str = "") -> Paper:
     -------
     Paper
         The registered paper.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> from boundbench.framework import registry
+    >>> with registry.loading("my-notes"):
+    ...     bb.register_paper("mynotes2", "My notes (2026)").package
+    'my-notes'
     """
     if not isinstance(key, str) or not PAPER_KEY.fullmatch(key):
         raise ValueError(f"key must be lower case letters, digits or _, starting with a letter "

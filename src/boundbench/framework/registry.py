@@ -24,14 +24,12 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from boundbench.framework import papers as _papers
 from boundbench.framework.context import CheckContext, salt
-from boundbench.framework.files import (
-    write_atomic,
-)
+from boundbench.framework.outputs import save as _save
+from boundbench.framework.outputs import say_what_was_decided as _say_what_was_decided
 from boundbench.framework.papers import (  # noqa: F401 (the registry's names, as before)
     Paper,
     paper_titles,
@@ -84,71 +82,30 @@ class Block:
 @dataclass(frozen=True)
 class Outcome:
     """What a check returns: its verdict, the tidy table its figure was drawn from, the figure
-    (matplotlib) and the experiment's config; the registry saves them as ``<claim id>.*``."""
+    (matplotlib) and the experiment's config; the registry saves them as ``<claim id>.*``.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The claim's verdict with its reason and evidence.
+    table : pandas.DataFrame, optional
+        The tidy table the figure was drawn from (saved as ``<claim id>.csv``).
+    figure : matplotlib.figure.Figure, optional
+        Titled ``"<claim id>: <verdict>"`` (saved in the context's formats).
+    config : optional
+        The experiment's config, recorded with the seed, scale and versions.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> bb.Outcome(bb.Verdict("holds", "1 <= 2")).verdict.status
+    'holds'
+    """
 
     verdict: Verdict
     table: Any = None  # pandas DataFrame
     figure: Any = None  # matplotlib Figure
     config: Any = None
-
-
-def _save(ctx: CheckContext, outcome: Outcome) -> tuple[
-        str | None, str | None, list[str], list[str], dict[str, str] | None]:
-    """Write ``<id>.json`` (config, seed, scale, versions), ``<id>.csv`` and the figure in each
-    of ``ctx.formats`` into ``ctx.out_dir``; return the figure's first file name, the table's,
-    every figure file, the figure's layout problems
-    (:func:`boundbench.framework.plotting.layout_problems`: overlapping or clipped text, fonts
-    too small to print), checked whether or not anything is written, and how to remake the
-    figure (:func:`~boundbench.framework.meta.figure_provenance`; ``None`` when nothing is
-    written)."""
-    fig_name = table_name = None
-    fig_files: list[str] = []
-    layout: list[str] = []
-    prov: dict[str, str] | None = None
-    if outcome.figure is not None:
-        import matplotlib.pyplot as plt
-
-        from boundbench.framework import plotting
-
-        plotting.finalize(outcome.figure)
-        layout = plotting.layout_problems(outcome.figure, drawn=True)
-        # the layout checked is the layout saved: the engine is not run again for each format
-        outcome.figure.set_layout_engine("none")
-    if ctx.out_dir is not None:
-        import json
-
-        from boundbench.framework.meta import (
-            compute_context,
-            environment,
-            figure_provenance,
-            provenance_text,
-        )
-
-        ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        prov = figure_provenance(claim_id=ctx.claim_id, seed=ctx.seed, scale=ctx.scale,
-                                 out_dir=ctx.out_dir, config=outcome.config,
-                                 datasets=ctx.datasets, formats=ctx.formats)
-        meta = {"claim": ctx.claim_id, "seed": ctx.seed, "scale": ctx.scale,
-                "config": outcome.config, "environment": environment(),
-                "computed_on": compute_context(), "provenance": prov}
-        text = json.dumps(meta, indent=2, default=str)
-        write_atomic(ctx.out_dir / f"{ctx.claim_id}.json", lambda t: t.write_text(text))
-        if outcome.table is not None:
-            write_atomic(ctx.out_dir / f"{ctx.claim_id}.csv",
-                         lambda t: outcome.table.to_csv(t, index=False))
-            table_name = f"{ctx.claim_id}.csv"
-        if outcome.figure is not None:
-            for fmt in ctx.formats:
-                write_atomic(ctx.out_dir / f"{ctx.claim_id}.{fmt}",
-                             partial(plotting.savefig, outcome.figure, fmt=fmt,
-                                     claim_id=ctx.claim_id,
-                                     description=provenance_text(prov)))
-                fig_files.append(f"{ctx.claim_id}.{fmt}")
-            # reports embed the PNG where there is one (markdown viewers show it), else the first
-            fig_name = next((f for f in fig_files if f.endswith(".png")), fig_files[0])
-    if outcome.figure is not None:
-        plt.close(outcome.figure)
-    return fig_name, table_name, fig_files, layout, prov
 
 
 @dataclass(frozen=True)
@@ -246,7 +203,56 @@ def claim(
     the library functions that state its inequality or formula, for the claim -> function
     table (``boundbench claims --functions``); ``erratum``: what exactly fails where the claim
     goes against its paper (:class:`Erratum`); ``blocks``: ``ctx -> [Block]``, the pieces of
-    its experiment a cluster may compute first (:class:`Block`)."""
+    its experiment a cluster may compute first (:class:`Block`).
+
+    Parameters
+    ----------
+    id : str
+        ``<paper key>.<name>``, unique among every installed package's claims.
+    paper : str
+        A registered paper's key (:func:`boundbench.register_paper`).
+    where : str
+        The theorem, equation or figure in the paper.
+    kind : {"bound", "equality", "trend"}
+        What is checked: an inequality, an identity or a predicted effect.
+    statement, equation : str
+        The claim in words and as the paper writes it.
+    notes, correction : str, optional
+        Readings the code follows; the corrected statement where one is known.
+    search : Search, optional
+        A bound's assumption space, searched for its worst case whenever the claim runs.
+    functions : tuple of callable, optional
+        The library functions that state the inequality.
+    erratum : Erratum, optional
+        What exactly fails where the claim goes against its paper.
+    blocks : callable, optional
+        ``ctx -> [Block]``, the pieces a cluster may compute first.
+
+    Returns
+    -------
+    callable
+        A decorator that registers ``check(ctx) -> Outcome`` and returns it unchanged.
+
+    References
+    ----------
+    ``docs/your-own-paper.md`` (the checklist per claim); ``docs/contributing.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import boundbench as bb
+    >>> from boundbench.framework import registry
+    >>> with registry.loading("my-notes"):
+    ...     _ = bb.register_paper("mynotes", "My notes (2026)")
+    ...     @bb.claim("mynotes.am-gm", paper="mynotes", where="eq. (1)", kind="bound",
+    ...               statement="AM-GM", equation="sqrt(ab) <= (a + b)/2")
+    ...     def _check(ctx):
+    ...         a, b = ctx.rng().uniform(0, 1, (2, 100))
+    ...         v = bb.bound_verdict(bb.BoundSides(np.sqrt(a * b), (a + b) / 2))
+    ...         return bb.Outcome(v)
+    >>> bb.run_claim("mynotes.am-gm", bb.CheckContext(seed=0)).verdict.status
+    'holds'
+    """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
     if not isinstance(paper, str) or not paper:
@@ -357,6 +363,13 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     Result
         The verdict, seconds, seed and scale, the figure's files and layout problems, and how to
         remake the figure; ``.to_dict()`` is the report's entry.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> bb.load_claims()
+    >>> bb.run_claim("ad.thm2", bb.CheckContext(seed=0)).verdict.status
+    'holds'
     """
     c = get(claim_id)
     ctx = replace(ctx, claim_id=c.id)
@@ -388,23 +401,3 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
         files, layout, title, marked, prov = [], [], None, False, None
     return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err, tuple(files),
                   tuple(layout), title, marked, prov)
-
-
-def _say_what_was_decided(c: Claim, outcome: Outcome) -> tuple[str | None, bool]:
-    """The figure's title is the final verdict, and a searched bound's figure draws the search's
-    worst instance (the instance that decided it, where it did). Returns the title and whether
-    the instance is drawn."""
-    if outcome.figure is None:
-        return None, False
-    from boundbench.framework import plotting
-
-    ev = outcome.verdict.evidence
-    marked = False
-    if c.search is not None and isinstance(ev.get("search_alone_worst_ratio"), int | float):
-        with plotting.style():
-            plotting.search_strip(outcome.figure, worst_ratio=float(ev["search_alone_worst_ratio"]),
-                                  instance=ev.get("worst_instance"),
-                                  random_worst=ev.get("random_family_worst_ratio"),
-                                  decided=bool(ev.get("decided_by_search")))
-        marked = True
-    return plotting.headline(outcome.figure, c.id, outcome.verdict.status), marked

@@ -33,6 +33,40 @@ class Search:
     so that the quick search takes a few seconds on 2 cores (at most 30).
     ``batched``: ``sides`` takes arrays of parameters (one entry per candidate) and returns
     ``(lhs, rhs)`` of shape ``(candidates, ...)``, so a whole population is scored in one call.
+
+    Parameters
+    ----------
+    space : mapping of str to tuple
+        Name -> ``(low, high)`` or ``(low, high, axis)``, axis ``"lin"``, ``"log"`` or ``"int"``.
+    sides : callable
+        ``params -> (lhs, rhs)`` (with ``with_context``, ``(params, ctx) -> (lhs, rhs)``).
+    budget : tuple of int, default (1000, 20000)
+        Evaluations at quick and paper scale.
+    batched : bool, default False
+        ``sides`` scores arrays of candidates at once.
+    note : str
+        The space in words, for the report.
+    atol : float, default 0
+        An excess ``lhs - rhs`` up to this is rounding, not a violation.
+    with_context : bool, default False
+        ``sides`` reads the check's cached tables.
+    symmetry : callable, optional
+        ``(params, k) -> params``, an exact map of instances followed from the worst one.
+    symmetry_note : str
+        The map in words.
+
+    References
+    ----------
+    R. Storn and K. Price, Differential evolution, J. Global Optimization 11 (1997): the search
+    (``scipy.optimize.differential_evolution``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import boundbench as bb
+    >>> s = bb.Search({"x": (0.0, 1.0)}, lambda p: (p["x"] ** 2, p["x"]), budget=(50, 500))
+    >>> sorted(s.space)
+    ['x']
     """
 
     space: Mapping[str, tuple]

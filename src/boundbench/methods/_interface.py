@@ -224,7 +224,30 @@ class Method:
     trainer for differentiable inputs (and ``fn``, ``feature_fn``); ``uses`` names any further
     capability (:data:`CAPABILITIES`) beyond the hooks a method overrides; ``heads`` asks for a
     multi-head model; ``dual`` (the ``mode="unlab"`` variants) for JACHESS's dual mode: the
-    penalty is minimized alone on unlabeled batches between task steps."""
+    penalty is minimized alone on unlabeled batches between task steps.
+
+    Parameters
+    ----------
+    (fields) : any
+        A subclass's dataclass fields are its parameters (e.g. ``SAM.rho``), checked on
+        construction by the specs in ``checks``; plain fine-tuning has none.
+
+    Attributes
+    ----------
+    name : str
+        The method's catalogue name (``"sam"``); its fields hold the parameters.
+
+    References
+    ----------
+    The method contract every trainer honours or refuses (``docs/fine-tuning.md``).
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> m = bb.SYNTHETIC_METHODS.parse("sam:rho=0.1")
+    >>> (m.name, m.rho)
+    ('sam', 0.1)
+    """
 
     base_name: ClassVar[str] = "finetune"
     needs_inputs: ClassVar[bool] = False

@@ -95,6 +95,21 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
     -------
     callable
         A decorator turning ``fn(instance) -> (lhs, rhs)`` into a pytest test.
+
+    References
+    ----------
+    D. R. MacIver et al., Hypothesis: A new approach to property-based testing, JOSS 4(43), 2019.
+
+    Examples
+    --------
+    >>> from hypothesis import strategies as st
+    >>> from boundbench.testing import bound
+    >>> @bound(st.floats(0, 1), max_examples=20)
+    ... def test_square_below_identity(x):
+    ...     return x * x, x
+    >>> test_square_below_identity()
+    >>> test_square_below_identity.fn(0.5)
+    (0.25, 0.5)
     """
     if not isinstance(strategy, st.SearchStrategy):
         raise ValueError(f"strategy must be a hypothesis strategy (got {type(strategy).__name__})")
@@ -179,6 +194,12 @@ def tightness_table(results: dict[str, Tightness] | None = None) -> str:
     -------
     str
         The table, empty when no bound ran.
+
+    Examples
+    --------
+    >>> from boundbench.testing import tightness_table
+    >>> print(tightness_table({}))
+    <BLANKLINE>
     """
     rows = sorted((results if results is not None else RESULTS).values(),
                   key=lambda r: -r.worst_ratio)
