@@ -16,7 +16,10 @@ from boundbench.framework import registry
 DOCTESTED = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
              "boundbench.theory.uegr", "boundbench.theory.norms",
              "boundbench.framework.verdicts", "boundbench.framework.trends",
-             "boundbench.framework.readings"]
+             "boundbench.framework.readings", "boundbench.theory.operators",
+             "boundbench.theory.eigenvalues", "boundbench.theory.trace",
+             "boundbench.testing._stability", "boundbench.testing._loo",
+             "boundbench.testing._curvature"]
 SECTIONS = ("Parameters\n", "Returns\n", "References\n", "Examples\n")
 
 
@@ -101,3 +104,22 @@ def test_every_public_name_documents_its_parameters_and_its_examples_run():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=600, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_the_estimators_and_the_strategies_have_numpydoc_sections():
+    """Issue 42: the curvature estimators (operator, eigenvalues, trace) and every public
+    strategy and instance class document their parameters and show an example (the doctests
+    above run them)."""
+    from boundbench.testing import strategies
+    from boundbench.theory import eigenvalues, operators, trace
+
+    objs = {n: getattr(strategies, n) for n in strategies.__all__
+            if inspect.isfunction(getattr(strategies, n)) or inspect.isclass(getattr(strategies, n))}
+    objs.update(HessianOperator=operators.HessianOperator, EigResult=eigenvalues.EigResult,
+                top_eigenvalue_power=eigenvalues.top_eigenvalue_power,
+                top_eigenvalue_lanczos=eigenvalues.top_eigenvalue_lanczos,
+                trace_hutchinson=trace.trace_hutchinson, trace_hutchpp=trace.trace_hutchpp)
+    assert len(objs) == 24
+    missing = {n: [s.strip() for s in ("Parameters\n", "Examples\n")
+                   if s not in inspect.cleandoc(o.__doc__ or "")] for n, o in objs.items()}
+    assert {k: v for k, v in missing.items() if v} == {}

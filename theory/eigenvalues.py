@@ -21,6 +21,26 @@ from boundbench.theory.operators import HessianOperator
 
 @dataclass(frozen=True)
 class EigResult:
+    """An eigenvalue estimate and what it cost.
+
+    Parameters
+    ----------
+    value : float
+        The eigenvalue (signed).
+    vector : torch.Tensor
+        Its unit eigenvector, flat in the operator's parameter order.
+    n_matvecs, n_iter : int
+        Hessian-vector products and iterations spent.
+    residual : float
+        ``||H v - value v||``, the accuracy reached (NaN where not computed).
+
+    Examples
+    --------
+    >>> import torch
+    >>> EigResult(2.0, torch.ones(1), n_matvecs=3, n_iter=3).residual
+    nan
+    """
+
     value: float
     vector: torch.Tensor
     n_matvecs: int
@@ -35,7 +55,38 @@ def top_eigenvalue_power(
     op: HessianOperator, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0
 ) -> EigResult:
     """Power iteration as PyHessian runs it: stop when the Rayleigh quotient's relative change
-    ``|l_k - l_{k-1}| / (|l_{k-1}| + 1e-6) < tol``. Returns the largest-magnitude eigenvalue."""
+    ``|l_k - l_{k-1}| / (|l_{k-1}| + 1e-6) < tol``. Returns the largest-magnitude eigenvalue.
+
+    Parameters
+    ----------
+    op : HessianOperator
+        The Hessian-vector product.
+    tol : float, default 1e-3
+        The stopping rule's relative change.
+    max_iter : int, default 100
+        Iterations at most.
+    seed : int, default 0
+        The start vector's seed.
+
+    Returns
+    -------
+    EigResult
+        The eigenvalue, its vector, the HVPs and iterations spent and the residual.
+
+    References
+    ----------
+    Z. Yao et al., PyHessian: Neural networks through the lens of the Hessian, IEEE BigData 2020.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from boundbench.theory.operators import HessianOperator
+    >>> d = torch.arange(1.0, 31.0, dtype=torch.float64)  # H = diag(1, ..., 30)
+    >>> op = HessianOperator(lambda p: 0.5 * (d * p["w"] ** 2).sum(),
+    ...                      {"w": torch.zeros(30, dtype=torch.float64)})
+    >>> round(top_eigenvalue_power(op, tol=1e-8, max_iter=500).value, 3)
+    30.0
+    """
     if not tol > 0:
         raise ValueError(f"tol must be > 0 (got {tol})")
     gen = torch.Generator(device="cpu").manual_seed(seed)
@@ -69,7 +120,40 @@ def top_eigenvalue_lanczos(
     (implicitly restarted Lanczos, Krylov basis of ``ncv`` vectors) on the HVP operator, to
     relative accuracy ``tol``; ``residual`` is ``||H v - lambda v||`` (one more HVP). ARPACK
     builds the whole basis before its first convergence test, so it spends at least ``ncv`` HVPs
-    even when power iteration would stop sooner."""
+    even when power iteration would stop sooner.
+
+    Parameters
+    ----------
+    op : HessianOperator
+        The Hessian-vector product.
+    tol : float, default 1e-3
+        ARPACK's relative accuracy.
+    seed : int, default 0
+        The start vector's seed.
+    which : {"LM", "LA"}, default "LM"
+        Largest magnitude or largest algebraic.
+    ncv : int, default 20
+        The Krylov basis's size (at most the operator's dimension).
+
+    Returns
+    -------
+    EigResult
+        The eigenvalue, its vector, the HVPs spent and the residual.
+
+    References
+    ----------
+    R. B. Lehoucq, D. C. Sorensen and C. Yang, ARPACK Users' Guide, SIAM 1998.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from boundbench.theory.operators import HessianOperator
+    >>> d = torch.arange(1.0, 31.0, dtype=torch.float64)  # H = diag(1, ..., 30)
+    >>> op = HessianOperator(lambda p: 0.5 * (d * p["w"] ** 2).sum(),
+    ...                      {"w": torch.zeros(30, dtype=torch.float64)})
+    >>> round(top_eigenvalue_lanczos(op).value, 2)
+    30.0
+    """
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     if which not in ("LM", "LA"):

@@ -33,6 +33,29 @@ class HessianOperator:
     :func:`torch.func.functional_call`; parameters not named stay fixed at their values. Vectors
     are flat, in the order of ``names``. A list of ``(weight, loss)`` pairs gives full-dataset
     HVPs batch by batch (:meth:`for_batches`).
+
+    Parameters
+    ----------
+    loss : callable or list of (float, callable)
+        ``loss(params) -> scalar`` of a dict of named tensors, or weighted per-batch losses.
+    params : mapping of str to torch.Tensor
+        The parameters the Hessian is taken in, at the point of evaluation.
+
+    References
+    ----------
+    B. A. Pearlmutter, Fast exact multiplication by the Hessian, Neural Computation 6 (1994);
+    the operator/algorithm split of curvlinops (F. Dangel et al.).
+
+    Examples
+    --------
+    >>> import torch
+    >>> d = torch.arange(1.0, 31.0, dtype=torch.float64)
+    >>> op = HessianOperator(lambda p: 0.5 * (d * p["w"] ** 2).sum(),
+    ...                      {"w": torch.zeros(30, dtype=torch.float64)})
+    >>> op.dim
+    30
+    >>> op.n_matvecs  # none spent yet
+    0
     """
 
     def __init__(

@@ -15,7 +15,20 @@ from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 class HuberLoss:
     """The 1-D Huber-type loss of activation decay's Corollary 1 with its constants: gradient
     ``clip(H theta, -eps, eps)`` (Hessian bound ``H``, gradient bound ``eps``), a smoothing scale
-    ``sigma`` and a point ``theta``. It attains Corollary 1's bound at ``theta = 0``."""
+    ``sigma`` and a point ``theta``. It attains Corollary 1's bound at ``theta = 0``.
+
+    Parameters
+    ----------
+    H, eps, sigma : float
+        The constants of Corollary 1 and the smoothing scale.
+    theta : float
+        The evaluation point.
+
+    Examples
+    --------
+    >>> HuberLoss(H=1.0, eps=0.5, sigma=0.1, theta=0.0).H
+    1.0
+    """
 
     H: float
     eps: float
@@ -27,7 +40,30 @@ def huber_losses(*, H: tuple[float, float] = (1e-2, 1e2), eps: tuple[float, floa
                  sigma: tuple[float, float] = (1e-3, 1e2),
                  theta: tuple[float, float] = (-50.0, 50.0)) -> st.SearchStrategy[HuberLoss]:
     """``H``, ``eps`` and ``sigma`` on log scales, ``theta`` uniform (shrinks toward 0, where
-    the bound is attained)."""
+    the bound is attained).
+
+    Parameters
+    ----------
+    H, eps, sigma : tuple of float
+        Ranges of the Huber constant, the threshold and the smoothing scale (log scales).
+    theta : tuple of float
+        Range of the evaluation point.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of HuberLoss
+
+    References
+    ----------
+    Activation Decay by Loss Smoothing to Enhance Generalization, Corollary 1.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> h = find(huber_losses(), lambda s: True)
+    >>> h.sigma > 0
+    True
+    """
     logs = []
     for name, rng_ in (("H", H), ("eps", eps), ("sigma", sigma)):
         if not 0 < rng_[0] <= rng_[1]:
@@ -44,7 +80,29 @@ class MLPInstance:
     """A bias-free MLP ``h^(j) = s(W^(j) h^(j-1))``, ``h^(0) = x``, output ``W^(L) h^(L-1)``
     (activation decay's Theorem 1 setting): ``weights`` ``W^(1..L)``, an input ``x``, the
     ``activation``, each weight's spectral norm (``weight_norms``) and the activation's
-    Lipschitz constant (``lipschitz``: 1 for ReLU, 1.1289 for GELU)."""
+    Lipschitz constant (``lipschitz``: 1 for ReLU, 1.1289 for GELU).
+
+    Parameters
+    ----------
+    weights : list of numpy.ndarray
+        ``W^(1), ..., W^(L)``.
+    x : numpy.ndarray
+        The input.
+    activation : str
+        ``"relu"`` or ``"gelu"``.
+    weight_norms : list of float
+        Each layer's spectral norm.
+    lipschitz : float
+        The activation's Lipschitz constant.
+    seed : int
+        The draw's seed.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> find(mlps(depth=(2, 2), width=(3, 3)), lambda s: True).activation
+    'relu'
+    """
 
     weights: tuple[np.ndarray, ...] = field(repr=False)
     x: np.ndarray = field(repr=False)
@@ -70,7 +128,28 @@ def mlps(*, depth: tuple[int, int] = (2, 4), width: tuple[int, int] = (1, 6),
     """Small MLPs: ``depth`` weight matrices (``L``), every width (input included) in
     ``width``, Gaussian weights rescaled to a spectral norm drawn on a log scale from
     ``weight_norm`` (the last layer's from ``last_norm``: its scale decides Theorem 1's literal
-    reading), a Gaussian input. Width 1 gives scalar chains, where the block bound binds."""
+    reading), a Gaussian input. Width 1 gives scalar chains, where the block bound binds.
+
+    Parameters
+    ----------
+    depth, width : tuple of int
+        Ranges of the number of weight matrices and of every width.
+    activation : str or tuple of str
+        ``"relu"`` or ``"gelu"`` (a tuple: one drawn).
+    weight_norm, last_norm : tuple of float
+        Ranges of the hidden and the last layers' spectral norms (log scales).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of MLPInstance
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> m = find(mlps(depth=(2, 2), width=(3, 3)), lambda s: True)
+    >>> len(m.weights)
+    2
+    """
     dp_s, w_s = ints_in(depth, "depth", 2), ints_in(width, "width", 1)
     acts = (activation,) if isinstance(activation, str) else tuple(activation)
     if not acts or any(a not in ACTIVATIONS for a in acts):
@@ -106,7 +185,25 @@ def mlps(*, depth: tuple[int, int] = (2, 4), width: tuple[int, int] = (1, 6),
 @dataclass(frozen=True)
 class LogitBatch:
     """Logits ``(B, c)``, labels in ``[0, c)`` and a smoothing scale ``sigma > 0`` (activation
-    decay, Theorems 2-3)."""
+    decay, Theorems 2-3).
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        ``(B, c)``.
+    labels : numpy.ndarray
+        In ``[0, c)``, ``(B,)``.
+    sigma : float
+        The smoothing scale.
+    seed : int
+        The draw's seed.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> find(logit_batches(batch=(4, 4), classes=(3, 3)), lambda s: True).labels.shape
+    (4,)
+    """
 
     logits: np.ndarray = field(repr=False)
     labels: np.ndarray = field(repr=False)
@@ -123,7 +220,26 @@ def logit_batches(*, batch: tuple[int, int] = (1, 32), classes: tuple[int, int] 
                   scale: tuple[float, float] = (1e-2, 30.0),
                   sigma: tuple[float, float] = (1e-3, 10.0)) -> st.SearchStrategy[LogitBatch]:
     """Gaussian logits of standard deviation ``scale`` (log scale), uniform labels, and
-    ``sigma`` (log scale)."""
+    ``sigma`` (log scale).
+
+    Parameters
+    ----------
+    batch, classes : tuple of int
+        Ranges of the batch size and of the number of classes.
+    scale, sigma : tuple of float
+        Ranges of the logits' standard deviation and of the smoothing scale (log scales).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of LogitBatch
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> b = find(logit_batches(batch=(4, 4), classes=(3, 3)), lambda s: True)
+    >>> b.logits.shape
+    (4, 3)
+    """
     b_s, c_s = ints_in(batch, "batch", 1), ints_in(classes, "classes", 2)
     for name, r in (("scale", scale), ("sigma", sigma)):
         if not 0 < r[0] <= r[1]:
@@ -144,7 +260,28 @@ def logit_batches(*, batch: tuple[int, int] = (1, 32), classes: tuple[int, int] 
 class MaskedGradient:
     """UEGR Theorem 1's setting: per-sample gradients ``N(grad_mean, sigma_g^2 I)`` averaged
     over a batch of ``batch_size``, so the batch gradient's variance is ``grad_var =
-    sigma_g^2 / batch_size`` in every coordinate, and keep probabilities ``p`` in (0, 1]."""
+    sigma_g^2 / batch_size`` in every coordinate, and keep probabilities ``p`` in (0, 1].
+
+    Parameters
+    ----------
+    grad_mean : numpy.ndarray
+        The mean gradient.
+    sigma_g : float
+        The per-sample noise.
+    batch_size : int
+        The batch size.
+    p : numpy.ndarray
+        The keep probabilities, one per coordinate.
+    seed : int
+        The draw's seed.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> g = find(masked_gradients(dim=(5, 5)), lambda s: True)
+    >>> bool(((0 < g.p) & (g.p <= 1)).all())
+    True
+    """
 
     grad_mean: np.ndarray = field(repr=False)
     sigma_g: float
@@ -166,7 +303,34 @@ def masked_gradients(*, dim: tuple[int, int] = (1, 64), p: tuple[float, float] =
                      sigma_g: tuple[float, float] = (0.0, 10.0),
                      batch_size: tuple[int, int] = (1, 256)) -> st.SearchStrategy[MaskedGradient]:
     """Means ``N(0, 1)`` per coordinate (times a scale drawn on a log scale in [1e-2, 10]),
-    ``sigma_g`` uniform, ``batch_size`` and keep probabilities uniform in ``p``."""
+    ``sigma_g`` uniform, ``batch_size`` and keep probabilities uniform in ``p``.
+
+    Parameters
+    ----------
+    dim : tuple of int
+        Range of the gradient's dimension.
+    p : tuple of float
+        Range of the keep probability.
+    sigma_g : tuple of float
+        Range of the per-sample noise.
+    batch_size : tuple of int
+        Range of the batch size.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of MaskedGradient
+
+    References
+    ----------
+    Sun et al., Unified Enhancement of Generalization and Robustness of LMs, Theorem 1.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> g = find(masked_gradients(dim=(5, 5)), lambda s: True)
+    >>> g.grad_mean.shape
+    (5,)
+    """
     d_s, b_s = ints_in(dim, "dim", 1), ints_in(batch_size, "batch_size", 1)
     if not 0 < p[0] <= p[1] <= 1:
         raise ValueError(f"p must be a range with 0 < low <= high <= 1 (got {p})")

@@ -1,5 +1,6 @@
-"""Strategies for Fu et al.'s instance families: separable datasets, soft-margin problems, smooth
-losses, the quadratic LOO problems of Thm 2.2 and exterior pairs (Lemma A.2.4)."""
+"""Strategies for Fu et al.'s instance families: separable datasets, soft-margin problems and
+smooth losses (Thm 2.2's quadratic LOO problems and Lemma A.2.4's exterior pairs are in
+``_loo``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from boundbench.framework.draws import orthonormalize, power
+from boundbench.framework.draws import power
 from boundbench.synthetic.data import make_separable
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 from boundbench.theory.problems import random_logistic, random_quadratics
@@ -18,7 +19,27 @@ from boundbench.theory.problems import random_logistic, random_quadratics
 class SeparableDataset:
     """Linearly separable binary data: ``X (n, d)``, labels ``y`` in {-1, +1}, every
     ``||x_i|| <= bound``, and a hard-margin SVM margin of exactly ``margin`` (or at least, with
-    ``exact_margin=False``)."""
+    ``exact_margin=False``).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Points, ``(n, d)``.
+    y : numpy.ndarray
+        Labels in {-1, +1}, ``(n,)``.
+    margin, bound : float
+        The separating margin and the data's radius.
+    exact_margin : bool
+        Whether the margin is attained.
+    seed : int
+        The draw's seed (the dataset is a function of it).
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> sorted(find(separable_datasets(n=(6, 8), d=(2, 2)), lambda s: True).y.tolist())
+    [-1.0, -1.0, -1.0, 1.0, 1.0, 1.0]
+    """
 
     X: np.ndarray = field(repr=False)
     y: np.ndarray = field(repr=False)
@@ -48,7 +69,36 @@ def separable_datasets(*, n: tuple[int, int] = (10, 200), d: tuple[int, int] = (
     """Separable datasets of Fu et al.'s construction (:func:`~boundbench.synthetic.data.
     make_separable`): ``n`` points in ``R^d`` within the ball of radius ``bound``, separated by
     ``margin`` (draws with ``margin >= bound`` are rejected, as no such data exist), a fraction
-    ``balance`` of positives. ``exact_margin`` needs ``n >= 2 d + 2``."""
+    ``balance`` of positives. ``exact_margin`` needs ``n >= 2 d + 2``.
+
+    Parameters
+    ----------
+    n, d : tuple of int
+        Ranges of the number of points and of the dimension.
+    margin, bound : tuple of float
+        Ranges of the separating margin and of the data's radius.
+    balance : tuple of float, default (0.5, 0.5)
+        Range of the fraction of positive labels.
+    exact_margin : bool, default True
+        The margin is attained (needs ``n >= 2 d + 2``).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of SeparableDataset
+        Each draw a dataset with its constants and seed.
+
+    References
+    ----------
+    Z. Fu, A. M.-C. So and N. Collier, A Stability Analysis of Fine-Tuning a Pre-Trained Model,
+    Section 4.3 (the synthetic construction).
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> data = find(separable_datasets(n=(6, 8), d=(2, 2)), lambda s: True)
+    >>> data.X.shape
+    (6, 2)
+    """
     n_s, d_s = ints_in(n, "n", 4), ints_in(d, "d", 1)
     m_s, b_s, bal_s = floats_in(margin, "margin"), floats_in(bound, "bound"), floats_in(balance, "balance")
     if margin[0] <= 0:
@@ -76,7 +126,21 @@ def separable_datasets(*, n: tuple[int, int] = (10, 200), d: tuple[int, int] = (
 @dataclass(frozen=True)
 class SoftMarginProblem:
     """A soft-margin SVM problem ``lam ||v||^2 + (1/n) sum hinge``: a separable dataset (its
-    margin and bound known) and the regularization ``lam``."""
+    margin and bound known) and the regularization ``lam``.
+
+    Parameters
+    ----------
+    data : SeparableDataset
+        The points and labels.
+    lam : float
+        The regularization.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> find(soft_margin_problems(n=(6, 8), d=(2, 2)), lambda s: True).data.X.shape
+    (6, 2)
+    """
 
     data: SeparableDataset
     lam: float
@@ -85,7 +149,26 @@ class SoftMarginProblem:
 def soft_margin_problems(*, lam: tuple[float, float] = (1e-3, 10.0), **data_ranges
                          ) -> st.SearchStrategy[SoftMarginProblem]:
     """A dataset of :func:`separable_datasets` (same keyword ranges) and ``lam``, drawn on a
-    log scale."""
+    log scale.
+
+    Parameters
+    ----------
+    lam : tuple of float, default (1e-3, 10.0)
+        Range of the regularization, drawn on a log scale.
+    **data_ranges
+        :func:`separable_datasets`'s keyword ranges.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of SoftMarginProblem
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> p = find(soft_margin_problems(n=(6, 8), d=(2, 2)), lambda s: True)
+    >>> p.lam > 0
+    True
+    """
     lo, hi = lam
     if not 0 < lo <= hi:
         raise ValueError(f"lam must be a range with 0 < low <= high (got {lam})")
@@ -104,7 +187,32 @@ class SmoothLoss:
     ``beta``: every ``f_i`` is ``beta``-smooth (``betas``: each one's own constant, ``(n,)``);
     ``mu``: every ``f_i`` is ``mu``-strongly convex (0 when only convex, negative for an
     indefinite quadratic: its lowest Hessian eigenvalue). ``kind``: one of :data:`SMOOTH_KINDS`.
-    ``value`` and ``grad`` take ``w`` as ``(d,)`` (every sample at one point) or ``(n, d)``."""
+    ``value`` and ``grad`` take ``w`` as ``(d,)`` (every sample at one point) or ``(n, d)``.
+
+    Parameters
+    ----------
+    kind : str
+        The family (see :func:`smooth_losses`).
+    n, d : int
+        Number of losses and dimension.
+    beta, mu : float
+        The smoothness and strong-convexity constants, exact.
+    radius : float
+        The ball the points lie in.
+    seed : int
+        The draw's seed.
+    problems : object
+        The losses (values, gradients).
+    points : numpy.ndarray
+        Evaluation points, ``(points, d)``.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> s = find(smooth_losses(n=(2, 3), d=(2, 2)), lambda s: True)
+    >>> s.beta >= s.mu >= 0
+    True
+    """
 
     kind: str
     n: int
@@ -146,7 +254,30 @@ def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, in
     - ``"logistic"``: logistic regression on one Gaussian sample each,
       ``beta = ||x||^2 / 4``, ``mu = 0``.
 
-    ``points``: how many evaluation points, uniform in the ball of radius ``radius``."""
+    ``points``: how many evaluation points, uniform in the ball of radius ``radius``.
+
+    Parameters
+    ----------
+    kind : str or tuple of str, default "quadratic"
+        ``"quadratic"``, ``"singular"``, ``"indefinite"`` or ``"logistic"`` (a tuple: one drawn).
+    n, d : tuple of int
+        Ranges of the number of losses and of the dimension.
+    radius : tuple of float
+        Range of the ball's radius the points are drawn in.
+    points : int, default 2
+        Evaluation points per draw.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of SmoothLoss
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> s = find(smooth_losses(n=(2, 3), d=(2, 2)), lambda s: True)
+    >>> (s.kind, s.points.shape)
+    ('quadratic', (2, 2))
+    """
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     if not kinds or any(k not in SMOOTH_KINDS for k in kinds):
         raise ValueError(f"kind must be one of {SMOOTH_KINDS} or a tuple of them (got {kind!r})")
@@ -172,129 +303,5 @@ def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, in
         u /= np.linalg.norm(u, axis=1, keepdims=True)
         pts = u * rad * power(rng.random((points, 1)), 1.0 / dd)
         return SmoothLoss(kk, nn, dd, beta, mu, rad, seed, prob, pts)
-
-    return draw()
-
-
-@dataclass(frozen=True)
-class QuadraticLOOProblem:
-    """Theorem 2.2's setting (Fu et al.): per-sample quadratics ``f_i(w) = 1/2 (w - w*)^T A_i
-    (w - w*)`` with ``A_i = mu I + (beta - mu) u_i u_i^T`` (``u_i`` unit vectors, ``beta = 1``),
-    so every ``f_i`` and every mean of them is ``mu``-strongly convex and ``beta``-smooth with
-    the common minimizer ``w* = 0``; GD starts at ``w0``, ``||w0 - w*|| = dist0``.
-    :meth:`loo_distances` runs GD with ``eta = 1/beta`` on ``S`` and on every ``S^i``."""
-
-    U: np.ndarray = field(repr=False)  # (n, d) unit vectors
-    w0: np.ndarray = field(repr=False)
-    mu: float
-    beta: float
-    dist0: float
-    seed: int
-
-    @property
-    def n(self) -> int:
-        return self.U.shape[0]
-
-    @property
-    def d(self) -> int:
-        return self.U.shape[1]
-
-    def __repr__(self) -> str:
-        return (f"QuadraticLOOProblem(n={self.n}, d={self.d}, mu={self.mu!r}, beta={self.beta!r}, "
-                f"dist0={self.dist0!r}, seed={self.seed})")
-
-    def loo_distances(self, steps: int | None = None) -> np.ndarray:
-        """``sup_t ||w_t(S^i) - w_t(S)||`` for every ``i`` (``(n,)``), over ``steps`` GD steps
-        (default ``ceil(40 beta / mu)``: both runs have converged to ``w*`` by ``e^-40``)."""
-        T = steps or int(np.ceil(40 * self.beta / self.mu))
-        eye = np.eye(self.d)
-        outer = np.einsum("ni,nj->nij", self.U, self.U)
-        S = outer.sum(0)
-        A_full = self.mu * eye + (self.beta - self.mu) * S / self.n
-        A_loo = self.mu * eye + (self.beta - self.mu) * (S - outer) / (self.n - 1)  # (n, d, d)
-        M = eye - np.concatenate([A_full[None], A_loo]) / self.beta  # GD maps, eta = 1/beta
-        w = np.broadcast_to(self.w0, (self.n + 1, self.d)).copy()
-        sup = np.zeros(self.n)
-        for _ in range(T):
-            w = np.einsum("kij,kj->ki", M, w)
-            sup = np.maximum(sup, np.linalg.norm(w[1:] - w[:1], axis=1))
-        return sup
-
-
-def quadratic_loo_problems(*, n: tuple[int, int] = (2, 12), d: tuple[int, int] = (1, 4),
-                           mu_over_beta: tuple[float, float] = (0.05, 0.95),
-                           dist0: tuple[float, float] = (1e-4, 10.0)
-                           ) -> st.SearchStrategy[QuadraticLOOProblem]:
-    """Theorem 2.2's instances: ``n`` random unit directions in ``R^d``, ``mu/beta`` uniform,
-    ``dist0`` on a log scale, a random start direction (``beta = 1``)."""
-    n_s, d_s, k_s = ints_in(n, "n", 2), ints_in(d, "d", 1), floats_in(mu_over_beta, "mu_over_beta")
-    if not 0 < mu_over_beta[0] <= mu_over_beta[1] < 1:
-        raise ValueError(f"mu_over_beta must be a range within (0, 1) (got {mu_over_beta})")
-    if not 0 < dist0[0] <= dist0[1]:
-        raise ValueError(f"dist0 must be a range with 0 < low <= high (got {dist0})")
-    r_s = st.floats(np.log10(dist0[0]), np.log10(dist0[1])).map(lambda e: float(10.0**e))
-
-    @st.composite
-    def draw(draw_) -> QuadraticLOOProblem:
-        nn, dd, kap, r, seed = draw_(n_s), draw_(d_s), draw_(k_s), draw_(r_s), draw_(SEEDS)
-        rng = np.random.default_rng(seed)
-        U = rng.standard_normal((nn, dd))
-        U /= np.linalg.norm(U, axis=1, keepdims=True)
-        w0 = rng.standard_normal(dd)
-        w0 *= r / np.linalg.norm(w0)
-        return QuadraticLOOProblem(U, w0, float(kap), 1.0, r, seed)
-
-    return draw()
-
-
-@dataclass(frozen=True)
-class ExteriorPair:
-    """Two points ``x, y`` of ``R^d`` outside the ball of radius ``r`` (``||x||, ||y|| >= r``),
-    at ``angle`` to each other (Lemma A.2.1's domain)."""
-
-    x: np.ndarray = field(repr=False)
-    y: np.ndarray = field(repr=False)
-    r: float
-    angle: float
-    seed: int
-
-    def __repr__(self) -> str:
-        return (f"ExteriorPair(d={self.x.size}, r={self.r!r}, |x|/r="
-                f"{float(np.linalg.norm(self.x)) / self.r:.6g}, |y|/r="
-                f"{float(np.linalg.norm(self.y)) / self.r:.6g}, angle={self.angle!r}, "
-                f"seed={self.seed})")
-
-
-def exterior_pairs(*, d: tuple[int, int] = (1, 30), r: tuple[float, float] = (1e-3, 1e3),
-                   excess: tuple[float, float] = (0.0, 10.0),
-                   angle: tuple[float, float] = (1e-8, float(np.pi))
-                   ) -> st.SearchStrategy[ExteriorPair]:
-    """Pairs of points with norms ``r (1 + excess)`` (each its own excess) at an angle drawn
-    on a log scale (small angles are where normalization's Lipschitz constant is reached);
-    ``r`` on a log scale. In ``d = 1`` the angle is 0 or pi."""
-    d_s = ints_in(d, "d", 1)
-    for name, rng_ in (("r", r), ("angle", angle)):
-        if not 0 < rng_[0] <= rng_[1]:
-            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
-    if angle[1] > np.pi:
-        raise ValueError(f"angle must be a range within (0, pi] (got {angle})")
-    r_s = st.floats(np.log10(r[0]), np.log10(r[1])).map(lambda e: float(10.0**e))
-    a_s = st.floats(np.log(angle[0]), np.log(angle[1])).map(lambda e: float(min(np.exp(e), np.pi)))
-    e_s = floats_in(excess, "excess")
-    if excess[0] < 0:
-        raise ValueError(f"excess must be a range with 0 <= low (got {excess})")
-
-    @st.composite
-    def draw(draw_) -> ExteriorPair:
-        dd, rr, ang, ex, ey, seed = (draw_(d_s), draw_(r_s), draw_(a_s), draw_(e_s), draw_(e_s),
-                                     draw_(SEEDS))
-        rng = np.random.default_rng(seed)
-        if dd == 1:
-            ang = 0.0 if ang < np.pi / 2 else float(np.pi)
-            ux, uy = np.ones(1), np.array([np.cos(ang)])
-        else:
-            q = orthonormalize(rng.standard_normal((dd, 2)))  # no kernel-chosen signs
-            ux, uy = q[:, 0], np.cos(ang) * q[:, 0] + np.sin(ang) * q[:, 1]
-        return ExteriorPair(ux * rr * (1 + ex), uy * rr * (1 + ey), rr, ang, seed)
 
     return draw()

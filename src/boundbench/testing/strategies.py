@@ -3,8 +3,8 @@ frozen instance that carries its known constants (margin, feature bound, smoothn
 from a few drawn numbers and a seed, so hypothesis shrinks it toward small instances: fewer
 points, fewer dimensions, seed 0.
 
-Ranges are ``(low, high)`` tuples, inclusive. The strategies live in two internal modules (Fu
-et al.'s families, the curvature papers'); this module is their public face.
+Ranges are ``(low, high)`` tuples, inclusive. The strategies live in three internal modules (Fu
+et al.'s families, their LOO instances, the curvature papers'); this module is their public face.
 """
 
 from boundbench.testing._curvature import (
@@ -18,15 +18,17 @@ from boundbench.testing._curvature import (
     masked_gradients,
     mlps,
 )
-from boundbench.testing._stability import (
-    SMOOTH_KINDS,
+from boundbench.testing._loo import (
     ExteriorPair,
     QuadraticLOOProblem,
+    exterior_pairs,
+    quadratic_loo_problems,
+)
+from boundbench.testing._stability import (
+    SMOOTH_KINDS,
     SeparableDataset,
     SmoothLoss,
     SoftMarginProblem,
-    exterior_pairs,
-    quadratic_loo_problems,
     separable_datasets,
     smooth_losses,
     soft_margin_problems,
