@@ -74,6 +74,7 @@ def test_every_public_name_documents_its_parameters_and_its_examples_run():
     """Issue 42: each callable of ``boundbench.__all__`` has numpydoc Parameters (or, for a
     method class, Attributes) and Examples, and the examples run, in a fresh interpreter (some
     register a paper of their own, which must not leak into this process's registry)."""
+    import os
     import subprocess
     import sys
 
@@ -102,7 +103,7 @@ def test_every_public_name_documents_its_parameters_and_its_examples_run():
             "        n += len(t.examples); runner.run(t)\n"
             "print(runner.failures, n); sys.exit(1 if runner.failures or n < 30 else 0)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=600, env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+                       timeout=600, env={**os.environ, "MPLBACKEND": "Agg"})
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
 
 

@@ -137,14 +137,15 @@ def findings(args: argparse.Namespace) -> int:
     if args.keep:
         generated.keep_larger(report, Path(args.keep))
         print(f"kept: {args.keep}")
-    text = rendering.headline(rendering.record(report))
+    rec = rendering.record(report)
+    text = rendering.headline(rec)
     print(text, end="")
     if args.record:
         generated.write_record(report, Path(args.record))
         print(f"recorded: {args.record}")
     if args.readme:
         readme = Path(args.readme)
-        text = generated.readme_block(rendering.record(report), readme.parent)
+        text = generated.readme_block(rec, readme.parent)
         generated.replace_readme_block(readme, text)
         print(f"updated: {args.readme}")
     return 0

@@ -16,19 +16,18 @@ import jinja2
 
 from boundbench.errata import rerun_scale
 from boundbench.framework import registry as _claims
-from boundbench.framework.readings import against_paper
-from boundbench.framework.verdicts import FINDINGS
 from boundbench.rendering import (
     VERDICT_HELP,
     anchor,
     caption,
     evidence_items,
     findings,
+    is_finding,
     is_fragile,
     machine_line,
     verdict_size,
 )
-from boundbench.summaries import _difficulty
+from boundbench.summaries import difficult, difficulty
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -46,19 +45,16 @@ def _claim(r: dict[str, Any]) -> dict[str, Any]:
             "notes": r.get("notes") or "", "evidence": evidence_items(r.get("evidence") or {}),
             "figure": r.get("figure") or "", "table": r.get("table") or "",
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
-            "against": r["verdict"] in FINDINGS and against_paper(r),
+            "against": is_finding(r),
             "correction": r.get("correction") or "", "error": r.get("error") or ""}
 
 
 def _paper(paper: str, title: str, rs: list[dict[str, Any]]) -> dict[str, Any]:
     claims = [_claim(r) for r in rs]
-    hard = [r for r in rs if r["verdict"] not in ("holds", "supported", "violated",
-                                                  "contradicted", "no-effect")
-            or is_fragile(r) or len((r.get("evidence") or {}).get("by_reading") or {}) > 1]
     return {"key": paper, "title": title, "claims": claims,
             "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
             "errata": [c for c in claims if c["against"]],
-            "difficult": [(r["id"], anchor(r["id"]), _difficulty(r)) for r in hard]}
+            "difficult": [(r["id"], anchor(r["id"]), difficulty(r)) for r in difficult(rs)]}
 
 
 def render_html(report: dict[str, Any]) -> str:

@@ -163,13 +163,18 @@ def anchor(claim_id: str) -> str:
     return claim_id.lower().replace(".", "")
 
 
+def is_finding(r: dict[str, Any]) -> bool:
+    """Does the claim's verdict go against its paper (a finding, :data:`FINDINGS`)?"""
+    return r["verdict"] in FINDINGS and against_paper(r)
+
+
 def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The claims whose verdict goes against the paper (``FINDINGS``), most severe first:
     errors under every reading, then ill-posed statements, then those that depend on the
     reading; within each, in the registry's order."""
     rank = {"violated": 0, "contradicted": 0, "no-effect": 0, "ill-posed": 1,
             "depends-on-reading": 2}
-    return sorted((r for r in results if r["verdict"] in FINDINGS and against_paper(r)),
+    return sorted((r for r in results if is_finding(r)),
                   key=lambda r: rank[r["verdict"]])
 
 

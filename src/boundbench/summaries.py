@@ -67,19 +67,25 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     lines += ["", f"Errata ({len(errs)}):" if errs else "No claim went against the paper.", ""]
     lines += [f"- `{r['id']}` ({r['where']}): {r['reason']}"
               + (f" Corrected: {r['correction']}" if r.get("correction") else "") for r in errs]
-    easy = [r for r in rs if r["verdict"] in ("holds", "supported", "violated", "contradicted",
-                                              "no-effect")
-            and len(_readings(r)) <= 1 and not is_fragile(r)]
-    hard = [r for r in rs if r not in easy]
+    hard = difficult(rs)
+    easy = [r for r in rs if r not in hard]
     lines += ["", f"## {SECTIONS[3]}", "",
               f"{len(easy)} claims were decided under one reading with a margin: "
               + (", ".join(f"`{r['id']}` ({r['verdict']})" for r in easy) or "none") + ".",
               "", f"## {SECTIONS[4]}", ""]
-    lines += [f"- `{r['id']}`: {_difficulty(r)}" for r in hard] or ["Nothing here."]
+    lines += [f"- `{r['id']}`: {difficulty(r)}" for r in hard] or ["Nothing here."]
     return "\n".join(lines) + "\n"
 
 
-def _difficulty(r: dict[str, Any]) -> str:
+def difficult(rs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The claims that were hard to check: not decided under one reading with a margin (an
+    undecided verdict, readings that the paper leaves open, a fragile margin)."""
+    decided = ("holds", "supported", "violated", "contradicted", "no-effect")
+    return [r for r in rs if r["verdict"] not in decided or len(_readings(r)) > 1
+            or is_fragile(r)]
+
+
+def difficulty(r: dict[str, Any]) -> str:
     """Why a claim was hard to check: readings the paper leaves open, a fragile margin, an
     undecided verdict and what would decide it, and the claim's own notes."""
     why = []
