@@ -55,6 +55,25 @@ def readme_audit(tmp_path_factory):
     return root, json.loads(done.read_text())
 
 
+README_AUDIT_FIRST = "tests/test_cli.py::test_audit_quick_writes_a_readable_report"
+
+
+def pytest_collection_modifyitems(items):
+    """The test that runs the README's audit first, the other tests that read it last.
+
+    The audit is the suite's longest unit (about 4 minutes of two processes on 2 cores). Under
+    ``-n auto --dist worksteal`` the first worker starts it at once while the other runs the
+    independent tests, which leave a core idle a fifth of their time (subprocesses, start-ups,
+    I/O) that the audit fills; a test that reads it, reached early, would instead hold its
+    worker idle for the whole audit. Every worker collects the same order, as xdist requires."""
+    def rank(item) -> int:
+        if item.nodeid.endswith(README_AUDIT_FIRST.split("/")[-1]):
+            return 0
+        return 2 if "readme_audit" in getattr(item, "fixturenames", ()) else 1
+
+    items.sort(key=rank)  # stable: the order within each group is the collection's
+
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest -n N: each worker gets its share of the cores for torch's own threads, so N
     # workers do not oversubscribe them
