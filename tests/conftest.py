@@ -55,7 +55,7 @@ def readme_audit(tmp_path_factory):
     return root, json.loads(done.read_text())
 
 
-README_AUDIT_FIRST = "tests/test_cli.py::test_audit_quick_writes_a_readable_report"
+README_AUDIT_TEST = "test_cli.py::test_audit_quick_writes_a_readable_report"
 
 
 def pytest_collection_modifyitems(items):
@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(items):
     I/O) that the audit fills; a test that reads it, reached early, would instead hold its
     worker idle for the whole audit. Every worker collects the same order, as xdist requires."""
     def rank(item) -> int:
-        if item.nodeid.endswith(README_AUDIT_FIRST.split("/")[-1]):
+        if item.nodeid.endswith(README_AUDIT_TEST):
             return 0
         return 2 if "readme_audit" in getattr(item, "fixturenames", ()) else 1
 
