@@ -8,7 +8,7 @@ prints the lines the README quotes, with the machine they were measured on.
 This is a timing script, not a speed-up benchmark: it has no baseline to divide by. Run it on
 an otherwise idle machine (two runs side by side measure neither)::
 
-    python benchmarks/bench_first_contact.py                 # all four, about 45 min on 2 cores
+    python benchmarks/bench_first_contact.py                 # all four, about 25 min on 2 cores
     python benchmarks/bench_first_contact.py --skip-tests    # install and the main command
     python benchmarks/bench_first_contact.py --json times.json
 """

@@ -226,3 +226,24 @@ def test_a_futile_claim_names_the_device_that_measured_its_seed_cost(device, say
     plan = _plan({"evidence": {"sequential": seq}}, left=10.0)
     assert plan is not None and "futile" in plan, plan
     assert says in plan["futile"] and "no GPU time is recorded" not in plan["futile"]
+
+
+def test_a_claim_the_budget_cannot_pay_one_seed_for_stops_for_the_budget_not_as_futile():
+    """With less time left than one seed costs, the stop names the budget (the H100 audit of
+    2026-11-27 said "futile" of ``uegr.plm.cka``, which its report put about 1 seed from
+    deciding); with time for two seeds and no decision within them, it is futile (the
+    control)."""
+    from boundbench.budget import _plan, spend_budget
+
+    diff = 0.01 + 0.5 * stats.norm.ppf([_corput(s + 1) for s in range(6)])
+    p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected="increase",
+              band=None, spread=float(np.std(diff, ddof=1)), what="change")
+    seq = {"probes": [p], "grid_seeds": 6, "seconds_per_seed": 4.86,
+           "grid_key": "6fc5c17e827f", "device": "cuda"}
+    r = {"id": "fu.plm.test-trend", "reason": "r", "evidence": {"sequential": seq}}
+    plan = _plan(r, left=1.0)
+    assert plan == {"seeds": 6, "need": 7, "seconds": 4.86}
+    assert "futile" in _plan(r, left=10.0)
+    out, _ = spend_budget([r], claims.CheckContext(), budget=1.0, spent=0.0, progress=False)
+    stopped = out[0]["evidence"]["sequential"]["stopped"]
+    assert stopped.startswith("the budget:") and "next 1 seeds need 0.1 min" in stopped, stopped
