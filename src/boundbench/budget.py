@@ -41,7 +41,9 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
         return {"futile": "a seed's cost is unknown"}
     if left < cost:
         # not one more seed is affordable: the budget, not futility, is why it stops (an H100
-        # audit of 2026-11-27 called "futile" a claim its report put 1 seed from deciding)
+        # audit of 2026-11-27 called "futile" a claim its report put 1 seed from deciding).
+        # The least step (one seed, not a projection) costs more than is left, so
+        # spend_budget stops the claim with its "the budget: ... min left" line
         return {"seeds": k, "need": k + 1, "seconds": cost}
     n_max = k + int(left // cost)
     need = k
