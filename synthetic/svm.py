@@ -76,7 +76,11 @@ def _solve(prob: cp.Problem, what: str) -> None:
         with warnings.catch_warnings():
             # "Solution may be inaccurate": such a status is refused by every caller, by name
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            prob.solve(solver=SOLVER)
+            # warm_start=False: a fresh solver each time. cvxpy's default updates the solver
+            # the problem last used in place, and Clarabel's answer then moved in the 12th
+            # digit with whatever that problem had solved before in the process (another
+            # claim's instances, in an audit's pool): a claim's numbers followed its history
+            prob.solve(solver=SOLVER, warm_start=False)
     except cp.error.SolverError as exc:
         raise ValueError(f"{what} solver {SOLVER} failed without a status (numerical "
                          f"trouble: the data may be nearly or not separable): {exc}") from exc

@@ -123,3 +123,26 @@ def test_a_solver_that_gives_up_is_a_named_value_error(monkeypatch):
 
     res = worst_case(Search({"s": (0.5, 2.0)}, sides), max_evals=20, seed=0)
     assert res.n_refused == res.n_evals >= 20 and res.worst_ratio == 0.0
+
+
+
+def test_a_solve_does_not_depend_on_what_the_process_solved_before():
+    """The cvxpy problems are built once per size and re-solved: each solve must give the bits
+    of a fresh process (cvxpy's default warm start updated Clarabel's last solver in place, and
+    a claim's numbers then moved in the 14th digit with whatever ran before it, e.g. another
+    claim in an audit's pool; its search could then end on another worst case)."""
+    from boundbench.synthetic import svm
+
+    def heads(d):
+        hard = HardMarginSVM().fit(d.X[0], d.y[0])
+        soft = SoftMarginSVM(lam=0.1).fit(d.X[0], d.y[0])
+        return np.r_[hard.coef_.ravel(), hard.intercept_, soft.coef_.ravel(), soft.intercept_]
+
+    a = make_separable(n_datasets=1, n=40, d=5, margin=0.05, bound=1.0, seed=0)
+    svm._hard_qp.cache_clear()
+    svm._soft_qp.cache_clear()
+    fresh = heads(a)
+    for i in range(5):  # other instances of the same sizes through the same cached problems
+        heads(make_separable(n_datasets=1, n=40, d=5, margin=0.01 + 0.02 * i, bound=1.0 + i,
+                             seed=i + 1))
+        assert np.array_equal(heads(a), fresh)

@@ -151,8 +151,10 @@ def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
 
 
 def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
-                   progress: bool, desc: str) -> None:
-    """The missing blocks of the claims in ``ids`` on a local process pool (two or more)."""
+                   progress: bool, desc: str, pool: Any = None) -> None:
+    """The missing blocks of the claims in ``ids`` on a local process pool (two or more):
+    ``pool`` when given (the claims' pool, so that its processes start once), else one of
+    its own."""
     from boundbench.framework.execution import LocalPool
 
     blocked = [cid for cid in ids if _claims.get(cid).blocks is not None]
@@ -161,7 +163,7 @@ def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
     todo = [b for b in _claim_blocks(blocked, ctx) if not ctx.is_cached(b.name, b.config)]
     if len(todo) < 2:
         return  # one block runs as fast here, without a process to start
-    with LocalPool(min(processes, len(todo))) as ex:
+    with nullcontext(pool) if pool is not None else LocalPool(min(processes, len(todo))) as ex:
         # the run's one progress bar, under its name, before the bar over the claims
         compute_blocks(blocked, ctx, ex, progress=progress, desc=f"{desc}: blocks")
 
@@ -177,7 +179,7 @@ def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
 
 
 def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
-                   progress: bool, desc: str) -> list[dict[str, Any]]:
+                   progress: bool, desc: str, pool: Any = None) -> list[dict[str, Any]]:
     """Every claim in ``ids`` on a local process pool, one torch thread each: the claims are
     independent units (what a Dask run distributes), and a claim's numbers then depend neither
     on how many cores the machine has nor on the pool's size (a serial run's torch threads do
@@ -187,7 +189,8 @@ def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
     quiet = replace(ctx, progress=False)  # one progress bar: the pool's, over the claims
     results: dict[str, dict[str, Any]] = {}
     try:
-        with LocalPool(min(processes, len(ids))) as ex:
+        with nullcontext(pool) if pool is not None else LocalPool(min(processes, len(ids))
+                                                                   ) as ex:
             for (cid, _), done in ex.map(_local_claim, [(c, quiet) for c in _spread(ids)],
                                          desc=desc, progress=progress, total=len(ids)):
                 # an error: the process died, or the task did not pickle
@@ -250,9 +253,16 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
         if processes is not None and processes > 1 and ctx.out_dir is not None:
-            _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
             if len(ids) > 1:
-                return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc)
+                from boundbench.framework.execution import LocalPool
+
+                # one pool for the blocks and then the claims: a process's start (torch and
+                # the catalogue, ~4 s of a core) is paid once, not twice
+                with LocalPool(min(processes, len(ids))) as pool:
+                    _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc, pool=pool)
+                    return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc,
+                                          pool=pool)
+            _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
         from boundbench.framework.execution import one_torch_thread
 
         finished: list[dict[str, Any]] = []
