@@ -65,5 +65,8 @@ def parameter_distance(params: Mapping[str, torch.Tensor],
     for k, p in params.items():
         r = reference.get(k)
         if r is not None and r.shape == p.shape and p.is_floating_point():
-            total += float((p.detach().double() - r.detach().double()).pow(2).sum())
+            # in place on one float64 copy: the same arithmetic as (p - r) ** 2 summed, at
+            # about half the time (22 M entries a run; no temporaries beyond the copies)
+            d = p.detach().to(torch.float64, copy=True)  # a float64 p is not changed
+            total += float(d.sub_(r.detach().double()).square_().sum())
     return total**0.5

@@ -41,3 +41,16 @@ def test_separable_and_non_separable_features():
     y_noisy[:5] = 1 - y_noisy[:5]
     d = feature_diagnostics(X, y_noisy)
     assert not d["separable"] and d["svm"].startswith("soft-margin")
+
+
+def test_parameter_distance_is_the_plain_sum_and_leaves_float64_weights_alone():
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    ref = {"a": torch.randn(5, 3, generator=g), "b": torch.randn(4, generator=g, dtype=torch.float64),
+           "steps": torch.tensor(3)}
+    now = {k: v + 0.1 * torch.ones_like(v) if v.is_floating_point() else v for k, v in ref.items()}
+    keep = {k: v.clone() for k, v in now.items()}
+    plain = sum(float((now[k].double() - ref[k].double()).pow(2).sum()) for k in ("a", "b"))
+    assert parameter_distance(now, ref) == plain**0.5
+    assert all(torch.equal(now[k], keep[k]) for k in now)  # nothing changed in place
