@@ -88,15 +88,32 @@ def _accuracy(model, tok, texts, y, *, max_length, device, batch_size, perturb) 
     return correct / len(texts)
 
 
+def _clean_accuracy(logits: torch.Tensor, y: np.ndarray) -> float:
+    """The accuracy of ``logits`` (in the texts' order) on labels ``y``, counted as
+    :func:`noise_robustness` counts it (correct / n): its ``clean``."""
+    y = torch.as_tensor(np.asarray(y))
+    if logits.shape[0] != len(y):
+        raise ValueError(f"logits must have one row per label (got {logits.shape[0]} rows for "
+                         f"{len(y)} labels)")
+    return int((logits.argmax(-1).cpu() == y).sum()) / len(y)
+
+
 def noise_robustness(model, tok, texts: list[str], y: np.ndarray, *, deltas=(0.0, 0.01, 0.05, 0.1),
                      max_length: int = 128, seed: int = 0, batch_size: int = 64,
-                     device: str | torch.device = "cpu") -> dict[float, float]:
+                     device: str | torch.device = "cpu", clean: float | None = None
+                     ) -> dict[float, float]:
     """Accuracy with the word embeddings perturbed, ``e' = e + delta v``, ``v ~ N(0, I)`` per
-    entry (JACHESS §5.1), for each ``delta``; the same ``v`` for every delta (seeded)."""
+    entry (JACHESS §5.1), for each ``delta``; the same ``v`` for every delta (seeded).
+    ``clean``: the unperturbed accuracy where the caller has it (correct / n of a
+    :func:`~boundbench.plm.encode.forward_all` pass's logits), taken for ``delta = 0``, whose
+    pass gives the same logits bit for bit (``e + 0 v`` is ``e``)."""
     if any(d < 0 for d in deltas):
         raise ValueError(f"deltas must be >= 0 (got {deltas})")
     out = {}
     for d in deltas:
+        if d == 0 and clean is not None:
+            out[0.0] = clean
+            continue
         gen = torch.Generator().manual_seed(seed)
 
         def perturb(m, b, d=d, gen=gen):
@@ -134,13 +151,17 @@ def corrupt_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor, *, rat
 
 def corruption_robustness(model, tok, texts: list[str], y: np.ndarray, *,
                           rates=(0.0, 0.05, 0.1, 0.15, 0.2), max_length: int = 128, seed: int = 0,
-                          batch_size: int = 64, device: str | torch.device = "cpu"
-                          ) -> dict[float, float]:
-    """Accuracy after replacing ``rate`` of the tokens by the tokenizer's unknown token."""
+                          batch_size: int = 64, device: str | torch.device = "cpu",
+                          clean: float | None = None) -> dict[float, float]:
+    """Accuracy after replacing ``rate`` of the tokens by the tokenizer's unknown token;
+    ``clean`` as in :func:`noise_robustness` (rate 0 corrupts nothing)."""
     if tok.unk_token_id is None:
         raise ValueError("the tokenizer has no unknown token to corrupt with")
     out = {}
     for r in rates:
+        if r == 0 and clean is not None:
+            out[0.0] = clean
+            continue
         gen = torch.Generator().manual_seed(seed)
 
         def perturb(m, b, r=r, gen=gen):
@@ -256,11 +277,16 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     if logits.shape[-1] == 2:
         rel = reliability(logits, torch.as_tensor(ty))
         row["test_reliability"] = json.dumps({k: np.nan_to_num(v).tolist() for k, v in rel.items()})
-    noise = noise_robustness(model, tok, tx, ty, deltas=grid.deltas, seed=seed, **kw)
+    # the level-0 passes of the noise and the corruption give this pass's logits bit for bit
+    # (test_plm_smoothness.py::test_robustness_probes_and_cka_on_the_real_model): two
+    # forwards of the test texts fewer per run
+    clean = _clean_accuracy(logits, ty)
+    noise = noise_robustness(model, tok, tx, ty, deltas=grid.deltas, seed=seed, clean=clean, **kw)
     row.update({f"noise_acc_{d:g}": a for d, a in noise.items()})
     row["noise_drop"] = noise[0.0] - float(np.mean([a for d, a in noise.items() if d > 0])) \
         if 0.0 in noise and len(noise) > 1 else float("nan")
-    corr = corruption_robustness(model, tok, tx, ty, rates=grid.corruption_rates, seed=seed, **kw)
+    corr = corruption_robustness(model, tok, tx, ty, rates=grid.corruption_rates, seed=seed,
+                                 clean=clean, **kw)
     row.update({f"corrupt_acc_{r:g}": a for r, a in corr.items()})
     row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0])) \
         if 0.0 in corr and len(corr) > 1 else float("nan")

