@@ -164,10 +164,11 @@ def style():
 
 def _lay_out(fig):
     """Run the figure's draw (its layout engine, tick placement and text layout) with the
-    painting switched off, on the canvas's own renderer; the renderer, whose extents are those
-    of a real draw at the figure's dpi. Painting costs about half a draw and nothing measured
-    here needs it; savefig paints once (matplotlib's ``draw_without_rendering`` does the same
-    on the renderer of a print, whose dpi may differ from the canvas's)."""
+    painting switched off, on the canvas's own renderer, and return that renderer: its text
+    extents are those of a real draw at the figure's dpi. Painting is a third to half a draw
+    and nothing measured here needs it; savefig paints once. (Matplotlib's
+    ``draw_without_rendering`` does the same on a print's renderer, whose dpi may differ from
+    the canvas's.)"""
     renderer = fig.canvas.get_renderer()
     with renderer._draw_disabled():
         fig.draw(renderer)
