@@ -220,7 +220,7 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     k, n, D = Z.shape
     # the dual active-set iteration (n x n systems, n < D here) starts Newton next to the
     # optimum, so that the (k, D, D) Newton systems are formed once or twice, not ~30 times
-    grams = [Z[j] @ Z[j].T for j in range(k)]  # (n, n) each; the LOO re-solves take theirs
+    grams = torch.bmm(Z, Z.transpose(1, 2))  # (k, n, n); the LOO re-solves take theirs
     W0 = torch.stack([_sq_hinge_active_set(Z[j], lam, K=grams[j])[0] for j in range(k)])
     W = _sq_hinge_newton(Z, W0, lam, tol=tol, max_iter=200)
     m = torch.einsum("knd,kd->kn", Z, W)

@@ -77,9 +77,10 @@ def _solve(prob: cp.Problem, what: str) -> None:
             # "Solution may be inaccurate": such a status is refused by every caller, by name
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             # warm_start=False: a fresh solver each time. cvxpy's default updates the solver
-            # the problem last used in place, and Clarabel's answer then moved in the 12th
-            # digit with whatever that problem had solved before in the process (another
-            # claim's instances, in an audit's pool): a claim's numbers followed its history
+            # the problem last used in place, and Clarabel's answer then moved in its last
+            # digits (1e-14) with whatever that problem had solved before in the process
+            # (another claim's instances, in an audit's pool): a claim's numbers followed its
+            # history (docs/reproducibility.md)
             prob.solve(solver=SOLVER, warm_start=False)
     except cp.error.SolverError as exc:
         raise ValueError(f"{what} solver {SOLVER} failed without a status (numerical "

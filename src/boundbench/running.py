@@ -178,24 +178,20 @@ def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
     return _claims.run(cid, ctx, catch=True).to_dict()
 
 
-def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
-                   progress: bool, desc: str, pool: Any = None) -> list[dict[str, Any]]:
-    """Every claim in ``ids`` on a local process pool, one torch thread each: the claims are
+def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, pool: Any, *,
+                   progress: bool, desc: str) -> list[dict[str, Any]]:
+    """Every claim in ``ids`` on the local process ``pool``, one torch thread each: the claims are
     independent units (what a Dask run distributes), and a claim's numbers then depend neither
     on how many cores the machine has nor on the pool's size (a serial run's torch threads do
     follow the cores, and a thread count can move a last bit: the Fig. 5 finding)."""
-    from boundbench.framework.execution import LocalPool
-
     quiet = replace(ctx, progress=False)  # one progress bar: the pool's, over the claims
     results: dict[str, dict[str, Any]] = {}
     try:
-        with nullcontext(pool) if pool is not None else LocalPool(min(processes, len(ids))
-                                                                   ) as ex:
-            for (cid, _), done in ex.map(_local_claim, [(c, quiet) for c in _spread(ids)],
-                                         desc=desc, progress=progress, total=len(ids)):
-                # an error: the process died, or the task did not pickle
-                results[cid] = (done.value if done.error is None else
-                                _failed(cid, ctx, "the claim's process failed", done))
+        for (cid, _), done in pool.map(_local_claim, [(c, quiet) for c in _spread(ids)],
+                                       desc=desc, progress=progress, total=len(ids)):
+            # an error: the process died, or the task did not pickle
+            results[cid] = (done.value if done.error is None else
+                            _failed(cid, ctx, "the claim's process failed", done))
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"{len(results)} of {len(ids)} claims had finished; their "
                                 f"experiment tables are cached in "
@@ -260,8 +256,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
                 # the catalogue, ~4 s of a core) is paid once, not twice
                 with LocalPool(min(processes, len(ids))) as pool:
                     _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc, pool=pool)
-                    return _pooled_claims(ids, ctx, processes, progress=progress, desc=desc,
-                                          pool=pool)
+                    return _pooled_claims(ids, ctx, pool, progress=progress, desc=desc)
             _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
         from boundbench.framework.execution import one_torch_thread
 
