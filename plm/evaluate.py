@@ -283,13 +283,13 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     clean = _clean_accuracy(logits, ty)
     noise = noise_robustness(model, tok, tx, ty, deltas=grid.deltas, seed=seed, clean=clean, **kw)
     row.update({f"noise_acc_{d:g}": a for d, a in noise.items()})
-    row["noise_drop"] = noise[0.0] - float(np.mean([a for d, a in noise.items() if d > 0])) \
-        if 0.0 in noise and len(noise) > 1 else float("nan")
+    if 0.0 in noise and len(noise) > 1:  # a drop needs level 0 and a level above it
+        row["noise_drop"] = noise[0.0] - float(np.mean([a for d, a in noise.items() if d > 0]))
     corr = corruption_robustness(model, tok, tx, ty, rates=grid.corruption_rates, seed=seed,
                                  clean=clean, **kw)
     row.update({f"corrupt_acc_{r:g}": a for r, a in corr.items()})
-    row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0])) \
-        if 0.0 in corr and len(corr) > 1 else float("nan")
+    if 0.0 in corr and len(corr) > 1:
+        row["corrupt_drop"] = corr[0.0] - float(np.mean([a for r, a in corr.items() if r > 0]))
     pre = _pretrained_representations(ft.model, len(data.label_names), ft.pooling, tok, tx, **kw)
     cka = layer_cka(pre, fwd["hidden"])
     row.update({f"cka_layer_{k}": c for k, c in enumerate(cka)})

@@ -84,3 +84,30 @@ def test_pool_experiments_shapes_and_bad_input():
         draw_sets(np.sign(X[:, 0]), n=500, k=1, rng=rng)
     with pytest.raises(ValueError, match="lam must be > 0"):
         fit_ridge_logistic(X[None], np.sign(X[None, :, 0]), lam=0.0)
+
+
+@pytest.mark.parametrize("cid, default", [("fu.features.heads", "shared-start"),
+                                          ("fu.features.distance", "lam=1e-2")])
+def test_a_readings_claim_runs_its_synthetic_control_under_the_default_reading(
+        readme_audit, cid, default):
+    """The README audit's table of a claim run under several readings: every reading on the
+    real pool (each has its verdict), the synthetic control under the default reading only,
+    which the figure's one synthetic panel and the evidence's ``synthetic_status`` report."""
+    import json
+
+    import pandas as pd
+
+    root, res = readme_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    figs = root / "figures"
+    df = pd.read_csv(figs / f"{cid}.csv")
+    rep = next(c for c in json.loads((figs / "audit.json").read_text())["claims"]
+               if c["id"] == cid)
+    readings = set(rep["evidence"]["by_reading"])
+    assert len(readings) >= 2 and default in readings
+    assert set(df[df.pool == "real"].reading) == readings
+    assert set(df[df.pool == "synthetic"].reading) == {default}
+    per = df.groupby(["reading", "pool"]).size()
+    assert per[(default, "synthetic")] == per[(default, "real")]  # the same sets and levels
+    if rep["evidence"]["deciding_reading"] == default:
+        assert rep["evidence"]["synthetic_status"]  # the control's verdict, as the figure's

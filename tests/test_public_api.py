@@ -66,6 +66,21 @@ def test_the_face_decides_a_claim_and_a_bound_on_its_own():
     assert bb.SYNTHETIC_METHODS.parse("sam:rho=0.1").rho == 0.1
 
 
+def test_a_context_takes_its_folder_as_a_string_and_refuses_what_is_no_path(tmp_path):
+    """``CheckContext(out_dir="figures")`` writes there as with a ``Path`` (a string reached
+    the writers as a ``str`` and failed with an AttributeError), and a value that is no path is
+    refused by name."""
+    bb = boundbench
+    bb.load_claims()
+    ctx = bb.CheckContext(out_dir=str(tmp_path / "figs"))
+    assert ctx.out_dir == tmp_path / "figs"
+    bb.run_claim("ad.thm2", ctx)
+    assert (tmp_path / "figs" / "ad.thm2.png").stat().st_size > 0
+    for bad in ("", 3, ["figs"]):
+        with pytest.raises(ValueError, match="out_dir must be None or a non-empty path"):
+            bb.CheckContext(out_dir=bad)
+
+
 def test_a_public_name_survives_the_import_of_the_application_modules():
     """A lazy name that is also a submodule's would be rebound to the module when the command
     line imports it: none is."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,8 +82,9 @@ class CheckContext:
         Every random draw of a check comes from it (:meth:`rng`).
     scale : {"quick", "standard", "paper"}, default "quick"
         The sizes a check runs at (:meth:`pick`).
-    out_dir : pathlib.Path, optional
-        Where the claim's figure, table and config are written (none when ``None``).
+    out_dir : str or pathlib.Path, optional
+        Where the claim's figure, table and config are written (none when ``None``); a string
+        is taken as a path.
     force : bool, default False
         Recompute cached experiment tables.
     progress : bool, default False
@@ -128,6 +130,13 @@ class CheckContext:
 
     def __post_init__(self) -> None:
         check_scale(self.scale)
+        if self.out_dir is not None:
+            if isinstance(self.out_dir, str | os.PathLike) and str(self.out_dir):
+                # frozen: a string is stored as the Path every writer expects
+                object.__setattr__(self, "out_dir", Path(self.out_dir))
+            else:
+                raise ValueError(f"out_dir must be None or a non-empty path (got "
+                                 f"{self.out_dir!r})")
         if (isinstance(self.formats, str) or not self.formats
                 or any(f not in FIGURE_FORMATS for f in self.formats)):
             raise ValueError(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
