@@ -55,6 +55,20 @@ def readme_audit(tmp_path_factory):
     return root, json.loads(done.read_text())
 
 
+@pytest.fixture
+def audited(readme_audit):
+    """``audited(cid)``: claim ``cid``'s entry in the README audit's ``audit.json`` (quick
+    scale, seed 0: verdict, reason, evidence), for the tests that assert on a claim's result
+    at that scale and seed; they read it instead of running the claim a second time."""
+    import json
+
+    root, res = readme_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    report = json.loads((root / "figures" / "audit.json").read_text())
+    by_id = {c["id"]: c for c in report["claims"]}
+    return by_id.__getitem__
+
+
 README_AUDIT_TEST = "test_cli.py::test_audit_quick_writes_a_readable_report"
 
 

@@ -86,19 +86,15 @@ def test_closest_and_farthest_pairs():
     assert m["farthest"].max() > 1.0 > 10 * m["closest"].max()
 
 
-def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed():
+def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed(audited):
     """On the grid Lemma A.2.5 holds for the closest pair of optima and fails for the farthest
     (ill-posed). But its statement quantifies over every scale: X -> kX with lam -> k^2 lam
     maps optima exactly (the intercept's move is invariant, the bound shrinks like 1/k), so the
     search, over many decades and along that symmetry, breaks it for the closest pair without
     bound (issue 38; the referee: 1.04 at k = 2, 15.4 at k = 30)."""
-    from boundbench import catalogue
-    from boundbench.framework import registry
-
-    catalogue.load()
-    res = registry.run("fu.lemma-a.2.5", registry.CheckContext(seed=0, scale="quick"))
-    ev = res.verdict.evidence
-    assert res.verdict.status == "violated" and ev["decided_by_search"]
+    r = audited("fu.lemma-a.2.5")  # the README audit's quick run at seed 0
+    ev = r["evidence"]
+    assert r["verdict"] == "violated" and ev["decided_by_search"]
     assert ev["closest_pair"] == "holds" and ev["farthest_pair"] == "violated"  # the grid
     assert ev["n_problems_nonunique_optimum"] > 0 and ev["widest_intercept_interval"] > 1.5
     assert ev["worst_found_by_search"] > 10
@@ -106,21 +102,17 @@ def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed():
     assert ev["along_symmetry"]["growth_exponent"] > 0.8
 
 
-def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched():
+def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched(audited):
     """Corollary 2.5's L/(lam n) with the intercept free: the grid's closest pairs hold, but a
     search over the feature scale too (the hinge is not scale-invariant, B is free) finds
     closest optimal pairs that break it (the intercept alone moves by ~0.5 at lam ~ 1-4):
     violated, not ill-posed. tests/test_stability_bounds.py finds the same with @bound."""
-    from boundbench import catalogue
-    from boundbench.framework import registry
-
-    catalogue.load()
-    res = registry.run("fu.cor2.5", registry.CheckContext(seed=0, scale="quick"))
-    ev = res.verdict.evidence
-    assert res.verdict.status == "violated" and "targeted search" in res.verdict.reason
+    r = audited("fu.cor2.5")  # the README audit's quick run at seed 0
+    ev = r["evidence"]
+    assert r["verdict"] == "violated" and "targeted search" in r["reason"]
     assert ev["closest_pair"] == "holds" and ev["worst_found_by_search"] > 10
     # without bound along the scale symmetry (the referee: 2.58, 5.2, 25.8, 77 at k = 1, 2, 10, 30)
-    assert ev["unbounded_along"] and "unbounded along X -> kX" in res.verdict.reason
+    assert ev["unbounded_along"] and "unbounded along X -> kX" in r["reason"]
 
 
 def test_depends_on_reading_and_no_effect():
@@ -172,14 +164,10 @@ def test_targeted_search_finds_a_planted_violation_and_reports_it():
     assert kept.status == "holds" and 0.99 <= kept.evidence["worst_found_by_search"] <= 1.0
 
 
-def test_thm22_appendix_search_reaches_its_worst_case():
+def test_thm22_appendix_search_reaches_its_worst_case(audited):
     """The random family reports 0.017 for Thm 2.2's appendix form; the targeted search over the
     theorem's own setting reaches >= 0.07 (the closed form equals gd_quadratic_loo)."""
-    from boundbench import catalogue
-    from boundbench.framework import registry
-
-    catalogue.load()
-    ev = registry.run("fu.thm2.2.appendix", registry.CheckContext(scale="quick")).verdict.evidence
+    ev = audited("fu.thm2.2.appendix")["evidence"]  # the README audit's quick run at seed 0
     assert ev["worst_found_by_search"] >= 0.07 > ev["random_family_worst_ratio"]
     assert ev["loose_by_factor"] < 15
 
@@ -239,7 +227,7 @@ def test_a_curve_claim_says_for_which_t_it_holds():
     assert r.evidence["readings_against_paper"] == ["a"]
 
 
-def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin():
+def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin(audited):
     """Issue 38's new finding: the proof of Lemma A.2.5 takes ||v(S^i)|| <= ||v(S)|| from Lemma
     A.2.4, which is about the hard-margin SVM; for the soft-margin v it fails. The control: the
     same LOO comparison on the hard-margin v never grows."""
@@ -247,10 +235,11 @@ def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin():
     from boundbench.framework import registry
 
     catalogue.load()
-    res = registry.run("fu.lemma-a.2.5.proof-step", registry.CheckContext(seed=0, scale="quick"))
-    ev = res.verdict.evidence
-    assert res.verdict.status == "violated"
+    r = audited("fu.lemma-a.2.5.proof-step")  # the README audit's quick run at seed 0
+    ev = r["evidence"]
+    assert r["verdict"] == "violated"
     assert 0 < ev["n_loo_pairs_norm_grows"] < ev["n_loo_pairs"]
     assert ev["worst_lhs_over_rhs"] > 1.1 and ev["worst_found_by_search"] > 1.1
     assert ev["hard_margin_v_worst_ratio"] <= 1 + 1e-5
-    assert res.claim.erratum is not None and res.claim.erratum.fails == "proof step"
+    erratum = registry.get("fu.lemma-a.2.5.proof-step").erratum
+    assert erratum is not None and erratum.fails == "proof step"

@@ -211,23 +211,15 @@ LOOSE_BY_STATEMENT = {
 BINDS_BY_SEARCH = {"fu.cor2.5", "fu.lemma-a.2.5", "ad.cor1.paper-eps", "fu.thm2.4.second-term"}
 
 
-def audited(readme_audit, cid: str) -> dict:
-    """Claim ``cid``'s entry in the README audit's ``audit.json`` (quick scale, seed 0)."""
-    root, res = readme_audit
-    assert res["returncode"] == 0, res["stderr"][-3000:]
-    report = json.loads((root / "figures" / "audit.json").read_text())
-    return next(c for c in report["claims"] if c["id"] == cid)
-
-
 @pytest.mark.parametrize("cid", sorted(c for c, r in catalogue.registry().items()
                                        if r.kind == "bound"))
-def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, readme_audit):
+def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, audited):
     """A bound check that no instance comes near could pass a bound many times too loose: each
     reports the instances within 10% of its bound (``n_binding``) and a ``control_`` comparison
     (a wrong constant, half the bound, a point inside the ball) that must fail (> 1). Read
-    from the README's quick audit at seed 0 (``readme_audit``: the same run a test here made
+    from the README's quick audit at seed 0 (``audited``: the same run a test here made
     again before)."""
-    ev = audited(readme_audit, cid)["evidence"]
+    ev = audited(cid)["evidence"]
     assert "n_binding" in ev, cid
     controls = {k: v for k, v in ev.items() if k.startswith("control_")
                 and isinstance(v, int | float)}
