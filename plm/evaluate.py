@@ -257,8 +257,9 @@ def _pretrained(name: str, num_labels: int, pooling: str):
 def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     """Every evaluation of one fine-tuned ``model`` on ``data``'s test split, as flat
     columns: reliability bins (JSON), accuracy under embedding noise and token corruption (and
-    the drops ``acc(0) - mean acc(>0)``), layer-wise CKA to the pre-trained encoder, and the
-    head's Hessian top eigenvalue and gradient norm at the test features."""
+    the drops ``acc(0) - mean acc(>0)``, where a level above 0 ran), layer-wise CKA to the
+    pre-trained encoder, and the head's Hessian top eigenvalue and gradient norm at the test
+    features."""
     import json
 
     from boundbench.plm.encode import forward_all
