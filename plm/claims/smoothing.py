@@ -85,8 +85,9 @@ paired_claim(
     equation="acc(0) - mean_delta acc(e + delta v): JACHESS_unlab < FineTune, and the same for "
     "5-20% [UNK] corruption (paired by seed)",
     notes="Dual mode on unlabeled training-split texts; delta in {0.01, 0.02, 0.05} (the word "
-    "embeddings' entries have std ~0.05). Quick scale: 1 sampled Hessian dimension per block on "
-    "2 examples per batch.")
+    "embeddings' entries have std ~0.05). JACHESS at the quick and standard scales: 1 sampled "
+    "Hessian dimension per block on 2 examples per batch (its quick parameters); at the paper "
+    "scale: 10 dimensions on every example.")
 
 paired_claim(
     "jachess.plm.calibration", grid=_shared, method="jachess-unlab",
