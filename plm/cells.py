@@ -194,17 +194,20 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
         from boundbench.plm.encode import encode
         from boundbench.plm.models import load_tokenizer
 
-        tok = load_tokenizer(ft.model)
         tx, ty = data_cache[lv].part("test")
         assert res.model is not None  # kept: keep_model is on with diagnostics
-        X = encode(res.model, tok, tx, max_length=ft.max_length,
-                   device=next(res.model.parameters()).device)
+        if res.test_pass is not None:  # finetune's own test pass: the same features
+            X = res.test_pass["features"].double().numpy()
+        else:
+            X = encode(res.model, load_tokenizer(ft.model), tx, max_length=ft.max_length,
+                       device=next(res.model.parameters()).device)
         diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
         row.update({f"feat_{k}": v for k, v in diag.items()})
     if grid.evaluation:
         from boundbench.plm.evaluate import evaluate_run
 
-        row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out))
+        row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out,
+                                test_pass=res.test_pass))
     return row
 
 

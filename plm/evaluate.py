@@ -254,12 +254,15 @@ def _pretrained(name: str, num_labels: int, pooling: str):
     return _PRETRAINED[key]
 
 
-def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
+def evaluate_run(grid, model, data, *, seed: int, out=None,
+                 test_pass: dict | None = None) -> dict:
     """Every evaluation of one fine-tuned ``model`` on ``data``'s test split, as flat
     columns: reliability bins (JSON), accuracy under embedding noise and token corruption (and
     the drops ``acc(0) - mean acc(>0)``, where a level above 0 ran), layer-wise CKA to the
     pre-trained encoder, and the head's Hessian top eigenvalue and gradient norm at the test
-    features."""
+    features. ``test_pass``: ``model``'s pass over the test split with its block outputs, as
+    :func:`plm.encode.forward_all` gives it with ``hidden=True`` (``FinetuneResult.test_pass``);
+    made here when not given."""
     import json
 
     from boundbench.plm.encode import forward_all
@@ -273,7 +276,11 @@ def evaluate_run(grid, model, data, *, seed: int, out=None) -> dict:
     row: dict = {}
     # one pass of the fine-tuned model gives the logits, the head's features and the CKA's
     # block outputs
-    fwd = forward_all(model, tok, tx, hidden=True, **kw)
+    fwd = test_pass if test_pass is not None else forward_all(model, tok, tx, hidden=True, **kw)
+    if len(fwd["logits"]) != len(tx) or not fwd.get("hidden"):
+        raise ValueError(f"test_pass must be forward_all(..., hidden=True) of the {len(tx)} test "
+                         f"texts (got {len(fwd['logits'])} rows"
+                         f"{'' if fwd.get('hidden') else ', no block outputs'})")
     logits = fwd["logits"]
     if logits.shape[-1] == 2:
         rel = reliability(logits, torch.as_tensor(ty))

@@ -28,7 +28,13 @@ from boundbench.methods import (
 )
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
-from boundbench.plm.encode import forward_texts, length_grouped_batches, pad_batch, token_ids
+from boundbench.plm.encode import (
+    forward_all,
+    forward_texts,
+    length_grouped_batches,
+    pad_batch,
+    token_ids,
+)
 from boundbench.plm.evaluate import calibration
 from boundbench.plm.methods import dropout_rate
 from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
@@ -73,6 +79,10 @@ class FinetuneResult:
     config: dict
     method: dict
     model: torch.nn.Module | None = None
+    # with ``model``: the fine-tuned model's evaluation pass over the test split
+    # (:func:`plm.encode.forward_all` with ``hidden=True``), which the grid's diagnostics and
+    # evaluation read instead of running the same pass again
+    test_pass: dict | None = None
 
 
 def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, float]:
@@ -184,17 +194,26 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     dist = parameter_distance(model.encoder.state_dict(), start_state)
     total = len(losses)
     metrics = {"train_steps": total, "encoder_distance_from_start": dist}
+    test_pass = None
     for split in ("dev", "test"):
         tx, ty = data.part(split)
-        if len(tx):
+        if not len(tx):
+            continue
+        if split == "test" and keep_model:
+            # the block outputs too: the same pass, bit for bit, as the logits' alone
+            test_pass = forward_all(model, tok, tx, max_length=cfg.max_length, device=device,
+                                    hidden=True)
+            logits = test_pass["logits"]
+        else:
             logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
-            metrics.update(_metrics(logits, torch.as_tensor(ty), split))
+        metrics.update(_metrics(logits, torch.as_tensor(ty), split))
     # where and in which precision it ran: part of every result (a CPU float32 run and a GPU
     # bf16 run are different measurements)
     ran = {"device_used": str(device),
            "precision": ("bf16 autocast" if device.type == "cuda" else "float32")}
     return FinetuneResult(metrics, losses, pens, secs, {**cfg.config(), **ran},
-                          {**method.describe(), **report}, model if keep_model else None)
+                          {**method.describe(), **report}, model if keep_model else None,
+                          test_pass)
 
 
 def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, labels, *,
