@@ -114,20 +114,29 @@ def test_seeds_added_to_one_claim_are_read_by_the_claims_on_its_grid(monkeypatch
     assert byid["fu.test.second"]["grid_key"] == "trio"
 
 
-def test_a_trend_the_budget_cannot_extend_is_named_in_the_report(stand_ins, tmp_path):
+def test_a_trend_the_budget_cannot_extend_is_named_in_the_report(stand_ins, tmp_path, capsys):
     """A fine-tuning trend over levels has no sequence: it keeps its fixed seeds, is never
-    re-run by the allocation, and the budget's section names it with its verdict."""
+    re-run by the allocation, and the budget's section names it with its verdict, as does the
+    command's summary (which once counted "0 of 0 fine-tuning claims decided" beside a trend
+    that had decided, leaving it out)."""
+    from boundbench import cli
+
     @claims.claim("fu.plm.test-trend", paper="fu", where="test", kind="trend",
                   statement="a stand-in trend", equation="-")
     def trend(ctx: claims.CheckContext) -> claims.Outcome:
         CALLS.append(("fu.plm.test-trend", ctx.seeds or 5))
-        return claims.Outcome(Verdict("inconclusive", "no clear trend", {}))
+        return claims.Outcome(Verdict("supported", "a clear trend", {}))
 
-    run_audit(out_dir=tmp_path, only=[*stand_ins, "fu.plm.test-trend"], budget=1e6,
-              progress=False)
+    # in this process (--processes 1): the stand-ins are registered here only
+    assert cli.main(["audit", "--only", *stand_ins, "fu.plm.test-trend", "--budget", "1000h",
+                     "--processes", "1", "--out", str(tmp_path)]) == 0
     assert [k for cid, k in CALLS if cid == "fu.plm.test-trend"] == [5]
     md = (tmp_path / "audit.md").read_text()
-    assert "Kept at their fixed seeds" in md and "`fu.plm.test-trend` (**inconclusive**)" in md
+    assert "Kept at their fixed seeds" in md and "`fu.plm.test-trend` (**supported**)" in md
+    out = capsys.readouterr().out
+    assert "of 3 fine-tuning claims with a confidence sequence decided:" in out
+    assert ("1 kept at their fixed seeds (trends over levels, which the budget does not "
+            "extend): fu.plm.test-trend supported") in out
 
 
 def test_a_small_budget_goes_to_the_claim_that_decides_soonest(stand_ins, tmp_path):

@@ -116,13 +116,22 @@ def audit(args: argparse.Namespace) -> int:
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
-        seq = [(r["id"], r["evidence"]["sequential"], r["verdict"]) for r in report["claims"]
-               if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+        from boundbench.rendering import budgeted_and_fixed
+
+        seq, fixed = budgeted_and_fixed(report)
+        # the count is of the claims the budget can extend; the others are named after it, so
+        # that "0 of 1 decided" is not read as every fine-tuning claim of the audit
         print(f"budget: {meta['budget_spent_seconds'] / 60:.1f} of {args.budget / 60:.0f} min; "
-              f"{sum(v in ('supported', 'contradicted', 'no-effect') for _, _, v in seq)} of "
-              f"{len(seq)} fine-tuning claims decided:")
-        for cid, s, v in seq:
-            print(f"  {cid}: {v} at {s['grid_seeds']} seeds ({s.get('stopped', '')})")
+              f"{sum(r['verdict'] in ('supported', 'contradicted', 'no-effect') for r in seq)} "
+              f"of {len(seq)} fine-tuning claims with a confidence sequence decided"
+              f"{':' if seq else ''}")
+        for r in seq:
+            s = r["evidence"]["sequential"]
+            print(f"  {r['id']}: {r['verdict']} at {s['grid_seeds']} seeds "
+                  f"({s.get('stopped', '')})")
+        if fixed:
+            print(f"{len(fixed)} kept at their fixed seeds (trends over levels, which the budget "
+                  "does not extend): " + ", ".join(f"{r['id']} {r['verdict']}" for r in fixed))
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)

@@ -40,6 +40,17 @@ _EVIDENCE_FIRST = ("worst_lhs_over_rhs", "worst_found_by_search", "max_lhs_minus
 EVIDENCE_COLUMNS = 6
 
 
+def budgeted_and_fixed(report: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+    """A budgeted audit's fine-tuning claims, split: those judged by a confidence sequence
+    (the budget adds seeds to them) and those kept at their fixed seeds (trends over levels: a
+    rank trend has no confidence sequence here, so seeds added at will would not be judged
+    validly). The report and the command's summary both read this split."""
+    seq = [r for r in report["claims"]
+           if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in seq]
+    return seq, fixed
+
+
 def budget_section(report: dict[str, Any]) -> list[str]:
     """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
     confidence sequence and decision, and why it stopped; empty for an audit without a
@@ -47,8 +58,7 @@ def budget_section(report: dict[str, Any]) -> list[str]:
     meta = report["meta"]
     if meta.get("budget_seconds") is None:
         return []
-    rows = [r for r in report["claims"]
-            if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
+    rows, fixed = budgeted_and_fixed(report)
     spent = meta.get("budget_spent_seconds") or 0.0
     lines = [f"## Fine-tuning claims under the budget ({spent / 60:.1f} of "
              f"{meta['budget_seconds'] / 60:.0f} min)", "",
@@ -71,9 +81,6 @@ def budget_section(report: dict[str, Any]) -> list[str]:
             lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
                          f"{_fmt(p['what'])} | {iv} | {band} | {told} | "
                          f"{_fmt(seq.get('stopped', ''))} |")
-    # the fine-tuning claims the budget did not extend: trends over levels (a rank trend has
-    # no confidence sequence here, so seeds added at will would not be judged validly)
-    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in rows]
     if fixed:
         lines += ["", "Kept at their fixed seeds (a trend over levels has no confidence sequence "
                   "here, so the budget does not add seeds to it): "
