@@ -191,16 +191,12 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
            "precision": res.config["precision"]}
     if grid.diagnostics and len(data_cache[lv].label_names) == 2:
         from boundbench.plm.diagnostics import feature_diagnostics
-        from boundbench.plm.encode import encode
-        from boundbench.plm.models import load_tokenizer
 
-        tx, ty = data_cache[lv].part("test")
-        assert res.model is not None  # kept: keep_model is on with diagnostics
-        if res.test_pass is not None:  # finetune's own test pass: the same features
-            X = res.test_pass["features"].double().numpy()
-        else:
-            X = encode(res.model, load_tokenizer(ft.model), tx, max_length=ft.max_length,
-                       device=next(res.model.parameters()).device)
+        _, ty = data_cache[lv].part("test")
+        # kept with the model (keep_model is on with diagnostics): finetune's own pass over the
+        # test split, whose features encode() would compute again bit for bit
+        assert res.test_pass is not None
+        X = res.test_pass["features"].double().numpy()
         diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
         row.update({f"feat_{k}": v for k, v in diag.items()})
     if grid.evaluation:

@@ -276,11 +276,14 @@ def evaluate_run(grid, model, data, *, seed: int, out=None,
     row: dict = {}
     # one pass of the fine-tuned model gives the logits, the head's features and the CKA's
     # block outputs
-    fwd = test_pass if test_pass is not None else forward_all(model, tok, tx, hidden=True, **kw)
-    if len(fwd["logits"]) != len(tx) or not fwd.get("hidden"):
+    if test_pass is None:
+        fwd = forward_all(model, tok, tx, hidden=True, **kw)
+    elif len(test_pass["logits"]) != len(tx) or not test_pass.get("hidden"):
         raise ValueError(f"test_pass must be forward_all(..., hidden=True) of the {len(tx)} test "
-                         f"texts (got {len(fwd['logits'])} rows"
-                         f"{'' if fwd.get('hidden') else ', no block outputs'})")
+                         f"texts (got {len(test_pass['logits'])} rows"
+                         f"{'' if test_pass.get('hidden') else ', no block outputs'})")
+    else:
+        fwd = test_pass
     logits = fwd["logits"]
     if logits.shape[-1] == 2:
         rel = reliability(logits, torch.as_tensor(ty))

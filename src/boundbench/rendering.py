@@ -47,7 +47,8 @@ def budgeted_and_fixed(report: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     validly). The report and the command's summary both read this split."""
     seq = [r for r in report["claims"]
            if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
-    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r not in seq]
+    judged = {r["id"] for r in seq}
+    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r["id"] not in judged]
     return seq, fixed
 
 
