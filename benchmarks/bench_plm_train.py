@@ -119,6 +119,10 @@ def main() -> None:
 
     print("\nmethod overhead: loop time per step and peak memory, each method in a fresh process "
           "(best of repeats; ratios to finetune)")
+    if torch.cuda.is_available():
+        # a throwaway first process: the first one after the machine starts pays CUDA's one-off
+        # start-up (driver and kernel caches) inside its steps, which the later ones do not
+        _one_in_subprocess(args.methods[0], args)
     base = None
     for name in args.methods:
         runs = [_one_in_subprocess(name, args) for _ in range(args.repeats)]
