@@ -40,7 +40,10 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods
     from boundbench.plm.train import FinetuneConfig
 
-    ft = FinetuneConfig(max_steps=ctx.pick(3, 300, standard=40), batch_size=16,
+    # quick: a smoke run, whose batches of 8 and 16 diagnostic points halve its steps and cut
+    # its SVM solves fourfold; it decides nothing at any size
+    ft = FinetuneConfig(max_steps=ctx.pick(3, 300, standard=40),
+                        batch_size=ctx.pick(8, 16, standard=16),
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
     kw.setdefault("diagnostics", True)
     surt_steps = ctx.pick(2, 200, standard=30)
@@ -50,7 +53,7 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
                          seeds=ctx.seed_count(2, 10, standard=6),
                          train_size=ctx.pick(32, 2000, standard=1000),
                          eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
-                         diagnostics_points=ctx.pick(32, 300, standard=60), **kw)
+                         diagnostics_points=ctx.pick(16, 300, standard=60), **kw)
 
 
 _TRIO = ("finetune", "mhloss", "mmr", "surt")
