@@ -6,10 +6,13 @@ A third timing is the bare pair of batched matmuls a GD step needs (same shapes 
 logistic slope, no step scaling), in the layout train_heads uses: its ratio says how far the
 elementwise work is from the matmul floor. Every timing is the best of ``--repeats``, after a
 warm-up run. ``--device`` (default CUDA when present) runs all three on that device; on a GPU
-each timing waits for the device to finish (``torch.cuda.synchronize``).
+each timing waits for the device to finish (``torch.cuda.synchronize``). A last part times
+the GD in the span of the samples that ``train_heads`` runs where the samples are fewer than
+the dimensions (the features claims) against the coordinate form.
 
     python benchmarks/bench_gd_heads.py [--datasets 20] [--replicas 5] [--heads 1] [--n 2000]
                                         [--steps 200] [--repeats 3] [--device cpu]
+                                        [--skip-features]
 """
 
 from __future__ import annotations
@@ -102,6 +105,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timings are the best of these")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                     help="where all three versions run (default: CUDA when present)")
+    ap.add_argument("--skip-features", action="store_true",
+                    help="leave out the features claims' shape (fewer samples than dimensions)")
     args = ap.parse_args()
     dev = args.device
     data = make_separable(n_datasets=args.datasets, n=args.n, d=5, margin=0.1, bound=1.0, seed=0)
@@ -134,6 +139,37 @@ def main() -> None:
           f"layout, {t_bare['plain']:7.3f} s plain   batched / fastest bare: "
           f"{t_batched / floor:.1f}x")
     print(f"max |W_batched - W_loop| = {diff:.2e}")
+    if not args.skip_features:
+        features_shape(args.repeats, dev)
+
+
+def features_shape(repeats: int, device: str) -> None:
+    """Fewer samples than dimensions, as the features claims train (40 training sets of n = 100
+    frozen-encoder features, D = 385, 16 heads, 3 LOO replicas, 300 steps): ``train_heads``'
+    GD in the span of the samples against the coordinate form it replaces there."""
+    import boundbench.synthetic.train as tr
+
+    data = make_separable(n_datasets=40, n=100, d=384, margin=0.1, bound=1.0, seed=0,
+                          exact_margin=False)
+    loo = np.random.default_rng(0).integers(0, 100, (40, 3))
+
+    def run(samples: bool):
+        tr._sample_space = lambda *a: samples
+        try:
+            return train_heads(data.X, data.y, steps=300, heads=16, loo=loo, prefixes=(1, 4, 16),
+                               seed=0, device=device)
+        finally:
+            tr._sample_space = form
+
+    form = tr._sample_space
+    assert form(100, 385, torch.float64, torch.float64)  # what train_heads picks at this shape
+    a, b = run(True), run(False)  # warm-ups, and the two results compared
+    t_samples = best(lambda: run(True), repeats, device)
+    t_coords = best(lambda: run(False), repeats, device)
+    diff = np.abs(a.prefix_directions - b.prefix_directions).max()
+    print(f"\nfeatures claims' shape (40 sets x 4 replicas x 16 heads, n = 100, D = 385, 300 "
+          f"steps): span of the samples {t_samples:6.2f} s   coordinates {t_coords:6.2f} s   "
+          f"speed-up: {t_coords / t_samples:.1f}x   max direction difference {diff:.1e}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from boundbench.framework.validate import (
     checked,
 )
 from boundbench.methods import Method, Trainer
+from boundbench.synthetic._gd_steps import _gd_chunk, _gd_chunk_samples, _sample_space
 
 LOSSES = ("exponential", "logistic")
 
@@ -38,13 +39,6 @@ def augment(X: np.ndarray | torch.Tensor) -> torch.Tensor:
     """``[x, -1]``: the paper's augmented features, so that ``w = [v, b]`` scores ``v^T x - b``."""
     X = torch.as_tensor(X)
     return torch.cat([X, -torch.ones(*X.shape[:-1], 1, dtype=X.dtype, device=X.device)], dim=-1)
-
-
-def _neg_slope(neg_m: torch.Tensor, loss: str) -> torch.Tensor:
-    """``-l'(m)`` of the per-sample loss of the margin ``m = y w^T x``, given ``-m`` (the caller
-    negates the small heads, not the large margins: one pass over them fewer, and the same bits,
-    since rounding is symmetric in sign), in place."""
-    return neg_m.exp_() if loss == "exponential" else neg_m.sigmoid_()
 
 
 @checked(
@@ -68,7 +62,9 @@ def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) ->
     # sigma_max^2 as the top eigenvalue of the (D, D) Gram matrix: MKL's SVD of the (n, D)
     # matrix gives other last bits with another thread count, and a Dask worker runs with
     # fewer threads than the client, so a block's heads would differ from the serial run's
-    smax2 = torch.linalg.eigvalsh(Xa.transpose(-1, -2) @ Xa)[..., -1]
+    # (the smaller of the two Gram matrices: ``X^T X`` and ``X X^T`` share their top eigenvalue)
+    gram = Xa.transpose(-1, -2) @ Xa if n >= Xa.shape[-1] else Xa @ Xa.transpose(-1, -2)
+    smax2 = torch.linalg.eigvalsh(gram)[..., -1]
     if loss == "logistic":
         beta = (smax2 / (4 * n))[:, None].expand(-1, W0.shape[1])
     else:
@@ -100,10 +96,6 @@ def record_steps(steps: int, n_points: int) -> np.ndarray:
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
 
 
-# the augmented dimension is padded to a multiple of 4 (AVX2 holds 4 doubles), which timed
-# faster in MKL's batched matmuls at Fig. 5's shapes (500 columns); the zero columns added stay
-# zero (their gradient is sum_i s_i * 0), so the heads are those of the unpadded problem
-_PAD = 4
 
 
 #: What :func:`train_heads` gives a method: several heads, trained on eq. 10's mean over heads
@@ -175,6 +167,11 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
     ``w_h`` involves ``w_h`` alone), so one run of ``max(H)`` heads gives the ``H``-head model for
     every ``H`` exactly: Fig. 5's grid ``H in {1, 5, 10, 20, 50, 100}`` costs 100 heads, not 186,
     and the H levels share their first heads (common random numbers).
+
+    With fewer samples than 1.5 times ``D`` (frozen encoder features) and one precision, the
+    steps run in the span of the samples, ``W = W0 + Z^T A`` (``synthetic/_gd_steps.py``): the
+    same heads in exact arithmetic, 4.3x as fast at the features claims' shape
+    (``benchmarks/bench_gd_heads.py``), the directions within 1e-15 of the coordinate form's.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -205,8 +202,13 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
         if replica_starts == "independent" and R1 > 1:
             W_indep = torch.randn(Xa.shape[0], R1 - 1, heads, D, generator=gen,
                                   dtype=torch.float64) * init_scale / D**0.5
-        out, final = _gd_chunk(Xa, yy, W0, eta, loo=loo[s:s + per], W_indep=W_indep, loss=loss,
-                               steps=steps, rec=rec, pre=pre, slope_dtype=slope_dtype)
+        if _sample_space(n, D, dtype, slope_dtype):
+            out, final = _gd_chunk_samples(Xa, yy, W0, eta, loo=loo[s:s + per], W_indep=W_indep,
+                                           loss=loss, steps=steps, rec=rec, pre=pre)
+        else:
+            out, final = _gd_chunk(Xa, yy, W0, eta, loo=loo[s:s + per], W_indep=W_indep,
+                                   loss=loss, steps=steps, rec=rec, pre=pre,
+                                   slope_dtype=slope_dtype)
         dirs.append(out.cpu().numpy())
         finals.append(final.cpu().numpy())
         lrs.append(eta.cpu().numpy())
@@ -263,65 +265,6 @@ def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:
             f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
             "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
     return eta
-
-
-def _gd_chunk(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre, slope_dtype):
-    """GD of one chunk of datasets, every replica and head at once: the recorded directions of
-    the mean of the first ``h`` heads for ``h`` in ``pre`` ``(kc, R1, len(pre), len(rec), D)``
-    and the final heads ``(kc, R1, heads, D)``. ``W_indep``: the LOO replicas' own starts
-    ``(kc, R1 - 1, heads, D)``, float64 on the CPU, or ``None`` (they start from ``W0``)."""
-    dtype, dev = Xa.dtype, Xa.device
-    kc, n, D = Xa.shape
-    heads = W0.shape[1]
-    R1 = loo.shape[1] + 1
-    Dp = -(-D // _PAD) * _PAD
-    mixed = slope_dtype != dtype
-    # columns of Wt are (replica, head) pairs. A step is two batched matmuls over all n
-    # samples, S = W Z^T and G^T = Z^T S^T (this layout, with D on the short side of the
-    # output, times 1.3-1.5x faster than S = W Z^T, G = S Z: `bench_gd_heads.py` prints
-    # both as bare matmuls), the left-out sample's term taken back out of a
-    # LOO replica's columns (a rank-one correction on (D, rows)), and one scaling by
-    # eta / n_r per column: no pass over the (rows, n) slopes beyond the logistic slope itself
-    Z = torch.zeros(kc, n, Dp, dtype=dtype, device=dev)
-    Z[..., :D] = yy[..., None] * Xa
-    Zt = Z.transpose(1, 2).contiguous().to(slope_dtype)  # (kc, Dp, n)
-    rows = R1 * heads
-    n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
-    n_r[1:] = n - 1
-    # column r * heads + h: head h's own step over replica r's sample count
-    scale = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows)
-    if R1 > 1:
-        idx = torch.as_tensor(loo, device=dev).repeat_interleave(heads, 1)
-        lo = idx[:, :, None]  # (kc, (R1-1)*H, 1): each LOO column's left-out sample
-        zt_lo = Zt.gather(2, idx[:, None, :].expand(-1, Dp, -1))  # (kc, Dp, (R1-1)*H)
-    Wt = torch.zeros(kc, Dp, R1, heads, dtype=dtype, device=dev)
-    Wt[:, :D] = W0.transpose(1, 2)[:, :, None, :]
-    if W_indep is not None:
-        Wt[:, :D, 1:] = W_indep.permute(0, 3, 1, 2).to(dev, dtype)
-    Wt = Wt.reshape(kc, Dp, rows)
-    S = torch.empty(kc, rows, n, dtype=slope_dtype, device=dev)
-    Gt = torch.empty(kc, Dp, rows, dtype=slope_dtype, device=dev)
-    out = torch.empty(kc, R1, len(pre), len(rec), D, dtype=dtype, device=dev)
-    cut = torch.as_tensor([h - 1 for h in pre], device=dev)
-    j = 0
-    for t in range(1, steps + 1):
-        # slopes s_i = -l'(m_i), (kc, rows, n)
-        Ws = Wt.to(slope_dtype).neg_() if mixed else Wt.neg()  # (Dp, rows): a small copy
-        _neg_slope(torch.bmm(Ws.transpose(1, 2), Zt, out=S), loss)  # S = -margins first
-        torch.bmm(Zt, S.transpose(1, 2), out=Gt)  # sum_i s_i z_i over every sample
-        if R1 > 1:
-            Gt[:, :, heads:].sub_(S[:, heads:].gather(-1, lo).transpose(1, 2) * zt_lo)
-        # W -= eta * grad, grad = -(1/n_r) sum_{i kept} s_i z_i, accumulated in dtype; a
-        # product then a sum, since addcmul_'s scalar tail (the last elements of each
-        # thread's share) rounded otherwise than its vector body: bits followed threads
-        Wt.add_((Gt.to(dtype) if mixed else Gt) * scale)
-        if j < len(rec) and t == rec[j]:
-            # means of the first h heads, from one cumulative sum over heads
-            csum = Wt[:, :D].view(kc, D, R1, heads).cumsum(-1).index_select(-1, cut)
-            mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
-            out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
-            j += 1
-    return out, Wt[:, :D].view(kc, D, R1, heads).permute(0, 2, 3, 1)
 
 
 @checked(heads=Seq(Int(1)), nested=Bool(), step=Choice("per-head", "eq10-fixed"), k=Int(1),

@@ -239,3 +239,48 @@ def test_float32_slopes_keep_the_stability_of_float64_at_the_ends_of_fig5s_grid(
         assert rel_single.max() > 1e-2
     with pytest.raises(ValueError, match="slope_dtype"):
         train_heads(d.X, d.y, steps=2, slope_dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("loss,starts,lr", [("logistic", "shared", None),
+                                            ("exponential", "independent", None),
+                                            ("logistic", "independent", 0.5)])
+def test_gd_in_the_span_of_the_samples_gives_the_coordinate_forms_heads(monkeypatch, loss,
+                                                                        starts, lr):
+    # fewer samples than dimensions (frozen encoder features): train_heads steps the
+    # coefficients A of W = W0 + Z^T A; the heads must be the coordinate form's, replicas,
+    # prefixes and independent starts included
+    from boundbench.synthetic import train as tr
+
+    wide = make_separable(n_datasets=4, n=30, d=60, margin=0.1, bound=1.0, seed=5,
+                          exact_margin=False)
+    assert tr._sample_space(30, 61, torch.float64, torch.float64)
+    loo = np.array([[0, 7], [3, 5], [1, 2], [29, 4]])
+    kw = {"loss": loss, "steps": 150, "heads": 3, "loo": loo, "prefixes": (1, 3), "seed": 2,
+          "replica_starts": starts, "lr": lr, "init_scale": 0.5}
+    samples = train_heads(wide.X, wide.y, **kw)
+    monkeypatch.setattr(tr, "_sample_space", lambda *a: False)
+    coords = train_heads(wide.X, wide.y, **kw)
+    np.testing.assert_allclose(samples.weights, coords.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(samples.prefix_directions, coords.prefix_directions, rtol=0,
+                               atol=1e-12)
+    # the comparison can fail: a left-out sample moves its replica's heads far beyond that
+    assert np.abs(samples.weights[:, 1:] - samples.weights[:, :1]).max() > 1e-4
+
+
+def test_gd_in_the_span_of_the_samples_leaves_the_sample_out_of_its_replica():
+    wide = make_separable(n_datasets=1, n=30, d=60, margin=0.1, bound=1.0, seed=5,
+                          exact_margin=False)
+    res = train_heads(wide.X, wide.y, steps=100, loo=np.array([[6]]), lr=0.5, seed=4)
+    keep = np.arange(30) != 6
+    one = train_heads(wide.X[:, keep], wide.y[:, keep], steps=100, lr=0.5, seed=4)
+    np.testing.assert_allclose(res.weights[0, 1], one.weights[0, 0], rtol=0, atol=1e-12)
+
+
+def test_the_sample_space_form_is_chosen_only_where_it_pays():
+    from boundbench.synthetic.train import _sample_space
+
+    f64, f32 = torch.float64, torch.float32
+    assert _sample_space(100, 385, f64, f64)  # the features claims at quick scale
+    assert _sample_space(400, 385, f64, f64)  # and at paper scale (2 n D > n^2)
+    assert not _sample_space(2000, 6, f64, f64)  # Fig. 5
+    assert not _sample_space(100, 385, f64, f32)  # mixed precision keeps the stated tolerance
