@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import (
     Array,
     Bool,
@@ -59,12 +60,16 @@ def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) ->
     of the first H heads of a wider run.
     """
     n = Xa.shape[-2]
-    # sigma_max^2 as the top eigenvalue of the (D, D) Gram matrix: MKL's SVD of the (n, D)
+    # sigma_max^2 as the top eigenvalue of a Gram matrix: MKL's SVD of the (n, D)
     # matrix gives other last bits with another thread count, and a Dask worker runs with
     # fewer threads than the client, so a block's heads would differ from the serial run's
     # (the smaller of the two Gram matrices: ``X^T X`` and ``X X^T`` share their top eigenvalue)
     gram = Xa.transpose(-1, -2) @ Xa if n >= Xa.shape[-1] else Xa @ Xa.transpose(-1, -2)
-    smax2 = torch.linalg.eigvalsh(gram)[..., -1]
+    with one_torch_thread():
+        # and on one thread: the eigensolver's last bits followed the thread count at the
+        # features claims' 100 x 100 and 385 x 385 (Fig. 5's 6 x 6 never), which moved every
+        # head of a run with more threads (a Dask worker's) off the audit's one-thread bits
+        smax2 = torch.linalg.eigvalsh(gram)[..., -1]
     if loss == "logistic":
         beta = (smax2 / (4 * n))[:, None].expand(-1, W0.shape[1])
     else:
@@ -94,8 +99,6 @@ class GDHeads:
 def record_steps(steps: int, n_points: int) -> np.ndarray:
     """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
-
-
 
 
 #: What :func:`train_heads` gives a method: several heads, trained on eq. 10's mean over heads
