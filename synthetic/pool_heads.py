@@ -14,8 +14,24 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import Array, Float, Int, Rng, checked
 from boundbench.synthetic.train import augment
+
+
+def _solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``torch.linalg.solve`` on one torch thread: torch 2.13's batched LU (MKL) failed on 2
+    threads at the features claims' 385 x 385 Newton systems ("Pivots given to lu_solve must
+    all be greater or equal to 1", for 2 to 6 systems, not 40), and a solver's last bits can
+    follow the thread count; on one thread neither happens (``tests/test_max_margin_head.py``)."""
+    with one_torch_thread():
+        return torch.linalg.solve(A, b)
+
+
+def _inv(A: torch.Tensor) -> torch.Tensor:
+    """``torch.linalg.inv`` on one torch thread, for :func:`_solve`'s reasons."""
+    with one_torch_thread():
+        return torch.linalg.inv(A)
 
 
 def _check_batch(X: np.ndarray, y: np.ndarray) -> None:
@@ -87,7 +103,7 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
         if float(g.norm(dim=-1).max()) < tol:
             break
         H = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / n + lam * eye
-        W = W - torch.linalg.solve(H, g)[:, None]
+        W = W - _solve(H, g)[:, None]
     else:
         raise ValueError(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
     return W[:, 0].numpy()
@@ -113,7 +129,7 @@ def ridge_logistic_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
     _, h = _loss_parts(Wf, Z)
     eye = torch.eye(D, dtype=torch.float64)
     M = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / (n - 1) + lam * eye
-    Minv = torch.linalg.inv(M)
+    Minv = _inv(M)
     U = torch.bmm(Z, Minv)  # (k, n, D): M^-1 z_i (M is symmetric)
     c = h[:, 0] / (n - 1)  # the left-out point's Hessian weight
     denom = 1 - c * (U * Z).sum(-1)  # (k, n) > 0: M - c z z^T stays positive definite
@@ -154,7 +170,7 @@ def _sq_hinge_newton(Z: torch.Tensor, W: torch.Tensor, lam: float, *, tol: float
         if float(g.norm(dim=-1).max()) < tol:
             return W
         H = 2 * torch.einsum("kn,kni,knj->kij", (r > 0).to(Z.dtype), Z, Z) + 2 * lam * eye
-        step = torch.linalg.solve(H, g)
+        step = _solve(H, g)
         t = torch.ones(k, dtype=Z.dtype)
         f0, slope = objective(W), (g * step).sum(1)
         for _ in range(60):
@@ -184,8 +200,8 @@ def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | Non
     for _ in range(rounds):
         idx = torch.nonzero(act).flatten()
         r = torch.zeros(n, dtype=Z.dtype)
-        r[idx] = torch.linalg.solve(torch.eye(len(idx), dtype=Z.dtype) + K[idx][:, idx] / lam,
-                                    torch.ones(len(idx), dtype=Z.dtype))
+        r[idx] = _solve(torch.eye(len(idx), dtype=Z.dtype) + K[idx][:, idx] / lam,
+                        torch.ones(len(idx), dtype=Z.dtype))
         marg = K[:, idx] @ r[idx] / lam
         new = (marg < 1) & ~((r < 0) & act)
         if torch.equal(new, act) and bool((r[idx] >= 0).all()):
@@ -231,7 +247,7 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
         if len(A) == 0:
             continue
         ZA = Z[j, A]
-        Minv = torch.linalg.inv(torch.eye(len(A), dtype=Z.dtype) + ZA @ ZA.T / lam)
+        Minv = _inv(torch.eye(len(A), dtype=Z.dtype) + ZA @ ZA.T / lam)
         row1 = Minv.sum(1)  # M^-1 1
         # for each active i: r' = (M^-1 1)_{-i} - M^-1_{-i,i} (M^-1 1)_i / M^-1_{ii}
         R = row1[None, :] - Minv * (row1 / Minv.diagonal())[:, None]  # row i: r' (with entry i)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import Bool, Choice, Float, Int, Seed, Seq, check_fields
 from boundbench.synthetic.pool_heads import (
     check_pool,
@@ -170,7 +171,9 @@ class PoolDistance:
         Z = (torch.as_tensor(ys[idx])[..., None] * augment(torch.as_tensor(X[idx]))).to(dev)
         k, n, D = Z.shape
         # beta of the objective: the largest eigenvalue of mean z z^T / 4 plus lam
-        beta = torch.linalg.eigvalsh(torch.einsum("kni,knj->kij", Z, Z) / n)[:, -1] / 4 + self.lam
+        with one_torch_thread():  # its last bits followed the thread count (see stable_lr)
+            top = torch.linalg.eigvalsh(torch.einsum("kni,knj->kij", Z, Z) / n)[:, -1]
+        beta = top / 4 + self.lam
         eta = (1.0 / beta)[:, None, None, None]
         R1, L = self.k_loo + 1, len(self.distances)
         mask = torch.ones(k, R1, n, dtype=torch.float64, device=dev)

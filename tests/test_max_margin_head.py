@@ -50,3 +50,27 @@ def test_direction_is_the_max_margin_one_where_ridge_logistic_is_not():
     assert normalized_distance(W, ref).max() < 5e-3
     # the head it replaces, at its default lam, is far from that direction
     assert normalized_distance(fit_ridge_logistic(d.X, d.y, lam=1e-2), ref).max() > 0.05
+
+
+def test_the_features_tiers_solvers_run_and_agree_on_two_threads():
+    # torch 2.13's batched LU failed on 2 threads at 385 x 385 ("Pivots given to lu_solve must
+    # all be greater or equal to 1"): a user's fit_ridge_logistic on a 2-core machine crashed,
+    # and PoolDistance's step followed the thread count; both now give the one-thread bits
+    from boundbench.synthetic.pool_heads import fit_ridge_logistic
+    from boundbench.synthetic.pools import PoolDistance
+
+    wide = make_separable(n_datasets=2, n=100, d=384, margin=0.05, bound=1.0, seed=1,
+                          exact_margin=False)
+    pool = make_separable(n_datasets=1, n=300, d=384, margin=0.05, bound=1.0, seed=2,
+                          exact_margin=False)
+    before = torch.get_num_threads()
+    heads, tables = [], []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            heads.append(fit_ridge_logistic(wide.X, wide.y, lam=1e-2))
+            tables.append(PoolDistance(n=100, k=3, steps=20).run(pool.X[0], pool.y[0]))
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(heads[0], heads[1])
+    assert np.array_equal(tables[0]["loo_distance"], tables[1]["loo_distance"])
