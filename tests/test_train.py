@@ -215,7 +215,10 @@ def test_fig5_is_decided_within_datasets(readme_audit):
     assert v.evidence["nested_heads"] and v.evidence["loo"].startswith("3 i per dataset")
 
 
-@pytest.mark.parametrize("n", [50, 2000])
+# n = 2,000 (15 s) guards the paper scale only, where Fig. 5 takes float32 slopes and measures
+# their error again at run time (fu_heads._float32_check): -m slow, like the other paper-scale
+# guards (issue 40); n = 50 runs in CI
+@pytest.mark.parametrize("n", [50, pytest.param(2000, marks=pytest.mark.slow)])
 def test_float32_slopes_keep_the_stability_of_float64_at_the_ends_of_fig5s_grid(n):
     """Fig. 5's extremes (H = 1 and 100 heads, t up to 3,000 steps, n = 50 and the paper's
     2,000): float32 slopes with float64 heads keep the normalized LOO stability within the
