@@ -22,6 +22,24 @@ def _neg_slope(neg_m: torch.Tensor, loss: str) -> torch.Tensor:
 _PAD = 4
 
 
+def _column_rates(eta: torch.Tensor, n: int, R1: int) -> torch.Tensor:
+    """Each column's step over its replica's sample count, ``eta / n_r`` ``(kc, 1, R1 * H)``:
+    column ``r * H + h`` is head ``h`` of replica ``r`` (``n`` samples in replica 0, ``n - 1``
+    in a LOO replica)."""
+    kc, heads = eta.shape
+    n_r = torch.full((R1,), float(n), dtype=eta.dtype, device=eta.device)
+    n_r[1:] = n - 1
+    return (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, R1 * heads)
+
+
+def _prefix_directions(W: torch.Tensor, cut: torch.Tensor) -> torch.Tensor:
+    """Unit directions of the means of the first ``h`` heads, ``h - 1`` in ``cut``, of heads
+    ``W (kc, D, R1, H)``, from one cumulative sum over heads: ``(kc, R1, len(cut), D)``."""
+    csum = W.cumsum(-1).index_select(-1, cut)
+    mean = (csum / (cut + 1).to(W.dtype)).permute(0, 2, 3, 1)
+    return mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+
+
 def _gd_chunk(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre, slope_dtype):
     """GD of one chunk of datasets, every replica and head at once: the recorded directions of
     the mean of the first ``h`` heads for ``h`` in ``pre`` ``(kc, R1, len(pre), len(rec), D)``
@@ -43,10 +61,7 @@ def _gd_chunk(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre, slope_dty
     Z[..., :D] = yy[..., None] * Xa
     Zt = Z.transpose(1, 2).contiguous().to(slope_dtype)  # (kc, Dp, n)
     rows = R1 * heads
-    n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
-    n_r[1:] = n - 1
-    # column r * heads + h: head h's own step over replica r's sample count
-    scale = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows)
+    scale = _column_rates(eta, n, R1)  # (kc, 1, rows)
     if R1 > 1:
         idx = torch.as_tensor(loo, device=dev).repeat_interleave(heads, 1)
         lo = idx[:, :, None]  # (kc, (R1-1)*H, 1): each LOO column's left-out sample
@@ -73,10 +88,7 @@ def _gd_chunk(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre, slope_dty
         # thread's share) rounded otherwise than its vector body: bits followed threads
         Wt.add_((Gt.to(dtype) if mixed else Gt) * scale)
         if j < len(rec) and t == rec[j]:
-            # means of the first h heads, from one cumulative sum over heads
-            csum = Wt[:, :D].view(kc, D, R1, heads).cumsum(-1).index_select(-1, cut)
-            mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
-            out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+            out[:, :, :, j] = _prefix_directions(Wt[:, :D].view(kc, D, R1, heads), cut)
             j += 1
     return out, Wt[:, :D].view(kc, D, R1, heads).permute(0, 2, 3, 1)
 
@@ -85,9 +97,9 @@ def _sample_space(n: int, D: int, dtype: torch.dtype, slope_dtype: torch.dtype) 
     """Whether :func:`train_heads` runs GD in the span of the samples (:func:`_gd_chunk_samples`)
     rather than on the heads' coordinates (:func:`_gd_chunk`): where fewer samples ``n`` than
     1.5 times the augmented dimension ``D`` make a step's ``n^2`` multiply-adds per column
-    cheaper than the coordinate form's ``2 n D`` (frozen encoder features: ``D = 385``,
-    ``n = 100``, 7.8x fewer; Fig. 5's ``D = 6`` never), and in one precision (mixed slopes
-    keep the coordinate form, whose tolerance :func:`train_heads` states)."""
+    cheaper than the coordinate form's ``2 n D`` (frozen encoder features: ``D = 385``, padded
+    to 388, ``n = 100``: 7.8x fewer; Fig. 5's ``D = 6`` never), and in one precision (mixed
+    slopes keep the coordinate form, whose tolerance :func:`train_heads` states)."""
     return dtype == slope_dtype and 2 * n < 3 * D
 
 
@@ -114,10 +126,8 @@ def _gd_chunk_samples(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre):
         W0c[:, :, 1:] = W_indep.permute(0, 3, 1, 2).to(dev, dtype)
     W0c = W0c.reshape(kc, D, rows)  # column r * heads + h: replica r's head h
     M0 = torch.bmm(Z, W0c)  # the starting margins (kc, n, rows)
-    n_r = torch.full((R1,), float(n), dtype=dtype, device=dev)
-    n_r[1:] = n - 1
-    rate = (eta[:, None, :] / n_r[None, :, None]).reshape(kc, 1, rows).expand(kc, n, rows)
-    rate = rate.clone()  # eta / n_r per column, 0 on each LOO column's left-out sample
+    # eta / n_r per column, 0 on each LOO column's left-out sample
+    rate = _column_rates(eta, n, R1).expand(kc, n, rows).clone()
     if R1 > 1:
         idx = torch.as_tensor(loo, device=dev).repeat_interleave(heads, 1)  # (kc, (R1-1)*H)
         rate[:, :, heads:].scatter_(1, idx[:, None, :], 0.0)
@@ -135,8 +145,6 @@ def _gd_chunk_samples(Xa, yy, W0, eta, *, loo, W_indep, loss, steps, rec, pre):
         _neg_slope(M.add_(M0).neg_(), loss)  # s_i = -l'(m_i)
         A.add_(M * rate)  # a product, then a sum (see _gd_chunk)
         if j < len(rec) and t == rec[j]:
-            csum = heads_now().cumsum(-1).index_select(-1, cut)
-            mean = (csum / (cut + 1).to(dtype)).permute(0, 2, 3, 1)  # (kc, R1, P, D)
-            out[:, :, :, j] = mean / torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+            out[:, :, :, j] = _prefix_directions(heads_now(), cut)
             j += 1
     return out, heads_now().permute(0, 2, 3, 1)
