@@ -22,8 +22,9 @@ from boundbench.synthetic.train import augment
 def _solve(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``torch.linalg.solve`` on one torch thread: torch 2.13's batched LU (MKL) failed on 2
     threads at the features claims' 385 x 385 Newton systems ("Pivots given to lu_solve must
-    all be greater or equal to 1", for 2 to 6 systems, not 40), and a solver's last bits can
-    follow the thread count; on one thread neither happens (``tests/test_max_margin_head.py``)."""
+    all be greater or equal to 1" for batches of 2, 3 and 6 systems; 1 and 40 passed), and a
+    solver's last bits can follow the thread count; on one thread neither happens
+    (``tests/test_max_margin_head.py``)."""
     with one_torch_thread():
         return torch.linalg.solve(A, b)
 

@@ -39,7 +39,8 @@ def _grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.train import FinetuneConfig
 
-    # quick: a smoke run, whose batches of 8 halve its steps; it decides nothing at any size
+    # quick: a smoke run, whose batches of 8 halve each step's work; it decides nothing at any
+    # size
     ft = FinetuneConfig(max_steps=ctx.pick(2, 300, standard=40),
                         batch_size=ctx.pick(8, 16, standard=16),
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)

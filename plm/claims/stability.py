@@ -40,8 +40,8 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     from boundbench.plm.experiments import StabilityGrid, as_methods
     from boundbench.plm.train import FinetuneConfig
 
-    # quick: a smoke run, whose batches of 8 and 16 diagnostic points halve its steps and cut
-    # its SVM solves fourfold; it decides nothing at any size
+    # quick: a smoke run, whose batches of 8 halve each step's work and whose 16 diagnostic
+    # points make fewer and smaller SVM solves; it decides nothing at any size
     ft = FinetuneConfig(max_steps=ctx.pick(3, 300, standard=40),
                         batch_size=ctx.pick(8, 16, standard=16),
                         max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
