@@ -230,8 +230,17 @@ def max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float = MAX_MARGIN_LAM,
     the active set keeps the rest, ``r' = (M_{A-i})^{-1} 1``, read off ``M^{-1}`` by the
     principal-submatrix formula in O(|A|^2); every candidate is checked (``r' >= 0`` on ``A - i``,
     margins ``>= 1`` off it) and the few that fail are re-solved by Newton from the full head.
+
+    Runs on one torch thread: on two, MKL's dgemm summed an active set's 27 x 385 Gram matrix
+    in another order, and every LOO head of that training set moved in its last bits.
     """
     _check_batch(X, y)
+    with one_torch_thread():
+        return _max_margin_loo(X, y, lam=lam, tol=tol)
+
+
+def _max_margin_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
     Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
         torch.as_tensor(np.asarray(X, dtype=np.float64)))
     k, n, D = Z.shape

@@ -74,3 +74,25 @@ def test_the_features_tiers_solvers_run_and_agree_on_two_threads():
         torch.set_num_threads(before)
     assert np.array_equal(heads[0], heads[1])
     assert np.array_equal(tables[0]["loo_distance"], tables[1]["loo_distance"])
+
+
+def test_the_max_margin_loo_heads_do_not_follow_the_thread_count():
+    # on two threads MKL's dgemm summed an active set's 27 x 385 Gram matrix in another order
+    # and that training set's LOO heads moved in their last bits (fu.features.n's table
+    # differed between the command line and a Dask worker); it now runs on one thread
+    from boundbench.synthetic.pool_heads import check_pool, draw_sets, max_margin_loo
+
+    d = make_separable(n_datasets=1, n=600, d=384, margin=0.05, bound=1.0, seed=1,
+                       exact_margin=False)
+    X, y = check_pool(d.X[0], d.y[0])
+    idx = draw_sets(y, n=100, k=4, rng=np.random.default_rng(0))
+    before = torch.get_num_threads()
+    got = []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            got.append(max_margin_loo(X[idx], y[idx]))
+        assert torch.get_num_threads() == 2  # the caller's count is given back
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(got[0][1], got[1][1]) and np.array_equal(got[0][0], got[1][0])

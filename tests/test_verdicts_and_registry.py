@@ -96,6 +96,30 @@ def test_run_catch_turns_an_exception_into_an_inconclusive_result(monkeypatch):
         claims.run(c.id, claims.CheckContext())
 
 
+def test_a_claim_runs_on_one_torch_thread_whoever_calls_it(monkeypatch):
+    # its last bits would otherwise follow the caller's core count: fu.features.n's and
+    # ad.fig1a's tables differed between the command line (one thread a process) and a Dask
+    # worker or a notebook on two threads
+    import torch
+
+    c = claims.get("fu.lemma-a.2.1")
+    seen = []
+
+    def check(ctx):
+        seen.append(torch.get_num_threads())
+        return Verdict("holds", "measured nothing")
+
+    monkeypatch.setitem(claims._REGISTRY, c.id, claims.Claim(c.id, c.paper, c.where, c.statement,
+                                                             c.equation, c.kind, check))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert claims.run(c.id, claims.CheckContext()).verdict.status == "holds"
+        assert seen == [1] and torch.get_num_threads() == 2  # and the caller's count restored
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_statuses_cover_the_issue_vocabulary():
     assert set(STATUSES) == {"holds", "violated", "ill-posed", "supported", "contradicted",
                              "no-effect", "depends-on-reading", "inconclusive", "not-testable"}

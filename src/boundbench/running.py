@@ -240,11 +240,11 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     cluster's address). Results come back in ``ids`` order; the client writes every file.
     ``processes``: in a run here, the blocks of the claims that declare them (Fig. 5's heads)
     are computed first, then the claims themselves, on a
-    :class:`~boundbench.framework.execution.LocalPool` of up to that many processes with one
-    torch thread each (the command line gives the cores; a block's or a claim's bits then do
-    not depend on the machine's core count), which needs a script's
-    ``if __name__ == "__main__":`` guard, hence not by default. ``processes=1`` runs the claims
-    here on one torch thread, as a pool's process would (the same bits)."""
+    :class:`~boundbench.framework.execution.LocalPool` of up to that many processes (the
+    command line gives the cores), which needs a script's ``if __name__ == "__main__":``
+    guard, hence not by default; ``processes=1`` runs them here. Every claim runs on one torch
+    thread wherever it runs (:func:`~boundbench.framework.registry.run`), so its bits do not
+    depend on the path or the machine's core count."""
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
@@ -258,13 +258,10 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
                     _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc, pool=pool)
                     return _pooled_claims(ids, ctx, pool, progress=progress, desc=desc)
             _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
-        from boundbench.framework.execution import one_torch_thread
-
         finished: list[dict[str, Any]] = []
         try:
-            with one_torch_thread() if processes is not None else nullcontext():
-                for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
-                    finished.append(_claims.run(cid, ctx, catch=True).to_dict())
+            for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
+                finished.append(_claims.run(cid, ctx, catch=True).to_dict())
         except KeyboardInterrupt:
             where = (f"; their experiment tables are cached in {Path(ctx.out_dir) / '.cache'}"
                      if ctx.out_dir is not None else "")

@@ -38,8 +38,9 @@ def _threads_for(share: int | None) -> None:
 
 
 class one_torch_thread:  # noqa: N801 - used as a context manager, like torch.no_grad
-    """Torch on one thread inside the block, the count restored after: what a pool's process
-    runs a claim with, so that a claim run here gives the bits the pool's would."""
+    """Torch on one thread inside the block, the count restored after: what every claim runs
+    with (:func:`~boundbench.framework.registry.run`), so that its bits do not follow the
+    caller's core count."""
 
     def __enter__(self) -> None:
         import torch

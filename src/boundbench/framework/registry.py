@@ -28,6 +28,7 @@ from typing import Any
 
 from boundbench.framework import papers as _papers
 from boundbench.framework.context import CheckContext, salt
+from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.outputs import save as _save
 from boundbench.framework.outputs import say_what_was_decided as _say_what_was_decided
 from boundbench.framework.papers import (  # noqa: F401 (the registry's names, as before)
@@ -377,7 +378,12 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     from boundbench.framework.plotting import style
 
     try:
-        with style():  # every figure of every check in the project's print style
+        # one torch thread, wherever a claim runs (a pool's process, a Dask worker, a notebook,
+        # `boundbench check`): MKL's dgemm sums the inner dimension in another order on two
+        # threads at some shapes (a 27 x 385 Gram matrix), and torch's elementwise kernels take
+        # another path for each thread's last elements, so a claim's last bits would follow
+        # the caller's core count
+        with style(), one_torch_thread():  # figures in the project's print style
             outcome = c.check(ctx)
         if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
             outcome = Outcome(outcome)
@@ -385,8 +391,9 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
                             "Outcome")
         if c.search is not None and outcome.verdict.status != "not-testable":
-            found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
-                               seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
+            with one_torch_thread():
+                found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
+                                   seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         title, marked = _say_what_was_decided(c, outcome)
         with style():
