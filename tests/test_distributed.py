@@ -42,6 +42,62 @@ def test_audit_on_two_workers_equals_the_serial_audit(tmp_path):
     assert cached and all((c.with_name(c.name + ".sha256")).exists() for c in cached)
 
 
+def _shared_step(item):
+    from boundbench.running import _DaskShared
+
+    key, action = item
+    shared = _DaskShared("test-run")
+    if action == "put":
+        shared.put(key, b"parquet bytes")
+        return None
+    return shared.get(key)
+
+
+def test_workers_share_a_table_quietly_and_the_cluster_keeps_nothing_after():
+    # asking for a table nobody had computed made the scheduler (in this process) log a
+    # TimeoutError traceback, and closing the cluster an ERROR that it lost the scattered
+    # tables; and a second map on one executor got the first map's results back
+    import logging
+
+    from boundbench.framework.execution import executor
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.WARNING)
+            self.seen = []
+
+        def emit(self, record):
+            self.seen.append(self.format(record))
+
+    records = Records()
+    logging.getLogger("distributed").addHandler(records)
+    try:
+        _share_and_forget(executor)
+    finally:
+        logging.getLogger("distributed").removeHandler(records)
+    assert not [r for r in records.seen if "Traceback" in r or "lose scattered" in r], records.seen
+
+
+def _share_and_forget(executor):
+    from boundbench.running import _DaskShared
+
+    with executor(workers=2) as ex:
+        def step(*items):
+            return {item: done.value for item, done in ex.map(_shared_step, items,
+                                                               progress=False)}
+
+        assert step(("a", "get")) == {("a", "get"): None}
+        step(("a", "put"))
+        assert step(("a", "get"), ("b", "get")) == {("a", "get"): b"parquet bytes",
+                                                    ("b", "get"): None}
+        _DaskShared.forget(ex.client, "test-run")
+        assert ex.client.get_metadata([_DaskShared.META, "test-run"]) == {}
+        held = ex.client.run_on_scheduler(
+            lambda dask_scheduler: [k for k, t in dask_scheduler.tasks.items()
+                                    if t.state == "memory"])
+        assert held == []
+
+
 def test_a_raising_unit_is_reported_with_its_last_line_and_the_rest_go_on():
     import math
 

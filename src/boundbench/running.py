@@ -38,32 +38,66 @@ def _jsonable(x: Any) -> Any:
 
 class _DaskShared:
     """Tables shared between the workers of one run through the scheduler: a
-    ``distributed.Lock`` per cache key, the parquet bytes in a ``distributed.Variable``."""
+    ``distributed.Lock`` per cache key, the parquet bytes in a ``distributed.Variable``, and
+    the keys set so far in the scheduler's metadata (asking an unset ``Variable`` with a
+    timeout made the scheduler print a ``TimeoutError`` traceback on the user's terminal)."""
+
+    META = "boundbench-shared"
 
     def __init__(self, run: str) -> None:
         from distributed import get_client
 
         self.client, self.run = get_client(), run
 
+    def _name(self, key: str) -> str:
+        return f"boundbench-{self.run}-{key}"
+
     def lock(self, key: str):
         from distributed import Lock
 
-        return Lock(f"boundbench-{self.run}-{key}")
+        return Lock(self._name(key))
 
     def get(self, key: str) -> bytes | None:
         from distributed import Variable
 
+        if not self.client.get_metadata([self.META, self.run, key], False):
+            return None  # nobody has computed it yet
         try:
-            return Variable(f"boundbench-{self.run}-{key}", client=self.client).get(timeout=0.1
-                                                                                   ).result()
-        except Exception:  # noqa: BLE001 - unset (TimeoutError) means nobody computed it yet
+            return Variable(self._name(key), client=self.client).get(timeout=60).result()
+        except Exception:  # noqa: BLE001 - lost with its worker: this worker computes it
             return None
 
     def put(self, key: str, data: bytes) -> None:
         from distributed import Variable
 
         fut = self.client.scatter(data)
-        Variable(f"boundbench-{self.run}-{key}", client=self.client).set(fut)
+        Variable(self._name(key), client=self.client).set(fut)
+        self.client.set_metadata([self.META, self.run, key], True)
+
+    @classmethod
+    def forget(cls, client: Any, run: str) -> None:
+        """Release the run's shared tables: the cluster holds no scattered data after the run
+        (a closing local cluster printed an ERROR that it had lost them; a running one kept
+        them in its workers' memory)."""
+        from distributed import Variable
+
+        held = []
+        for key in client.get_metadata([cls.META, run], {}):
+            var = Variable(f"boundbench-{run}-{key}", client=client)
+            held.append(var.get(timeout=60).key)
+            var.delete()
+        client.set_metadata([cls.META, run], {})
+        # the release is asynchronous: wait for it, or a local cluster closing at once still
+        # holds the tables
+        deadline = time.monotonic() + 10
+        while held and time.monotonic() < deadline:
+            held = client.run_on_scheduler(_still_known, keys=held)
+            time.sleep(0.05 if held else 0)
+
+
+def _still_known(keys: list[str], dask_scheduler: Any = None) -> list[str]:
+    """Which of ``keys`` the scheduler still knows (run there by ``run_on_scheduler``)."""
+    return [k for k in keys if k in dask_scheduler.tasks]
 
 
 def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -268,7 +302,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
             raise KeyboardInterrupt(f"{len(finished)} of {len(ids)} claims had finished{where}"
                                     ) from None
         return finished
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution import DaskExecutor, executor
 
     out = Path(ctx.out_dir) if ctx.out_dir is not None else None
     results: dict[str, dict[str, Any]] = {}
@@ -289,21 +323,25 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
             compute_blocks(blocked, ctx, ex, progress=progress)
             for cid in blocked:
                 results[cid] = _claims.run(cid, ctx, catch=True).to_dict()
-        for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
-                                 total=len(spread)):
-            cid = task[0]
-            if done.error is not None:
-                results[cid] = _failed(cid, ctx, "the task failed on its worker", done)
-                continue
-            result, files = done.value
-            if out is not None:
-                for rel, data in files.items():
-                    # a worker names the files it wrote: none may land outside the folder
-                    write_atomic(within(out, rel, what="a worker's file"),
-                                 partial(_write_bytes, data=data))
-            cache.update({rel: data for rel, data in files.items()
-                          if rel.startswith(".cache/")})
-            results[cid] = result
+        try:
+            for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
+                                     total=len(spread)):
+                cid = task[0]
+                if done.error is not None:
+                    results[cid] = _failed(cid, ctx, "the task failed on its worker", done)
+                    continue
+                result, files = done.value
+                if out is not None:
+                    for rel, data in files.items():
+                        # a worker names the files it wrote: none may land outside the folder
+                        write_atomic(within(out, rel, what="a worker's file"),
+                                     partial(_write_bytes, data=data))
+                cache.update({rel: data for rel, data in files.items()
+                              if rel.startswith(".cache/")})
+                results[cid] = result
+        finally:
+            if isinstance(ex, DaskExecutor):  # always, with workers or a scheduler
+                _DaskShared.forget(ex.client, run)
     return [results[cid] for cid in ids]
 
 

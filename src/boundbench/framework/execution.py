@@ -14,6 +14,7 @@ that dies mid-task has its task retried elsewhere (Dask's ``retries``).
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -168,6 +169,10 @@ class DaskExecutor:
                              "(an address)")
         self.retries = retries
         self._cluster = None
+        # task keys unique over this executor's life: Dask gives a submitted key that is still
+        # held the result it already has, so a second map restarting a count at 0 got the
+        # first map's results back (a counter per map did; id(self) can be reused)
+        self._token, self._submitted = uuid.uuid4().hex[:12], 0
         self.pin = False  # a cluster of your own pins its workers (e.g. CUDA_VISIBLE_DEVICES)
         if workers is not None:
             if not (isinstance(workers, int) and workers >= 1):
@@ -228,9 +233,10 @@ class DaskExecutor:
             fut = self.client.submit(_call, fn, item, self.share, self.pin,
                                      retries=self.retries,
                                      resources=resources, pure=False,
-                                     key=f"{desc or 'unit'}-{n}-{os.getpid()}-{id(self)}")
+                                     key=f"{desc or 'unit'}-{self._submitted}-{self._token}")
             futures[fut] = item
             n += 1
+            self._submitted += 1
             return True
 
         for _ in range(max(1, self.workers)):
