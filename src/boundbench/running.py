@@ -91,7 +91,10 @@ class _DaskShared:
         # holds the tables
         deadline = time.monotonic() + 10
         while held and time.monotonic() < deadline:
-            held = client.run_on_scheduler(_still_known, keys=held)
+            try:
+                held = client.run_on_scheduler(_still_known, keys=held)
+            except Exception:  # noqa: BLE001 - a scheduler that runs no code (pickle off)
+                return
             time.sleep(0.05 if held else 0)
 
 
