@@ -188,7 +188,7 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
     row = {"method": labels[m], "level": lv, "seed": s, "task": grid.task, **res.metrics,
            "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
            "method_config": json.dumps(res.method), "device": res.config["device_used"],
-           "precision": res.config["precision"]}
+           "precision": res.config["precision"], "cpu_threads": res.config["cpu_threads"]}
     if grid.diagnostics and len(data_cache[lv].label_names) == 2:
         from boundbench.plm.diagnostics import feature_diagnostics
 

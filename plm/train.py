@@ -207,10 +207,12 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         else:
             logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
         metrics.update(_metrics(logits, torch.as_tensor(ty), split))
-    # where and in which precision it ran: part of every result (a CPU float32 run and a GPU
-    # bf16 run are different measurements)
+    # where, in which precision and on how many CPU threads it ran: part of every result (a
+    # CPU float32 run and a GPU bf16 run are different measurements, and a CPU run's last bits
+    # follow its thread count: the encoder's distance from its start moved between 1 and 2)
     ran = {"device_used": str(device),
-           "precision": ("bf16 autocast" if device.type == "cuda" else "float32")}
+           "precision": ("bf16 autocast" if device.type == "cuda" else "float32"),
+           "cpu_threads": torch.get_num_threads()}
     return FinetuneResult(metrics, losses, pens, secs, {**cfg.config(), **ran},
                           {**method.describe(), **report}, model if keep_model else None,
                           test_pass)

@@ -20,6 +20,10 @@ def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
                                                  model=tiny_encoder))
     df = run_grid(grid, tmp_path, progress=False)
     assert len(df) == 4 and set(df.method) == {"finetune", "mmr"}
+    # a CPU run's last bits follow torch's thread count: every row says which it ran on
+    import torch
+
+    assert (df.cpu_threads == torch.get_num_threads()).all() and set(df.device) == {"cpu"}
     summary = (tmp_path / "summary.csv").read_text()
     assert "test_accuracy_std" in summary and "n_seeds" in summary
     assert json.loads((tmp_path / "config.json").read_text())["grid"]["seeds"] == 2
