@@ -170,6 +170,30 @@ def test_falsify_a_claim_reaches_the_audits_worst_case(tmp_path):
     assert written["worst_ratio"] == out["worst_ratio"]
 
 
+def test_falsify_searches_a_claim_on_one_torch_thread_as_the_audit_does(monkeypatch):
+    # the audit's search runs on one thread (registry.run); falsify's must too, or its worst
+    # case could differ from the audit's in the last bits on a machine with more cores
+    import torch
+
+    from boundbench import falsify as falsify_module
+    from boundbench.framework.search import SearchResult
+
+    seen = []
+
+    def fake_worst_case(search, *, max_evals, seed, context):
+        seen.append(torch.get_num_threads())
+        return SearchResult(worst_ratio=0.5, instance={}, n_evals=max_evals)
+
+    monkeypatch.setattr(falsify_module, "worst_case", fake_worst_case)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        falsify_module.falsify("fu.thm2.2.appendix", budget=0.01)
+        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_falsify_a_bound_file_and_refuse_what_it_cannot(tmp_path):
     f = tmp_path / "mine.py"
     f.write_text(USER_FILE)
