@@ -47,10 +47,11 @@ def _shared_step(item):
 
     key, action = item
     shared = _DaskShared("test-run")
-    if action == "put":
-        shared.put(key, b"parquet bytes")
-        return None
-    return shared.get(key)
+    with shared.lock(key):  # as the table cache takes it
+        if action == "put":
+            shared.put(key, b"parquet bytes")
+            return None
+        return shared.get(key)
 
 
 def test_workers_share_a_table_quietly_and_the_cluster_keeps_nothing_after():
@@ -96,6 +97,10 @@ def _share_and_forget(executor):
             lambda dask_scheduler: [k for k, t in dask_scheduler.tasks.items()
                                     if t.state == "memory"])
         assert held == []
+        locks = ex.client.run_on_scheduler(
+            lambda dask_scheduler: [n for n in dask_scheduler.extensions["semaphores"].max_leases
+                                    if n.startswith("boundbench-test-run")])
+        assert locks == []  # the run's locks are closed too
 
 
 def test_a_raising_unit_is_reported_with_its_last_line_and_the_rest_go_on():

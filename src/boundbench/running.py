@@ -42,7 +42,7 @@ class _DaskShared:
     the keys set so far in the scheduler's metadata (asking an unset ``Variable`` with a
     timeout made the scheduler print a ``TimeoutError`` traceback on the user's terminal)."""
 
-    META = "boundbench-shared"
+    META, LOCKS = "boundbench-shared", "boundbench-locks"
 
     def __init__(self, run: str) -> None:
         from distributed import get_client
@@ -55,6 +55,7 @@ class _DaskShared:
     def lock(self, key: str):
         from distributed import Lock
 
+        self.client.set_metadata([self.LOCKS, self.run, key], True)  # for forget to close
         return Lock(self._name(key))
 
     def get(self, key: str) -> bytes | None:
@@ -76,10 +77,10 @@ class _DaskShared:
 
     @classmethod
     def forget(cls, client: Any, run: str) -> None:
-        """Release the run's shared tables: the cluster holds no scattered data after the run
-        (a closing local cluster printed an ERROR that it had lost them; a running one kept
-        them in its workers' memory)."""
-        from distributed import Variable
+        """Release the run's shared tables and close its locks: the cluster holds no scattered
+        data after the run (a closing local cluster printed an ERROR that it had lost them; a
+        running one kept them in its workers' memory) and no semaphore of it."""
+        from distributed import Lock, Variable
 
         held = []
         for key in client.get_metadata([cls.META, run], {}):
@@ -87,6 +88,9 @@ class _DaskShared:
             held.append(var.get(timeout=60).key)
             var.delete()
         client.set_metadata([cls.META, run], {})
+        for key in client.get_metadata([cls.LOCKS, run], {}):  # kept as semaphores otherwise
+            Lock(f"boundbench-{run}-{key}").close()
+        client.set_metadata([cls.LOCKS, run], {})
         # the release is asynchronous: wait for it, or a local cluster closing at once still
         # holds the tables
         deadline = time.monotonic() + 10
