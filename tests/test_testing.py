@@ -176,15 +176,16 @@ def test_falsify_searches_a_claim_on_one_torch_thread_as_the_audit_does(monkeypa
     import torch
 
     from boundbench import falsify as falsify_module
+    from boundbench.framework import search as search_module
     from boundbench.framework.search import SearchResult
 
     seen = []
 
-    def fake_worst_case(search, *, max_evals, seed, context):
+    def fake_search(search, *, max_evals, seed, context):  # the search itself, pinned or not
         seen.append(torch.get_num_threads())
         return SearchResult(worst_ratio=0.5, instance={}, n_evals=max_evals)
 
-    monkeypatch.setattr(falsify_module, "worst_case", fake_worst_case)
+    monkeypatch.setattr(search_module, "_worst_case", fake_search)
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)

@@ -379,10 +379,10 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
 
     try:
         # one torch thread, wherever a claim runs (a pool's process, a Dask worker, a notebook,
-        # `boundbench check`): MKL's dgemm sums the inner dimension in another order on two
-        # threads at some shapes (a 27 x 385 Gram matrix), and torch's elementwise kernels take
-        # another path for each thread's last elements, so a claim's last bits would follow
-        # the caller's core count
+        # `boundbench check`; its search, worst_case, pins its own): MKL's dgemm sums the inner
+        # dimension in another order on two threads at some shapes (a 27 x 385 Gram matrix), and
+        # torch's elementwise kernels take another path for each thread's last elements, so a
+        # claim's last bits would follow the caller's core count
         with style(), one_torch_thread():  # figures in the project's print style
             outcome = c.check(ctx)
         if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
@@ -391,9 +391,8 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
                             "Outcome")
         if c.search is not None and outcome.verdict.status != "not-testable":
-            with one_torch_thread():
-                found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
-                                   seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
+            found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
+                               seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
         title, marked = _say_what_was_decided(c, outcome)
         with style():

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.framework.execution import one_torch_thread
+
 AXES = ("lin", "log", "int")
 
 
@@ -221,7 +223,14 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
     evaluations (deterministic for a seed; it stops early once the whole population sits at one
     value, or at a violation with ``rhs <= 0``); instances where ``sides`` raises
     ``ValueError`` (outside the assumptions, e.g. non-separable data, or a solver that gives
-    up) score 0, and are counted (``n_refused``)."""
+    up) score 0, and are counted (``n_refused``). On one torch thread, as a claim's check runs
+    (:func:`~boundbench.framework.registry.run`): the audit's search and ``boundbench falsify``
+    find the same worst case on any core count."""
+    with one_torch_thread():
+        return _worst_case(search, max_evals=max_evals, seed=seed, context=context)
+
+
+def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any) -> SearchResult:
     from scipy.optimize import differential_evolution
 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
