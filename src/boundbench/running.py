@@ -49,14 +49,15 @@ class _DaskShared:
 
         self.client, self.run = get_client(), run
 
-    def _name(self, key: str) -> str:
-        return f"boundbench-{self.run}-{key}"
+    @staticmethod
+    def _name(run: str, key: str) -> str:
+        return f"boundbench-{run}-{key}"
 
     def lock(self, key: str):
         from distributed import Lock
 
         self.client.set_metadata([self.LOCKS, self.run, key], True)  # for forget to close
-        return Lock(self._name(key))
+        return Lock(self._name(self.run, key))
 
     def get(self, key: str) -> bytes | None:
         from distributed import Variable
@@ -64,7 +65,7 @@ class _DaskShared:
         if not self.client.get_metadata([self.META, self.run, key], False):
             return None  # nobody has computed it yet
         try:
-            return Variable(self._name(key), client=self.client).get(timeout=60).result()
+            return Variable(self._name(self.run, key), client=self.client).get(timeout=60).result()
         except Exception:  # noqa: BLE001 - lost with its worker: this worker computes it
             return None
 
@@ -72,7 +73,7 @@ class _DaskShared:
         from distributed import Variable
 
         fut = self.client.scatter(data)
-        Variable(self._name(key), client=self.client).set(fut)
+        Variable(self._name(self.run, key), client=self.client).set(fut)
         self.client.set_metadata([self.META, self.run, key], True)
 
     @classmethod
@@ -84,12 +85,12 @@ class _DaskShared:
 
         held = []
         for key in client.get_metadata([cls.META, run], {}):
-            var = Variable(f"boundbench-{run}-{key}", client=client)
+            var = Variable(cls._name(run, key), client=client)
             held.append(var.get(timeout=60).key)
             var.delete()
         client.set_metadata([cls.META, run], {})
         for key in client.get_metadata([cls.LOCKS, run], {}):  # kept as semaphores otherwise
-            Lock(f"boundbench-{run}-{key}").close()
+            Lock(cls._name(run, key)).close()
         client.set_metadata([cls.LOCKS, run], {})
         # the release is asynchronous: wait for it, or a local cluster closing at once still
         # holds the tables
