@@ -41,8 +41,13 @@ def test_the_latest_record_of_each_claim_is_shown_in_its_group():
             "5-min budget, x 1.0)") in lines
     assert ("- still undecided: `fu.plm.a` inconclusive (standard, 2026-11-26, NVIDIA H100, "
             "5-min budget)") in lines
-    # a decided quick verdict is not repeated, a claim no record ran is not invented
-    assert "fu.thm" not in text and "fu.plm.c" not in text
+    # a claim no record ran is not invented; a decided quick verdict that a larger scale
+    # decided otherwise is shown with both verdicts (issue 60), one it confirms is not repeated
+    assert "fu.plm.c" not in text
+    assert ("- `fu.thm`: quick **holds**; standard (2026-11-25, CPU, 90-min budget) "
+            "**violated**") in lines
+    same = beside_larger(QUICK, [_record("2026-11-25T10:00", "paper", [_claim("fu.thm", "holds")])])
+    assert same == []
     assert beside_larger(QUICK, []) == []
 
 

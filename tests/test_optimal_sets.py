@@ -99,7 +99,7 @@ def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed(audited):
     assert ev["n_problems_nonunique_optimum"] > 0 and ev["widest_intercept_interval"] > 1.5
     assert ev["worst_found_by_search"] > 10
     assert ev["unbounded_along"] == "X -> kX, lam -> k^2 lam"
-    assert ev["along_symmetry"]["growth_exponent"] > 0.8
+    assert ev["growth"]["growth_exponent"] > 0.8
 
 
 def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched(audited):
@@ -122,8 +122,12 @@ def test_depends_on_reading_and_no_effect():
     assert v.status == "depends-on-reading"
     assert "supported under a" in v.reason and "contradicted under b" in v.reason
     assert v.evidence["by_reading"]["b"]["status"] == "contradicted"
-    same = readings_verdict({"a": up, "b": up}, default="b", what="trend")
+    same = readings_verdict({"a": up, "b": Verdict("supported", "too", {"x": 1.5})},
+                            default="b", what="trend")
     assert same.status == "supported" and same.evidence["n_readings"] == 2
+    # the same measurement under two names is one reading, named together
+    twins = readings_verdict({"a": up, "b": up}, default="b", what="trend")
+    assert twins.evidence["n_readings"] == 1 and twins.evidence["default_reading"] == "a = b"
     with pytest.raises(ValueError, match="default must be one of the readings"):
         readings_verdict({"a": up}, default="z", what="t")
     flat = decide_no_effect(Verdict("inconclusive", "?"), (1.0, 0.97, 1.03), "H")

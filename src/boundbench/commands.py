@@ -40,6 +40,8 @@ def claims(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
+    from boundbench.framework.characterize import summary as characterization_summary
+    from boundbench.rendering import verdict_size
     from boundbench.running import _jsonable
 
     ids = catalogue.expand(args.ids)  # a paper's key: all its claims
@@ -52,7 +54,15 @@ def check(args: argparse.Namespace) -> int:
     else:
         for r in results:
             print(f"{r['id']}: {r['verdict'].upper()} - {r['reason']}")
+            size = verdict_size(r)
+            if size:  # the headline size the README's findings block quotes
+                print(f"    size: {size}")
             for k, v in r["evidence"].items():
+                if k == "characterization" and isinstance(v, dict):
+                    # its every direction is in --json; here the clause the reason quotes
+                    v = characterization_summary(v)
+                elif k == "growth":
+                    continue
                 print(f"    {k} = {v:.6g}" if isinstance(v, float) else f"    {k} = {v}")
             if r.get("figure"):
                 print(f"    figure: {out / r['figure']}")

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from boundbench.framework import registry as _claims
+from boundbench.framework.characterize import summary as characterization_summary
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides
@@ -149,15 +150,17 @@ _FAILS = {"statement": "the statement as displayed", "proof step": "a step of it
 
 
 def _size(ev: dict[str, Any]) -> str:
-    """How badly it fails: "unbounded along <map>" where a symmetry grows the ratio without
-    limit, else the worst ratio found."""
-    if ev.get("unbounded_along"):
-        a = ev.get("along_symmetry") or {}
-        ks, rs = a.get("k") or [], a.get("ratio") or []
-        seq = ", ".join(f"{fmt_ratio(r_, 3)} at k = {k:g}" for k, r_ in list(zip(ks, rs,
-                                                                                  strict=False))[::3])
-        return (f"unbounded along {ev['unbounded_along']} (lhs/rhs {seq}; growing like "
-                f"k^{a.get('growth_exponent', float('nan')):.2f})")
+    """How badly and where it fails, as the characterization stage found it beyond the
+    search's box (:mod:`boundbench.framework.characterize`): "unbounded along <map>" with its
+    growth and the instances at both ends, the boundary where it starts to fail; else the
+    worst ratio found."""
+    ch = ev.get("characterization")
+    if isinstance(ch, dict):
+        if ch.get("probed"):
+            return characterization_summary(ch)
+        worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
+        return ((f"worst lhs/rhs found {fmt_ratio(worst)}; " if isinstance(worst, float) else "")
+                + f"not characterized beyond it: {ch.get('why', '')}")
     worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
     return f"worst lhs/rhs found {fmt_ratio(worst)}" if isinstance(worst, float) else ""
 

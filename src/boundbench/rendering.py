@@ -9,9 +9,11 @@ from typing import Any
 
 from boundbench.errata import rerun_scale as _rerun_scale
 from boundbench.framework import registry as _claims
+from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import provenance_text
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio
+from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -106,11 +108,12 @@ def verdict_size(r: dict[str, Any]) -> str:
         far = ev.get("farthest_pair_worst_lhs_over_rhs")
         parts.append(f"closest pair {_num(ev.get('worst_lhs_over_rhs'))}x, farthest "
                      f"{_num(far)}x the bound")
-    elif isinstance(ev.get("unbounded_along"), str) and isinstance(ev.get("along_symmetry"),
-                                                                    dict):
-        a = ev["along_symmetry"]
-        parts.append(f"unbounded along {ev['unbounded_along']}: lhs/rhs {fmt_ratio(a['ratio'][0], 3)}"
-                     f" at k = 1, {fmt_ratio(a['ratio'][-1], 3)} at k = {a['k'][-1]:g}")
+    elif (r.get("verdict") == "violated" and isinstance(ev.get("characterization"), dict)
+          and ev["characterization"].get("probed")):
+        # found by the tool beyond the search's box (framework.characterize), not a box corner
+        parts.append(characterization_size(ev["characterization"]))
+        if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0):
+            parts.append(f"the random family's lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
     elif isinstance(worst, int | float):
         parts.append(f"worst lhs/rhs {fmt_ratio(worst, 3)}")
         # the random family's largest excess; a violation only the search found has none
@@ -250,37 +253,6 @@ def headline(rec: dict[str, Any], *, link: str = "",
         lines.append(f"- depends on how the paper is read ({len(reading)}): "
                      + ", ".join(f"`{c}`" for c in reading))
     return "\n".join(lines + beside_larger(rec, larger or [])) + "\n"
-
-
-def _when(r: dict[str, Any]) -> str:
-    budget = f", {r['budget_seconds'] / 60:.0f}-min budget" if r.get("budget_seconds") else ""
-    return f"{r['created'][:10]}, {r['device']}{budget}"
-
-
-def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str]:
-    """The claims the quick audit ``rec`` leaves inconclusive, each with its latest verdict in
-    ``larger`` (records of standard- or paper-scale audits, :func:`record`), grouped: against
-    the paper, decided with it, still undecided. Each verdict dated and labelled with its scale,
-    device and budget; empty when no record holds such a claim."""
-    latest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    for r in sorted(larger, key=lambda r: r["created"]):
-        for c in r["claims"]:
-            latest[c["id"]] = (r, c)
-    open_ = [c["id"] for c in rec["claims"] if c["verdict"] == "inconclusive"
-             and c["id"] in latest]
-    if not open_:
-        return []
-    groups: dict[str, list[str]] = {"against the paper": [], "with the paper": [],
-                                    "still undecided": []}
-    for cid in open_:
-        r, c = latest[cid]
-        group = ("still undecided" if c["verdict"] in ("inconclusive", "not-testable") else
-                 "against the paper" if c.get("against_paper") else "with the paper")
-        size = f", {c['size']}" if c.get("size") and group != "still undecided" else ""
-        groups[group].append(f"`{cid}` {c['verdict']} ({r['scale']}, {_when(r)}{size})")
-    return ["", f"{len(open_)} claims the quick scale leaves undecided (smoke runs), with their "
-            "latest recorded standard- or paper-scale verdict (`docs/larger-audits.json`):", "",
-            *[f"- {g}: " + "; ".join(items) for g, items in groups.items() if items]]
 
 
 def render_index(report: dict[str, Any]) -> str:

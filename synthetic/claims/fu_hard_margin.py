@@ -32,6 +32,34 @@ def _hard_data(p: dict) -> tuple[np.ndarray, np.ndarray]:
 _HARD_SPACE = {f"{a}{j}": (-1.0, 1.0) for j in range(_HARD_N) for a in "xy"}
 
 
+def plane_quantities(p: dict) -> dict:
+    """A planar search instance in the lemmas' terms: B (the largest feature norm), the data's
+    scale and, where the space has one, lam."""
+    X, _ = _hard_data(p)
+    q = {"B": float(np.linalg.norm(X, axis=-1).max()), "scale": float(p.get("scale", 1.0))}
+    return {**q, **({"lam": float(p["lam"])} if "lam" in p else {})}
+
+
+def separating_translations() -> dict:
+    """The data maps of a planar search instance that no axis spans: the whole dataset moved by
+    ``k - 1`` (data units) along S's separating line, and across it (along the hard-margin
+    SVM's v). An intercept can grow without limit along the line while v stays put."""
+    def moved(across: bool):
+        def at(p: dict, k: float) -> dict:
+            X, y = _hard_data(p)
+            v = HardMarginSVM().fit(X[None], y[None]).coef_[0]  # ValueError: not separable
+            u = v / np.linalg.norm(v)
+            if not across:
+                u = np.array([-u[1], u[0]])
+            step = (k - 1.0) * u / p.get("scale", 1.0)
+            return {**p, **{f"x{j}": p[f"x{j}"] + step[0] for j in range(_HARD_N)},
+                    **{f"y{j}": p[f"y{j}"] + step[1] for j in range(_HARD_N)}}
+        return at
+
+    return {"the data translated by k - 1 along S's separating line": moved(False),
+            "the data translated by k - 1 across S's separating line": moved(True)}
+
+
 def _a24_search(part: str) -> Search:
     """Lemma A.2.4 over tiny separable datasets (non-separable draws are outside it): removing
     each point in turn, the worst norm ratio."""
@@ -47,7 +75,18 @@ def _a24_search(part: str) -> Search:
 
     return Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log")}, sides, budget=(500, 8000),
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a "
-                  "scale in [0.1, 10]")
+                  "scale in [0.1, 10]", maps=separating_translations(),
+                  quantities=plane_quantities)
+
+
+def _a23_shifted(p: dict) -> dict:
+    return {**p, **{f"x{j}": p[f"x{j}"] + p["shift_x"] / p["scale"] for j in range(_HARD_N)},
+            **{f"y{j}": p[f"y{j}"] + p["shift_y"] / p["scale"] for j in range(_HARD_N)}}
+
+
+def _a23_B(p: dict) -> float:
+    X, _ = _hard_data(_a23_shifted(p))
+    return float(np.linalg.norm(X, axis=-1).max())
 
 
 def _a23_sides(p: dict):
@@ -177,14 +216,11 @@ def _a24v(ctx: CheckContext) -> Outcome:
     equation="|b_hat| <= 1 + ||v_hat|| B,   B = max_i ||x_i||,   classifier sign(v^T x - b)",
     search=Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log"), "shift_x": (-20.0, 20.0),
                    "shift_y": (-20.0, 20.0)},
-                  lambda p: _a23_sides({**p, **{f"x{j}": p[f"x{j}"] + p["shift_x"] / p["scale"]
-                                                for j in range(_HARD_N)},
-                                        **{f"y{j}": p[f"y{j}"] + p["shift_y"] / p["scale"]
-                                           for j in range(_HARD_N)}}),
+                  lambda p: _a23_sides(_a23_shifted(p)),
                   budget=(800, 10000),
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a scale "
                   "in [0.1, 10], the cloud shifted up to 20 from the origin (|b| grows with the "
-                  "offset)"),
+                  "offset)", quantities=lambda p: {"B": _a23_B(p), "scale": p["scale"]}),
 )
 def _check_a23(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

@@ -14,7 +14,11 @@ from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
-from boundbench.synthetic.claims.fu_hard_margin import lemma_a24_table
+from boundbench.synthetic.claims.fu_hard_margin import (
+    lemma_a24_table,
+    plane_quantities,
+    separating_translations,
+)
 from boundbench.synthetic.experiments import SoftLOOGrid
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import fu as sb
@@ -172,10 +176,11 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
                                        if which in ("thm24", "v-norm")
                                        else "; then X -> kX, lam -> k^2 lam from the worst "
                                        "instance"),
-                  # Theorem 2.4's term compares directions, on which the map acts otherwise
-                  # (b is not scaled): no known growth there, so none is followed
-                  symmetry=None if penalized or which in ("thm24", "v-norm") else symmetry,
-                  symmetry_note="X -> kX, lam -> k^2 lam")
+                  # an exact symmetry of the objective with b free (the optima map to each
+                  # other); the characterization stage follows it with every axis and map
+                  symmetry=None if penalized else symmetry,
+                  symmetry_note="X -> kX, lam -> k^2 lam",
+                  maps=separating_translations(), quantities=plane_quantities)
 
 
 @claim("fu.lemma-a.2.5", functions=(sb.lemma_a25_rhs,),

@@ -11,7 +11,7 @@ from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
+from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad
@@ -104,9 +104,14 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
     space = {"act": (0, 1, "int"), "last_scale": (1e-2, 10.0, "log"),
              **{f"{m}{i}{j}": (-2.0, 2.0) for m in "abc" for i in range(2) for j in range(2)},
              "x0": (-2.0, 2.0), "x1": (-2.0, 2.0)}
+    def quantities(p: dict) -> dict:
+        c = np.array([[p[f"c{i}{j}"] for j in range(2)] for i in range(2)]) * p["last_scale"]
+        return {"||W^(L)||": float(np.linalg.norm(c, 2)), "activation": ("relu", "gelu")[p["act"]]}
+
     return Search(space, sides, budget=(300, 5000),
                   note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
-                  "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point")
+                  "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point",
+                  quantities=quantities)
 
 
 def _last_layer_sides(p: dict):
@@ -166,6 +171,60 @@ def _thm1_block(ctx: CheckContext) -> Outcome:
                             seed=ctx.seed)
     fig = _thm1_figure(df, "hess_block", "rhs_lipschitz", f"{ctx.claim_id}: {verdict.status}")
     return Outcome(verdict, df, fig, {"k": len(df)})
+
+
+_CHAIN_DEPTH = 3  # layers before the last in the as-written search's width-1 GELU chains
+
+
+def _gelu_chain_search() -> Search:
+    """Theorem 1's W^(1..L-1) block as written (no activation factor) over width-1 GELU chains
+    1 -> 1 -> 1 -> 1 -> 1: where every pre-activation can sit near sqrt 2, GELU's slope 1.1289
+    enters the left side once per layer and the contractant right side never."""
+    def sides(p: dict):
+        Ws = [torch.tensor([[p[f"w{i}"]]], dtype=torch.float64) for i in range(_CHAIN_DEPTH)]
+        Ws.append(torch.tensor([[p["w_last"]]], dtype=torch.float64))
+        out = ad.thm1_terms(Ws, torch.tensor([p["x"]], dtype=torch.float64), activation="gelu")
+        return out["hess_block"], out["rhs_contractant"]
+
+    return Search({**{f"w{i}": (-3.0, 3.0) for i in range(_CHAIN_DEPTH)},
+                   "w_last": (1e-2, 10.0, "log"), "x": (-3.0, 3.0)}, sides, budget=(600, 5000),
+                  note=f"width-1 GELU chains with {_CHAIN_DEPTH} layers before the last, "
+                  "weights and input in [-3, 3], the last weight in [1e-2, 10]")
+
+
+@claim("ad.thm1.block.as-written", functions=(ad.thm1_sides,),
+       paper="ad", where="Theorem 1, eq. (2), W^(1..L-1), as written (GELU 'contractant')",
+       kind="bound",
+       erratum=Erratum(
+           "statement",
+           "Theorem 1's bound on the W^(1..L-1) block as displayed, for GELU networks: the "
+           "right side has no activation factor (the proof calls GELU 'contractant', B.2 step "
+           "5), but GELU' reaches 1.1289, so the Hessian can exceed the bound by up to "
+           "1.1289^(2(K-1)) with K layers before the last.",
+           constants="dh^(j)/dtheta read as the direct partial w.r.t. W^(j) (the reading "
+           "ad.thm1.block uses too).",
+           downstream="Activation Decay's argument that smoothing shrinks the Hessian through "
+           "this product keeps its form with each ||W^(l)|| times 1.1289 (ad.thm1.block)."),
+       statement="Restricted to the layers before the last, Theorem 1's bound as the paper "
+       "writes it, with no activation factor (GELU taken as 'contractant').",
+       equation="||Hess_{W^(1..L-1)} L|| <= (sum_j ||dh^(j)/dW^(j)|| prod_{j<l<L} ||W^(l)||)^2 "
+       "||Hess_{h^(L-1)} L||",
+       notes="Same random MLPs as ad.thm1.block (ReLU is 1-Lipschitz, so only GELU can break "
+       "it); the targeted search runs over width-1 GELU chains, where the slope's excess "
+       "compounds layer by layer. The proof step behind it is ad.gelu-lipschitz.",
+       correction="Each ||W^(l)|| times the activation's Lipschitz constant (1.1289 for GELU): "
+       "ad.thm1.block, which holds on every tested instance.",
+       search=_gelu_chain_search())
+def _thm1_block_as_written(ctx: CheckContext) -> Outcome:
+    df = _thm1_table(ctx)
+    gelu = df[df.activation == "gelu"]
+    verdict = bound_verdict(BoundSides(gelu.hess_block.to_numpy(),
+                                       gelu.rhs_contractant.to_numpy()), rtol=NUMERIC_RTOL,
+                            what="GELU nets: W^(1..L-1) Hessian norm <= Theorem 1 as written")
+    verdict = verdict.with_evidence(seed=ctx.seed, n_gelu_instances=len(gelu))
+    fig = _thm1_figure(df, "hess_block", "rhs_contractant", f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, gelu.assign(lhs=gelu.hess_block, rhs=gelu.rhs_contractant), fig,
+                   {"k": len(df)})
 
 
 @claim("ad.last-layer-hessian", functions=(ad.last_layer_hessian,),

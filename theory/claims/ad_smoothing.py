@@ -15,9 +15,15 @@ from scipy.stats import norm
 
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
+from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.search import Search
-from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, equality_verdict
+from boundbench.framework.verdicts import (
+    BoundSides,
+    Verdict,
+    bound_evidence,
+    bound_verdict,
+    equality_verdict,
+)
 from boundbench.theory import activation_decay as sm
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
@@ -289,34 +295,59 @@ def _check_thm3(ctx: CheckContext) -> Outcome:
     return Outcome(Verdict(status, reason, ev), df, fig)
 
 
+def _gelu_slope(x: np.ndarray) -> np.ndarray:
+    """GELU'(x) by torch autograd (float64), elementwise."""
+    import torch
+
+    t = torch.tensor(np.atleast_1d(np.asarray(x, dtype=np.float64)), requires_grad=True)
+    (g,) = torch.autograd.grad(torch.nn.functional.gelu(t).sum(), t)
+    return g.numpy()
+
+
 @claim(
     "ad.gelu-lipschitz",
     paper="ad",
-    where="Theorem 1 proof (B.2), step 5",
-    kind="equality",
-    statement="GELU is not 1-Lipschitz ('contractant') as Theorem 1's proof assumes: its largest "
-    "slope is Phi(sqrt 2) + sqrt 2 phi(sqrt 2) = 1.1289 at x = sqrt 2.",
-    equation="max_x GELU'(x) = 1.128904...",
+    where="Theorem 1 proof (B.2), step 5: GELU 'contractant'",
+    kind="bound",
+    statement="GELU is 'contractant' (1-Lipschitz), as the proof of Theorem 1 assumes when it "
+    "bounds ||dh^(l)/dh^(l-1)|| by ||W^(l)||.",
+    equation="GELU'(x) <= 1 for every x   (measured: max_x GELU'(x) = Phi(sqrt 2) + sqrt 2 "
+    "phi(sqrt 2) = 1.128904... at x = sqrt 2)",
+    notes="The left side is GELU's slope by torch autograd on a grid of [-10, 10] refined by a "
+    "bounded scalar search; the control is its closed form (its maximum must equal "
+    "GELU_LIPSCHITZ to 1e-9, or the check is inconclusive).",
+    erratum=Erratum(
+        "proof step",
+        "Step 5 of the proof of Theorem 1 (Appendix B.2) treats the activation as "
+        "'contractant', ||dh^(l)/dh^(l-1)|| <= ||W^(l)||; for GELU the factor is up to "
+        "1.1289 ||W^(l)|| (GELU' peaks at 1.1289 at x = sqrt 2).",
+        downstream="Theorem 1 as written fails for GELU on the W^(1..L-1) block "
+        "(ad.thm1.block.as-written), by up to 1.1289^(2(K-1)) with K layers before the last; "
+        "with each ||W^(l)|| times 1.1289 it holds (ad.thm1.block)."),
+    correction="GELU is 1.1289-Lipschitz: carry the factor Lip(s) = 1.1289 into each "
+    "||W^(l)|| of Theorem 1's product (ad.thm1.block).",
+    search=Search({"x": (-10.0, 10.0)}, lambda p: (_gelu_slope(p["x"]), np.ones(1)),
+                  budget=(200, 2000), note="x in [-10, 10]"),
 )
 def _check_gelu(ctx: CheckContext) -> Outcome:
-    import torch
-
-    def slope(x: np.ndarray) -> np.ndarray:
-        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad(torch.nn.functional.gelu(t).sum(), t)
-        return g.numpy()
-
     grid = np.linspace(-10, 10, ctx.pick(200_001, 2_000_001))
-    s = slope(grid)
+    s = _gelu_slope(grid)
     x0 = grid[np.argmax(s)]
-    res = optimize.minimize_scalar(lambda x: -slope(np.array([x]))[0],
+    res = optimize.minimize_scalar(lambda x: -_gelu_slope(np.array([x]))[0],
                                    bounds=(x0 - 1e-3, x0 + 1e-3), method="bounded",
                                    options={"xatol": 1e-10})
-    measured = -res.fun
-    verdict = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
+    measured = float(-res.fun)
+    # the control: autograd's maximum is GELU's closed-form Lipschitz constant
+    control = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
                                what="torch autograd max GELU' vs closed form")
-    verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
-                            argmax=float(res.x), sqrt2=float(np.sqrt(2)), seed=ctx.seed)
+    ev = {"measured_max_slope": measured, "closed_form": sm.GELU_LIPSCHITZ,
+          "argmax": float(res.x), "sqrt2": float(np.sqrt(2)), "control": control.status,
+          "seed": ctx.seed}
+    if control.status != "holds":
+        verdict = Verdict("inconclusive", f"the control failed: {control.reason}", ev)
+    else:
+        verdict = bound_verdict(BoundSides(np.array([measured]), np.ones(1)),
+                                what="GELU'(x) <= 1 (the proof's 'contractant')", evidence=ev)
     df = pd.DataFrame({"x": grid[::100], "gelu_slope": s[::100]})
     fig, (ax,) = plotting.figure()
     ax.plot(df.x, df.gelu_slope, label="GELU'(x) (torch autograd)")

@@ -1,11 +1,12 @@
 """The framework every layer builds on, and knows nothing of the papers: the claims registry and
 its check context, verdict rules (bounds in ``verdicts``, trends in ``trends``, verdicts
-over readings in ``readings``), the targeted search, argument specs, crash-safe files, Dask
+over readings in ``readings``), the targeted search and the characterization beyond its
+box, argument specs, crash-safe files, Dask
 execution, plotting and report helpers. The bottom layer of the import contract."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "context", "draws", "execution", "files", "meta", "outputs", "papers", "plotting",
-    "readings", "registry", "reports", "search", "sequential", "stopping", "trends", "validate",
-    "values", "verdicts",
+    "bands", "characterize", "context", "draws", "execution", "files", "meta", "outputs",
+    "papers", "plotting", "readings", "registry", "reports", "search", "sequential", "stopping",
+    "trends", "validate", "values", "verdicts",
 ]

@@ -59,6 +59,48 @@ def _goes_against(v: Verdict) -> bool:
     return any(p in AGAINST for p in parts)
 
 
+def _measurement(v: Verdict) -> str:
+    """A verdict's status and evidence as one canonical string (arrays in full)."""
+    import json
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        if isinstance(x, np.generic):
+            return x.item()
+        return repr(x)
+
+    return v.status + json.dumps(v.evidence, sort_keys=True, default=plain)
+
+
+def merge_identical(by_reading: Mapping[str, Verdict], default: str
+                    ) -> tuple[dict[str, Verdict], str, list[list[str]]]:
+    """Readings that measured the same thing, merged: readings whose verdicts have identical
+    status and evidence (a choice that cannot affect the measured quantity, such as where the
+    LOO runs start for a claim that reads only the run on S) become one reading named
+    ``"a = b"``. Returns the merged readings, the default's merged name and the groups of two
+    or more.
+
+    >>> from boundbench.framework.verdicts import Verdict
+    >>> m, d, g = merge_identical({"a": Verdict("holds", "x", {"r": 1}),
+    ...                            "b": Verdict("holds", "y", {"r": 1}),
+    ...                            "c": Verdict("holds", "z", {"r": 2})}, "b")
+    >>> list(m), d, g
+    (['a = b', 'c'], 'a = b', [['a', 'b']])
+    """
+    groups: dict[str, list[str]] = {}
+    for name, v in by_reading.items():
+        groups.setdefault(_measurement(v), []).append(name)
+    merged: dict[str, Verdict] = {}
+    default_name = default
+    for names in groups.values():
+        label = " = ".join(names)
+        merged[label] = by_reading[names[0]]
+        if default in names:
+            default_name = label
+    return merged, default_name, [n for n in groups.values() if len(n) > 1]
+
+
 def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: str) -> Verdict:
     """One verdict over the readings of a choice the paper leaves open (``by_reading``: reading
     name -> its verdict; ``default``: the reading the paper's text describes, or ours where it
@@ -69,7 +111,9 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     two different decided verdicts give ``depends-on-reading``, naming which readings give which;
     no decided reading gives ``inconclusive``. The evidence keeps the deciding reading's evidence
     (the default where it decided), every reading's status and reason (``by_reading``), and the
-    readings against the paper (``readings_against_paper``).
+    readings against the paper (``readings_against_paper``). Readings with identical
+    measurements are counted once, named together (:func:`merge_identical`; the groups in
+    ``merged_readings``).
 
     Parameters
     ----------
@@ -106,6 +150,7 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     for name, v in by_reading.items():
         if not isinstance(v, Verdict):
             raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
+    by_reading, default, merged_groups = merge_identical(by_reading, default)
     decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
     deciding = default if (default in decided or not decided) else next(iter(decided))
     base = by_reading[deciding]
@@ -113,7 +158,8 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
                                          for name, v in by_reading.items()}
     ev: dict[str, Any] = {**base.evidence, "by_reading": table, "default_reading": default,
           "deciding_reading": deciding, "n_readings": len(by_reading),
-          "readings_against_paper": [n for n, v in by_reading.items() if _goes_against(v)]}
+          "readings_against_paper": [n for n, v in by_reading.items() if _goes_against(v)],
+          **({"merged_readings": merged_groups} if merged_groups else {})}
     # the combined verdict flips when any reading's does: the reading nearest its threshold
     margins = {n: v.evidence for n, v in by_reading.items()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)

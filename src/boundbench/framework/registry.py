@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boundbench.framework import papers as _papers
+from boundbench.framework.characterize import apply_characterization, not_probed
 from boundbench.framework.context import CheckContext, salt
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.outputs import save as _save
@@ -394,6 +395,15 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
+            outcome = replace(outcome, verdict=apply_characterization(
+                outcome.verdict, c.search, found, ctx))
+        elif c.kind == "bound" and outcome.verdict.status in ("violated", "ill-posed"):
+            # no claim skips the characterization silently (framework.characterize)
+            outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
+                characterization=not_probed(
+                    "it declares no search space (Search): its instances are not points of a "
+                    "parameter box the stage could walk out of; its own evidence gives the "
+                    "measured sizes")))
         title, marked = _say_what_was_decided(c, outcome)
         with style():
             figure, table, files, layout, prov = _save(ctx, outcome)

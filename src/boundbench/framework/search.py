@@ -56,6 +56,14 @@ class Search:
         ``(params, k) -> params``, an exact map of instances followed from the worst one.
     symmetry_note : str
         The map in words.
+    maps : mapping of str to callable, optional
+        Name -> ``(params, k) -> params``: maps of the claim's data that are not symmetries
+        (translating a dataset along its separating line, say), defined for every ``k > 0``
+        with ``k = 1`` the identity; the characterization stage
+        (:mod:`boundbench.framework.characterize`) follows them beside every axis.
+    quantities : callable, optional
+        ``params -> {name: value}``: an instance in its assumptions' own terms (``B``,
+        ``lam``, ``n``), how a violation's instances and boundary are quoted.
 
     References
     ----------
@@ -81,13 +89,19 @@ class Search:
     # sides(params, ctx): the space is a claim's own measured instances (e.g. its trained
     # models), which the check context's cached tables hold
     with_context: bool = False
-    # a known symmetry of the statement: (params, k) -> params, an exact map of instances whose
-    # ratio the search follows from its worst instance for k = 2, 4, ..., 2^SYMMETRY_STEPS,
-    # outside the box too (a box caps what it finds; along a symmetry the ratio may grow
-    # without limit, which the evidence then says); ``symmetry_note`` names the map
+    # a known symmetry of the statement: (params, k) -> params, an exact map of instances that
+    # the characterization stage follows from the worst instance, outside the box too (a box
+    # caps what the search finds; along a symmetry the ratio may grow without limit, which the
+    # evidence then says); ``symmetry_note`` names the map
     symmetry: Callable[[dict[str, Any], float], dict[str, Any]] | None = field(default=None,
                                                                                  repr=False)
     symmetry_note: str = ""
+    # maps of the data that are not symmetries: name -> (params, k) -> params, k = 1 the identity
+    maps: Mapping[str, Callable[[dict[str, Any], float], dict[str, Any]]] = field(
+        default_factory=dict, repr=False)
+    # params -> {name: value}: an instance in its assumptions' terms (B, lam, n), for the report
+    quantities: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None,
+                                                                            repr=False)
 
     def __post_init__(self) -> None:
         if not self.space:
@@ -147,7 +161,7 @@ def worst_ratio(lhs: Any, rhs: Any, atol: float = 0.0) -> float:
     return float(r.max())
 
 
-SYMMETRY_STEPS = 10  # k up to 2^10 along a declared symmetry
+SYMMETRY_STEPS = 10  # k up to 2^10 beyond the box (framework.characterize)
 UNBOUNDED_GROWTH = 1.5  # each of the last doublings of k multiplies the ratio by at least this
 
 
@@ -158,33 +172,26 @@ class SearchResult:
     n_evals: int
     method: str = "differential evolution (scipy), unit-cube encoding"
     n_refused: int = 0  # instances whose sides raised (outside the assumptions, solver failure)
-    # the ratio along the search's symmetry from the box's worst instance (None: no symmetry)
-    along_symmetry: dict[str, Any] | None = None
 
 
-def follow_symmetry(search: Search, params: dict[str, Any], score: Callable[[dict], float]
-                    ) -> dict[str, Any]:
-    """The ratio along ``search.symmetry`` from ``params`` for k = 1, 2, 4, ..., 2^SYMMETRY_STEPS:
-    ``unbounded`` when it keeps growing (each of the last three doublings multiplies it by at
-    least :data:`UNBOUNDED_GROWTH`, so it grows like a power of k), with the best instance on
-    the path."""
-    if search.symmetry is None:
-        raise ValueError("this search declares no symmetry")
-    ks = [2.0**j for j in range(SYMMETRY_STEPS + 1)]
-    ratios, insts = [], []
-    for k in ks:
-        q = search.symmetry(dict(params), k)
-        insts.append(q)
-        ratios.append(score(q))
-    r = np.array(ratios)
-    tail = r[-4:]
-    unbounded = bool(np.all(tail[:-1] > 0) and np.all(tail[1:] >= UNBOUNDED_GROWTH * tail[:-1]))
-    j = int(np.argmax(r))
-    return {"map": search.symmetry_note, "k": ks, "ratio": [float(x) for x in r],
-            "unbounded": unbounded, "best_k": ks[j], "best_ratio": float(r[j]),
-            "best_instance": insts[j],
-            "growth_exponent": (float(np.log(tail[-1] / tail[0]) / np.log(ks[-1] / ks[-4]))
-                                if tail[0] > 0 else None)}
+def scorer(search: Search, context: Any = None) -> Callable[[dict[str, Any]], float]:
+    """``params -> lhs/rhs`` of one instance (:func:`worst_ratio` of its sides), raising where
+    the sides do (outside the assumptions): what the characterization stage scores with."""
+    if search.with_context and context is None:
+        raise ValueError("this search's sides take the check context: pass context=")
+
+    def score(params: dict[str, Any]) -> float:
+        if search.batched:  # a population of one
+            one = {k: np.asarray([v]) for k, v in params.items()}
+            lhs, rhs = search.sides(one, context) if search.with_context else search.sides(one)
+            lhs = np.asarray(lhs, dtype=np.float64).reshape(1, -1)[0]
+            rhs = np.asarray(rhs, dtype=np.float64).reshape(1, -1)[0]
+        else:
+            lhs, rhs = (search.sides(params, context) if search.with_context
+                        else search.sides(params))
+        return worst_ratio(lhs, rhs, search.atol)
+
+    return score
 
 
 class _Stop(Exception):
@@ -287,20 +294,8 @@ def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any) -> S
         pass
     params = {k: (v.item() if hasattr(v, "item") else v)
               for k, v in search.decode(best["u"]).items()}
-    along = None
-    if search.symmetry is not None and best["ratio"] > 0:
-        def score_params(q: dict[str, Any]) -> float:
-            try:
-                return worst_ratio(*search.sides(q), search.atol)
-            except (ValueError, np.linalg.LinAlgError, ArithmeticError):
-                return 0.0
-
-        along = follow_symmetry(search, params, score_params)
-        best["n"] += len(along["k"])
-        if along["best_ratio"] > best["ratio"]:
-            best["ratio"], params = along["best_ratio"], along["best_instance"]
     return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]),
-                        n_refused=int(best["refused"]), along_symmetry=along)
+                        n_refused=int(best["refused"]))
 
 
 def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
@@ -319,12 +314,6 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
         "search_evals": result.n_evals, "search_method": result.method,
         "search_instances_refused": result.n_refused,
     }
-    if result.along_symmetry is not None:
-        a = result.along_symmetry
-        ev["along_symmetry"] = {k: a[k] for k in ("map", "k", "ratio", "unbounded",
-                                                  "growth_exponent")}
-        if a["unbounded"]:
-            ev["unbounded_along"] = a["map"]
     if 0 < worst < 1:
         ev["loose_by_factor"] = 1.0 / worst
     return ev
@@ -340,11 +329,6 @@ def apply_search(verdict: Any, result: SearchResult) -> Any:
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
             f"{result.worst_ratio:.4g}")
-    if ev.get("unbounded_along"):
-        a = ev["along_symmetry"]
-        said += (f", unbounded along {a['map']} (lhs/rhs {a['ratio'][0]:.3g} at k = 1, "
-                 f"{a['ratio'][-1]:.3g} at k = {a['k'][-1]:g}, growing like k^"
-                 f"{a['growth_exponent']:.2f})")
     if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
         inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                          for k, v in result.instance.items())

@@ -1,0 +1,70 @@
+"""The README's findings block beside the larger audits the repository keeps
+(``docs/larger-audits.json``): each claim the quick audit leaves undecided with its latest
+standard- or paper-scale verdict, and each claim a larger audit decided otherwise, with both
+verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _when(r: dict[str, Any]) -> str:
+    budget = f", {r['budget_seconds'] / 60:.0f}-min budget" if r.get("budget_seconds") else ""
+    return f"{r['created'][:10]}, {r['device']}{budget}"
+
+
+def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str]:
+    """The claims the quick audit ``rec`` leaves inconclusive, each with its latest verdict in
+    ``larger`` (records of standard- or paper-scale audits, :func:`record`), grouped: against
+    the paper, decided with it, still undecided. Each verdict dated and labelled with its scale,
+    device and budget; empty when no record holds such a claim."""
+    latest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for r in sorted(larger, key=lambda r: r["created"]):
+        for c in r["claims"]:
+            latest[c["id"]] = (r, c)
+    open_ = [c["id"] for c in rec["claims"] if c["verdict"] == "inconclusive"
+             and c["id"] in latest]
+    differ = _decided_otherwise(rec, latest)
+    if not open_:
+        return differ
+    groups: dict[str, list[str]] = {"against the paper": [], "with the paper": [],
+                                    "still undecided": []}
+    for cid in open_:
+        r, c = latest[cid]
+        group = ("still undecided" if c["verdict"] in ("inconclusive", "not-testable") else
+                 "against the paper" if c.get("against_paper") else "with the paper")
+        size = f", {c['size']}" if c.get("size") and group != "still undecided" else ""
+        groups[group].append(f"`{cid}` {c['verdict']} ({r['scale']}, {_when(r)}{size})")
+    return ["", f"{len(open_)} claims the quick scale leaves undecided (smoke runs), with their "
+            "latest recorded standard- or paper-scale verdict (`docs/larger-audits.json`):", "",
+            *[f"- {g}: " + "; ".join(items) for g, items in groups.items() if items], *differ]
+
+
+# why a larger scale can decide a claim otherwise than the quick one, by what it changes
+_WHY_SCALES_DIFFER = (
+    "a larger scale runs more datasets, steps and search evaluations: an interval narrows "
+    "(or its readings split), a grid reaches further, a search finds an instance the quick "
+    "budget misses; neither verdict is overwritten, both are measured")
+
+
+def _decided_otherwise(rec: dict[str, Any],
+                       latest: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> list[str]:
+    """The claims ``rec`` decided whose latest standard- or paper-scale verdict (``latest``)
+    is another decided one: both verdicts, with their sizes, and why scales can differ."""
+    undecided = ("inconclusive", "not-testable")
+    rows = []
+    for c in rec["claims"]:
+        if c["id"] not in latest or c["verdict"] in undecided:
+            continue
+        r, big = latest[c["id"]]
+        if big["verdict"] in undecided or big["verdict"] == c["verdict"]:
+            continue
+        here = f" ({c['size']})" if c.get("size") else ""
+        there = f" ({big['size']})" if big.get("size") else ""
+        rows.append(f"- `{c['id']}`: {rec['scale']} **{c['verdict']}**{here}; {r['scale']} "
+                    f"({_when(r)}) **{big['verdict']}**{there}")
+    if not rows:
+        return []
+    return ["", f"{len(rows)} claims a larger recorded audit decided otherwise than this "
+            f"{rec['scale']} one ({_WHY_SCALES_DIFFER}; `docs/results-log.md` gives each "
+            "run's reasons):", "", *rows]
