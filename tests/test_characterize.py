@@ -202,3 +202,13 @@ def test_lemma_a24s_headline_size_is_the_readmes_on_any_cpu(tmp_path, flags):
     sizes = [ln.strip().removeprefix("size: ") for ln in r.stdout.splitlines()
              if ln.strip().startswith("size: ")]
     assert sizes == [want], r.stdout[:2000] + r.stderr[-2000:]
+
+
+def test_a_split_verdict_is_characterized_too(audited):
+    """Theorem 2.2's main form is violated under the local-L reading: the stage finds the
+    ratio growing like dist0^(-1/2) as the start's distance to the optimum shrinks (found, not
+    declared), while the verdict stays depends-on-reading."""
+    r = audited("fu.thm2.2.main")
+    assert r["verdict"] == "depends-on-reading"
+    assert r["evidence"]["unbounded_along"] == "dist0 -> dist0 / k"
+    assert r["evidence"]["growth"]["growth_exponent"] == pytest.approx(0.5, abs=0.05)

@@ -406,16 +406,17 @@ def apply_characterization(verdict: Any, search: Search, found: Any, context: An
                            ) -> Any:
     """``verdict`` with the characterization of ``found`` (the search's worst instance) in its
     evidence and reason, for a violated, ill-posed or tight bound (worst ratio >= :data:`TIGHT`);
-    a bound that holds in the box but fails beyond it is ``violated``, with the instance."""
+    a bound that holds in the box but fails beyond it is ``violated``, with the instance (a
+    ``depends-on-reading`` one keeps its verdict: the search states one reading)."""
     from boundbench.framework.execution import one_torch_thread
     from boundbench.framework.search import scorer
     from boundbench.framework.verdicts import NUMERIC_RTOL, Verdict, with_margin
 
     status = verdict.status
-    if status not in ("violated", "ill-posed", "holds"):
+    if status not in ("violated", "ill-posed", "holds", "depends-on-reading"):
         return verdict
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
-    if status == "holds" and found.worst_ratio < TIGHT:
+    if status in ("holds", "depends-on-reading") and found.worst_ratio < TIGHT:
         return verdict  # loose everywhere the search looked: nothing to walk out from
     if not found.worst_ratio > 0:
         return verdict.with_evidence(characterization=not_probed(
