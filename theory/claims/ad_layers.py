@@ -211,7 +211,7 @@ def _gelu_chain_search() -> Search:
        "||Hess_{h^(L-1)} L||",
        notes="Same random MLPs as ad.thm1.block (ReLU is 1-Lipschitz, so only GELU can break "
        "it); the targeted search runs over width-1 GELU chains, where the slope's excess "
-       "compounds layer by layer. The proof step behind it is ad.gelu-lipschitz.",
+       "compounds layer by layer. The proof step behind it is ad.gelu-contractant.",
        correction="Each ||W^(l)|| times the activation's Lipschitz constant (1.1289 for GELU): "
        "ad.thm1.block, which holds on every tested instance.",
        search=_gelu_chain_search())

@@ -304,18 +304,61 @@ def _gelu_slope(x: np.ndarray) -> np.ndarray:
     return g.numpy()
 
 
+def _gelu_max_slope(ctx: CheckContext) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """GELU's slope on a grid of [-10, 10] and its maximum refined by a bounded scalar search:
+    (grid, slopes, max slope, argmax)."""
+    grid = np.linspace(-10, 10, ctx.pick(200_001, 2_000_001))
+    s = _gelu_slope(grid)
+    x0 = grid[np.argmax(s)]
+    res = optimize.minimize_scalar(lambda x: -_gelu_slope(np.array([x]))[0],
+                                   bounds=(x0 - 1e-3, x0 + 1e-3), method="bounded",
+                                   options={"xatol": 1e-10})
+    return grid, s, float(-res.fun), float(res.x)
+
+
+def _gelu_figure(grid: np.ndarray, s: np.ndarray, title: str):
+    fig, (ax,) = plotting.figure()
+    ax.plot(grid[::100], s[::100], label="GELU'(x) (torch autograd)")
+    ax.axhline(1.0, color="k", ls=":", lw=1, label="1 (ReLU's Lipschitz constant)")
+    ax.axhline(sm.GELU_LIPSCHITZ, color="C3", ls="--", lw=1, label=f"{sm.GELU_LIPSCHITZ:.6f}")
+    ax.set_xlabel("x")
+    ax.set_ylabel("GELU'(x)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
+
+
 @claim(
     "ad.gelu-lipschitz",
+    paper="ad",
+    where="Theorem 1 proof (B.2), step 5: GELU's Lipschitz constant",
+    kind="equality",
+    statement="GELU's largest slope is Phi(sqrt 2) + sqrt 2 phi(sqrt 2) = 1.1289 at x = sqrt 2 "
+    "(the constant boundbench's corrected Theorem 1 uses; that the proof's 'contractant' is "
+    "therefore false is the finding ad.gelu-contractant).",
+    equation="max_x GELU'(x) = 1.128904...",
+)
+def _check_gelu(ctx: CheckContext) -> Outcome:
+    grid, s, measured, argmax = _gelu_max_slope(ctx)
+    verdict = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
+                               what="torch autograd max GELU' vs closed form")
+    verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
+                                    argmax=argmax, sqrt2=float(np.sqrt(2)), seed=ctx.seed)
+    fig = _gelu_figure(grid, s, f"{ctx.claim_id}: {verdict.status}")
+    return Outcome(verdict, pd.DataFrame({"x": grid[::100], "gelu_slope": s[::100]}), fig)
+
+
+@claim(
+    "ad.gelu-contractant",
     paper="ad",
     where="Theorem 1 proof (B.2), step 5: GELU 'contractant'",
     kind="bound",
     statement="GELU is 'contractant' (1-Lipschitz), as the proof of Theorem 1 assumes when it "
     "bounds ||dh^(l)/dh^(l-1)|| by ||W^(l)||.",
-    equation="GELU'(x) <= 1 for every x   (measured: max_x GELU'(x) = Phi(sqrt 2) + sqrt 2 "
-    "phi(sqrt 2) = 1.128904... at x = sqrt 2)",
+    equation="GELU'(x) <= 1 for every x",
     notes="The left side is GELU's slope by torch autograd on a grid of [-10, 10] refined by a "
-    "bounded scalar search; the control is its closed form (its maximum must equal "
-    "GELU_LIPSCHITZ to 1e-9, or the check is inconclusive).",
+    "bounded scalar search; the control is its closed form (ad.gelu-lipschitz: the maximum "
+    "must equal 1.128904 to 1e-9, or the check is inconclusive).",
     erratum=Erratum(
         "proof step",
         "Step 5 of the proof of Theorem 1 (Appendix B.2) treats the activation as "
@@ -329,31 +372,18 @@ def _gelu_slope(x: np.ndarray) -> np.ndarray:
     search=Search({"x": (-10.0, 10.0)}, lambda p: (_gelu_slope(p["x"]), np.ones(1)),
                   budget=(200, 2000), note="x in [-10, 10]"),
 )
-def _check_gelu(ctx: CheckContext) -> Outcome:
-    grid = np.linspace(-10, 10, ctx.pick(200_001, 2_000_001))
-    s = _gelu_slope(grid)
-    x0 = grid[np.argmax(s)]
-    res = optimize.minimize_scalar(lambda x: -_gelu_slope(np.array([x]))[0],
-                                   bounds=(x0 - 1e-3, x0 + 1e-3), method="bounded",
-                                   options={"xatol": 1e-10})
-    measured = float(-res.fun)
+def _check_gelu_contractant(ctx: CheckContext) -> Outcome:
+    grid, s, measured, argmax = _gelu_max_slope(ctx)
     # the control: autograd's maximum is GELU's closed-form Lipschitz constant
     control = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
                                what="torch autograd max GELU' vs closed form")
-    ev = {"measured_max_slope": measured, "closed_form": sm.GELU_LIPSCHITZ,
-          "argmax": float(res.x), "sqrt2": float(np.sqrt(2)), "control": control.status,
-          "seed": ctx.seed}
+    ev = {"measured_max_slope": measured, "closed_form": sm.GELU_LIPSCHITZ, "argmax": argmax,
+          "control": control.status, "seed": ctx.seed}
     if control.status != "holds":
         verdict = Verdict("inconclusive", f"the control failed: {control.reason}", ev)
     else:
         verdict = bound_verdict(BoundSides(np.array([measured]), np.ones(1)),
                                 what="GELU'(x) <= 1 (the proof's 'contractant')", evidence=ev)
+    fig = _gelu_figure(grid, s, f"{ctx.claim_id}: {verdict.status}")
     df = pd.DataFrame({"x": grid[::100], "gelu_slope": s[::100]})
-    fig, (ax,) = plotting.figure()
-    ax.plot(df.x, df.gelu_slope, label="GELU'(x) (torch autograd)")
-    ax.axhline(1.0, color="k", ls=":", lw=1, label="1 (ReLU's Lipschitz constant)")
-    ax.axhline(sm.GELU_LIPSCHITZ, color="C3", ls="--", lw=1, label=f"{sm.GELU_LIPSCHITZ:.6f}")
-    ax.set_xlabel("x")
-    ax.set_ylabel("GELU'(x)")
-    ax.legend(fontsize=7)
-    return Outcome(verdict, df, fig)
+    return Outcome(verdict, df.assign(lhs=df.gelu_slope, rhs=1.0), fig)
