@@ -280,7 +280,12 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     (tmp_path / "docs/bounds.md").write_text("stale\n")
     audit_json = readme_audit[0] / "figures" / "audit.json"
     r = _boundbench("regenerate", "--root", str(tmp_path), "--out", str(audit_json.parent))
-    assert r.stdout.count("written: ") == 3
+    assert r.stdout.count("written: ") == 5
+    # the audit's errata and page show where a larger audit decided otherwise (issue 60):
+    # Cor. 3.1, contradicted at quick scale, depends-on-reading at the paper scale
+    sheet = (audit_json.parent / "errata.md").read_text()
+    assert "**At a larger scale.** paper scale (2026-11-26, CPU): depends-on-reading" in sheet
+    assert "At a larger scale:</i> paper scale" in (audit_json.parent / "audit.html").read_text()
     assert (tmp_path / "docs/bounds.md").read_text() == (root / "docs/bounds.md").read_text()
     rec = json.loads((tmp_path / "docs/last-audit.json").read_text())
     old = json.loads((root / "docs/last-audit.json").read_text())

@@ -31,6 +31,7 @@ from boundbench.framework.characterize import summary as characterization_summar
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides
+from boundbench.larger import larger_line, latest_verdicts
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")
@@ -103,9 +104,13 @@ def rerun_scale(meta: dict[str, Any]) -> str:
     return "SCALE" if str(meta["scale"]).startswith("mixed") else str(meta["scale"])
 
 
-def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) -> str:
+def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
+           larger: list[dict[str, Any]] | None = None) -> str:
     """The errata sheet (markdown) of ``report`` (an ``audit.json``) whose outputs lie in
-    ``folder``: one page per paper, or only ``paper``'s."""
+    ``folder``: one page per paper, or only ``paper``'s; with ``larger`` (records of standard-
+    or paper-scale audits, ``docs/larger-audits.json``), each finding a larger audit decided
+    otherwise says so, with both verdicts."""
+    latest = latest_verdicts(larger or [])
     titles = _claims.titles_of(report["claims"])
     if paper is not None and paper not in titles:
         raise ValueError(f"paper must be one of the audit's papers, {sorted(titles)} (got "
@@ -141,7 +146,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None) ->
             if not part:
                 lines += ["None in this audit.", ""]
             for r in part:
-                lines += _entry(r, reg.get(r["id"]), folder)
+                lines += _entry(r, reg.get(r["id"]), folder,
+                                larger_line(r["id"], r["verdict"], latest))
     return "\n".join(lines) + "\n"
 
 
@@ -165,7 +171,7 @@ def _size(ev: dict[str, Any]) -> str:
     return f"worst lhs/rhs found {fmt_ratio(worst)}" if isinstance(worst, float) else ""
 
 
-def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
+def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[str]:
     err = r.get("erratum") or {}
     what = f" ({_FAILS[err['fails']]})" if err.get("fails") in _FAILS else ""
     lines = [f'<a id="{_anchor(r["id"])}"></a>', "",
@@ -195,6 +201,8 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
         lines += [f"**Fragile.** The deciding statistic is {ev0.get('margin_to_flip'):.3g} "
                   f"({ev0.get('margin_units')}) from its threshold: a small change of the data "
                   "(another seed, size or machine) may decide otherwise.", ""]
+    if larger:
+        lines += [f"**At a larger scale.** {larger}.", ""]
     if r.get("figure"):
         lines += [f"![{r['id']}: {r['verdict']}]({r['figure']})", ""]
     lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"
@@ -233,9 +241,10 @@ def _entry(r: dict[str, Any], c: Any, folder: Path) -> list[str]:
     return lines
 
 
-def write(folder: Path, *, paper: str | None = None, audit: Path | None = None) -> Path:
+def write(folder: Path, *, paper: str | None = None, audit: Path | None = None,
+          larger: list[dict[str, Any]] | None = None) -> Path:
     """Write ``errata.md`` (or ``errata-<paper>.md``) into ``folder`` from its ``audit.json``
-    (or ``audit``)."""
+    (or ``audit``); ``larger``: records of larger audits to show beside (:func:`render`)."""
     from boundbench import catalogue
 
     catalogue.load()
@@ -256,7 +265,7 @@ def write(folder: Path, *, paper: str | None = None, audit: Path | None = None) 
                              f"{i} lacks {lacks} (an older or hand-edited report; rerun the "
                              "audit)")
     try:
-        text = render(report, src.parent, paper=paper)
+        text = render(report, src.parent, paper=paper, larger=larger)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"audit {str(src)!r} is not one this version reads ({type(exc).__name__}"
                          f": {exc}; an older or hand-edited report; rerun the audit)") from None

@@ -114,7 +114,9 @@ def replace_readme_block(path: Path, text: str) -> None:
 def regenerate(root: Path, audit_json: Path) -> list[Path]:
     """Remake what the repository at ``root`` generates: ``docs/bounds.md`` from the registry,
     ``docs/last-audit.json`` and the README's findings block from ``audit_json`` (a quick audit
-    at seed 0, what the README's main command writes). The files written, in that order."""
+    at seed 0, what the README's main command writes), then that audit's ``errata.md`` and
+    ``audit.html`` with the larger audits' verdicts beside its own. The files written, in that
+    order."""
     root = Path(root)
     bounds, record, readme = root / "docs" / "bounds.md", root / "docs" / "last-audit.json", \
         root / "README.md"
@@ -139,4 +141,13 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     write_atomic(bounds, lambda t: t.write_text(table))
     rec = write_record(report, record)
     replace_readme_block(readme, readme_block(rec, root))
-    return [bounds, record, readme]
+    # the audit's errata sheet and page, with the larger audits that decided otherwise beside
+    # its verdicts (the audit alone knows none of them)
+    from boundbench import errata
+    from boundbench.html_report import render_html
+
+    folder, larger = Path(audit_json).parent, read_larger(root / LARGER)
+    sheet = errata.write(folder, larger=larger)
+    page = render_html(report, larger)
+    write_atomic(folder / "audit.html", lambda t: t.write_text(page))
+    return [bounds, record, readme, sheet, folder / "audit.html"]

@@ -16,6 +16,7 @@ import jinja2
 
 from boundbench.errata import rerun_scale
 from boundbench.framework import registry as _claims
+from boundbench.larger import Latest, larger_line, latest_verdicts
 from boundbench.rendering import (
     VERDICT_HELP,
     anchor,
@@ -35,8 +36,9 @@ _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates")
                           lstrip_blocks=True)
 
 
-def _claim(r: dict[str, Any]) -> dict[str, Any]:
-    """What the page shows of one claim (plain strings and pairs, no nested evidence)."""
+def _claim(r: dict[str, Any], latest: Latest | None = None) -> dict[str, Any]:
+    """What the page shows of one claim (plain strings and pairs, no nested evidence);
+    ``latest``: the larger audits' latest verdicts, shown where they decided otherwise."""
     prov = r.get("provenance")
     return {"id": r["id"], "anchor": anchor(r["id"]), "paper": r["paper"],
             "where": r["where"], "kind": r["kind"], "verdict": r["verdict"],
@@ -46,18 +48,20 @@ def _claim(r: dict[str, Any]) -> dict[str, Any]:
             "figure": r.get("figure") or "", "table": r.get("table") or "",
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
             "against": is_finding(r),
-            "correction": r.get("correction") or "", "error": r.get("error") or ""}
+            "correction": r.get("correction") or "", "error": r.get("error") or "",
+            "larger": larger_line(r["id"], r["verdict"], latest or {})}
 
 
-def _paper(paper: str, title: str, rs: list[dict[str, Any]]) -> dict[str, Any]:
-    claims = [_claim(r) for r in rs]
+def _paper(paper: str, title: str, rs: list[dict[str, Any]],
+           latest: Latest | None = None) -> dict[str, Any]:
+    claims = [_claim(r, latest) for r in rs]
     return {"key": paper, "title": title, "claims": claims,
             "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
             "errata": [c for c in claims if c["against"]],
             "difficult": [(r["id"], anchor(r["id"]), difficulty(r)) for r in difficult(rs)]}
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = None) -> str:
     """The page for ``report`` (an ``audit.json``), as text.
 
     Parameters
@@ -65,6 +69,9 @@ def render_html(report: dict[str, Any]) -> str:
     report : dict
         The audit's report: ``meta`` and ``claims`` as :func:`boundbench.audit.run_audit`
         writes them.
+    larger : list of dict, optional
+        Records of standard- or paper-scale audits (``docs/larger-audits.json``): a claim one
+        of them decided otherwise shows both verdicts.
 
     Returns
     -------
@@ -74,10 +81,13 @@ def render_html(report: dict[str, Any]) -> str:
     """
     meta, results = report["meta"], report["claims"]
     titles = _claims.titles_of(results)
+    latest = latest_verdicts(larger or [])
     return _ENV.get_template("audit.html.j2").render(
         meta=meta, rerun=rerun_scale(meta), machine=" ".join(machine_line(meta)),
         environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
         verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
-        found=[_claim(r) for r in findings(results)], claims=[_claim(r) for r in results],
-        papers=[_paper(p, t, [r for r in results if r["paper"] == p]) for p, t in titles.items()],
+        found=[_claim(r, latest) for r in findings(results)],
+        claims=[_claim(r, latest) for r in results],
+        papers=[_paper(p, t, [r for r in results if r["paper"] == p], latest)
+                for p, t in titles.items()],
         verdicts=sorted({r["verdict"] for r in results}))

@@ -13,15 +13,48 @@ def _when(r: dict[str, Any]) -> str:
     return f"{r['created'][:10]}, {r['device']}{budget}"
 
 
+Latest = dict[str, tuple[dict[str, Any], dict[str, Any]]]
+UNDECIDED = ("inconclusive", "not-testable")
+
+
+def latest_verdicts(larger: list[dict[str, Any]]) -> Latest:
+    """Each claim's latest entry in ``larger`` (records of standard- or paper-scale audits):
+    claim id -> (record, the claim's entry)."""
+    latest: Latest = {}
+    for r in sorted(larger, key=lambda r: r["created"]):
+        for c in r["claims"]:
+            latest[c["id"]] = (r, c)
+    return latest
+
+
+def decided_otherwise(cid: str, verdict: str, latest: Latest
+                      ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The latest larger audit of ``cid`` where it decided otherwise than ``verdict`` (both
+    decided), else None."""
+    if cid not in latest or verdict in UNDECIDED:
+        return None
+    r, big = latest[cid]
+    return None if big["verdict"] in UNDECIDED or big["verdict"] == verdict else (r, big)
+
+
+def larger_line(cid: str, verdict: str, latest: Latest) -> str:
+    """"paper (2026-11-26, CPU): depends-on-reading (size)" where a larger audit decided
+    ``cid`` otherwise than ``verdict``, with why scales can differ; else ""."""
+    found = decided_otherwise(cid, verdict, latest)
+    if found is None:
+        return ""
+    r, big = found
+    size = f" ({big['size']})" if big.get("size") else ""
+    return (f"{r['scale']} scale ({_when(r)}): {big['verdict']}{size}, where this audit says "
+            f"{verdict}; {WHY_SCALES_DIFFER}")
+
+
 def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str]:
     """The claims the quick audit ``rec`` leaves inconclusive, each with its latest verdict in
     ``larger`` (records of standard- or paper-scale audits, :func:`record`), grouped: against
     the paper, decided with it, still undecided. Each verdict dated and labelled with its scale,
     device and budget; empty when no record holds such a claim."""
-    latest: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    for r in sorted(larger, key=lambda r: r["created"]):
-        for c in r["claims"]:
-            latest[c["id"]] = (r, c)
+    latest = latest_verdicts(larger)
     open_ = [c["id"] for c in rec["claims"] if c["verdict"] == "inconclusive"
              and c["id"] in latest]
     differ = _decided_otherwise(rec, latest)
@@ -41,24 +74,21 @@ def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str
 
 
 # why a larger scale can decide a claim otherwise than the quick one, by what it changes
-_WHY_SCALES_DIFFER = (
+WHY_SCALES_DIFFER = (
     "a larger scale runs more datasets, steps and search evaluations: an interval narrows "
     "(or its readings split), a grid reaches further, a search finds an instance the quick "
     "budget misses; neither verdict is overwritten, both are measured")
 
 
-def _decided_otherwise(rec: dict[str, Any],
-                       latest: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> list[str]:
+def _decided_otherwise(rec: dict[str, Any], latest: Latest) -> list[str]:
     """The claims ``rec`` decided whose latest standard- or paper-scale verdict (``latest``)
     is another decided one: both verdicts, with their sizes, and why scales can differ."""
-    undecided = ("inconclusive", "not-testable")
     rows = []
     for c in rec["claims"]:
-        if c["id"] not in latest or c["verdict"] in undecided:
+        found = decided_otherwise(c["id"], c["verdict"], latest)
+        if found is None:
             continue
-        r, big = latest[c["id"]]
-        if big["verdict"] in undecided or big["verdict"] == c["verdict"]:
-            continue
+        r, big = found
         here = f" ({c['size']})" if c.get("size") else ""
         there = f" ({big['size']})" if big.get("size") else ""
         rows.append(f"- `{c['id']}`: {rec['scale']} **{c['verdict']}**{here}; {r['scale']} "
@@ -66,5 +96,5 @@ def _decided_otherwise(rec: dict[str, Any],
     if not rows:
         return []
     return ["", f"{len(rows)} claims a larger recorded audit decided otherwise than this "
-            f"{rec['scale']} one ({_WHY_SCALES_DIFFER}; `docs/results-log.md` gives each "
+            f"{rec['scale']} one ({WHY_SCALES_DIFFER}; `docs/results-log.md` gives each "
             "run's reasons):", "", *rows]
