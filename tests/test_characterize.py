@@ -213,3 +213,10 @@ def test_a_split_verdict_is_characterized_too(audited):
     assert r["verdict"] == "depends-on-reading"
     assert r["evidence"]["unbounded_along"] == "dist0 -> dist0 / k"
     assert r["evidence"]["growth"]["growth_exponent"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_bad_maps_and_quantities_are_refused_by_name():
+    with pytest.raises(ValueError, match="maps must map names to callables"):
+        Search({"x": (0.0, 1.0)}, lambda p: (p["x"], 1.0), maps={"m": 3})
+    with pytest.raises(ValueError, match="quantities must be a callable"):
+        Search({"x": (0.0, 1.0)}, lambda p: (p["x"], 1.0), quantities={"B": 1})

@@ -115,6 +115,13 @@ class Search:
                 raise ValueError(f"space[{name!r}] must have finite low <= high (got {spec!r})")
             if len(spec) == 3 and spec[2] == "log" and lo <= 0:
                 raise ValueError(f"space[{name!r}] is logarithmic: low must be > 0 (got {lo})")
+        for name, fn in dict(self.maps or {}).items():
+            if not isinstance(name, str) or not callable(fn):
+                raise ValueError(f"maps must map names to callables (params, k) -> params (got "
+                                 f"{name!r}: {fn!r})")
+        if self.quantities is not None and not callable(self.quantities):
+            raise ValueError(f"quantities must be a callable params -> dict (got "
+                             f"{self.quantities!r})")
         if len(self.budget) != 2 or min(self.budget) < 1:
             raise ValueError(f"budget must be (quick_evaluations, paper_evaluations) >= 1 (got "
                              f"{self.budget!r})")
