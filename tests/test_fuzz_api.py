@@ -101,6 +101,7 @@ EXCLUDED = {
     "stability.optimal_set_moves": "tested in test_optimal_sets (against a brute-force lattice)",
     "data.make_centres": "tested in test_optimal_sets (separability, the realised margin)",
     "readings.readings_verdict": "takes Verdicts; tested in test_optimal_sets",
+    "readings.merge_identical": "takes Verdicts; tested in test_characterize",
     # issue 37's margins and printing: property-tested at their thresholds in test_metamorphic,
     # the printing in test_verdicts_and_registry, with doctests
     "verdicts.fmt_ratio": "formats a float; tested in test_verdicts_and_registry (doctest too)",

@@ -44,8 +44,8 @@ def test_the_latest_record_of_each_claim_is_shown_in_its_group():
     # a claim no record ran is not invented; a decided quick verdict that a larger scale
     # decided otherwise is shown with both verdicts (issue 60), one it confirms is not repeated
     assert "fu.plm.c" not in text
-    assert ("- `fu.thm`: quick **holds**; standard (2026-11-25, CPU, 90-min budget) "
-            "**violated**") in lines
+    assert ("`fu.thm` quick **holds**, standard (2026-11-25, CPU, 90-min budget) "
+            "**violated**") in lines[-1] and lines[-1].startswith("Decided otherwise")
     same = beside_larger(QUICK, [_record("2026-11-25T10:00", "paper", [_claim("fu.thm", "holds")])])
     assert same == []
     assert beside_larger(QUICK, []) == []

@@ -91,10 +91,10 @@ def _decided_otherwise(rec: dict[str, Any], latest: Latest) -> list[str]:
         r, big = found
         here = f" ({c['size']})" if c.get("size") else ""
         there = f" ({big['size']})" if big.get("size") else ""
-        rows.append(f"- `{c['id']}`: {rec['scale']} **{c['verdict']}**{here}; {r['scale']} "
+        rows.append(f"`{c['id']}` {rec['scale']} **{c['verdict']}**{here}, {r['scale']} "
                     f"({_when(r)}) **{big['verdict']}**{there}")
     if not rows:
         return []
-    return ["", f"{len(rows)} claims a larger recorded audit decided otherwise than this "
-            f"{rec['scale']} one ({WHY_SCALES_DIFFER}; `docs/results-log.md` gives each "
-            "run's reasons):", "", *rows]
+    # one paragraph: the README keeps to 150 lines
+    return ["", f"Decided otherwise by a larger recorded audit ({len(rows)}; {WHY_SCALES_DIFFER}; "
+            f"`docs/results-log.md` gives each run's reasons): " + "; ".join(rows) + "."]
