@@ -48,7 +48,8 @@ FOLLOW = [k for k in KS if k > SCREEN[1]]  # and here where it grows
 INBETWEEN = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0)  # k tried for a boundary between 1 and the screen
 BISECTIONS = 30  # halvings of the log k bracket: k* to 2^-30 of its decade
 PAIR_POWERS = (-2, -1, 1, 2)
-TIGHT = 0.9  # a bound that holds but reaches this ratio is characterized too
+TIGHT = 0.9
+TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place  # a bound that holds but reaches this ratio is characterized too
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,10 @@ def characterize(search: Search, params: dict[str, Any],
     for d, row in zip(dirs, rows, strict=True):
         finite = [-np.inf if x is None else x for x in row["ratio"]]
         j = int(np.argmax(finite))
-        if finite[j] > sup["ratio"]:
+        # a larger ratio only beyond rounding: at a tight bound (ratio 1 on the box and along
+        # many directions) the last bits would otherwise pick the direction, and they follow
+        # the machine
+        if finite[j] > sup["ratio"] * (1 + TIE_RTOL):
             sup = {"ratio": float(finite[j]), "instance": _plain(d.at(dict(params), row["k"][j])),
                    "direction": d.name, "k": row["k"][j]}
     out: dict[str, Any] = {
