@@ -48,7 +48,8 @@ FOLLOW = [k for k in KS if k > SCREEN[1]]  # and here where it grows
 INBETWEEN = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0)  # k tried for a boundary between 1 and the screen
 BISECTIONS = 30  # halvings of the log k bracket: k* to 2^-30 of its decade
 PAIR_POWERS = (-2, -1, 1, 2)
-TIGHT = 0.9
+TIGHT = 0.9  # a bound that holds but reaches this ratio is characterized too
+TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place
 TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place  # a bound that holds but reaches this ratio is characterized too
 
 
