@@ -50,7 +50,6 @@ BISECTIONS = 30  # halvings of the log k bracket: k* to 2^-30 of its decade
 PAIR_POWERS = (-2, -1, 1, 2)
 TIGHT = 0.9  # a bound that holds but reaches this ratio is characterized too
 TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place
-TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place  # a bound that holds but reaches this ratio is characterized too
 
 
 @dataclass(frozen=True)
