@@ -323,9 +323,8 @@ def _cor31(ctx: CheckContext) -> Outcome:
     for label in merged:
         names = label.split(" = ")
         f = fits_by[names[0]]
-        same = f" (+{len(names) - 1} identical)" if len(names) > 1 else ""
         (line,) = a2.plot(f.step, f.exponent, "o-", ms=2,
-                          label=f"{names[0]}{same}: {_t_summary(per[names[0]])}")
+                          label=f"{names[0]}: {_t_summary(per[names[0]])}")
         a2.fill_between(f.step, f.ci_low, f.ci_high, alpha=0.15, lw=0, color=line.get_color())
     a2.axhline(-0.5, color="k", ls="--", lw=1, label="Cor. 3.1: -1/2")
     a2.axhline(0.0, color="grey", ls=":", lw=1)
@@ -333,7 +332,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a2.set_xlabel("GD steps t")
     a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
     a2.legend(fontsize=7)
-    a2.set_title("exponent per distinct reading", fontsize=8)
+    a2.set_title("exponent per reading (LOO-start twins merged)", fontsize=8)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status} ({_datasets_note(cfg, short=True)})",
                  fontsize=9)
     return Outcome(verdict, pd.concat(fits_all, ignore_index=True), fig, cfg.config())

@@ -33,6 +33,7 @@ index past a table) are counted as refused, not scored.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations, product
@@ -203,7 +204,13 @@ def characterize(search: Search, params: dict[str, Any],
     def safe(q: dict[str, Any]) -> float | None:
         nonlocal refused
         try:
-            r = float(score(q))
+            # far outside the box a side may overflow (exp of a margin of 1e4): its float
+            # limit (inf, 0) is the value, and a warning must not decide, since a warnings
+            # filter (pytest's "error", a Dask worker's default) would make it an exception in
+            # one process and a number in another
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                r = float(score(q))
         except Exception:  # noqa: BLE001 - outside the assumptions: not an instance
             refused += 1
             return None
