@@ -9,10 +9,8 @@ search's space offers, with no code from the claim:
 * each axis on its own: a logarithmic axis scaled by ``k`` and by ``1/k``, a linear axis
   translated by ``(k - 1)`` box widths either way, an integer axis (of more than two values)
   multiplied by ``k`` (an axis of two values is a choice, not a scale, and is left alone);
-* every pair of logarithmic axes scaled together by ``k^a`` and ``k^b``, ``a, b`` in
-  ``{-2, -1, 1, 2}``: the power maps that leave a statement's units in place (``X -> kX`` with
-  ``lam -> k^2 lam`` keeps every hinge term of a soft-margin SVM), found without anyone
-  declaring them;
+* every pair of logarithmic axes scaled together by ``k^a``, ``k^b`` (``a, b`` in -2, -1, 1,
+  2): power maps such as ``X -> kX``, ``lam -> k^2 lam``, found without being declared;
 * the maps the claim declares on its data (:attr:`Search.maps`: translating a dataset along its
   separating line, say) and its exact symmetry (:attr:`Search.symmetry`).
 
@@ -20,15 +18,13 @@ A direction is **unbounded** when each of its last three doublings of ``k`` mult
 ratio by at least :data:`~boundbench.framework.search.UNBOUNDED_GROWTH`; its growth exponent is
 the slope of ``log ratio`` against ``log k`` over them. The headline is the unbounded direction
 that grows fastest, else the largest ratio found. Then :func:`failure_boundary` bisects, along
-the headline direction's family ``k in (0, 1]``, between the failing worst instance and the
-first holding one, so a violation says *where* it starts: "holds up to B = 1.3 at this
-configuration, fails beyond". Instances are quoted at their own parameters
-(:attr:`Search.quantities`: ``B``, ``lam``, ``n`` ...), never as "k = 1" of a map.
+the headline direction, between the failing worst instance and a holding one: "holds for B
+below 1.3, fails above". Instances are quoted in their own terms (:attr:`Search.quantities`:
+``B``, ``lam``, ``n`` ...), never as "k = 1" of a map.
 
-Directions are screened at ``k = 8`` and ``64`` and followed to ``2^10`` only where the ratio
-grows: about two evaluations a direction, so a 14-axis search costs ~100 more evaluations.
-Instances where the sides raise (outside the assumptions: a dataset no longer separable, an
-index past a table) are counted as refused, not scored.
+Directions are screened at ``k = 8`` and ``64``, followed to ``2^10`` only where the ratio grows
+(~100 evaluations for a 14-axis search); instances whose sides raise (outside the assumptions)
+are counted as refused, not scored.
 """
 
 from __future__ import annotations
@@ -192,11 +188,10 @@ def characterize(search: Search, params: dict[str, Any],
                  score: Callable[[dict[str, Any]], float], *, start_ratio: float,
                  rtol: float = 0.0) -> dict[str, Any]:
     """Walk out of ``search``'s box from ``params`` (ratio ``start_ratio``) along every
-    direction (:func:`directions`); ``score(params) -> lhs/rhs`` raises where the instance is
-    outside the assumptions. Returns the evidence: ``unbounded`` (bool), the headline
-    direction with its ratios and the quantities at its ends, the supremum found and where,
-    every direction's screen, the refused count and the axes left out; with a violation
-    (``start_ratio > 1 + rtol``), the failure boundary along the headline direction."""
+    direction (:func:`directions`); ``score(params) -> lhs/rhs`` raises outside the
+    assumptions. Returns the evidence: ``unbounded``, the headline direction with its ratios
+    and end quantities, the supremum found and where, every direction's screen, the refused
+    count, the axes left out and, for a violation, the failure boundary."""
     dirs, skipped = directions(search)
     params = _plain(params)
     refused = 0
