@@ -44,10 +44,16 @@ def separating_translations() -> dict:
     """The data maps of a planar search instance that no axis spans: the whole dataset moved by
     ``k - 1`` (data units) along S's separating line, and across it (along the hard-margin
     SVM's v). An intercept can grow without limit along the line while v stays put."""
+    solved: dict[tuple, np.ndarray] = {}  # S's v by instance: every k moves the same S
+
     def moved(across: bool):
         def at(p: dict, k: float) -> dict:
-            X, y = _hard_data(p)
-            v = HardMarginSVM().fit(X[None], y[None]).coef_[0]  # ValueError: not separable
+            key = tuple(sorted(p.items()))
+            if key not in solved:
+                X, y = _hard_data(p)
+                solved.clear()  # one instance at a time: the stage walks from one worst
+                solved[key] = HardMarginSVM().fit(X[None], y[None]).coef_[0]  # ValueError
+            v = solved[key]
             u = v / np.linalg.norm(v)
             if not across:
                 u = np.array([-u[1], u[0]])
