@@ -11,6 +11,7 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
+from boundbench.framework.replay import Replay
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
@@ -79,10 +80,15 @@ def _a24_search(part: str) -> Search:
         return (np.linalg.norm(np.column_stack([v_loo, c_loo]), axis=-1),
                 np.full(len(y), np.linalg.norm(np.append(v, c))))
 
+    def replay(p: dict) -> dict:
+        from boundbench.synthetic.certificates import svm_loo_instance
+
+        return svm_loo_instance(*_hard_data(p), which=f"a24-{part}")
+
     return Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log")}, sides, budget=(500, 8000),
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a "
                   "scale in [0.1, 10]", maps=separating_translations(),
-                  quantities=plane_quantities)
+                  quantities=plane_quantities, replay=Replay("svm_loo", replay))
 
 
 def _a23_shifted(p: dict) -> dict:

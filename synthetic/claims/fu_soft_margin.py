@@ -12,6 +12,7 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
+from boundbench.framework.replay import Replay
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.synthetic.claims.fu_hard_margin import (
@@ -166,6 +167,13 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
         # along it. The penalized objective has no such symmetry (b is penalized with v).
         return {**p, "scale": p["scale"] * k, "lam": p["lam"] * k * k}
 
+    def replay(p: dict) -> dict:
+        from boundbench.synthetic.certificates import svm_loo_instance
+
+        X = np.array([[p[f"x{j}"], p[f"y{j}"]] for j in range(_SOFT_N)]) * p["scale"]
+        y = np.where(np.arange(_SOFT_N) < _SOFT_N // 2, 1.0, -1.0)
+        return svm_loo_instance(X, y, which=which, lam=float(p["lam"]), n_fav=_SOFT_N - 1)
+
     space = {"lam": (1e-4, 1e4, "log"), "scale": (1e-2, 1e2, "log"),
              **{f"{a}{j}": (-1.0, 1.0) for j in range(_SOFT_N) for a in "xy"}}
     return Search(space, sides, budget=(quick_evals, 6000),
@@ -180,7 +188,9 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
                   # other); the characterization stage follows it with every axis and map
                   symmetry=None if penalized else symmetry,
                   symmetry_note="X -> kX, lam -> k^2 lam",
-                  maps=separating_translations(), quantities=plane_quantities)
+                  maps=separating_translations(), quantities=plane_quantities,
+                  # the replay certifies the free-intercept optima (the penalized claims hold)
+                  replay=None if penalized else Replay("svm_loo", replay))
 
 
 @claim("fu.lemma-a.2.5", functions=(sb.lemma_a25_rhs,),

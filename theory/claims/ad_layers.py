@@ -12,6 +12,7 @@ from torch.func import hessian, jacrev
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
+from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad
@@ -89,17 +90,32 @@ def _scalar_counterexample() -> tuple[float, float]:
     return lhs, dh_da**2 * abs(hess_h)
 
 
+def _thm1_weights(p: dict) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """A 2-2-2-2 search instance's weights (the last scaled) and input."""
+    def mat(name, r, c):
+        return torch.tensor([[p[f"{name}{i}{j}"] for j in range(c)] for i in range(r)],
+                            dtype=torch.float64)
+    Ws = [mat("a", 2, 2), mat("b", 2, 2), mat("c", 2, 2) * p["last_scale"]]
+    return Ws, torch.tensor([p["x0"], p["x1"]], dtype=torch.float64)
+
+
+def _mlp_replay(Ws: list[torch.Tensor], x: torch.Tensor, act: str, lhs: str, rhs: str) -> dict:
+    """A replay's input (program ``mlp_hessian``): the very float64 weights and input scored."""
+    return {"weights": [exact(W.numpy()) for W in Ws], "x": exact(x.numpy()),
+            "activation": act, "lhs": lhs, "rhs": rhs}
+
+
 def _thm1_search(lhs: str, rhs: str) -> Search:
     """Theorem 1 over small MLPs 2-2-2-2 (every weight, the input and the last layer's scale
     free; ReLU or GELU): the assumption space is every network at a zero-loss point."""
     def sides(p: dict):
-        def mat(name, r, c):
-            return torch.tensor([[p[f"{name}{i}{j}"] for j in range(c)] for i in range(r)],
-                                dtype=torch.float64)
-        Ws = [mat("a", 2, 2), mat("b", 2, 2), mat("c", 2, 2) * p["last_scale"]]
-        x = torch.tensor([p["x0"], p["x1"]], dtype=torch.float64)
+        Ws, x = _thm1_weights(p)
         out = _thm1_sides(Ws, x, ("relu", "gelu")[p["act"]])
         return out[lhs], out[rhs]
+
+    def replay(p: dict) -> dict:
+        Ws, x = _thm1_weights(p)
+        return _mlp_replay(Ws, x, ("relu", "gelu")[int(p["act"])], lhs, rhs)
 
     space = {"act": (0, 1, "int"), "last_scale": (1e-2, 10.0, "log"),
              **{f"{m}{i}{j}": (-2.0, 2.0) for m in "abc" for i in range(2) for j in range(2)},
@@ -111,7 +127,7 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
     return Search(space, sides, budget=(300, 5000),
                   note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
                   "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point",
-                  quantities=quantities)
+                  quantities=quantities, replay=Replay("mlp_hessian", replay))
 
 
 def _last_layer_sides(p: dict):
@@ -180,16 +196,24 @@ def _gelu_chain_search() -> Search:
     """Theorem 1's W^(1..L-1) block as written (no activation factor) over width-1 GELU chains
     1 -> 1 -> 1 -> 1 -> 1: where every pre-activation can sit near sqrt 2, GELU's slope 1.1289
     enters the left side once per layer and the contractant right side never."""
-    def sides(p: dict):
+    def chain(p: dict) -> list[torch.Tensor]:
         Ws = [torch.tensor([[p[f"w{i}"]]], dtype=torch.float64) for i in range(_CHAIN_DEPTH)]
-        Ws.append(torch.tensor([[p["w_last"]]], dtype=torch.float64))
-        out = ad.thm1_terms(Ws, torch.tensor([p["x"]], dtype=torch.float64), activation="gelu")
+        return [*Ws, torch.tensor([[p["w_last"]]], dtype=torch.float64)]
+
+    def sides(p: dict):
+        out = ad.thm1_terms(chain(p), torch.tensor([p["x"]], dtype=torch.float64),
+                            activation="gelu")
         return out["hess_block"], out["rhs_contractant"]
+
+    def replay(p: dict) -> dict:
+        return _mlp_replay(chain(p), torch.tensor([p["x"]], dtype=torch.float64), "gelu",
+                           "hess_block", "rhs_contractant")
 
     return Search({**{f"w{i}": (-3.0, 3.0) for i in range(_CHAIN_DEPTH)},
                    "w_last": (1e-2, 10.0, "log"), "x": (-3.0, 3.0)}, sides, budget=(600, 5000),
                   note=f"width-1 GELU chains with {_CHAIN_DEPTH} layers before the last, "
-                  "weights and input in [-3, 3], the last weight in [1e-2, 10]")
+                  "weights and input in [-3, 3], the last weight in [1e-2, 10]",
+                  replay=Replay("mlp_hessian", replay))
 
 
 @claim("ad.thm1.block.as-written", functions=(ad.thm1_sides,),

@@ -16,6 +16,7 @@ from scipy.stats import norm
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
+from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import (
     BoundSides,
@@ -370,7 +371,8 @@ def _check_gelu(ctx: CheckContext) -> Outcome:
     correction="GELU is 1.1289-Lipschitz: carry the factor Lip(s) = 1.1289 into each "
     "||W^(l)|| of Theorem 1's product (ad.thm1.block).",
     search=Search({"x": (-10.0, 10.0)}, lambda p: (_gelu_slope(p["x"]), np.ones(1)),
-                  budget=(200, 2000), note="x in [-10, 10]"),
+                  budget=(200, 2000), note="x in [-10, 10]",
+                  replay=Replay("gelu_slope", lambda p: {"x": exact(p["x"])})),
 )
 def _check_gelu_contractant(ctx: CheckContext) -> Outcome:
     grid, s, measured, argmax = _gelu_max_slope(ctx)

@@ -357,6 +357,9 @@ def failure_boundary(search: Search, d: Direction, params: dict[str, Any],
                 f"{describe(q_fail)} (bisection)")
     return {"direction": d.name, "found": True, "moves": moved, "k": k_star,
             "holds_at": q_hold, "fails_from": q_fail, "holding_ratio": hold_r, "note": note,
+            # the search instance where it was seen to hold (ratio holding_ratio): the replay's
+            # control, the finding nudged back inside the bound (framework.replay)
+            "control_instance": _plain(d.at(dict(params), hold_k)),
             **({"holds_for": {"quantity": m, "side": side, "value": q_fail[m]}}
                if m is not None else {})}
 

@@ -64,6 +64,9 @@ class Search:
     quantities : callable, optional
         ``params -> {name: value}``: an instance in its assumptions' own terms (``B``,
         ``lam``, ``n``), how a violation's instances and boundary are quoted.
+    replay : Replay, optional
+        How a violating instance becomes a standalone script (:mod:`boundbench.framework.replay`):
+        the program that recomputes both sides in mpmath and the instance's data.
 
     References
     ----------
@@ -102,6 +105,9 @@ class Search:
     # params -> {name: value}: an instance in its assumptions' terms (B, lam, n), for the report
     quantities: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None,
                                                                             repr=False)
+    # params -> a standalone replay's input (framework.replay.Replay): a violation found in this
+    # space is written out as a script that needs neither boundbench nor a solver
+    replay: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.space:
