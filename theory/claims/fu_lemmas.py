@@ -16,8 +16,49 @@ from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
+from boundbench.framework.verdicts import NUMERIC_RTOL
 from boundbench.theory import fu as sb
+from boundbench.theory import pep
 from boundbench.theory.problems import random_logistic, random_quadratics
+
+# the step sizes (eta beta) at which each lemma's PEP is solved over its whole range
+_A12_STEPS = (0.25, 0.5, 1.0, 1.5, 2.0)
+_A51_STEPS = (0.25, 0.5, 0.75, 1.0)
+
+
+def _pep_evidence(ctx: CheckContext, results: list, planted: object, control: object, *,
+                  planted_note: str, equation: str, rtol: float, atol: float) -> dict:
+    """The lemma over its whole function class (:mod:`boundbench.theory.pep`): each PEP's
+    primal and dual worst case and gap; ``holds`` proved by the dual certificates when every one
+    is within ``rtol`` of the lemma's bound; the planted wrong variant's PEP, which must break it,
+    with its worst-case function as a standalone replay (``control``: the true lemma's worst
+    case at the edge of its range, which must not)."""
+    from boundbench.framework import registry, replay
+
+    proven = all(r.holds(rtol) for r in results)
+    rep = replay.witness_replay(
+        name=f"{ctx.claim_id}.planted", claim=registry.get(ctx.claim_id), equation=equation,
+        program="pep_witness", instance=_exact_witness(planted.witness),
+        control=_exact_witness(control.witness), rtol=rtol, atol=atol, out_dir=ctx.out_dir)
+    return {"pep": {
+        "method": "performance estimation (PEPit, SDP through cvxpy): the exact worst case over "
+                  f"every {results[0].function_class} beta-smooth function",
+        "runs": [r.to_dict() for r in results],
+        "largest_gap": max(r.gap for r in results),
+        "proven_on_class": proven,
+        "proof": (f"proven over the whole class by the dual certificates at {len(results)} "
+                  "settings (dual tau within rtol of the bound at each)" if proven else
+                  "a dual certificate exceeds the bound: the lemma fails over its class"),
+        "planted": {**planted.to_dict(), "variant": planted_note,
+                    "violated": not planted.holds(rtol), "replay": rep}}}
+
+
+def _exact_witness(w: dict) -> dict:
+    from boundbench.framework.replay import exact
+
+    return {**w, "L": exact(w["L"]), "points": [{k: exact(v) for k, v in p.items()}
+                                                for p in w["points"]],
+            **{k: exact(w[k]) for k in ("eta", "step_limit", "factor") if k in w}}
 
 
 def _quadratic_2d(p: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -130,9 +171,15 @@ def _check_a12(ctx: CheckContext) -> Outcome:
     eta = 2.2 / q.beta[:, None]
     ctrl = np.linalg.norm((u - eta * q.grad(u)) - (w - eta * q.grad(w)), axis=-1) / np.linalg.norm(
         u - w, axis=-1)
+    runs = [pep.lemma_a12_pep(eta_times_beta=e) for e in _A12_STEPS]
+    ev = _pep_evidence(ctx, runs, pep.lemma_a12_pep(eta_times_beta=2.99, bound_steps=3.0),
+                       runs[-1], planted_note="the step bound 2/beta replaced by 3/beta (at "
+                       "eta = 2.99/beta)", equation="||(u - eta grad f(u)) - (w - eta grad "
+                       "f(w))|| <= ||u - w|| for eta <= 3/beta (planted: 3 for 2)",
+                       rtol=NUMERIC_RTOL, atol=0.0)
     return ratio_histogram_outcome(ctx, df, what="||GD(u) - GD(w)|| <= ||u - w||",
                    xlabel="||GD(u) - GD(w)|| / ||u - w||",
-                   evidence={"control_eta_2.2_over_beta_worst_ratio": float(ctrl.max())})
+                   evidence={"control_eta_2.2_over_beta_worst_ratio": float(ctrl.max()), **ev})
 
 
 @claim(
@@ -162,9 +209,13 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     q = random_quadratics(rng, 200, 5)
     w = q.c + np.linalg.eigh(q.A)[1][:, :, -1]
     ctrl = np.sum(q.grad(w) ** 2, -1) / (2 * (q.beta / 2) * q.value(w))
+    ev = _pep_evidence(ctx, [pep.lemma_a13_pep()], pep.lemma_a13_pep(factor=1.0),
+                       pep.lemma_a13_pep(), planted_note="2 beta replaced by beta",
+                       equation="||grad f(w)||^2 <= beta (f(w) - f*) (planted: beta for 2 beta)",
+                       rtol=NUMERIC_RTOL, atol=0.0)
     return ratio_histogram_outcome(ctx, df, what="||grad f||^2 <= 2 beta f",
                    xlabel="||grad f||^2 / (2 beta f)",
-                   evidence={"control_beta_halved_worst_ratio": float(ctrl.max())})
+                   evidence={"control_beta_halved_worst_ratio": float(ctrl.max()), **ev})
 
 
 @claim(
@@ -247,6 +298,11 @@ def _check_a51(ctx: CheckContext) -> Outcome:
     actual = df["f_now"] - df["lhs"]
     moved = guaranteed > 0
     df["guaranteed_over_actual_decrease"] = np.where(moved, guaranteed / actual.where(moved, 1), 0)
+    runs = [pep.lemma_a51_pep(eta_times_beta=e) for e in _A51_STEPS]
+    ev = _pep_evidence(ctx, runs, pep.lemma_a51_pep(eta_times_beta=1.9, bound_steps=2.0),
+                       runs[-1], planted_note="the step bound 1/beta replaced by 2/beta (at "
+                       "eta = 1.9/beta)", equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad "
+                       "f(w)||^2 for eta <= 2/beta (planted: 2 for 1)", rtol=0.0, atol=1e-9)
     return ratio_histogram_outcome(ctx, df, what="f(w - eta g) <= f(w) - (eta/2)||g||^2",
                    xlabel="guaranteed decrease (eta/2)||g||^2 / actual decrease",
-                   ratio=df["guaranteed_over_actual_decrease"][moved])
+                   ratio=df["guaranteed_over_actual_decrease"][moved], evidence=ev)

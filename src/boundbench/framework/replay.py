@@ -173,3 +173,23 @@ def attach(verdict: Any, *, claim: Any, search: Any, params: dict[str, Any] | No
                       f"{EXIT_WORDS.get(code, 'failed')} ({ev['path']})", out.evidence,
                       out.figure, out.table)
     return out
+
+
+def witness_replay(*, name: str, claim: Any, equation: str, program: str,
+                   instance: dict[str, Any], control: dict[str, Any] | None, rtol: float,
+                   atol: float, out_dir: Path | None) -> dict[str, Any]:
+    """A replay of a worst case that is not a search instance (a performance-estimation
+    problem's primal solution, say): written to ``out_dir/replay/<name>.py``, run here on the
+    instance and the control; its evidence."""
+    from boundbench.framework.files import write_atomic
+
+    text = script(claim=name, where=claim.where, equation=equation, program=program,
+                  instance=instance, control=control, rtol=rtol, atol=atol, float64=None)
+    code, said = run(text)
+    ccode = run(text, control=True)[0] if control is not None else None
+    if out_dir is not None:
+        write_atomic(Path(out_dir) / REPLAY_DIR / f"{name}.py", lambda p: p.write_text(text))
+    return {"written": out_dir is not None, "path": f"{REPLAY_DIR}/{name}.py",
+            "program": program, "exit": code, "result": EXIT_WORDS.get(code),
+            "control_exit": ccode, "digits": 50,
+            "last_line": said.strip().splitlines()[-1] if said.strip() else ""}
