@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting
+from boundbench.framework import plotting, proofs
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import Proof
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
@@ -154,6 +155,15 @@ def _cor1_sides(p: dict):
     return ndtr((w / 2 - t) / sig) - ndtr((-w / 2 - t) / sig), erf(1.0 / (np.sqrt(2) * sig))
 
 
+def _cor1_arb(q: dict):
+    """:func:`_cor1_sides` in ball arithmetic (:mod:`boundbench.framework.proofs`)."""
+    from flint import arb
+
+    w, t, s = q["width"], q["offset"], q["sigma"]
+    return (proofs.ncdf((w / 2 - t) / s) - proofs.ncdf((-1 * w / 2 - t) / s),
+            proofs.erf(1 / (arb(2).sqrt() * s)))
+
+
 @claim("ad.cor1.global", functions=(cor1_rhs,),
        paper="ad", where="Corollary 1, eq. (1)", kind="bound",
        statement="With a gradient bound eps and a Hessian bound H valid everywhere, the spectral "
@@ -164,7 +174,8 @@ def _cor1_sides(p: dict):
        search=Search({"width": (1e-3, 2.0), "offset": (-5.0, 5.0), "sigma": (1e-3, 1e2, "log")},
                      _cor1_sides, budget=(20_000, 500_000), batched=True, atol=1e-12,
                      note="the corollary's assumption space in 1-D (|f'| <= eps, |f''| <= H): "
-                     "curvature H on an interval of width <= 2 eps/H, closed form"))
+                     "curvature H on an interval of width <= 2 eps/H, closed form",
+                     proof=Proof(_cor1_arb, budget=3000)))
 def _cor1_global(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     full, _ = _ad_table(ctx)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import Proof
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
@@ -104,6 +105,18 @@ def _a21_sides(p: dict):
     y = np.stack([ny * np.cos(th), ny * np.sin(th)], -1)
     s = sb.lemma_a21_sides(x, y, r=np.ones_like(th))
     return s.lhs, s.rhs
+
+
+def _a21_arb(q: dict):
+    """:func:`_a21_sides` squared (both sides are >= 0; squares keep the proof off sqrt's
+    infinite slope at 0) in ball arithmetic (r = 1), in forms free of cancellation:
+    ``||x/|x| - y/|y|||^2 = 4 sin^2(t/2)`` and ``||x - y||^2 = (|x| - |y|)^2 + 4 |x||y|
+    sin^2(t/2)``. The tolerance then reads on the squares (at most twice the ratio's)."""
+    from boundbench.framework import proofs as pr
+
+    half, dx, dy = q["angle"] / 2, q["x_excess"], q["y_excess"]
+    sh2 = pr.sin(half) ** 2
+    return 4 * sh2, 4 * ((dx - dy) ** 2 + 4 * (1 + dx) * (1 + dy) * sh2)
 
 
 def _a51_sides(p: dict):
@@ -229,7 +242,8 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     equation="|| x/||x|| - y/||y|| || <= (2/r) ||x - y||   for ||x||, ||y|| >= r",
     search=Search({"angle": (1e-8, np.pi, "log"), "x_excess": (0.0, 10.0),
                    "y_excess": (0.0, 10.0)}, _a21_sides, budget=(30_000, 500_000), batched=True,
-                  note="r = 1 (the ratio is scale-free); x, y at any norms >= r and angle"),
+                  note="r = 1 (the ratio is scale-free); x, y at any norms >= r and angle",
+                  proof=Proof(_a21_arb, budget=1000)),
 )
 def _check_a21(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

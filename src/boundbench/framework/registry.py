@@ -423,6 +423,12 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
                 outcome.verdict, c.search, found, ctx))
             if c.search.replay is not None and outcome.verdict.status == "violated":
                 outcome = replace(outcome, verdict=_with_replay(c, outcome.verdict, found, ctx))
+            if c.kind == "bound" and outcome.verdict.status == "holds":
+                from boundbench.framework.proofs import certification
+
+                outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
+                    certification=certification(outcome.verdict, c.search,
+                                                proof=c.search.proof)))
         elif c.kind == "bound" and outcome.verdict.status in ("violated", "ill-posed"):
             # no claim skips the characterization silently (framework.characterize)
             outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
@@ -430,6 +436,12 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
                     "it declares no search space (Search): its instances are not points of a "
                     "parameter box the stage could walk out of; its own evidence gives the "
                     "measured sizes")))
+        if (c.kind == "bound" and outcome.verdict.status == "holds"
+                and "certification" not in outcome.verdict.evidence):
+            from boundbench.framework.proofs import certification
+
+            outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
+                certification=certification(outcome.verdict, None)))
         title, marked = _say_what_was_decided(c, outcome)
         with style():
             figure, table, files, layout, prov = _save(ctx, outcome)

@@ -108,6 +108,8 @@ class Search:
     # params -> a standalone replay's input (framework.replay.Replay): a violation found in this
     # space is written out as a script that needs neither boundbench nor a solver
     replay: Any = field(default=None, repr=False)
+    # the sides again in ball arithmetic (framework.proofs.Proof): a "holds" proven on the box
+    proof: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.space:

@@ -1,0 +1,138 @@
+"""Issue 61: every violated bound of the quick audit replays outside boundbench (numpy and mpmath
+only, a bare interpreter), its control does not; Lemmas A.1.2, A.1.3 and A.5.1 carry PEPit's
+worst case with its planted variants replayed; interval proofs decide what they can."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpmath")
+
+
+def _bare_path(tmp: Path) -> Path:
+    """A folder where only numpy and mpmath (and numpy's own libraries) are importable."""
+    import mpmath
+    import numpy
+
+    box = tmp / "only-numpy-mpmath"
+    box.mkdir(exist_ok=True)
+    for mod in (numpy, mpmath):
+        src = Path(mod.__file__).parent
+        (box / src.name).symlink_to(src) if not (box / src.name).exists() else None
+        libs = src.parent / f"{src.name}.libs"
+        if libs.exists() and not (box / libs.name).exists():
+            (box / libs.name).symlink_to(libs)
+    return box
+
+
+def _run_bare(script: Path, box: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -I -S`` (no site-packages, no PYTHONPATH, no user site): sys.path is the
+    standard library and ``box``."""
+    runner = (f"import sys, runpy; sys.path.insert(0, {str(box)!r}); "
+              f"sys.argv = [{str(script)!r}, *{list(args)!r}]; "
+              f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    return subprocess.run([sys.executable, "-I", "-S", "-c", runner], capture_output=True,
+                          text=True, timeout=10, env={"PATH": os.environ.get("PATH", "")})
+
+
+def test_every_violated_bound_replays_bare_and_its_control_fails(readme_audit, tmp_path):
+    root, res = readme_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    report = json.loads((root / "figures" / "audit.json").read_text())
+    violated = [c for c in report["claims"] if c["kind"] == "bound"
+                and c["verdict"] == "violated"]
+    assert len(violated) >= 8
+    box = _bare_path(tmp_path)
+    for c in violated:
+        rep = c["evidence"].get("replay")
+        assert rep and rep["written"], f"{c['id']} has no replay"
+        script = root / "figures" / rep["path"]
+        assert script.exists(), script
+        text = script.read_text()
+        assert "import boundbench" not in text and "cvxpy" not in text.split('"""', 2)[2]
+        done = _run_bare(script, box)
+        assert done.returncode == 0, f"{c['id']}: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+        assert "REPRODUCED" in done.stdout
+        ctrl = _run_bare(script, box, "--control")
+        assert ctrl.returncode == 1, f"{c['id']} control: {ctrl.stdout[-1500:]}"
+
+
+def test_bare_interpreter_cannot_import_boundbench(tmp_path):
+    """The control of the test's own sandbox: nothing but numpy and mpmath is importable."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import boundbench\n")
+    done = _run_bare(probe, _bare_path(tmp_path))
+    assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr
+
+
+def test_svm_replays_certify_their_optima(readme_audit):
+    root, _ = readme_audit
+    for cid in ("fu.lemma-a.2.4", "fu.lemma-a.2.5", "fu.lemma-a.2.5.proof-step", "fu.cor2.5",
+                "fu.thm2.4.second-term"):
+        text = (root / "figures" / "replay" / f"{cid}.py").read_text()
+        assert "def certify(" in text and "duality gap" in text
+
+
+def test_a_corrupted_solution_is_not_a_finding(readme_audit, tmp_path):
+    """A solver solution whose active set is wrong (every multiplier zeroed, v moved) fails its
+    own certificate: exit 3, never a finding."""
+    from boundbench.framework import replay
+
+    root, _ = readme_audit
+    text = (root / "figures" / "replay" / "fu.lemma-a.2.4.py").read_text()
+    head, data = text.split("\nINSTANCE = json.loads(", 1)
+    inst = json.loads(json.loads(data.split(")\n", 1)[0]))
+    inst["hard"] = {"v": ["0.3", "0.1"], "c": "0", "alpha": ["0"] * len(inst["y"])}
+    bad = head + f"\nINSTANCE = json.loads({json.dumps(json.dumps(inst))})\n" + \
+        data.split(")\n", 1)[1]
+    code, said = replay.run(bad)
+    assert code == 3 and "NOT A FINDING" in said
+
+
+def test_pep_lemmas_proven_and_planted_variants_replay(audited, readme_audit, tmp_path):
+    root, _ = readme_audit
+    box = _bare_path(tmp_path)
+    for cid in ("fu.lemma-a.1.2", "fu.lemma-a.1.3", "fu.lemma-a.5.1"):
+        ev = audited(cid)["evidence"]
+        pep = ev["pep"]
+        assert pep["proven_on_class"] and pep["largest_gap"] < 1e-4
+        for run in pep["runs"]:
+            assert abs(run["tau_dual"] - run["theory"]) < 1e-5 * max(1, abs(run["theory"]))
+        assert pep["planted"]["violated"]
+        assert ev["certification"]["status"].startswith("proven on the whole function class")
+        script = root / "figures" / pep["planted"]["replay"]["path"]
+        assert _run_bare(script, box).returncode == 0
+        assert _run_bare(script, box, "--control").returncode == 1
+
+
+def test_interval_proof_proves_refutes_and_leaves_boxes():
+    from boundbench.framework import proofs as pr
+
+    ok = pr.prove(pr.Proof(lambda q: (q["x"] * q["x"], q["x"])), {"x": (0.0, 1.0)}, rtol=1e-9)
+    assert ok["status"] == "proven on the box" and ok["tightest"]["attained"]
+    bad = pr.prove(pr.Proof(lambda q: (q["x"] * q["x"], q["x"])), {"x": (0.0, 2.0)}, rtol=1e-9)
+    assert bad["status"] == "refuted" and bad["counterexample"]["x"] > 1
+    short = pr.prove(pr.Proof(lambda q: (q["x"] * q["x"], q["x"]), budget=1),
+                     {"x": (0.0, 1.0)}, rtol=1e-9)
+    assert short["status"] == "not proven within its budget" and short["n_undecided"] >= 1
+
+
+def test_gelu_lipschitz_proven_on_its_box(audited):
+    cert = audited("ad.gelu-lipschitz")["evidence"]["certification"]
+    assert cert["status"].startswith("proven on the box")
+    assert cert["proof"]["tightest"]["attained"]
+
+
+def test_every_holding_bound_says_proven_or_not_refuted(audited, readme_audit):
+    root, _ = readme_audit
+    report = json.loads((root / "figures" / "audit.json").read_text())
+    for c in report["claims"]:
+        if c["kind"] == "bound" and c["verdict"] == "holds":
+            status = c["evidence"]["certification"]["status"]
+            assert status.startswith(("proven", "not refuted in")), (c["id"], status)
