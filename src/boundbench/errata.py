@@ -187,6 +187,12 @@ def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[st
     if size:
         lines += [f"**Size.** {size}.", ""]
     lines += [f"**Measured.** {r['reason']}", ""]
+    rep = (r.get("evidence") or {}).get("replay")
+    if isinstance(rep, dict) and rep.get("written"):
+        lines += [f"**Replay, without boundbench.** [`{rep['path']}`]({rep['path']}) (numpy and "
+                  f"mpmath only; `python {rep['path']}`): at {rep.get('digits', 50)} digits the "
+                  f"violation {rep.get('result')} (exit {rep.get('exit')}); its control, the "
+                  f"instance nudged back inside the bound, exits {rep.get('control_exit')}.", ""]
     by_reading = (r.get("evidence") or {}).get("by_reading")
     if isinstance(by_reading, dict) and by_reading:
         lines += ["| reading | verdict | what it measured |", "|---|---|---|"]

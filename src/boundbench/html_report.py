@@ -21,6 +21,7 @@ from boundbench.rendering import (
     VERDICT_HELP,
     anchor,
     caption,
+    certified,
     evidence_items,
     findings,
     is_finding,
@@ -47,6 +48,9 @@ def _claim(r: dict[str, Any], latest: Latest | None = None) -> dict[str, Any]:
             "notes": r.get("notes") or "", "evidence": evidence_items(r.get("evidence") or {}),
             "figure": r.get("figure") or "", "table": r.get("table") or "",
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
+            "replay": ((r.get("evidence") or {}).get("replay") or {}).get("path")
+            if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
+            "certified": certified(r),
             "against": is_finding(r),
             "correction": r.get("correction") or "", "error": r.get("error") or "",
             "larger": larger_line(r["id"], r["verdict"], latest or {})}

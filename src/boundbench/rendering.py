@@ -208,6 +208,19 @@ def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]
     return lines + [""]
 
 
+def certified(r: dict[str, Any]) -> str:
+    """What a verdict rests on beyond boundbench: a violation's standalone replay (its path and
+    result), a holding bound's proof or the number of evaluations that did not refute it."""
+    ev = r.get("evidence") or {}
+    rep = ev.get("replay")
+    if isinstance(rep, dict) and rep.get("path"):
+        return f"replay {rep['path']}: {rep.get('result')}"
+    cert = ev.get("certification")
+    if isinstance(cert, dict) and cert.get("status"):
+        return str(cert["status"])
+    return ""
+
+
 def record(report: dict[str, Any]) -> dict[str, Any]:
     """The short record of an audit that the docs quote (``docs/last-audit.json``): when, at
     which scale, seed and commit, the counts, and each claim's verdict and size."""
@@ -224,11 +237,27 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
                                    for r in report["claims"]), default=0) or None,
             "counts": meta["counts"],
             "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
-                        "verdict": r["verdict"], "size": verdict_size(r),
+                        "kind": r.get("kind"), "verdict": r["verdict"], "size": verdict_size(r),
+                        "certified": certified(r),
                         "against_paper": against_paper(r), "fragile": is_fragile(r),
                         "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
                         "margin_units": (r.get("evidence") or {}).get("margin_units")}
                        for r in report["claims"]]}
+
+
+def _certified_line(claims: list[dict[str, Any]]) -> str:
+    """How much of a record is checkable without boundbench (issue 61), or nothing for a record
+    made before certification existed."""
+    bounds = [c for c in claims if c.get("kind") == "bound"]
+    if not any(c.get("certified") for c in bounds):
+        return ""
+    bad = [c for c in bounds if c["verdict"] == "violated"]
+    replayed = [c for c in bad if str(c.get("certified", "")).endswith(": reproduces")]
+    held = [c for c in bounds if c["verdict"] == "holds"]
+    proven = [c for c in held if str(c.get("certified", "")).startswith("proven")]
+    return (f" ({len(replayed)} of its {len(bad)} violated bounds replay without boundbench at "
+            f"50 digits, `figures/replay/`; {len(proven)} of its {len(held)} holding bounds are "
+            "proven, the others not refuted in their evaluations)")
 
 
 def headline(rec: dict[str, Any], *, link: str = "",
@@ -241,7 +270,7 @@ def headline(rec: dict[str, Any], *, link: str = "",
     lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
              f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
              f"{len(rec['claims'])} claims: {counts}) found {len(found)} claims against their "
-             "paper:", ""]
+             f"paper{_certified_line(rec['claims'])}:", ""]
     for r in found:
         if r["verdict"] == "depends-on-reading":
             continue

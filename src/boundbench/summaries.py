@@ -16,11 +16,11 @@ from typing import Any
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
 from boundbench.framework.readings import against_paper
-from boundbench.rendering import is_fragile, machine_line, verdict_size
+from boundbench.rendering import certified, is_fragile, machine_line, verdict_size
 
 SECTIONS = ("Scope of reproducibility", "Methodology", "Results", "What was easy",
             "What was difficult")
-FINDINGS_COLUMNS = ("claim", "location", "verdict", "size", "corrected statement")
+FINDINGS_COLUMNS = ("claim", "location", "verdict", "size", "certified", "corrected statement")
 
 
 def _readings(r: dict[str, Any]) -> list[str]:
@@ -105,7 +105,8 @@ def findings_rows(report: dict[str, Any], paper: str) -> list[dict[str, str]]:
     """The paper's findings table: every claim with its location, verdict, size and the
     corrected statement where the audit gives one."""
     return [{"claim": r["id"], "location": r["where"], "verdict": r["verdict"],
-             "size": verdict_size(r), "corrected statement": r.get("correction") or ""}
+             "size": verdict_size(r), "certified": certified(r),
+             "corrected statement": r.get("correction") or ""}
             for r in report["claims"] if r["paper"] == paper]
 
 

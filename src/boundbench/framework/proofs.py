@@ -72,8 +72,8 @@ class Dual:
 
     def __mul__(self, o: Any) -> Dual:
         o = Dual._lift(o, len(self.g))
-        return Dual(self.v * o.v, tuple(a * o.v + self.v * b
-                                        for a, b in zip(self.g, o.g, strict=True)))
+        return Dual(_imul(self.v, o.v), tuple(_imul(a, o.v) + _imul(self.v, b)
+                                              for a, b in zip(self.g, o.g, strict=True)))
 
     __rmul__ = __mul__
 
@@ -87,16 +87,45 @@ class Dual:
         return Dual._lift(o, len(self.g)) / self
 
     def __pow__(self, k: int) -> Dual:
-        if not isinstance(k, int) or k < 0:
-            raise ValueError(f"Dual powers are non-negative integers (got {k!r})")
-        out = Dual._lift(1, len(self.g))
-        for _ in range(k):
-            out = out * self
-        return out
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"Dual powers are positive integers (got {k!r})")
+        # by endpoints: an even power of a ball around 0 stays >= 0 (a product would not)
+        return self.apply(_ipow(self.v, k), k * _ipow(self.v, k - 1) if k > 1 else 1)
 
     def apply(self, value: Any, slope: Any) -> Dual:
         """``f(self)`` given ``f``'s value and derivative at ``self.v``."""
         return Dual(value, tuple(slope * a for a in self.g))
+
+
+def _imul(a: Any, b: Any) -> Any:
+    """The product of two balls as the interval of their endpoints' products (a ball around it):
+    midpoint-radius multiplication of wide balls reaches far below 0 for positive factors."""
+    if a.rad() == 0 or b.rad() == 0 or not (a.is_finite() and b.is_finite()):
+        return a * b
+    ends = [x * y for x in (a.lower(), a.upper()) for y in (b.lower(), b.upper())]
+    out = ends[0]
+    for e in ends[1:]:
+        out = out.union(e)
+    return out
+
+
+def _ipow(v: Any, k: int) -> Any:
+    """``v**k`` by endpoints (``k >= 1``): squares of a ball around 0 are ``[0, max^2]``."""
+    if k == 1:
+        return v
+    if k % 2 == 0:
+        if not v.is_finite() or v.rad() == 0:
+            sq = v * v
+        else:
+            lo, hi = v.lower(), v.upper()
+            if lo >= 0:
+                sq = (lo * lo).union(hi * hi)
+            elif hi <= 0:
+                sq = (hi * hi).union(lo * lo)
+            else:
+                sq = (lo * 0).union(max(lo * lo, hi * hi))
+        return _ipow(sq, k // 2)
+    return _imul(v, _ipow(v, k - 1))
 
 
 def _unary(name: str) -> Callable[[Dual], Dual]:
@@ -261,14 +290,10 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
             stack.append((lo2, hi2))
             continue
         side = hi - lo
-        wild = [i for i in range(n) if side[i] > 0 and not (
-            grads[i].is_finite() and np.isfinite(float(abs(grads[i]).upper())))]
-        # a gradient not even finite on the box: cut the widest such side first
-        widths = (np.where(np.isin(np.arange(n), wild), side, 0.0) if wild else
-                  np.array([float(abs(grads[i]).upper()) * side[i] for i in range(n)]))
-        widths[side <= 0] = -1.0
-        i = int(np.argmax(widths))
-        if widths[i] <= 0:  # a point that is not decided: nothing left to split
+        # the widest side in the unit cube's coordinates: a gradient enclosure over a wide box
+        # is too loose to choose by
+        i = int(np.argmax(side))
+        if side[i] <= 0:  # a point that is not decided: nothing left to split
             stack.append((lo, hi))
             break
         cut = (lo[i] + hi[i]) / 2
