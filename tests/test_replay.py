@@ -48,8 +48,12 @@ def test_every_violated_bound_replays_bare_and_its_control_fails(readme_audit, t
     violated = [c for c in report["claims"] if c["kind"] == "bound"
                 and c["verdict"] == "violated"]
     assert len(violated) >= 8
+    # a violated reading its search decided replays too (Theorem 2.2's main form, local L)
+    readings = [c for c in report["claims"] if c["verdict"] == "depends-on-reading"
+                and (c["evidence"].get("replay") or {}).get("written")]
+    assert "fu.thm2.2.main" in [c["id"] for c in readings]
     box = _bare_path(tmp_path)
-    for c in violated:
+    for c in violated + readings:
         rep = c["evidence"].get("replay")
         assert rep and rep["written"], f"{c['id']} has no replay"
         script = root / "figures" / rep["path"]

@@ -11,6 +11,7 @@ from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
+from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
 from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
@@ -116,13 +117,24 @@ def _thm22_search_sides(form: str):
     return sides
 
 
+def _thm22_replay(p: dict) -> dict:
+    """A replay's input (program ``thm22_gd``): the search instance's own float64 numbers."""
+    return {"n": exact(int(np.asarray(p["n"]).item())),
+            "mu_over_beta": exact(np.asarray(p["mu_over_beta"]).item()),
+            "dist0": exact(np.asarray(p["dist0"]).item()),
+            "start_angle": exact(np.asarray(p["start_angle"]).item()),
+            "angles": [exact(np.asarray(p[f"u{j}"]).item()) for j in range(_NMAX)]}
+
+
 def _thm22_search(form: str) -> Search:
     return Search({"n": (2, _NMAX, "int"), "mu_over_beta": (0.05, 0.95),
                    "dist0": (1e-4, 10.0, "log"), "start_angle": (0.0, np.pi),
                    **{f"u{j}": (0.0, np.pi) for j in range(_NMAX)}},
                   _thm22_search_sides(form), budget=(30_000, 300_000), batched=True,
                   note="2-D, n <= 12, beta = 1, every i; the local-L reading (L = beta dist0), "
-                  "the default of THM22_READINGS")
+                  "the default of THM22_READINGS",
+                  # the main form's replay (the appendix form holds: nothing to replay)
+                  replay=Replay("thm22_gd", _thm22_replay) if form == "main" else None)
 
 
 _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu I + (beta - mu) "

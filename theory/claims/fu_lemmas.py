@@ -108,15 +108,17 @@ def _a21_sides(p: dict):
 
 
 def _a21_arb(q: dict):
-    """:func:`_a21_sides` squared (both sides are >= 0; squares keep the proof off sqrt's
-    infinite slope at 0) in ball arithmetic (r = 1), in forms free of cancellation:
-    ``||x/|x| - y/|y|||^2 = 4 sin^2(t/2)`` and ``||x - y||^2 = (|x| - |y|)^2 + 4 |x||y|
-    sin^2(t/2)``. The tolerance then reads on the squares (at most twice the ratio's)."""
+    """:func:`_a21_sides` in ball arithmetic (r = 1), both sides squared and divided by
+    ``4 sin^2(t/2) > 0`` (the box's angles are >= 1e-8): ``||x/|x| - y/|y|||^2 = 4 sin^2(t/2)``
+    and ``||x - y||^2 = (|x| - |y|)^2 + 4 |x||y| sin^2(t/2)``, so the inequality on the box is
+    ``1 <= 4 ((|x| - |y|)^2 / (4 sin^2(t/2)) + |x||y|)``. Multiplying both sides by one positive
+    number keeps ``lhs <= rhs (1 + rtol)`` exactly; squaring reads the tolerance on the squares
+    (at most twice the ratio's). Free of cancellation: the right side is a sum of terms >= 0."""
     from boundbench.framework import proofs as pr
 
-    half, dx, dy = q["angle"] / 2, q["x_excess"], q["y_excess"]
-    sh2 = pr.sin(half) ** 2
-    return 4 * sh2, 4 * ((dx - dy) ** 2 + 4 * (1 + dx) * (1 + dy) * sh2)
+    dx, dy = q["x_excess"], q["y_excess"]
+    sh2 = pr.sin(q["angle"] / 2) ** 2
+    return 1, 4 * ((dx - dy) ** 2 / (4 * sh2) + (1 + dx) * (1 + dy))
 
 
 def _a51_sides(p: dict):

@@ -290,12 +290,24 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
             stack.append((lo2, hi2))
             continue
         side = hi - lo
-        # the widest side in the unit cube's coordinates: a gradient enclosure over a wide box
-        # is too loose to choose by
-        i = int(np.argmax(side))
-        if side[i] <= 0:  # a point that is not decided: nothing left to split
+        # look ahead: the cut whose worse half has the best plain lower bound; among cuts that
+        # decide nothing (an enclosure not yet finite), the widest side. A gradient enclosure
+        # over a wide box is too loose to choose by
+        scores = np.full(n, -np.inf)
+        for j in range(n):
+            if side[j] <= 0:
+                continue
+            cut = (lo[j] + hi[j]) / 2
+            a_hi, b_lo = hi.copy(), lo.copy()
+            a_hi[j] = cut
+            b_lo[j] = cut
+            scores[j] = min(_lower(_gap(proof, space, lo, a_hi, rtol, atol)[0].v),
+                            _lower(_gap(proof, space, b_lo, hi, rtol, atol)[0].v))
+        if np.all(side <= 0):  # a point that is not decided: nothing left to split
             stack.append((lo, hi))
             break
+        i = int(np.argmax(scores)) if np.isfinite(scores).any() and np.ptp(
+            scores[np.isfinite(scores)]) > 0 else int(np.argmax(side))
         cut = (lo[i] + hi[i]) / 2
         left_hi, right_lo = hi.copy(), lo.copy()
         left_hi[i] = cut

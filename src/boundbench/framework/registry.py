@@ -421,7 +421,9 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
             outcome = replace(outcome, verdict=apply_characterization(
                 outcome.verdict, c.search, found, ctx))
-            if c.search.replay is not None and outcome.verdict.status == "violated":
+            # a violation, or a violated reading the search decided (its default reading)
+            if c.search.replay is not None and outcome.verdict.status in (
+                    "violated", "depends-on-reading"):
                 outcome = replace(outcome, verdict=_with_replay(c, outcome.verdict, found, ctx))
             if c.kind == "bound" and outcome.verdict.status == "holds":
                 from boundbench.framework.proofs import certification

@@ -152,7 +152,10 @@ def attach(verdict: Any, *, claim: Any, search: Any, params: dict[str, Any] | No
         ctrl = rep.build(control) if control is not None else None
     except ValueError as exc:  # outside the assumptions: no replay, said why
         return verdict.with_evidence(replay={"written": False, "why": f"building it raised {exc}"})
-    text = script(claim=claim.id, where=claim.where, equation=claim.equation or claim.statement,
+    reading = verdict.status == "depends-on-reading"
+    where = claim.where + (" -- the reading its search checks: " + search.note if reading
+                           else "")
+    text = script(claim=claim.id, where=where, equation=claim.equation or claim.statement,
                   program=rep.program, instance=inst, control=ctrl, rtol=rtol,
                   atol=float(search.atol),
                   float64={"lhs": float(lhs[worst]), "rhs": float(rhs[worst])})
@@ -162,6 +165,8 @@ def attach(verdict: Any, *, claim: Any, search: Any, params: dict[str, Any] | No
                           "program": rep.program, "exit": code, "result": EXIT_WORDS.get(code),
                           "control_exit": ccode, "digits": 50,
                           "last_line": said.strip().splitlines()[-1] if said.strip() else ""}
+    if reading:
+        ev["reading"] = f"the violated reading the search checks ({search.note})"
     if out_dir is not None:
         path = Path(out_dir) / REPLAY_DIR / f"{claim.id}.py"
         write_atomic(path, lambda p: p.write_text(text))
