@@ -175,7 +175,7 @@ def _cor1_arb(q: dict):
                      _cor1_sides, budget=(20_000, 500_000), batched=True, atol=1e-12,
                      note="the corollary's assumption space in 1-D (|f'| <= eps, |f''| <= H): "
                      "curvature H on an interval of width <= 2 eps/H, closed form",
-                     proof=Proof(_cor1_arb, budget=3000)))
+                     proof=Proof(_cor1_arb, budget=300)))
 def _cor1_global(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     full, _ = _ad_table(ctx)

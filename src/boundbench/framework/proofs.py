@@ -38,9 +38,114 @@ import numpy as np
 PREC = 128  # bits of arb's working precision (about 38 digits)
 
 
+class Iv:
+    """A closed interval ``[lo, hi]`` whose endpoints are exact ``arb`` points: every operation
+    computes its candidate endpoints as arb balls (rigorous) and keeps their outer ends, so a
+    square of an interval around 0 starts exactly at 0 and a product of positive intervals stays
+    positive (midpoint-radius balls lose both)."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: Any, hi: Any) -> None:
+        self.lo, self.hi = lo, hi
+
+    @staticmethod
+    def of(x: Any) -> Iv:
+        from flint import arb
+
+        if isinstance(x, Iv):
+            return x
+        b = x if isinstance(x, arb) else arb(x)
+        return Iv(b.lower(), b.upper())
+
+    def ball(self) -> Any:
+        return self.lo.union(self.hi)
+
+    def is_finite(self) -> bool:
+        return bool(self.lo.is_finite() and self.hi.is_finite())
+
+    def __add__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        return Iv((self.lo + o.lo).lower(), (self.hi + o.hi).upper())
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Iv:
+        return Iv(-self.hi, -self.lo)
+
+    def __sub__(self, o: Any) -> Iv:
+        return self + (-Iv.of(o))
+
+    def __rsub__(self, o: Any) -> Iv:
+        return Iv.of(o) - self
+
+    def __mul__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        ps = [x * y for x in (self.lo, self.hi) for y in (o.lo, o.hi)]
+        if not all(p.is_finite() for p in ps):
+            return _whole()
+        return Iv(_least([p.lower() for p in ps]), _most([p.upper() for p in ps]))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        if not (o.lo > 0 or o.hi < 0):
+            return _whole()  # a divisor around 0: no finite enclosure
+        return self * Iv((1 / o.hi).lower(), (1 / o.lo).upper())
+
+    def __rtruediv__(self, o: Any) -> Iv:
+        return Iv.of(o) / self
+
+    def __pow__(self, k: int) -> Iv:
+        from flint import arb
+
+        if k == 1:
+            return self
+        lo_k, hi_k = self.lo**k, self.hi**k
+        if k % 2 == 1 or self.lo >= 0:  # increasing there
+            return Iv(lo_k.lower(), hi_k.upper())
+        if self.hi <= 0:
+            return Iv(hi_k.lower(), lo_k.upper())
+        return Iv(arb(0), _most([lo_k.upper(), hi_k.upper()]))
+
+    def increasing(self, f: Callable[[Any], Any]) -> Iv:
+        """``f`` (increasing) over the interval, from its endpoints."""
+        return Iv(f(self.lo).lower(), f(self.hi).upper())
+
+    def through_ball(self, f: Callable[[Any], Any]) -> Iv:
+        """``f`` over the interval through one arb ball covering it (any f)."""
+        return Iv.of(f(self.ball()))
+
+    def mid(self) -> Any:
+        return (self.lo + self.hi) / 2
+
+
+def _whole() -> Iv:
+    from flint import arb
+
+    return Iv(arb("-inf"), arb("inf"))
+
+
+def _least(xs: list) -> Any:
+    m = xs[0]
+    for x in xs[1:]:
+        if x < m:
+            m = x
+    return m
+
+
+def _most(xs: list) -> Any:
+    m = xs[0]
+    for x in xs[1:]:
+        if x > m:
+            m = x
+    return m
+
+
 class Dual:
-    """A value and its gradient, each an ``arb`` ball: forward-mode differentiation whose
-    results enclose the function and its gradient over every point of the input balls."""
+    """A value and its gradient, each an :class:`Iv`: forward-mode differentiation whose results
+    enclose the function and its gradient over every point of the input intervals."""
 
     __slots__ = ("v", "g")
 
@@ -49,11 +154,9 @@ class Dual:
 
     @staticmethod
     def _lift(x: Any, n: int) -> Dual:
-        from flint import arb
-
         if isinstance(x, Dual):
             return x
-        return Dual(arb(x), (arb(0),) * n)
+        return Dual(Iv.of(x), (Iv.of(0),) * n)
 
     def __add__(self, o: Any) -> Dual:
         o = Dual._lift(o, len(self.g))
@@ -72,16 +175,16 @@ class Dual:
 
     def __mul__(self, o: Any) -> Dual:
         o = Dual._lift(o, len(self.g))
-        return Dual(_imul(self.v, o.v), tuple(_imul(a, o.v) + _imul(self.v, b)
-                                              for a, b in zip(self.g, o.g, strict=True)))
+        return Dual(self.v * o.v, tuple(a * o.v + self.v * b
+                                        for a, b in zip(self.g, o.g, strict=True)))
 
     __rmul__ = __mul__
 
     def __truediv__(self, o: Any) -> Dual:
         o = Dual._lift(o, len(self.g))
         inv = 1 / o.v
-        return Dual(self.v * inv, tuple((a - self.v * inv * b) * inv
-                                        for a, b in zip(self.g, o.g, strict=True)))
+        q = self.v * inv
+        return Dual(q, tuple((a - q * b) * inv for a, b in zip(self.g, o.g, strict=True)))
 
     def __rtruediv__(self, o: Any) -> Dual:
         return Dual._lift(o, len(self.g)) / self
@@ -89,43 +192,12 @@ class Dual:
     def __pow__(self, k: int) -> Dual:
         if not isinstance(k, int) or k < 1:
             raise ValueError(f"Dual powers are positive integers (got {k!r})")
-        # by endpoints: an even power of a ball around 0 stays >= 0 (a product would not)
-        return self.apply(_ipow(self.v, k), k * _ipow(self.v, k - 1) if k > 1 else 1)
+        # by endpoints: an even power of an interval around 0 stays >= 0 (a product would not)
+        return self.apply(self.v**k, k * self.v ** (k - 1) if k > 1 else Iv.of(1))
 
     def apply(self, value: Any, slope: Any) -> Dual:
-        """``f(self)`` given ``f``'s value and derivative at ``self.v``."""
+        """``f(self)`` given ``f``'s value and derivative over ``self.v``."""
         return Dual(value, tuple(slope * a for a in self.g))
-
-
-def _imul(a: Any, b: Any) -> Any:
-    """The product of two balls as the interval of their endpoints' products (a ball around it):
-    midpoint-radius multiplication of wide balls reaches far below 0 for positive factors."""
-    if a.rad() == 0 or b.rad() == 0 or not (a.is_finite() and b.is_finite()):
-        return a * b
-    ends = [x * y for x in (a.lower(), a.upper()) for y in (b.lower(), b.upper())]
-    out = ends[0]
-    for e in ends[1:]:
-        out = out.union(e)
-    return out
-
-
-def _ipow(v: Any, k: int) -> Any:
-    """``v**k`` by endpoints (``k >= 1``): squares of a ball around 0 are ``[0, max^2]``."""
-    if k == 1:
-        return v
-    if k % 2 == 0:
-        if not v.is_finite() or v.rad() == 0:
-            sq = v * v
-        else:
-            lo, hi = v.lower(), v.upper()
-            if lo >= 0:
-                sq = (lo * lo).union(hi * hi)
-            elif hi <= 0:
-                sq = (hi * hi).union(lo * lo)
-            else:
-                sq = (lo * 0).union(max(lo * lo, hi * hi))
-        return _ipow(sq, k // 2)
-    return _imul(v, _ipow(v, k - 1))
 
 
 def _unary(name: str) -> Callable[[Dual], Dual]:
@@ -134,19 +206,20 @@ def _unary(name: str) -> Callable[[Dual], Dual]:
 
         v = x.v
         if name == "exp":
-            e = v.exp()
+            e = v.increasing(lambda t: t.exp())
             return x.apply(e, e)
         if name == "log":
-            return x.apply(v.log(), 1 / v)
+            return x.apply(v.increasing(lambda t: t.log()), 1 / v)
         if name == "sqrt":
-            r = v.sqrt()
+            r = v.increasing(lambda t: t.sqrt())
             return x.apply(r, 1 / (2 * r))
         if name == "cos":
-            return x.apply(v.cos(), -v.sin())
+            return x.apply(v.through_ball(lambda t: t.cos()), -v.through_ball(lambda t: t.sin()))
         if name == "sin":
-            return x.apply(v.sin(), v.cos())
+            return x.apply(v.through_ball(lambda t: t.sin()), v.through_ball(lambda t: t.cos()))
         if name == "erf":
-            return x.apply(v.erf(), 2 / arb.pi().sqrt() * (-(v * v)).exp())
+            slope = (-(v**2)).increasing(lambda t: t.exp()) * Iv.of(2 / arb.pi().sqrt())
+            return x.apply(v.increasing(lambda t: t.erf()), slope)
         raise ValueError(name)
     return f
 
@@ -197,8 +270,8 @@ def _params(space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarray) -> dict[
     for j, (name, spec) in enumerate(space.items()):
         a, b = float(spec[0]), float(spec[1])
         axis = spec[2] if len(spec) == 3 else "lin"
-        mid, rad = (lo[j] + hi[j]) / 2, (hi[j] - lo[j]) / 2
-        u = Dual(arb(mid, rad), tuple(arb(1) if i == j else arb(0) for i in range(n)))
+        u = Dual(Iv(arb(float(lo[j])), arb(float(hi[j]))),
+                 tuple(Iv.of(1) if i == j else Iv.of(0) for i in range(n)))
         if axis == "log":
             out[name] = exp(arb(a).log() + u * (arb(b).log() - arb(a).log()))
         else:
@@ -217,7 +290,7 @@ def _gap(proof: Proof, space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarra
 
 
 def _lower(x: Any) -> float:
-    return float(x.lower()) if x.is_finite() else -np.inf
+    return float(x.lo) if x.is_finite() else -np.inf
 
 
 def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float = 0.0,
@@ -264,26 +337,27 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
         d, _ = _gap(proof, space, lo, hi, rtol, atol)
         mid = (lo + hi) / 2
         dc, (lc, rc) = _gap(proof, space, mid, mid, rtol, atol)
-        if dc.v.is_finite() and float(dc.v.upper()) < 0:
+        if dc.v.is_finite() and dc.v.hi < 0:
             return _result("refuted", boxes, proof, space, [], mid, quantities, rtol, atol,
                            tight)
-        if rc.v.is_finite() if isinstance(rc, Dual) else True:
+        if True:
             ratio = _ratio(lc, rc)
             if ratio is not None and (tight is None or ratio > tight[0]):
                 tight = (ratio, mid)
         # the mean-value form over the box, beside the plain enclosure
-        mv = dc.v + sum(((d.g[i] * (hi[i] - lo[i]) / 2) * _unit_ball() for i in range(n)),
-                        start=dc.v * 0)
+        mv = dc.v
+        for i in range(n):
+            mv = mv + d.g[i] * float((hi[i] - lo[i]) / 2) * _unit_ball()
         low = max(_lower(d.v), _lower(mv))
         if low >= 0:
             continue
         grads = [d.g[i] for i in range(n)]
         mono = [i for i in range(n) if hi[i] > lo[i] and grads[i].is_finite()
-                and (_lower(grads[i]) > 0 or float(grads[i].upper()) < 0)]
+                and (grads[i].lo > 0 or grads[i].hi < 0)]
         if mono:  # D monotone in u_i over the box: its minimum is on one face
             i = mono[0]
             lo2, hi2 = lo.copy(), hi.copy()
-            if _lower(grads[i]) > 0:
+            if grads[i].lo > 0:
                 hi2[i] = lo[i]
             else:
                 lo2[i] = hi[i]
@@ -317,17 +391,15 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
     return _result(status, boxes, proof, space, stack, None, quantities, rtol, atol, tight)
 
 
-def _unit_ball() -> Any:
+def _unit_ball() -> Iv:
     from flint import arb
 
-    return arb(0, 1)
+    return Iv(arb(-1), arb(1))
 
 
 def _ratio(lhs: Any, rhs: Any) -> float | None:
-    from flint import arb
-
-    lv = lhs.v if isinstance(lhs, Dual) else arb(lhs)
-    rv = rhs.v if isinstance(rhs, Dual) else arb(rhs)
+    lv = lhs.v if isinstance(lhs, Dual) else Iv.of(lhs)
+    rv = rhs.v if isinstance(rhs, Dual) else Iv.of(rhs)
     if not (lv.is_finite() and rv.is_finite()) or float(rv.mid()) <= 0:
         return None
     return float(lv.mid()) / float(rv.mid())
