@@ -37,7 +37,8 @@ def _solve(X: np.ndarray, y: np.ndarray, caps: np.ndarray | None, lam: float) ->
                          "data)")
     alpha = np.zeros(len(y))
     alpha[keep] = np.asarray(con.dual_value, dtype=float)
-    return {"v": exact(np.asarray(v.value, dtype=float)), "c": exact(float(c.value)),
+    return {"v": exact(np.asarray(v.value, dtype=float)),
+            "c": exact(float(np.asarray(c.value, dtype=float))),
             "alpha": exact(alpha)}
 
 

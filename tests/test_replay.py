@@ -127,10 +127,25 @@ def test_interval_proof_proves_refutes_and_leaves_boxes():
     assert short["status"] == "not proven within its budget" and short["n_undecided"] >= 1
 
 
-def test_gelu_lipschitz_proven_on_its_box(audited):
+def test_gelu_lipschitz_and_lemma_a21_proven_on_their_boxes(audited):
     cert = audited("ad.gelu-lipschitz")["evidence"]["certification"]
     assert cert["status"].startswith("proven on the box")
-    assert cert["proof"]["tightest"]["attained"]
+    assert cert["proof"]["tightest"]["attained"]  # at sqrt 2: the bound is tight
+    a21 = audited("fu.lemma-a.2.1")["evidence"]["certification"]
+    assert a21["status"] == "proven on the box" and a21["proof"]["n_undecided"] == 0
+
+
+def test_interval_squares_and_positive_products_stay_exact():
+    """Endpoint intervals: a square around 0 starts at 0 exactly, a product of positive
+    intervals stays positive (midpoint-radius balls reach below 0 for both)."""
+    from flint import arb
+
+    from boundbench.framework.proofs import Iv
+
+    sq = Iv(arb(-10), arb(10)) ** 2
+    assert sq.lo == 0 and sq.hi >= 100
+    prod = Iv(arb(1), arb(11)) * Iv(arb(1), arb(11))
+    assert prod.lo >= 1 and prod.hi >= 121
 
 
 def test_every_holding_bound_says_proven_or_not_refuted(audited, readme_audit):

@@ -27,7 +27,8 @@ _A12_STEPS = (0.25, 0.5, 1.0, 1.5, 2.0)
 _A51_STEPS = (0.25, 0.5, 0.75, 1.0)
 
 
-def _pep_evidence(ctx: CheckContext, results: list, planted: object, control: object, *,
+def _pep_evidence(ctx: CheckContext, results: list, planted: pep.PEPResult,
+                  control: pep.PEPResult, *,
                   planted_note: str, equation: str, rtol: float, atol: float) -> dict:
     """The lemma over its whole function class (:mod:`boundbench.theory.pep`): each PEP's
     primal and dual worst case and gap; ``holds`` proved by the dual certificates when every one
