@@ -6,6 +6,6 @@ measurement."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "activation_decay", "claims", "eigenvalues", "fu", "norms", "operators", "problems", "trace",
-    "uegr",
+    "activation_decay", "claims", "eigenvalues", "fu", "norms", "operators", "pep", "problems",
+    "trace", "uegr",
 ]

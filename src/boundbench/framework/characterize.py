@@ -353,13 +353,10 @@ def failure_boundary(search: Search, d: Direction, params: dict[str, Any],
                 f"for {m} {side} {q_fail[m]:.4g} and fails "
                 f"{'above' if side == 'below' else 'below'} it{there} (bisection)")
     else:
-        note = (f"where it starts to fail: along {d.name}, lhs/rhs crosses 1 at "
-                f"{describe(q_fail)} (bisection)")
+        note = f"where it starts to fail: along {d.name}, lhs/rhs crosses 1 at {describe(q_fail)}"
     return {"direction": d.name, "found": True, "moves": moved, "k": k_star,
             "holds_at": q_hold, "fails_from": q_fail, "holding_ratio": hold_r, "note": note,
-            # the search instance where it was seen to hold (ratio holding_ratio): the replay's
-            # control, the finding nudged back inside the bound (framework.replay)
-            "control_instance": _plain(d.at(dict(params), hold_k)),
+            "control_instance": _plain(d.at(dict(params), hold_k)),  # the replay's control
             **({"holds_for": {"quantity": m, "side": side, "value": q_fail[m]}}
                if m is not None else {})}
 

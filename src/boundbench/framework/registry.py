@@ -346,30 +346,6 @@ class Result:
         return d
 
 
-def _with_replay(c: Any, verdict: Verdict, found: Any, ctx: CheckContext) -> Verdict:
-    """The violation's standalone replay (:mod:`boundbench.framework.replay`), from the search's
-    worst instance when that alone breaks the bound; its control, the characterization's
-    holding instance."""
-    import numpy as np
-
-    from boundbench.framework import replay
-    from boundbench.framework.verdicts import NUMERIC_RTOL
-
-    rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
-    params = dict(found.instance) if found.worst_ratio > 1 + rtol else None
-    boundary = (verdict.evidence.get("characterization") or {}).get("failure_boundary") or {}
-
-    def sides(p: dict) -> Any:
-        if c.search.batched:
-            one = {k: np.asarray([v]) for k, v in p.items()}
-            return c.search.sides(one, ctx) if c.search.with_context else c.search.sides(one)
-        return c.search.sides(p, ctx) if c.search.with_context else c.search.sides(p)
-
-    return replay.attach(verdict, claim=c, search=c.search, params=params,
-                         control=boundary.get("control_instance"), out_dir=ctx.out_dir,
-                         score=sides)
-
-
 def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     """Run one claim's check with ``ctx`` bound to the claim, save its outputs and time it.
     With ``catch``, a raising check is reported, not re-raised: its verdict is
@@ -421,16 +397,9 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
             outcome = replace(outcome, verdict=apply_characterization(
                 outcome.verdict, c.search, found, ctx))
-            # a violation, or a violated reading the search decided (its default reading)
-            if c.search.replay is not None and outcome.verdict.status in (
-                    "violated", "depends-on-reading"):
-                outcome = replace(outcome, verdict=_with_replay(c, outcome.verdict, found, ctx))
-            if c.kind == "bound" and outcome.verdict.status == "holds":
-                from boundbench.framework.proofs import certification
+            from boundbench.framework.replay import certify
 
-                outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
-                    certification=certification(outcome.verdict, c.search,
-                                                proof=c.search.proof)))
+            outcome = replace(outcome, verdict=certify(c, outcome.verdict, found, ctx))
         elif c.kind == "bound" and outcome.verdict.status in ("violated", "ill-posed"):
             # no claim skips the characterization silently (framework.characterize)
             outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
@@ -438,12 +407,10 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
                     "it declares no search space (Search): its instances are not points of a "
                     "parameter box the stage could walk out of; its own evidence gives the "
                     "measured sizes")))
-        if (c.kind == "bound" and outcome.verdict.status == "holds"
-                and "certification" not in outcome.verdict.evidence):
-            from boundbench.framework.proofs import certification
+        if c.search is None:
+            from boundbench.framework.replay import certify
 
-            outcome = replace(outcome, verdict=outcome.verdict.with_evidence(
-                certification=certification(outcome.verdict, None)))
+            outcome = replace(outcome, verdict=certify(c, outcome.verdict, None, ctx))
         title, marked = _say_what_was_decided(c, outcome)
         with style():
             figure, table, files, layout, prov = _save(ctx, outcome)

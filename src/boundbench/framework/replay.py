@@ -198,3 +198,34 @@ def witness_replay(*, name: str, claim: Any, equation: str, program: str,
             "program": program, "exit": code, "result": EXIT_WORDS.get(code),
             "control_exit": ccode, "digits": 50,
             "last_line": said.strip().splitlines()[-1] if said.strip() else ""}
+
+
+def certify(c: Any, verdict: Any, found: Any, ctx: Any) -> Any:
+    """What makes ``verdict`` checkable without boundbench, in its evidence (the registry calls
+    this for every claim): a violation's replay (or a violated reading's its search decided) from
+    the search's worst instance when that alone breaks the bound, its control the
+    characterization's holding instance; a holding bound's certification (a proof, or the
+    evaluations that did not refute it, :func:`boundbench.framework.proofs.certification`)."""
+    from boundbench.framework.verdicts import NUMERIC_RTOL
+
+    s = c.search
+    if c.kind == "bound" and verdict.status == "holds" and "certification" not in \
+            verdict.evidence:
+        from boundbench.framework.proofs import certification
+
+        return verdict.with_evidence(certification=certification(
+            verdict, s, proof=s.proof if s is not None else None))
+    if s is None or s.replay is None or verdict.status not in ("violated", "depends-on-reading"):
+        return verdict
+    rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
+    params = dict(found.instance) if found.worst_ratio > 1 + rtol else None
+    boundary = (verdict.evidence.get("characterization") or {}).get("failure_boundary") or {}
+
+    def sides(p: dict) -> Any:
+        if s.batched:
+            one = {k: np.asarray([v]) for k, v in p.items()}
+            return s.sides(one, ctx) if s.with_context else s.sides(one)
+        return s.sides(p, ctx) if s.with_context else s.sides(p)
+
+    return attach(verdict, claim=c, search=s, params=params,
+                  control=boundary.get("control_instance"), out_dir=ctx.out_dir, score=sides)

@@ -1,5 +1,6 @@
 # --- GELU's slope against 1 (boundbench.framework.replays.gelu_slope) --------------------------
 # GELU(x) = x Phi(x) with Phi the standard normal CDF, so GELU'(x) = Phi(x) + x phi(x).
+import mpmath  # also the frame's; here so that the module imports alone
 
 
 def sides(I):

@@ -6,6 +6,7 @@
 # derivatives, no differencing). The right side: ||dh_j/dW_j|| = max_i |s'(z_i)| ||h_{j-1}|| (the
 # Jacobian of s(W h) in W is diag(s'(z)) kron h^T), ||W_l|| spectral norms, and
 # ||Hess_{h_{L-1}} L|| = ||W_L^T W_L|| = sigma_max(W_L)^2.
+import mpmath  # also the frame's; here so that the module imports alone
 
 
 def _act(name, z):

@@ -8,6 +8,7 @@
 # The SDP's solution meets them to ~1e-9, not exactly, so this program finds the smallest L' >= L
 # for which every one holds exactly (bisection at the working precision; both sides shrink with
 # L') and judges the lemma's variant on the class of L'-smooth functions: an exact witness.
+import mpmath  # also the frame's; here so that the module imports alone
 
 
 def _ip(a, b):

@@ -10,6 +10,7 @@
 # set; this program re-solves the KKT system on it at the working precision, checks every
 # condition (residuals printed against their tolerances) and the duality gap, and bounds the
 # solver's own distance to the certified optimum by the gap (strong convexity in v).
+import mpmath  # also the frame's; here so that the module imports alone
 
 KKT_TOL = mpmath.mpf("1e-30")  # residuals of the re-solved KKT system (exact up to rounding)
 ACTIVE_TOL = mpmath.mpf("1e-6")  # |margin - 1| under this names a point on the margin

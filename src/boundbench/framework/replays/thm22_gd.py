@@ -6,6 +6,7 @@
 # here step by step, no eigen-decomposition). Right side, the main text's eq. (3) read with the
 # local Lipschitz constant L = beta ||w0 - w*||: sqrt(2 L) ||w0 - w*|| / beta /
 # (n ((1 - mu/beta)^(-1/4) - 1)).
+import mpmath  # also the frame's; here so that the module imports alone
 
 
 def sides(I):

@@ -1,0 +1,218 @@
+"""Interval arithmetic for the proofs (:mod:`boundbench.framework.proofs`): :class:`Iv`, closed
+intervals whose endpoints are exact python-flint ``arb`` points, and :class:`Dual`, forward-mode
+differentiation over them, so one evaluation encloses a function and its gradient over a box.
+
+References
+----------
+F. Johansson, Arb: efficient arbitrary-precision midpoint-radius interval arithmetic, IEEE
+Trans. Computers 66 (2017). R. E. Moore, R. B. Kearfott and M. J. Cloud, *Introduction to
+Interval Analysis*, SIAM (2009), ch. 5 (interval arithmetic) and 6 (the mean-value form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Iv:
+    """A closed interval ``[lo, hi]`` whose endpoints are exact ``arb`` points: every operation
+    computes its candidate endpoints as arb balls (rigorous) and keeps their outer ends, so a
+    square of an interval around 0 starts exactly at 0 and a product of positive intervals stays
+    positive (midpoint-radius balls lose both)."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: Any, hi: Any) -> None:
+        self.lo, self.hi = lo, hi
+
+    @staticmethod
+    def of(x: Any) -> Iv:
+        from flint import arb
+
+        if isinstance(x, Iv):
+            return x
+        b = x if isinstance(x, arb) else arb(x)
+        return Iv(b.lower(), b.upper())
+
+    def ball(self) -> Any:
+        return self.lo.union(self.hi)
+
+    def is_finite(self) -> bool:
+        return bool(self.lo.is_finite() and self.hi.is_finite())
+
+    def __add__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        return Iv((self.lo + o.lo).lower(), (self.hi + o.hi).upper())
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Iv:
+        return Iv(-self.hi, -self.lo)
+
+    def __sub__(self, o: Any) -> Iv:
+        return self + (-Iv.of(o))
+
+    def __rsub__(self, o: Any) -> Iv:
+        return Iv.of(o) - self
+
+    def __mul__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        ps = [x * y for x in (self.lo, self.hi) for y in (o.lo, o.hi)]
+        if not all(p.is_finite() for p in ps):
+            return _whole()
+        return Iv(_least([p.lower() for p in ps]), _most([p.upper() for p in ps]))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o: Any) -> Iv:
+        o = Iv.of(o)
+        if not (o.lo > 0 or o.hi < 0):
+            return _whole()  # a divisor around 0: no finite enclosure
+        return self * Iv((1 / o.hi).lower(), (1 / o.lo).upper())
+
+    def __rtruediv__(self, o: Any) -> Iv:
+        return Iv.of(o) / self
+
+    def __pow__(self, k: int) -> Iv:
+        from flint import arb
+
+        if k == 1:
+            return self
+        lo_k, hi_k = self.lo**k, self.hi**k
+        if k % 2 == 1 or self.lo >= 0:  # increasing there
+            return Iv(lo_k.lower(), hi_k.upper())
+        if self.hi <= 0:
+            return Iv(hi_k.lower(), lo_k.upper())
+        return Iv(arb(0), _most([lo_k.upper(), hi_k.upper()]))
+
+    def increasing(self, f: Callable[[Any], Any]) -> Iv:
+        """``f`` (increasing) over the interval, from its endpoints."""
+        return Iv(f(self.lo).lower(), f(self.hi).upper())
+
+    def through_ball(self, f: Callable[[Any], Any]) -> Iv:
+        """``f`` over the interval through one arb ball covering it (any f)."""
+        return Iv.of(f(self.ball()))
+
+    def mid(self) -> Any:
+        return (self.lo + self.hi) / 2
+
+
+def _whole() -> Iv:
+    from flint import arb
+
+    return Iv(arb("-inf"), arb("inf"))
+
+
+def _least(xs: list) -> Any:
+    m = xs[0]
+    for x in xs[1:]:
+        if x < m:
+            m = x
+    return m
+
+
+def _most(xs: list) -> Any:
+    m = xs[0]
+    for x in xs[1:]:
+        if x > m:
+            m = x
+    return m
+
+
+class Dual:
+    """A value and its gradient, each an :class:`Iv`: forward-mode differentiation whose results
+    enclose the function and its gradient over every point of the input intervals."""
+
+    __slots__ = ("v", "g")
+
+    def __init__(self, v: Any, g: tuple) -> None:
+        self.v, self.g = v, g
+
+    @staticmethod
+    def _lift(x: Any, n: int) -> Dual:
+        if isinstance(x, Dual):
+            return x
+        return Dual(Iv.of(x), (Iv.of(0),) * n)
+
+    def __add__(self, o: Any) -> Dual:
+        o = Dual._lift(o, len(self.g))
+        return Dual(self.v + o.v, tuple(a + b for a, b in zip(self.g, o.g, strict=True)))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Dual:
+        return Dual(-self.v, tuple(-a for a in self.g))
+
+    def __sub__(self, o: Any) -> Dual:
+        return self + (-Dual._lift(o, len(self.g)))
+
+    def __rsub__(self, o: Any) -> Dual:
+        return Dual._lift(o, len(self.g)) - self
+
+    def __mul__(self, o: Any) -> Dual:
+        o = Dual._lift(o, len(self.g))
+        return Dual(self.v * o.v, tuple(a * o.v + self.v * b
+                                        for a, b in zip(self.g, o.g, strict=True)))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o: Any) -> Dual:
+        o = Dual._lift(o, len(self.g))
+        inv = 1 / o.v
+        q = self.v * inv
+        return Dual(q, tuple((a - q * b) * inv for a, b in zip(self.g, o.g, strict=True)))
+
+    def __rtruediv__(self, o: Any) -> Dual:
+        return Dual._lift(o, len(self.g)) / self
+
+    def __pow__(self, k: int) -> Dual:
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"Dual powers are positive integers (got {k!r})")
+        # by endpoints: an even power of an interval around 0 stays >= 0 (a product would not)
+        return self.apply(self.v**k, k * self.v ** (k - 1) if k > 1 else Iv.of(1))
+
+    def apply(self, value: Any, slope: Any) -> Dual:
+        """``f(self)`` given ``f``'s value and derivative over ``self.v``."""
+        return Dual(value, tuple(slope * a for a in self.g))
+
+
+def _unary(name: str) -> Callable[[Dual], Dual]:
+    def f(x: Dual) -> Dual:
+        from flint import arb
+
+        v = x.v
+        if name == "exp":
+            e = v.increasing(lambda t: t.exp())
+            return x.apply(e, e)
+        if name == "log":
+            return x.apply(v.increasing(lambda t: t.log()), 1 / v)
+        if name == "sqrt":
+            r = v.increasing(lambda t: t.sqrt())
+            return x.apply(r, 1 / (2 * r))
+        if name == "cos":
+            return x.apply(v.through_ball(lambda t: t.cos()), -v.through_ball(lambda t: t.sin()))
+        if name == "sin":
+            return x.apply(v.through_ball(lambda t: t.sin()), v.through_ball(lambda t: t.cos()))
+        if name == "erf":
+            slope = (-(v**2)).increasing(lambda t: t.exp()) * Iv.of(2 / arb.pi().sqrt())
+            return x.apply(v.increasing(lambda t: t.erf()), slope)
+        raise ValueError(name)
+    return f
+
+
+exp, log, sqrt, erf, cos, sin = (_unary(n) for n in ("exp", "log", "sqrt", "erf", "cos", "sin"))
+
+
+def ncdf(x: Dual) -> Dual:
+    """The standard normal CDF, ``(1 + erf(x / sqrt 2)) / 2``."""
+    from flint import arb
+
+    return (1 + erf(x / arb(2).sqrt())) / 2
+
+
+def npdf(x: Dual) -> Dual:
+    """The standard normal density."""
+    from flint import arb
+
+    return exp(-(x * x) / 2) / (2 * arb.pi()).sqrt()
