@@ -76,7 +76,14 @@ def main() -> None:
             ccode, _ = _replay_bare(path, box, "--control")
             ok += code == 0 and ccode == 1
             print(f"  {c['id']:<28} exit {code} in {secs:5.2f} s, control exit {ccode}")
-    print(f"  => {ok} / {len(violated)} violated bounds replay (and their controls fail)")
+        print(f"  => {ok} / {len(violated)} violated bounds replay (and their controls fail)")
+        for c in report["claims"]:
+            rep = c["evidence"].get("replay") or {}
+            if c["verdict"] == "depends-on-reading" and rep.get("written"):
+                code, secs = _replay_bare(folder / rep["path"], box)
+                ccode, _ = _replay_bare(folder / rep["path"], box, "--control")
+                print(f"  violated reading {c['id']:<20} exit {code} in {secs:5.2f} s, control "
+                      f"exit {ccode} ({rep.get('reading')})")
 
     proven = [c for c in holding if str((c["evidence"].get("certification") or {})
                                         .get("status", "")).startswith("proven")]
@@ -121,7 +128,8 @@ def _certification_seconds(report: dict) -> float:
         ev = c["evidence"]
         s = spec.search
         t0 = time.perf_counter()
-        if c["verdict"] == "violated" and s is not None and s.replay is not None and isinstance(
+        if c["verdict"] in ("violated", "depends-on-reading") and s is not None and \
+                s.replay is not None and isinstance(
                 ev.get("worst_instance"), dict):
             inst = s.replay.build(ev["worst_instance"])
             ctrl = ((ev.get("characterization") or {}).get("failure_boundary") or {}).get(
