@@ -307,9 +307,6 @@ def test_a_claim_that_raises_is_one_line_on_the_terminal(capsys, monkeypatch):
 @pytest.mark.parametrize("source, words", [
     ("def f(:\n    pass\n", ("syntax error at line 1",)),
     ("raise KeyError('boom')\n", ("importing", "KeyError", "line 1")),
-    ("from hypothesis import strategies as st\nfrom boundbench.testing import bound\n\n"
-     "@bound(st.floats(0, 1))\ndef f(x):\n    raise ZeroDivisionError('in my bound')\n",
-     ("ZeroDivisionError", "line 6")),
 ])
 def test_errors_in_the_users_own_file_are_theirs_in_one_line(source, words, capsys, tmp_path):
     """Issue 41: a syntax error or an exception in the FILE of ``falsify FILE:FUNC`` was an

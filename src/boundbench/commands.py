@@ -94,7 +94,13 @@ def falsify(args: argparse.Namespace) -> int:
     # hypothesis keeps what it caches (its unicode tables, ...) under the run's folder, not
     # in the directory the command was started from
     set_hypothesis_home_dir(str(Path(args.out) / ".hypothesis"))
-    res = falsify(args.target, budget=args.budget, seed=args.seed)
+    from boundbench.testing.bound import BoundRaised
+
+    try:
+        res = falsify(args.target, budget=args.budget, seed=args.seed)
+    except BoundRaised as exc:  # the user's bound raised and nothing was found: exit 3
+        print(f"boundbench: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     name = args.target.replace("/", "_").replace(":", "_")
     out = Path(args.out) / f"falsify-{name}.json"
     write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
@@ -102,7 +108,8 @@ def falsify(args: argparse.Namespace) -> int:
     if args.json:  # the whole counterexample, as written to the file
         print(json.dumps(res, default=str))
         return status
-    verdict = "VIOLATED" if res["violated"] else "holds on every instance tried"
+    verdict = ("VIOLATED" if res["violated"] else "holds on every instance tried"
+               if res.get("verdict", "holds") == "holds" else "NOT TESTED")
     print(f"{res['target']}: largest lhs/rhs found = {res['worst_ratio']:.6g} ({verdict}; "
           f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
     print(f"  instance with the largest ratio: {res['instance']}")
@@ -110,6 +117,12 @@ def falsify(args: argparse.Namespace) -> int:
         rp = res["reproducer"]
         print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "
               f"{rp['ratio']:.6g}, lhs = {rp['lhs']!r}, rhs = {rp['rhs']!r}: {rp['instance']}")
+    if res.get("raised"):
+        print(f"  the bound also raised: {res['raised']}")
+    if res.get("floating_point_artifacts"):
+        fp = res["floating_point_artifacts"]
+        print(f"  {fp['count']} float64 violation(s) vanished in extended precision (floating-"
+              f"point artifacts of the bound's code, not findings), e.g. {fp['first']}")
     print(f"  reproduce: {res['reproduce']}")
     print(f"  written: {out}")
     return status

@@ -29,6 +29,11 @@ class BoundViolation(AssertionError):
     """A bound failed on an instance: ``lhs > rhs (1 + rtol) + atol`` somewhere."""
 
 
+class BoundRaised(Exception):
+    """The user's bound raised, or returned something that is not a finite ``(lhs, rhs)``, on
+    an instance (named in the message)."""
+
+
 @dataclass
 class Tightness:
     """What a ``@bound`` test saw. Two worst cases, which differ: ``worst_ratio`` (with
@@ -48,6 +53,20 @@ class Tightness:
     shrunk_instance: str = ""
     shrunk_lhs: float = math.nan
     shrunk_rhs: float = math.nan
+    #: the first exception the bound raised, with its instance ("" if none): a bound that never
+    #: returned a value is "not tested", never "holds"
+    raised: str = ""
+    #: violations float64 reported that vanished in extended precision (testing._precision):
+    #: floating-point artifacts of the bound's code, counted and the first one described
+    artifacts: int = 0
+    artifact: str = ""
+    #: the extended-precision recheck of the last violation reported
+    recheck: dict | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``violated``, ``holds`` (some example returned both sides) or ``not tested``."""
+        return "violated" if self.violated else ("holds" if self.examples else "not tested")
 
 
 #: every ``@bound`` run in this process, by test name (the pytest plugin prints it)
@@ -57,8 +76,12 @@ RESULTS: dict[str, Tightness] = {}
 def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
     """``(ratio, lhs, rhs)`` of the element with the largest ``lhs / rhs``: arrays (broadcast
     together) count their worst element; where ``rhs <= 0`` a positive ``lhs`` is ``inf``."""
-    a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64),
-                               np.asarray(rhs, dtype=np.float64))
+    try:
+        a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64),
+                                   np.asarray(rhs, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a bound must return two numbers or arrays (lhs, rhs) of one shape "
+                         f"(got {type(lhs).__name__} and {type(rhs).__name__}: {exc})") from None
     a, b = a.ravel(), b.ravel()
     if a.size == 0:
         raise ValueError("a bound must return non-empty lhs and rhs")
@@ -145,15 +168,31 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
                       suppress_health_check=list(HealthCheck), print_blob=False)
             @given(strategy)
             def prop(instance: Any) -> None:
-                if time.perf_counter() > stop:
+                # past the deadline no new instance is scored, but a recorded violation's
+                # shrinking and replay still are (skipping them made hypothesis call it flaky)
+                if time.perf_counter() > stop and not rec.violated:
                     return
-                ratio, lhs, rhs = worst_element(*fn(instance))
+                ratio, lhs, rhs = _score(fn, instance, rec)
                 rec.examples += 1
+                allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
+                if lhs > allowed:  # never invent: the same code in extended precision first
+                    from boundbench.testing._precision import recheck
+
+                    chk = recheck(fn, instance, rtol=rtol, atol=atol)
+                    if chk["status"] == "artifact":
+                        rec.artifacts += 1
+                        rec.artifact = rec.artifact or (
+                            f"{instance!r}: float64 gives lhs = {lhs!r} > rhs = {rhs!r}; "
+                            f"{chk['precision']} gives lhs = {chk['lhs']!r} <= rhs = "
+                            f"{chk['rhs']!r}" + (f" (extreme floats in the instance: "
+                                                    f"{chk['extreme_floats']})"
+                                                    if chk["extreme_floats"] else ""))
+                        return
+                    rec.recheck = chk
                 # target a finite score: inf (a violated rhs <= 0) maps to a large number
                 target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
                 if ratio > rec.worst_ratio:
                     rec.worst_ratio, rec.instance, rec.lhs, rec.rhs = ratio, repr(instance), lhs, rhs
-                allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
                 if lhs > allowed:
                     rec.violated = True
                     # hypothesis replays the shrunk failure last: the last one kept is it
@@ -164,7 +203,19 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
                         f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
                         f"reproduce: {reproduce(seed_value)}")
 
-            prop()
+            try:
+                prop()
+            except BoundViolation:
+                raise
+            except Exception as exc:  # noqa: BLE001 - never lose a violation found before it
+                if rec.violated:  # flaky shrinking, a raise beside the violation, ...
+                    raise BoundViolation(
+                        f"{name}: lhs <= rhs fails on {rec.shrunk_instance}: lhs = "
+                        f"{rec.shrunk_lhs:.6g}, rhs = {rec.shrunk_rhs:.6g}, lhs/rhs = "
+                        f"{rec.shrunk_ratio:.6g} (rtol {rtol:g}, atol {atol:g}; then hypothesis "
+                        f"stopped on {type(exc).__name__}); reproduce: {reproduce(seed_value)}"
+                    ) from exc
+                raise
             return rec
 
         # a test of no arguments: pytest must not read fn's parameter as a fixture
@@ -178,6 +229,26 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
         return test
 
     return decorate
+
+
+def _score(fn: Callable, instance: Any, rec: Tightness) -> tuple[float, float, float]:
+    """``worst_element`` of ``fn(instance)``; what the bound raises, or a value that is not a
+    finite ``(lhs, rhs)``, is a :class:`BoundRaised` naming the instance (recorded first)."""
+    try:
+        out = fn(instance)
+    except Exception as exc:
+        if not rec.raised:
+            rec.raised = f"{type(exc).__name__}: {exc} on {instance!r}"
+        raise
+    try:
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise ValueError(f"a bound must return (lhs, rhs), a pair (got "
+                             f"{type(out).__name__})")
+        return worst_element(*out)
+    except ValueError as exc:
+        if not rec.raised:
+            rec.raised = f"{exc} on {instance!r}"
+        raise BoundRaised(f"{exc}, on {instance!r}") from None
 
 
 def tightness_table(results: dict[str, Tightness] | None = None) -> str:
@@ -209,6 +280,10 @@ def tightness_table(results: dict[str, Tightness] | None = None) -> str:
     lines = [f"{'bound':<{width}}  {'largest lhs/rhs found':>21}  {'examples':>8}  verdict"]
     for r in rows:
         verdict = (f"VIOLATED (smallest reproducer: lhs/rhs = {r.shrunk_ratio:.6g})"
-                   if r.violated else "holds")
+                   if r.violated else "holds" if r.examples else
+                   f"NOT TESTED (every call raised: {r.raised})" if r.raised else "NOT TESTED")
+        if r.artifacts and not r.violated:
+            verdict += (f"; {r.artifacts} float64 violation(s) vanished in extended precision "
+                        f"(floating-point artifacts), e.g. {r.artifact}")
         lines.append(f"{r.name:<{width}}  {r.worst_ratio:>21.6g}  {r.examples:>8}  {verdict}")
     return "\n".join(lines)

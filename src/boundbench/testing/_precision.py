@@ -1,0 +1,100 @@
+"""Never invent a violation: re-evaluate a ``@bound``'s violating instance in extended precision.
+
+A bound written plainly in numpy can "fail" where float64 underflows or overflows (hypothesis
+draws 1e-300 and subnormals): ``x**2`` of 1e-170 is 0 in float64, not 1e-340. Before a violation
+is reported, :func:`recheck` calls the bound's own code again on the instance with every float
+turned into ``numpy.longdouble`` (x87 extended precision on x86-64: a 64-bit significand and
+exponents to 1e+-4932; IEEE quad on aarch64), the arrays too, and compares the sides there. A
+violation that vanishes is a floating-point artifact of the float64 code, reported with its
+instance, not a finding; code that converts back to float64 (``float(x)``, ``math.sqrt``) cannot be
+rechecked this way, and the report says the recheck was not conclusive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+EXTREME = (1e-150, 1e150)  # floats outside this magnitude range are "extreme" (besides 0)
+
+
+def _widen(x: Any) -> Any:
+    if isinstance(x, bool) or x is None:
+        return x
+    if isinstance(x, float | np.floating):
+        return np.longdouble(x)
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return x.astype(np.longdouble)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(_widen(v) for v in x))
+    if isinstance(x, tuple | list):
+        return type(x)(_widen(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _widen(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        try:
+            return dataclasses.replace(x, **{f.name: _widen(getattr(x, f.name))
+                                             for f in dataclasses.fields(x) if f.init})
+        except (TypeError, ValueError):
+            return x
+    return x
+
+
+def extreme_floats(x: Any) -> list[float]:
+    """The floats of an instance outside :data:`EXTREME` in magnitude (subnormals included)."""
+    out: list[float] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, float | np.floating) and not isinstance(v, bool):
+            a = abs(float(v))
+            if a != 0 and math.isfinite(a) and not EXTREME[0] <= a <= EXTREME[1]:
+                out.append(float(v))
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            a = np.abs(v[np.isfinite(v) & (v != 0)])
+            out.extend(float(t) for t in a[(a < EXTREME[0]) | (a > EXTREME[1])][:3])
+        elif isinstance(v, tuple | list):
+            for t in v:
+                walk(t)
+        elif isinstance(v, dict):
+            for t in v.values():
+                walk(t)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                walk(getattr(v, f.name))
+
+    walk(x)
+    return out
+
+
+def recheck(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, Any]:
+    """The bound's sides on ``instance`` again in extended precision: ``{"status":
+    "confirmed" | "artifact" | "inconclusive", "precision", "lhs", "rhs", "extreme_floats"}``.
+    ``artifact``: float64 said violated, extended precision says it holds."""
+    info = np.finfo(np.longdouble)
+    out: dict[str, Any] = {"precision": f"numpy.longdouble ({info.nmant + 1}-bit significand, "
+                                        f"max {float(np.log10(info.max)):.0f} decades)",
+                           "extreme_floats": extreme_floats(instance)[:5]}
+    try:
+        got = fn(_widen(instance))
+        lhs, rhs = (np.asarray(t, dtype=np.longdouble) for t in got)
+        lhs, rhs = np.broadcast_arrays(lhs, rhs)
+    except Exception as exc:  # noqa: BLE001 - the user's code may not take longdouble
+        return {**out, "status": "inconclusive",
+                "why": f"the bound did not run on extended-precision inputs ({exc})"}
+    if not (np.all(np.isfinite(lhs)) and np.all(np.isfinite(rhs))):
+        return {**out, "status": "inconclusive", "why": "non-finite sides in extended precision"}
+    allowed = np.where(rhs >= 0, rhs * (1 + np.longdouble(rtol)), rhs) + np.longdouble(atol)
+    excess = lhs - allowed
+    i = int(np.argmax(excess))
+    widened = any(np.asarray(t).dtype == np.longdouble for t in got if hasattr(t, "dtype"))
+    res = {**out, "lhs": float(lhs.ravel()[i]), "rhs": float(rhs.ravel()[i])}
+    if excess.ravel()[i] > 0:
+        return {**res, "status": "confirmed"}
+    if not widened and np.longdouble is not np.float64:
+        # the code returned float64: it did not compute in the wider type, nothing is shown
+        return {**res, "status": "inconclusive",
+                "why": "the bound's code returned float64 from extended-precision inputs"}
+    return {**res, "status": "artifact"}

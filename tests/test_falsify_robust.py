@@ -1,0 +1,112 @@
+"""Issue 62, never lose and never invent: ``falsify FILE:FUNC`` keeps a violation whatever
+hypothesis does next (flaky shrinking, a raise beside it), exits as docs/testing.md says (1 a
+finding, 2 usage, 3 the bound raised), reports a float64-only "violation" as an artifact of the
+bound's code, spends its budget in seconds, and never calls a bound that never returned "holds"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from boundbench import cli
+
+BOUNDS = '''
+from hypothesis import strategies as st
+from boundbench.testing import bound
+
+CALLS = {}
+
+@bound(st.floats(0, 1))
+def flaky(x):
+    # violated only the first time an instance above 0.5 is seen: the shrink's replay passes
+    n = CALLS[x] = CALLS.get(x, 0) + 1
+    return (2.0 if x > 0.5 and n == 1 else 0.0), 1.0
+
+@bound(st.floats(0, 1))
+def raises_and_violated(x):
+    if x < 0.1:
+        raise ZeroDivisionError("below 0.1")
+    return x * 3, 1.0
+
+@bound(st.floats(0, 1))
+def always_raises(x):
+    raise RuntimeError("never computed")
+
+@bound(st.floats(0, 1))
+def scalar(x):
+    return x
+
+@bound(st.tuples(st.floats(1e-158, 1e-150), st.floats(0.5, 1.0)))
+def identity_plain(p):
+    # correct: the right side is y^2 in real arithmetic; (x y)^2 / x^2 loses it to subnormals
+    x, y = p
+    return y * y, (x * y) ** 2 / x**2
+
+@bound(st.floats(0, 1))
+def plain_violation(x):
+    return x, 0.5
+'''
+
+
+@pytest.fixture()
+def bounds(tmp_path):
+    f = tmp_path / "bounds.py"
+    f.write_text(BOUNDS)
+    return f
+
+
+def _run(f, name, capsys, tmp_path, budget="2"):
+    rc = cli.main(["falsify", f"{f}:{name}", "--budget", budget, "--json", "--out",
+                   str(tmp_path / "o")])
+    out, err = capsys.readouterr()
+    return rc, (json.loads(out) if out.strip() else None), err
+
+
+def test_a_violation_found_before_flaky_shrinking_is_reported(bounds, capsys, tmp_path):
+    rc, res, err = _run(bounds, "flaky", capsys, tmp_path)
+    assert rc == 1 and res["violated"] and res["reproducer"]["ratio"] == 2.0, err
+
+
+def test_a_bound_that_raises_and_is_violated_is_a_finding_with_the_raise_noted(
+        bounds, capsys, tmp_path):
+    rc, res, err = _run(bounds, "raises_and_violated", capsys, tmp_path)
+    assert rc == 1 and res["violated"], err
+    assert "ZeroDivisionError" in res["raised"]
+
+
+@pytest.mark.parametrize("name, words", [
+    ("always_raises", ("RuntimeError", "never computed", "line", " on 0.0")),
+    ("scalar", ("must return (lhs, rhs)", "got float")),
+])
+def test_a_bound_that_only_raises_exits_3_naming_the_instance(name, words, bounds, capsys,
+                                                              tmp_path):
+    rc, res, err = _run(bounds, name, capsys, tmp_path)
+    assert rc == 3 and res is None and len(err.strip().splitlines()) == 1, err
+    for w in words:
+        assert w in err, (w, err)
+    assert "report it" not in err
+
+
+def test_an_underflow_only_violation_is_an_artifact_not_a_finding(bounds, capsys, tmp_path):
+    rc, res, err = _run(bounds, "identity_plain", capsys, tmp_path)
+    assert rc == 0 and not res["violated"], err
+    fp = res["floating_point_artifacts"]
+    assert fp["count"] >= 1 and "longdouble" in fp["first"] and "extreme floats" in fp["first"]
+
+
+def test_the_budget_in_seconds_is_spent_and_counted(bounds, capsys, tmp_path):
+    rc, res, _ = _run(bounds, "plain_violation", capsys, tmp_path, budget="3")
+    assert rc == 1 and 2.7 <= res["seconds"] <= 3.6, res["seconds"]
+    assert res["rounds"] >= 2 and res["evaluations"] > 50  # every round's examples counted
+    assert "--budget 3" in res["reproduce"]
+
+
+def test_the_tightness_table_says_not_tested_for_a_bound_that_always_raised():
+    from boundbench.testing.bound import Tightness, tightness_table
+
+    table = tightness_table({"x.never": Tightness("x.never", raised="RuntimeError: no on 0.0"),
+                             "x.ok": Tightness("x.ok", 0.5, examples=3)})
+    never = next(ln for ln in table.splitlines() if ln.startswith("x.never"))
+    assert "NOT TESTED" in never and "holds" not in never
+    assert Tightness("y").verdict == "not tested"
