@@ -46,6 +46,15 @@ def identity_plain(p):
 @bound(st.floats(0, 1))
 def plain_violation(x):
     return x, 0.5
+
+@bound(space={"x": (0.0, 1.0), "y": (0.0, 1.0)})
+def corner(p):
+    # fails only near the corner (1, 1): 0.5% of the box
+    return p["x"] ** 2 + p["y"] ** 2, 1.99
+
+@bound(space={"a": (1e-3, 1e3, "log"), "t": (0.0, 1.0)})
+def tight(p):
+    return p["a"] * p["t"], p["a"]
 '''
 
 
@@ -110,3 +119,19 @@ def test_the_tightness_table_says_not_tested_for_a_bound_that_always_raised():
     never = next(ln for ln in table.splitlines() if ln.startswith("x.never"))
     assert "NOT TESTED" in never and "holds" not in never
     assert Tightness("y").verdict == "not tested"
+
+
+def test_a_declared_box_runs_hypothesis_and_the_global_search_in_one_budget(bounds, capsys,
+                                                                            tmp_path):
+    rc, res, err = _run(bounds, "corner", capsys, tmp_path, budget="4")
+    assert rc == 1 and res["violated"], err
+    assert res["search"]["evaluations"] > 0 and "portfolio" in res["method"]
+    rc, res, err = _run(bounds, "tight", capsys, tmp_path, budget="3")
+    assert rc == 0 and not res["violated"] and res["worst_ratio"] <= 1 + 1e-9, err  # no alarm
+
+
+def test_a_bad_box_is_refused_naming_the_entry():
+    from boundbench.testing import bound
+
+    with pytest.raises(ValueError, match="space\\['a'\\]"):
+        bound(space={"a": (1.0, 0.0)})

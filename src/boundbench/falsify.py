@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
 from boundbench.framework.search import SearchResult, worst_case
@@ -148,11 +150,14 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     first: Tightness | None = None  # the first violation's record: its reproducer
     raised: str = ""
     artifacts, artifact = 0, ""
+    space = getattr(test, "space", None)
+    found: list = []  # the global search's best instances: hypothesis's explicit examples
+    searched = {"evaluations": 0, "best": -math.inf, "violations": 0}
     while rounds == 0 or time.perf_counter() - t0 < budget * 0.97:
         left = budget - (time.perf_counter() - t0)
         try:
             rec = test.run(max_examples=chunk, seed_value=seed + rounds,
-                           deadline_s=max(left, 0.05))
+                           deadline_s=max(left, 0.05), examples=found[-3:])
         except BoundViolation:
             rec = RESULTS[test.bound_name]
         except Exception:
@@ -169,6 +174,19 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
             best = rec
         if rec.violated and first is None:
             first = rec
+        if space is not None and time.perf_counter() - t0 < budget * 0.97:
+            hit = _search_round(test, space, chunk=chunk, seed=seed + rounds,
+                                start=[rec.value] if isinstance(rec.value, dict) else [])
+            total += hit["evaluations"]
+            searched["evaluations"] += hit["evaluations"]
+            searched["best"] = max(searched["best"], hit["ratio"])
+            found.append(hit["instance"])
+            if hit["ratio"] > best.worst_ratio:
+                best = _as_record(test, hit)
+            if hit["confirmed"]:
+                searched["violations"] += 1
+                if first is None:
+                    first = _as_record(test, hit)
         # the next round: twice as many examples, but no more than the time left allows at this
         # round's pace (hypothesis generates a round's examples even past the deadline)
         per = (time.perf_counter() - t0) / max(total, 1)
@@ -192,8 +210,41 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
            "method": "hypothesis with target(lhs/rhs), rounds of fresh seeds until the budget is "
                      "spent, shrunk on failure; violations rechecked in extended precision",
            "reproduce": f"{test.reproduce(seed)} --budget {budget:g}"}
+    if space is not None:
+        out["method"] = ("a portfolio in one budget: hypothesis with target(lhs/rhs) and "
+                         "differential evolution over the declared box, each round seeding the "
+                         "other; violations rechecked in extended precision")
+        out["search"] = searched
     if raised:
         out["raised"] = raised
     if artifacts:
         out["floating_point_artifacts"] = {"count": artifacts, "first": artifact}
     return out
+
+
+def _search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) -> dict[str, Any]:
+    """One round of the global search over the bound's declared box (as many evaluations as the
+    hypothesis round had examples), started from hypothesis's best instance; its best instance,
+    rechecked in extended precision where it violates."""
+    from boundbench.framework.search import Search, worst_case
+    from boundbench.testing._precision import recheck
+
+    res = worst_case(Search(space, lambda p: test.fn(p)), max_evals=max(chunk, 20), seed=seed,
+                     start=start)
+    lhs, rhs = (float(np.max(np.asarray(t, dtype=float))) for t in test.fn(res.instance))
+    confirmed = False
+    if res.worst_ratio > 1 + test.rtol:
+        chk = recheck(test.fn, res.instance, rtol=test.rtol, atol=test.atol)
+        confirmed = chk["status"] != "artifact"
+    return {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals,
+            "lhs": lhs, "rhs": rhs, "confirmed": confirmed}
+
+
+def _as_record(test: Any, hit: dict[str, Any]) -> Any:
+    """The search's instance as a :class:`~boundbench.testing.bound.Tightness` record (its own
+    reproducer: the search does not shrink)."""
+    from boundbench.testing.bound import Tightness
+
+    return Tightness(test.bound_name, hit["ratio"], repr(hit["instance"]), hit["lhs"],
+                     hit["rhs"], 0, hit["confirmed"], hit["ratio"], repr(hit["instance"]),
+                     hit["lhs"], hit["rhs"], value=hit["instance"])

@@ -242,8 +242,8 @@ def initial_population(dim: int, size: int, seed: int) -> np.ndarray:
     return np.vstack([edge, fill])
 
 
-def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = None
-               ) -> SearchResult:
+def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = None,
+               start: list[dict[str, Any]] | None = None) -> SearchResult:
     """Maximize the worst ``lhs/rhs`` of ``search`` by differential evolution for ``max_evals``
     evaluations (deterministic for a seed; it stops early once the whole population sits at one
     value, or at a violation with ``rhs <= 0``); instances where ``sides`` raises
@@ -252,10 +252,29 @@ def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = 
     (:func:`~boundbench.framework.registry.run`): the audit's search and ``boundbench falsify``
     find the same worst case on any core count."""
     with one_torch_thread():
-        return _worst_case(search, max_evals=max_evals, seed=seed, context=context)
+        return _worst_case(search, max_evals=max_evals, seed=seed, context=context, start=start)
 
 
-def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any) -> SearchResult:
+def encode(search: Search, params: dict[str, Any]) -> np.ndarray:
+    """The unit-cube point of ``params`` (:meth:`Search.decode`'s inverse, clipped to the box):
+    how an instance found by another engine (hypothesis) joins the search's population."""
+    u = []
+    for name, spec in search.space.items():
+        lo, hi = float(spec[0]), float(spec[1])
+        axis = spec[2] if len(spec) == 3 else "lin"
+        x = float(params[name])
+        if axis == "log":
+            t = (np.log(max(x, lo)) - np.log(lo)) / max(np.log(hi) - np.log(lo), 1e-300)
+        elif axis == "int":
+            t = (x - lo + 0.5) / (hi - lo + 1)
+        else:
+            t = (x - lo) / (hi - lo) if hi > lo else 0.5
+        u.append(float(np.clip(t, 0.0, 1.0)))
+    return np.array(u)
+
+
+def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any,
+                start: list[dict[str, Any]] | None = None) -> SearchResult:
     from scipy.optimize import differential_evolution
 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
@@ -302,10 +321,13 @@ def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any) -> S
         return -np.nan_to_num(r, nan=0.0, posinf=1e300)
 
     popsize = max(5, 40 // max(dim, 1))
+    init = initial_population(dim, popsize * dim, seed)
+    for j, p in enumerate((start or [])[: len(init) // 4]):  # instances found elsewhere
+        init[-1 - j] = encode(search, p)
     try:
         differential_evolution(score, [(0.0, 1.0)] * dim, seed=seed, maxiter=100_000,
                                popsize=popsize, tol=0, atol=0, polish=False,
-                               init=initial_population(dim, popsize * dim, seed),
+                               init=init,
                                vectorized=True, updating="deferred", mutation=(0.5, 1.0),
                                recombination=0.7)
     except _Stop:

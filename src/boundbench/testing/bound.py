@@ -62,6 +62,8 @@ class Tightness:
     artifact: str = ""
     #: the extended-precision recheck of the last violation reported
     recheck: dict | None = None
+    #: the instance with the largest ratio itself (``instance`` is its repr)
+    value: Any = None
 
     @property
     def verdict(self) -> str:
@@ -93,8 +95,21 @@ def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
     return float(r[i]), float(a[i]), float(b[i])
 
 
-def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
-          max_examples: int = 200, seed: int = 0) -> Callable[[Callable], Callable[[], None]]:
+def _box_strategy(space: dict) -> st.SearchStrategy:
+    """Instances of a :class:`~boundbench.framework.search.Search` box as hypothesis draws them:
+    a dict of each name's float (or integer) in its range, edges and special values included."""
+    parts = {}
+    for name, spec in space.items():
+        lo, hi = spec[0], spec[1]
+        axis = spec[2] if len(spec) == 3 else "lin"
+        parts[name] = (st.integers(int(lo), int(hi)) if axis == "int" else
+                       st.floats(float(lo), float(hi), allow_nan=False, allow_infinity=False))
+    return st.fixed_dictionaries(parts)
+
+
+def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = None,
+          rtol: float = 1e-9, atol: float = 0.0, max_examples: int = 200, seed: int = 0
+          ) -> Callable[[Callable], Callable[[], None]]:
     """Turn ``fn(instance) -> (lhs, rhs)`` into a test of ``lhs <= rhs (1 + rtol) + atol`` over
     ``strategy``'s instances, searched for the worst ratio with ``hypothesis.target``. The
     default ``rtol`` forgives float64 rounding where a bound is attained (an equality case).
@@ -105,8 +120,14 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
 
     Parameters
     ----------
-    strategy : hypothesis.strategies.SearchStrategy
+    strategy : hypothesis.strategies.SearchStrategy, optional
         The instances (:mod:`boundbench.testing.strategies` has the papers' families).
+    space : dict, optional
+        A box of named parameters, as a :class:`~boundbench.framework.search.Search` declares
+        it (``name -> (low, high)`` or ``(low, high, "log" | "int")``): ``fn`` then takes a dict
+        of them, hypothesis draws from the box (when no ``strategy`` is given), and ``boundbench
+        falsify FILE:FUNC`` runs a global search over it beside hypothesis, each seeding the
+        other.
     rtol, atol : float
         The tolerance of ``lhs <= rhs (1 + rtol) + atol``.
     max_examples : int, default 200
@@ -134,8 +155,16 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
     >>> test_square_below_identity.fn(0.5)
     (0.25, 0.5)
     """
+    if space is not None:
+        from boundbench.framework.search import Search
+
+        Search(space, lambda p: (0.0, 0.0))  # its checks: a ValueError naming the bad entry
+        space = dict(space)
+        if strategy is None:
+            strategy = _box_strategy(space)
     if not isinstance(strategy, st.SearchStrategy):
-        raise ValueError(f"strategy must be a hypothesis strategy (got {type(strategy).__name__})")
+        raise ValueError(f"strategy must be a hypothesis strategy, or space a box (got "
+                         f"{type(strategy).__name__})")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not (isinstance(value, int | float) and value >= 0):
             raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
@@ -156,17 +185,15 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
         def test() -> None:
             run(max_examples=max_examples, seed_value=seed)
 
-        def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None
-                ) -> Tightness:
+        def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
+                examples: list | None = None) -> Tightness:
             import time
+
+            from hypothesis import example
 
             rec = RESULTS[name] = Tightness(name)
             stop = time.perf_counter() + deadline_s if deadline_s else math.inf
 
-            @hypothesis_seed(seed_value)
-            @settings(max_examples=max_examples, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck), print_blob=False)
-            @given(strategy)
             def prop(instance: Any) -> None:
                 # past the deadline no new instance is scored, but a recorded violation's
                 # shrinking and replay still are (skipping them made hypothesis call it flaky)
@@ -193,6 +220,7 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
                 target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
                 if ratio > rec.worst_ratio:
                     rec.worst_ratio, rec.instance, rec.lhs, rec.rhs = ratio, repr(instance), lhs, rhs
+                    rec.value = instance
                 if lhs > allowed:
                     rec.violated = True
                     # hypothesis replays the shrunk failure last: the last one kept is it
@@ -203,8 +231,15 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
                         f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
                         f"reproduce: {reproduce(seed_value)}")
 
+            # explicit examples first (another engine's best instances), then hypothesis's own
+            test_fn = given(strategy)(prop)
+            for e in examples or []:
+                test_fn = example(e)(test_fn)
+            test_fn = hypothesis_seed(seed_value)(settings(
+                max_examples=max_examples, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck), print_blob=False)(test_fn))
             try:
-                prop()
+                test_fn()
             except BoundViolation:
                 raise
             except Exception as exc:  # noqa: BLE001 - never lose a violation found before it
@@ -226,6 +261,8 @@ def bound(strategy: st.SearchStrategy, *, rtol: float = 1e-9, atol: float = 0.0,
         test.run = run  # type: ignore[attr-defined]
         test.bound_name = name  # type: ignore[attr-defined]
         test.reproduce = reproduce  # type: ignore[attr-defined]
+        test.space = space  # type: ignore[attr-defined]
+        test.rtol, test.atol = rtol, atol  # type: ignore[attr-defined]
         return test
 
     return decorate
