@@ -181,7 +181,7 @@ def test_falsify_searches_a_claim_on_one_torch_thread_as_the_audit_does(monkeypa
 
     seen = []
 
-    def fake_search(search, *, max_evals, seed, context):  # the search itself, pinned or not
+    def fake_search(search, *, max_evals, seed, context, **kw):  # the search, pinned or not
         seen.append(torch.get_num_threads())
         return SearchResult(worst_ratio=0.5, instance={}, n_evals=max_evals)
 

@@ -107,8 +107,31 @@ def _box_strategy(space: dict) -> st.SearchStrategy:
     return st.fixed_dictionaries(parts)
 
 
+def _checked(strategy: st.SearchStrategy | None, space: dict | None, *, rtol: float,
+             atol: float, max_examples: int) -> tuple[st.SearchStrategy, dict | None]:
+    """``bound``'s arguments checked (a ``ValueError`` naming the parameter), the strategy
+    derived from the box where none is given."""
+    if space is not None:
+        from boundbench.framework.search import Search
+
+        Search(space, lambda p: (0.0, 0.0))  # its checks: a ValueError naming the bad entry
+        space = dict(space)
+        if strategy is None:
+            strategy = _box_strategy(space)
+    if not isinstance(strategy, st.SearchStrategy):
+        raise ValueError(f"strategy must be a hypothesis strategy, or space a box (got "
+                         f"{type(strategy).__name__})")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not (isinstance(value, int | float) and value >= 0):
+            raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
+    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
+        raise ValueError(f"max_examples must be an integer >= 1 (got {max_examples!r})")
+    return strategy, space
+
+
 def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = None,
-          rtol: float = 1e-9, atol: float = 0.0, max_examples: int = 200, seed: int = 0
+          rtol: float = 1e-9, atol: float = 0.0, max_examples: int = 200, seed: int = 0,
+          outside: tuple[type[BaseException], ...] = ()
           ) -> Callable[[Callable], Callable[[], None]]:
     """Turn ``fn(instance) -> (lhs, rhs)`` into a test of ``lhs <= rhs (1 + rtol) + atol`` over
     ``strategy``'s instances, searched for the worst ratio with ``hypothesis.target``. The
@@ -134,6 +157,9 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
         Instances per run.
     seed : int, default 0
         Hypothesis's seed.
+    outside : tuple of exception types, default ()
+        What ``fn`` raises on an instance outside the bound's assumptions (a claim's search
+        raises ``ValueError`` on non-separable data): such instances are rejected, not errors.
 
     Returns
     -------
@@ -155,22 +181,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
     >>> test_square_below_identity.fn(0.5)
     (0.25, 0.5)
     """
-    if space is not None:
-        from boundbench.framework.search import Search
-
-        Search(space, lambda p: (0.0, 0.0))  # its checks: a ValueError naming the bad entry
-        space = dict(space)
-        if strategy is None:
-            strategy = _box_strategy(space)
-    if not isinstance(strategy, st.SearchStrategy):
-        raise ValueError(f"strategy must be a hypothesis strategy, or space a box (got "
-                         f"{type(strategy).__name__})")
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, bool) or not (isinstance(value, int | float) and value >= 0):
-            raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
-    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
-        raise ValueError(f"max_examples must be an integer >= 1 (got {max_examples!r})")
-
+    strategy, space = _checked(strategy, space, rtol=rtol, atol=atol, max_examples=max_examples)
     def decorate(fn: Callable) -> Callable[[], None]:
         name = f"{fn.__module__}.{fn.__qualname__}"
 
@@ -189,33 +200,24 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                 examples: list | None = None) -> Tightness:
             import time
 
-            from hypothesis import example
-
             rec = RESULTS[name] = Tightness(name)
             stop = time.perf_counter() + deadline_s if deadline_s else math.inf
 
             def prop(instance: Any) -> None:
-                # past the deadline no new instance is scored, but a recorded violation's
-                # shrinking and replay still are (skipping them made hypothesis call it flaky)
-                if time.perf_counter() > stop and not rec.violated:
+                # past the deadline nothing is scored, not even a shrink: hypothesis then calls
+                # a recorded violation flaky, and run() reports it (never lost)
+                if time.perf_counter() > stop:
                     return
-                ratio, lhs, rhs = _score(fn, instance, rec)
+                try:
+                    ratio, lhs, rhs = _score(fn, instance, rec, outside)
+                except _Outside:
+                    from hypothesis import reject
+
+                    reject()
                 rec.examples += 1
                 allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
-                if lhs > allowed:  # never invent: the same code in extended precision first
-                    from boundbench.testing._precision import recheck
-
-                    chk = recheck(fn, instance, rtol=rtol, atol=atol)
-                    if chk["status"] == "artifact":
-                        rec.artifacts += 1
-                        rec.artifact = rec.artifact or (
-                            f"{instance!r}: float64 gives lhs = {lhs!r} > rhs = {rhs!r}; "
-                            f"{chk['precision']} gives lhs = {chk['lhs']!r} <= rhs = "
-                            f"{chk['rhs']!r}" + (f" (extreme floats in the instance: "
-                                                    f"{chk['extreme_floats']})"
-                                                    if chk["extreme_floats"] else ""))
-                        return
-                    rec.recheck = chk
+                if lhs > allowed and _artifact(fn, instance, lhs, rhs, rtol, atol, rec):
+                    return  # never invent: it vanished in extended precision
                 # target a finite score: inf (a violated rhs <= 0) maps to a large number
                 target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
                 if ratio > rec.worst_ratio:
@@ -231,26 +233,15 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                         f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
                         f"reproduce: {reproduce(seed_value)}")
 
-            # explicit examples first (another engine's best instances), then hypothesis's own
-            test_fn = given(strategy)(prop)
-            for e in examples or []:
-                test_fn = example(e)(test_fn)
-            test_fn = hypothesis_seed(seed_value)(settings(
-                max_examples=max_examples, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck), print_blob=False)(test_fn))
-            try:
-                test_fn()
-            except BoundViolation:
-                raise
-            except Exception as exc:  # noqa: BLE001 - never lose a violation found before it
-                if rec.violated:  # flaky shrinking, a raise beside the violation, ...
-                    raise BoundViolation(
-                        f"{name}: lhs <= rhs fails on {rec.shrunk_instance}: lhs = "
-                        f"{rec.shrunk_lhs:.6g}, rhs = {rec.shrunk_rhs:.6g}, lhs/rhs = "
-                        f"{rec.shrunk_ratio:.6g} (rtol {rtol:g}, atol {atol:g}; then hypothesis "
-                        f"stopped on {type(exc).__name__}); reproduce: {reproduce(seed_value)}"
-                    ) from exc
-                raise
+            def lost(exc: BaseException) -> BoundViolation:
+                return BoundViolation(
+                    f"{name}: lhs <= rhs fails on {rec.shrunk_instance}: lhs = "
+                    f"{rec.shrunk_lhs:.6g}, rhs = {rec.shrunk_rhs:.6g}, lhs/rhs = "
+                    f"{rec.shrunk_ratio:.6g} (rtol {rtol:g}, atol {atol:g}; then hypothesis "
+                    f"stopped on {type(exc).__name__}); reproduce: {reproduce(seed_value)}")
+
+            _drive(prop, strategy, rec, examples=examples or [], max_examples=max_examples,
+                   seed_value=seed_value, lost=lost)
             return rec
 
         # a test of no arguments: pytest must not read fn's parameter as a fixture
@@ -261,18 +252,69 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
         test.run = run  # type: ignore[attr-defined]
         test.bound_name = name  # type: ignore[attr-defined]
         test.reproduce = reproduce  # type: ignore[attr-defined]
-        test.space = space  # type: ignore[attr-defined]
-        test.rtol, test.atol = rtol, atol  # type: ignore[attr-defined]
+        test.space, test.rtol, test.atol = space, rtol, atol  # type: ignore[attr-defined]
         return test
 
     return decorate
 
 
-def _score(fn: Callable, instance: Any, rec: Tightness) -> tuple[float, float, float]:
+def _artifact(fn: Callable, instance: Any, lhs: float, rhs: float, rtol: float, atol: float,
+              rec: Tightness) -> bool:
+    """Whether a float64 violation vanishes when the bound's own code runs in extended
+    precision (:func:`boundbench.testing._precision.recheck`): then it is recorded as a
+    floating-point artifact, not a finding."""
+    from boundbench.testing._precision import recheck
+
+    chk = recheck(fn, instance, rtol=rtol, atol=atol)
+    if chk["status"] != "artifact":
+        rec.recheck = chk
+        return False
+    rec.artifacts += 1
+    rec.artifact = rec.artifact or (
+        f"{instance!r}: float64 gives lhs = {lhs!r} > rhs = {rhs!r}; {chk['precision']} gives "
+        f"lhs = {chk['lhs']!r} <= rhs = {chk['rhs']!r}"
+        + (f" (extreme floats in the instance: {chk['extreme_floats']})"
+           if chk["extreme_floats"] else ""))
+    return True
+
+
+def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightness, *,
+           examples: list, max_examples: int, seed_value: int,
+           lost: Callable[[BaseException], BoundViolation]) -> None:
+    """Run ``prop`` under hypothesis: ``examples`` first (another engine's best instances),
+    then ``max_examples`` drawn from ``strategy`` at ``seed_value``. A violation recorded
+    before hypothesis stops on something else (a flaky replay while shrinking, the bound
+    raising elsewhere) is raised as ``lost(exc)``: never lost."""
+    from hypothesis import example
+
+    test_fn = given(strategy)(prop)
+    for e in examples:
+        test_fn = example(e)(test_fn)
+    test_fn = hypothesis_seed(seed_value)(settings(
+        max_examples=max_examples, deadline=None, database=None,
+        suppress_health_check=list(HealthCheck), print_blob=False)(test_fn))
+    try:
+        test_fn()
+    except BoundViolation:
+        raise
+    except Exception as exc:  # noqa: BLE001 - never lose a violation found before it
+        if rec.violated:
+            raise lost(exc) from exc
+        raise
+
+
+class _Outside(Exception):
+    """An instance outside the bound's assumptions (``bound(outside=...)``)."""
+
+
+def _score(fn: Callable, instance: Any, rec: Tightness,
+           outside: tuple[type[BaseException], ...] = ()) -> tuple[float, float, float]:
     """``worst_element`` of ``fn(instance)``; what the bound raises, or a value that is not a
     finite ``(lhs, rhs)``, is a :class:`BoundRaised` naming the instance (recorded first)."""
     try:
         out = fn(instance)
+    except outside:
+        raise _Outside from None
     except Exception as exc:
         if not rec.raised:
             rec.raised = f"{type(exc).__name__}: {exc} on {instance!r}"

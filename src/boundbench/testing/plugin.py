@@ -23,7 +23,9 @@ def pytest_sessionfinish(session: Any) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     mod = sys.modules.get("boundbench.testing.bound")
     if workeroutput is not None and mod is not None and mod.RESULTS:  # an xdist worker
-        workeroutput[_KEY] = json.dumps({k: asdict(v) for k, v in mod.RESULTS.items()})
+        # the table's fields, as JSON: the instance object itself stays in the worker
+        workeroutput[_KEY] = json.dumps({k: {**asdict(v), "value": None}
+                                         for k, v in mod.RESULTS.items()}, default=str)
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without pytest-xdist
