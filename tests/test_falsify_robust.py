@@ -135,3 +135,15 @@ def test_a_bad_box_is_refused_naming_the_entry():
 
     with pytest.raises(ValueError, match="space\\['a'\\]"):
         bound(space={"a": (1.0, 0.0)})
+
+
+def test_a_budget_in_evaluations_is_exact_and_reproduces(bounds, tmp_path, capsys):
+    from boundbench.falsify import falsify
+
+    a = falsify(f"{bounds}:corner", evaluations=300, seed=1)
+    b = falsify(f"{bounds}:corner", evaluations=300, seed=1)
+    assert a["evaluations"] == b["evaluations"] == 300
+    assert (a["worst_ratio"], a["instance"]) == (b["worst_ratio"], b["instance"])
+    assert a["reproduce"].endswith("--evaluations 300")
+    with pytest.raises(ValueError, match="evaluations"):
+        falsify(f"{bounds}:corner", evaluations=0)

@@ -236,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "a test module, before FUNCTION is looked up)")
     fz.add_argument("--budget", type=_positive_seconds, default=30.0,
                     help="seconds to spend (default 30)")
+    fz.add_argument("--evaluations", type=_int_at_least(1), default=None,
+                    help="an exact budget of evaluations of the bound in place of --budget "
+                    "(the same run on any machine)")
     fz.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0)
     fz.add_argument("--json", action="store_true",
                     help='print {"worst_ratio", "instance", "reproduce"}')

@@ -97,7 +97,8 @@ def falsify(args: argparse.Namespace) -> int:
     from boundbench.testing.bound import BoundRaised
 
     try:
-        res = falsify(args.target, budget=args.budget, seed=args.seed)
+        res = falsify(args.target, budget=args.budget, seed=args.seed,
+                      evaluations=args.evaluations)
     except BoundRaised as exc:  # the user's bound raised and nothing was found: exit 3
         print(f"boundbench: {exc}", file=sys.stderr)
         return EXIT_ERROR

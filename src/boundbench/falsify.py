@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from boundbench import catalogue
 from boundbench.framework import registry as _claims
 
 
-def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, Any]:
+def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
+            evaluations: int | None = None) -> dict[str, Any]:
     """``{"target", "worst_ratio", "violated", "instance", "evaluations", "seconds",
     "reproduce", "method"}`` for a claim id or ``FILE.py:FUNCTION``.
 
@@ -32,6 +34,9 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, An
         Seconds of search (a claim's search runs at least its declared least budget).
     seed : int, default 0
         The search's seed.
+    evaluations : int, optional
+        An exact budget of evaluations of the bound instead of seconds (every call counts,
+        shrinking included): the same run on any machine.
 
     Returns
     -------
@@ -50,12 +55,16 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0) -> dict[str, An
         raise ValueError(f"budget must be a number of seconds > 0 (got {budget!r})")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0 (got {seed!r})")
+    if evaluations is not None and (isinstance(evaluations, bool)
+                                    or not isinstance(evaluations, int) or evaluations < 1):
+        raise ValueError(f"evaluations must be an integer >= 1 (got {evaluations!r})")
     if ".py:" in target:
-        return _falsify_file(target, budget=float(budget), seed=seed)
-    return _falsify_claim(target, budget=float(budget), seed=seed)
+        return _falsify_file(target, budget=float(budget), seed=seed, evaluations=evaluations)
+    return _falsify_claim(target, budget=float(budget), seed=seed, evaluations=evaluations)
 
 
-def _falsify_claim(cid: str, *, budget: float, seed: int) -> dict[str, Any]:
+def _falsify_claim(cid: str, *, budget: float, seed: int,
+                   evaluations: int | None = None) -> dict[str, Any]:
     """A claim's declared box searched by the portfolio (:func:`_run_file_test`): hypothesis
     over the box and the claim's own differential evolution, each round seeding the other."""
     catalogue.load()
@@ -89,19 +98,22 @@ def _falsify_claim(cid: str, *, budget: float, seed: int) -> dict[str, Any]:
     # first the audit's own search at its declared least budget: falsify never finds less
     from boundbench.framework.search import worst_case
 
-    res = worst_case(s, max_evals=int(s.budget[0]), seed=seed, context=ctx)
+    least = int(s.budget[0]) if evaluations is None else min(int(s.budget[0]), evaluations)
+    res = worst_case(s, max_evals=least, seed=seed, context=ctx)
     try:
         lhs, rhs = (float(np.max(t)) for t in sides(res.instance))
     except (KeyError, ValueError, ArithmeticError, np.linalg.LinAlgError):
         lhs = rhs = float("nan")  # outside the assumptions (or nothing was evaluated)
     prior = {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals,
              "lhs": lhs, "rhs": rhs, "confirmed": res.worst_ratio > 1 + NUMERIC_RTOL}
-    out = _run_file_test(test, target=cid, budget=budget, seed=seed, t0=t0, prior=prior)
+    out = _run_file_test(test, target=cid, budget=budget, seed=seed, t0=t0, prior=prior,
+                         evaluations=evaluations)
     out["worst_is"] = "the largest lhs/rhs found in this budget (hypothesis and the search)"
     return out
 
 
-def _falsify_file(target: str, *, budget: float, seed: int) -> dict[str, Any]:
+def _falsify_file(target: str, *, budget: float, seed: int,
+                  evaluations: int | None = None) -> dict[str, Any]:
     path_text, _, name = target.rpartition(":")
     path = Path(path_text)
     if not path.is_file():
@@ -127,7 +139,8 @@ def _falsify_file(target: str, *, budget: float, seed: int) -> dict[str, Any]:
     from boundbench.testing.bound import BoundRaised
 
     try:
-        return _run_file_test(test, target=target, budget=budget, seed=seed, t0=t0)
+        return _run_file_test(test, target=target, budget=budget, seed=seed, t0=t0,
+                              evaluations=evaluations)
     except BoundRaised as exc:  # a value that is not a finite (lhs, rhs): exit 3, the instance
         raise BoundRaised(f"{target}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - the user's bound raised, not the package
@@ -151,81 +164,104 @@ def _where(exc: BaseException, path: Path) -> str:
     return f"{path.name}, line {lines[-1].lineno}" if lines else "not in the file"
 
 
-def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
-                   t0: float, prior: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Rounds of hypothesis (seeds ``seed``, ``seed + 1``, ...; 50 examples, then twice as many
-    each round) until ``budget`` seconds are spent: the budget is spent, not estimated from a
-    cold first run. A violation found in any round is kept (its shrunk reproducer the first
-    one's) and reported whatever a later round does; a bound that raised beside it is noted."""
-    from boundbench.testing.bound import RESULTS, BoundViolation, Tightness
+@dataclass
+class _Tally:
+    """What the portfolio's rounds found so far: the largest ratio's record, the first
+    violation's (its reproducer), what the bound raised, the artifacts, the search's share."""
 
-    total, rounds, chunk = 0, 0, 50
-    best: Tightness | None = None
-    first: Tightness | None = None  # the first violation's record: its reproducer
+    total: int = 0
+    best: Any = None
+    first: Any = None
     raised: str = ""
-    artifacts, artifact = 0, ""
-    space = getattr(test, "space", None)
-    found: list = []  # the global search's best instances: hypothesis's explicit examples
-    searched = {"evaluations": 0, "best": -math.inf, "violations": 0}
+    artifacts: int = 0
+    artifact: str = ""
+    found: list = field(default_factory=list)  # the search's best: hypothesis's examples
+    searched: dict = field(default_factory=lambda: {"evaluations": 0, "best": -math.inf,
+                                                    "violations": 0})
+
+    def hypothesis(self, rec: Any) -> None:
+        self.total += rec.examples
+        self.raised = self.raised or rec.raised
+        self.artifacts += rec.artifacts
+        self.artifact = self.artifact or rec.artifact
+        if self.best is None or rec.worst_ratio > self.best.worst_ratio:
+            self.best = rec
+        if rec.violated and self.first is None:
+            self.first = rec
+
+    def search(self, test: Any, hit: dict[str, Any]) -> None:
+        self.total += hit["evaluations"]
+        s = self.searched
+        s["evaluations"] += hit["evaluations"]
+        s["best"] = max(s["best"], hit["ratio"])
+        self.found.append(hit["instance"])
+        if self.best is None or hit["ratio"] > self.best.worst_ratio:
+            self.best = _as_record(test, hit)
+        if hit["confirmed"]:
+            s["violations"] += 1
+            self.first = self.first or _as_record(test, hit)
+
+
+def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
+                   t0: float, prior: dict[str, Any] | None = None,
+                   evaluations: int | None = None) -> dict[str, Any]:
+    """Rounds of hypothesis (seeds ``seed``, ``seed + 1``, ...; 50 examples, then twice as many
+    each round) and, where the bound declares a box, of differential evolution over it, each
+    seeding the next, until ``budget`` seconds are spent (spent, not estimated from a cold first
+    run) or exactly ``evaluations`` calls are made. A violation found in any round is kept (its
+    reproducer the first one's) whatever a later round does; a raise beside it is noted."""
+    from boundbench.testing.bound import RESULTS, BoundViolation
+
+    t, rounds, chunk, space = _Tally(), 0, 50, getattr(test, "space", None)
     if prior is not None:  # a search already run (a claim's own, at its declared budget)
-        total += prior["evaluations"]
-        searched.update(evaluations=prior["evaluations"], best=prior["ratio"],
-                        violations=int(prior["confirmed"]))
-        found.append(prior["instance"])
-        best = _as_record(test, prior)
-        first = best if prior["confirmed"] else None
-    while rounds == 0 or time.perf_counter() - t0 < budget * 0.97:
-        left = budget - (time.perf_counter() - t0)
+        t.search(test, prior)
+    # an exact budget of evaluations (every call of the bound, shrinking included), or seconds
+    calls = [evaluations - t.total] if evaluations is not None else None
+
+    def more() -> bool:
+        if calls is not None:
+            return calls[0] > 0
+        return rounds == 0 or time.perf_counter() - t0 < budget * 0.97
+
+    while more():
+        left = budget - (time.perf_counter() - t0) if calls is None else math.inf
+        n = chunk if calls is None else max(1, min(chunk, calls[0]))
         try:
-            rec = test.run(max_examples=chunk, seed_value=seed + rounds,
-                           deadline_s=max(left, 0.05),
-                           examples=[e for e in found[-3:] if set(e) == set(space or ())])
+            rec = test.run(max_examples=n, seed_value=seed + rounds, deadline_s=max(left, 0.05),
+                           examples=[e for e in t.found[-3:] if set(e) == set(space or ())],
+                           calls_left=calls)
         except BoundViolation:
             rec = RESULTS[test.bound_name]
         except Exception:
             rec = RESULTS[test.bound_name]
-            if not (first or rec.violated):
+            if not (t.first or rec.violated):
                 raise  # the bound raised and nothing was found: the caller says so (exit 3)
-            raised = raised or rec.raised
         rounds += 1
-        total += rec.examples
-        raised = raised or rec.raised
-        artifacts += rec.artifacts
-        artifact = artifact or rec.artifact
-        if best is None or rec.worst_ratio > best.worst_ratio:
-            best = rec
-        if rec.violated and first is None:
-            first = rec
-        if space is not None and time.perf_counter() - t0 < budget * 0.97:
-            hit = _search_round(test, space, chunk=chunk, seed=seed + rounds,
+        t.hypothesis(rec)
+        if space is not None and more():
+            hit = _search_round(test, space, chunk=n, seed=seed + rounds,
                                 start=[rec.value] if isinstance(rec.value, dict) else [])
-            total += hit["evaluations"]
-            searched["evaluations"] += hit["evaluations"]
-            searched["best"] = max(searched["best"], hit["ratio"])
-            found.append(hit["instance"])
-            if hit["ratio"] > best.worst_ratio:
-                best = _as_record(test, hit)
-            if hit["confirmed"]:
-                searched["violations"] += 1
-                if first is None:
-                    first = _as_record(test, hit)
+            if calls is not None:
+                calls[0] -= hit["evaluations"]
+            t.search(test, hit)
         # the next round: twice as many examples, but no more than the time left allows at this
         # round's pace (hypothesis generates a round's examples even past the deadline)
-        per = (time.perf_counter() - t0) / max(total, 1)
+        per = (time.perf_counter() - t0) / max(t.total, 1)
         left = budget - (time.perf_counter() - t0)
         chunk = max(5, min(chunk * 2, 20_000, int(0.9 * left / max(per, 1e-5))))
-    assert best is not None
-    out = _result(test, target=target, budget=budget, seed=seed, t0=t0, best=best, first=first,
-                  total=total, rounds=rounds)
+    if calls is not None and evaluations is not None:
+        t.total = evaluations - max(calls[0], 0)  # every call, rejected and shrinking ones too
+    out = _result(test, target=target, budget=budget, seed=seed, t0=t0, best=t.best,
+                  first=t.first, total=t.total, rounds=rounds, evaluations=evaluations)
     if space is not None:
         out["method"] = ("a portfolio in one budget: hypothesis with target(lhs/rhs) and "
                          "differential evolution over the declared box, each round seeding the "
                          "other; violations rechecked in extended precision")
-        out["search"] = searched
-    if raised:
-        out["raised"] = raised
-    if artifacts:
-        out["floating_point_artifacts"] = {"count": artifacts, "first": artifact}
+        out["search"] = t.searched
+    if t.raised:
+        out["raised"] = t.raised
+    if t.artifacts:
+        out["floating_point_artifacts"] = {"count": t.artifacts, "first": t.artifact}
     return out
 
 
@@ -236,7 +272,7 @@ def _search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list)
     from boundbench.framework.search import Search, worst_case
     from boundbench.testing._precision import recheck
 
-    res = worst_case(Search(space, lambda p: test.fn(p)), max_evals=max(chunk, 20), seed=seed,
+    res = worst_case(Search(space, lambda p: test.fn(p)), max_evals=max(chunk, 1), seed=seed,
                      start=start)
     lhs, rhs = (float(np.max(np.asarray(t, dtype=float))) for t in test.fn(res.instance))
     confirmed = False
@@ -258,7 +294,8 @@ def _as_record(test: Any, hit: dict[str, Any]) -> Any:
 
 
 def _result(test: Any, *, target: str, budget: float, seed: int, t0: float, best: Any,
-            first: Any, total: int, rounds: int) -> dict[str, Any]:
+            first: Any, total: int, rounds: int, evaluations: int | None = None
+            ) -> dict[str, Any]:
     """The record of a falsify run: the largest ratio, the first violation's reproducer."""
     shrunk = first if first is not None else best
     return {"target": target, "worst_ratio": best.worst_ratio,
@@ -276,4 +313,5 @@ def _result(test: Any, *, target: str, budget: float, seed: int, t0: float, best
             "seconds": round(time.perf_counter() - t0, 2),
             "method": "hypothesis with target(lhs/rhs), rounds of fresh seeds until the budget is "
                      "spent, shrunk on failure; violations rechecked in extended precision",
-            "reproduce": f"{test.reproduce(seed)} --budget {budget:g}"}
+            "reproduce": f"{test.reproduce(seed)} " + (f"--evaluations {evaluations}"
+                                                       if evaluations else f"--budget {budget:g}")}

@@ -197,7 +197,8 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
             run(max_examples=max_examples, seed_value=seed)
 
         def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
-                examples: list | None = None) -> Tightness:
+                examples: list | None = None, calls_left: list[int] | None = None
+                ) -> Tightness:
             import time
 
             rec = RESULTS[name] = Tightness(name)
@@ -206,7 +207,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
             def prop(instance: Any) -> None:
                 # past the deadline nothing is scored, not even a shrink: hypothesis then calls
                 # a recorded violation flaky, and run() reports it (never lost)
-                if time.perf_counter() > stop:
+                if _spent(stop, calls_left):  # an exact budget of calls, shrinking included
                     return
                 try:
                     ratio, lhs, rhs = _score(fn, instance, rec, outside)
@@ -301,6 +302,17 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
         if rec.violated:
             raise lost(exc) from exc
         raise
+
+
+def _spent(stop: float, calls_left: list[int] | None) -> bool:
+    """Past the deadline, or no call left (else one is taken)."""
+    import time
+
+    if time.perf_counter() > stop or (calls_left is not None and calls_left[0] <= 0):
+        return True
+    if calls_left is not None:
+        calls_left[0] -= 1
+    return False
 
 
 class _Outside(Exception):
