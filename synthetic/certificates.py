@@ -12,34 +12,42 @@ import numpy as np
 
 from boundbench.framework.replay import exact
 
+# tight tolerances: the solution only names the active set the replay re-solves exactly
+_TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}
 
-def _solve(X: np.ndarray, y: np.ndarray, caps: np.ndarray | None, lam: float) -> dict[str, Any]:
-    """One SVM with its multipliers: soft margin ``lam ||v||^2 + sum caps_i hinge`` (points with
-    cap 0 left out) or, with ``caps=None``, the hard margin ``1/2 ||v||^2 s.t. margins >= 1``.
-    A ``ValueError`` where the solver does not report an optimum (non-separable data)."""
+
+def _solve(X: np.ndarray, y: np.ndarray, caps: np.ndarray | None, lam: float,
+           *, drop: int | None = None) -> dict[str, Any]:
+    """One SVM with its multipliers, on the package's own parameterized problems
+    (:func:`~boundbench.synthetic.svm._soft_qp`, :func:`~boundbench.synthetic.svm._hard_qp`):
+    soft margin ``lam ||v||^2 + sum caps_i hinge`` (a cap of 0 leaves the point out) or, with
+    ``caps=None``, the hard margin, without point ``drop`` (its row padded, its multiplier left
+    out). A ``ValueError`` where the solver reports no optimum (non-separable data)."""
     import cvxpy as cp
 
-    keep = np.arange(len(y)) if caps is None else np.flatnonzero(caps > 0)
-    Xk, yk = X[keep], y[keep]
-    v, c = cp.Variable(X.shape[1]), cp.Variable()
-    margin = cp.multiply(yk, Xk @ v + c)
+    from boundbench.synthetic.svm import SOLVER, _hard_qp, _soft_qp
+
+    n, d = X.shape
     if caps is None:
-        con = margin >= 1
-        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(v)), [con])
+        prob, Z, yy, r, v, c, con = _hard_qp(n, d)
+        keep = np.ones(n, dtype=bool)
+        if drop is not None:
+            keep[drop] = False
+        Z.value = np.where(keep[:, None], y[:, None] * X, 0.0)
+        yy.value, r.value = np.where(keep, y, 0.0), np.where(keep, 1.0, -1.0)
     else:
-        xi = cp.Variable(len(keep))
-        con = xi >= 1 - margin
-        prob = cp.Problem(cp.Minimize(lam * cp.sum_squares(v) + caps[keep] @ xi), [xi >= 0, con])
-    # tight tolerances: the solution only names the active set the replay re-solves exactly
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        prob, Z, yy, a, lm, v, c = _soft_qp(n, d)
+        Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, caps, lam
+        con, keep = prob.constraints[1], caps > 0
+    prob.solve(solver=SOLVER, warm_start=False, **_TIGHT)
     if prob.status != cp.OPTIMAL:
         raise ValueError(f"the SVM for the replay is {prob.status} (hard margin needs separable "
                          "data)")
-    alpha = np.zeros(len(y))
-    alpha[keep] = np.asarray(con.dual_value, dtype=float)
+    alpha = np.where(keep, np.asarray(con.dual_value, dtype=float), 0.0)
     return {"v": exact(np.asarray(v.value, dtype=float)),
             "c": exact(float(np.asarray(c.value, dtype=float))),
-            "alpha": exact(alpha)}
+            # the multipliers of the points kept, as the replay indexes them
+            "alpha": exact(alpha if drop is None else np.delete(alpha, drop))}
 
 
 def svm_loo_instance(X: np.ndarray, y: np.ndarray, *, which: str, lam: float | None = None,
@@ -55,8 +63,7 @@ def svm_loo_instance(X: np.ndarray, y: np.ndarray, *, which: str, lam: float | N
     out: dict[str, Any] = {"X": exact(X), "y": exact(y), "which": which,
                            "hard": _solve(X, y, None, 0.0)}
     if which.startswith("a24"):
-        out["hard_loo"] = [_solve(np.delete(X, i, 0), np.delete(y, i), None, 0.0)
-                           for i in range(n)]
+        out["hard_loo"] = [_solve(X, y, None, 0.0, drop=i) for i in range(n)]
         return out
     if lam is None or n_fav is None:
         raise ValueError("lam and n_fav are needed for the soft-margin replays")
