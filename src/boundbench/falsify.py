@@ -77,16 +77,17 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
                          "`boundbench claims` lists them)")
     import numpy as np
 
+    from boundbench.framework.search import instance_sides
     from boundbench.framework.verdicts import NUMERIC_RTOL
     from boundbench.testing.bound import bound
 
     s = claim.search
     ctx = _claims.CheckContext(seed=seed, scale="quick", claim_id=cid)
 
+    one = instance_sides(s, ctx)
+
     def sides(p: dict) -> tuple[Any, Any]:
-        q = {k: (np.asarray([v]) if s.batched else v) for k, v in p.items()}
-        lhs, rhs = s.sides(q, ctx) if s.with_context else s.sides(q)
-        return np.ravel(np.asarray(lhs, dtype=float)), np.ravel(np.asarray(rhs, dtype=float))
+        return one(p)
 
     sides.__name__ = sides.__qualname__ = cid
     # outside the assumptions (non-separable data, a solver that gives up): rejected, as the

@@ -79,6 +79,8 @@ class Iv:
 
         if k == 1:
             return self
+        if not self.is_finite():  # a comparison with NaN would drop an endpoint silently
+            return _whole()
         lo_k, hi_k = self.lo**k, self.hi**k
         if k % 2 == 1 or self.lo >= 0:  # increasing there
             return Iv(lo_k.lower(), hi_k.upper())

@@ -85,7 +85,7 @@ def _program(name: str) -> str:
 
 def script(*, claim: str, where: str, equation: str, program: str, instance: dict[str, Any],
            control: dict[str, Any] | None, rtol: float, atol: float,
-           float64: dict[str, float] | None, provenance: str = "") -> str:
+           float64: dict[str, float] | None) -> str:
     """The replay's text: a header saying what it checks and how to run it, the shared frame,
     the program, and the two instances as JSON."""
     frame = _program("_main")
@@ -99,7 +99,7 @@ def script(*, claim: str, where: str, equation: str, program: str, instance: dic
               "not; 3 if an optimum fails its certificate.\n"
               "  python this_file.py             the finding\n"
               "  python this_file.py --control   the instance nudged back inside the bound "
-              "(exits 1)\n" + (f"\n{provenance}\n" if provenance else "") + '"""\n')
+              "(exits 1)\n" + '"""\n')
     data = (f"\nCLAIM = {claim!r}\nWHERE = {where!r}\nEQUATION = {equation!r}\n"
             f"RTOL = {float(rtol)!r}\nATOL = {float(atol)!r}\n"
             f"FLOAT64 = {json.dumps(float64)}\n".replace("null", "None")
@@ -136,10 +136,10 @@ def attach(verdict: Any, *, claim: Any, search: Any, params: dict[str, Any] | No
     """``verdict`` with its replay: the script written to ``out_dir/replay/<id>.py`` (when there
     is an ``out_dir``), run here on the instance and on the control, and both exit codes in
     the evidence (``replay``); a replay that does not reproduce is said in the reason."""
-    from boundbench.framework.files import write_atomic
+    from boundbench.framework.verdicts import NUMERIC_RTOL
 
     rep: Replay = search.replay
-    rtol = float(verdict.evidence.get("rtol", 1e-5))
+    rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     if params is None:
         return verdict.with_evidence(replay={"written": False, "why": (
             "the deciding instance is the random family's, not a point of the search box")})
@@ -159,18 +159,12 @@ def attach(verdict: Any, *, claim: Any, search: Any, params: dict[str, Any] | No
                   program=rep.program, instance=inst, control=ctrl, rtol=rtol,
                   atol=float(search.atol),
                   float64={"lhs": float(lhs[worst]), "rhs": float(rhs[worst])})
-    code, said = run(text)
-    ccode, csaid = run(text, control=True) if ctrl is not None else (None, "")
-    ev: dict[str, Any] = {"written": out_dir is not None, "path": f"{REPLAY_DIR}/{claim.id}.py",
-                          "program": rep.program, "exit": code, "result": EXIT_WORDS.get(code),
-                          "control_exit": ccode, "digits": 50,
-                          "last_line": said.strip().splitlines()[-1] if said.strip() else ""}
+    ev = _write_and_run(claim.id, text, program=rep.program, control=ctrl is not None,
+                        out_dir=out_dir)
     if reading:
         ev["reading"] = f"the violated reading the search checks ({search.note})"
-    if out_dir is not None:
-        path = Path(out_dir) / REPLAY_DIR / f"{claim.id}.py"
-        write_atomic(path, lambda p: p.write_text(text))
     out = verdict.with_evidence(replay=ev)
+    code = ev["exit"]
     if code != 0:
         from boundbench.framework.verdicts import Verdict
 
@@ -186,12 +180,20 @@ def witness_replay(*, name: str, claim: Any, equation: str, program: str,
     """A replay of a worst case that is not a search instance (a performance-estimation
     problem's primal solution, say): written to ``out_dir/replay/<name>.py``, run here on the
     instance and the control; its evidence."""
-    from boundbench.framework.files import write_atomic
-
     text = script(claim=name, where=claim.where, equation=equation, program=program,
                   instance=instance, control=control, rtol=rtol, atol=atol, float64=None)
+    return _write_and_run(name, text, program=program, control=control is not None,
+                          out_dir=out_dir)
+
+
+def _write_and_run(name: str, text: str, *, program: str, control: bool,
+                   out_dir: Path | None) -> dict[str, Any]:
+    """A replay's text run here on its instance and its control, written (atomically) to
+    ``out_dir/replay/<name>.py`` when there is an ``out_dir``: its evidence."""
+    from boundbench.framework.files import write_atomic
+
     code, said = run(text)
-    ccode = run(text, control=True)[0] if control is not None else None
+    ccode = run(text, control=True)[0] if control else None
     if out_dir is not None:
         write_atomic(Path(out_dir) / REPLAY_DIR / f"{name}.py", lambda p: p.write_text(text))
     return {"written": out_dir is not None, "path": f"{REPLAY_DIR}/{name}.py",
@@ -220,12 +222,8 @@ def certify(c: Any, verdict: Any, found: Any, ctx: Any) -> Any:
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     params = dict(found.instance) if found.worst_ratio > 1 + rtol else None
     boundary = (verdict.evidence.get("characterization") or {}).get("failure_boundary") or {}
-
-    def sides(p: dict) -> Any:
-        if s.batched:
-            one = {k: np.asarray([v]) for k, v in p.items()}
-            return s.sides(one, ctx) if s.with_context else s.sides(one)
-        return s.sides(p, ctx) if s.with_context else s.sides(p)
+    from boundbench.framework.search import instance_sides
 
     return attach(verdict, claim=c, search=s, params=params,
-                  control=boundary.get("control_instance"), out_dir=ctx.out_dir, score=sides)
+                  control=boundary.get("control_instance"), out_dir=ctx.out_dir,
+                  score=instance_sides(s, ctx))

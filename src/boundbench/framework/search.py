@@ -136,18 +136,25 @@ class Search:
 
     def decode(self, u: np.ndarray) -> dict[str, Any]:
         """Parameters from points ``u`` of the unit cube (last axis: one entry per name)."""
-        out: dict[str, Any] = {}
-        for j, (name, spec) in enumerate(self.space.items()):
-            lo, hi = float(spec[0]), float(spec[1])
-            axis = spec[2] if len(spec) == 3 else "lin"
-            x = np.clip(u[..., j], 0.0, 1.0)
-            if axis == "log":
-                out[name] = np.exp(np.log(lo) + x * (np.log(hi) - np.log(lo)))
-            elif axis == "int":
-                out[name] = np.floor(lo + x * (hi - lo + 1 - 1e-9)).astype(int)
-            else:
-                out[name] = lo + x * (hi - lo)
-        return out
+        return decode_box(self.space, u)
+
+
+def decode_box(space: Mapping[str, tuple], u: np.ndarray) -> dict[str, Any]:
+    """Parameters of the box ``space`` from points ``u`` of the unit cube (last axis: one entry
+    per name): log axes geometric, integer axes floored (:meth:`Search.decode`, and the interval
+    proofs' boxes, :mod:`boundbench.framework.proofs`)."""
+    out: dict[str, Any] = {}
+    for j, (name, spec) in enumerate(space.items()):
+        lo, hi = float(spec[0]), float(spec[1])
+        axis = spec[2] if len(spec) == 3 else "lin"
+        x = np.clip(u[..., j], 0.0, 1.0)
+        if axis == "log":
+            out[name] = np.exp(np.log(lo) + x * (np.log(hi) - np.log(lo)))
+        elif axis == "int":
+            out[name] = np.floor(lo + x * (hi - lo + 1 - 1e-9)).astype(int)
+        else:
+            out[name] = lo + x * (hi - lo)
+    return out
 
 
 def element_ratios(lhs: np.ndarray, rhs: np.ndarray, *, atol: float = 0.0,
@@ -192,22 +199,31 @@ class SearchResult:
     n_refused: int = 0  # instances whose sides raised (outside the assumptions, solver failure)
 
 
-def scorer(search: Search, context: Any = None) -> Callable[[dict[str, Any]], float]:
-    """``params -> lhs/rhs`` of one instance (:func:`worst_ratio` of its sides), raising where
-    the sides do (outside the assumptions): what the characterization stage scores with."""
+def instance_sides(search: Search, context: Any = None
+                   ) -> Callable[[dict[str, Any]], tuple[np.ndarray, np.ndarray]]:
+    """``params -> (lhs, rhs)`` of one instance as flat float arrays (a batched search scores a
+    population of one), raising where the sides do (outside the assumptions): how the
+    characterization, the replays and ``falsify`` evaluate single instances."""
     if search.with_context and context is None:
         raise ValueError("this search's sides take the check context: pass context=")
 
-    def score(params: dict[str, Any]) -> float:
+    def sides(params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         if search.batched:  # a population of one
-            one = {k: np.asarray([v]) for k, v in params.items()}
-            lhs, rhs = search.sides(one, context) if search.with_context else search.sides(one)
-            lhs = np.asarray(lhs, dtype=np.float64).reshape(1, -1)[0]
-            rhs = np.asarray(rhs, dtype=np.float64).reshape(1, -1)[0]
-        else:
-            lhs, rhs = (search.sides(params, context) if search.with_context
-                        else search.sides(params))
-        return worst_ratio(lhs, rhs, search.atol)
+            params = {k: np.asarray([v]) for k, v in params.items()}
+        lhs, rhs = search.sides(params, context) if search.with_context else search.sides(params)
+        return (np.ravel(np.asarray(lhs, dtype=np.float64)),
+                np.ravel(np.asarray(rhs, dtype=np.float64)))
+
+    return sides
+
+
+def scorer(search: Search, context: Any = None) -> Callable[[dict[str, Any]], float]:
+    """``params -> lhs/rhs`` of one instance (:func:`worst_ratio` of its sides), raising where
+    the sides do (outside the assumptions): what the characterization stage scores with."""
+    sides = instance_sides(search, context)
+
+    def score(params: dict[str, Any]) -> float:
+        return worst_ratio(*sides(params), search.atol)
 
     return score
 

@@ -76,8 +76,8 @@ def sides(I):
             total += term
         return total**2 * hz
 
-    lip = mpmath.mpf(1) if act == "relu" else max(
-        mpmath.ncdf(z) + z * mpmath.npdf(z) for z in [mpmath.sqrt(2)])  # GELU' peaks at sqrt(2)
+    r2 = mpmath.sqrt(2)  # GELU' peaks at sqrt 2
+    lip = mpmath.mpf(1) if act == "relu" else mpmath.ncdf(r2) + r2 * mpmath.npdf(r2)
     terms = {"hess_full": full, "hess_block": block, "rhs_contractant": rhs_with(mpmath.mpf(1)),
              "rhs_lipschitz": rhs_with(lip)}
     return {"lhs": [terms[I["lhs"]]], "rhs": [terms[I["rhs"]]]}
