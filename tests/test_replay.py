@@ -155,3 +155,19 @@ def test_every_holding_bound_says_proven_or_not_refuted(audited, readme_audit):
         if c["kind"] == "bound" and c["verdict"] == "holds":
             status = c["evidence"]["certification"]["status"]
             assert status.startswith(("proven", "not refuted in")), (c["id"], status)
+
+
+def test_a_dual_certificate_above_the_bound_decides_against_the_quadratic_family():
+    """_by_pep: a lemma whose PEP exceeds its bound over the class is violated, whatever the
+    quadratic family said; a proven one keeps its verdict."""
+    from boundbench.framework.registry import Outcome
+    from boundbench.framework.verdicts import Verdict
+    from boundbench.theory.claims.fu_lemmas import _by_pep
+
+    runs = [{"setting": "eta = 2/beta", "tau_dual": 1.3, "bound": 1.0}]
+    bad = Outcome(Verdict("holds", "quadratics", {"pep": {"proven_on_class": False,
+                                                          "runs": runs}}))
+    assert _by_pep(bad).verdict.status == "violated" and "1.3" in _by_pep(bad).verdict.reason
+    good = Outcome(Verdict("holds", "quadratics", {"pep": {"proven_on_class": True,
+                                                           "runs": runs}}))
+    assert _by_pep(good).verdict.status == "holds"
