@@ -75,8 +75,6 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
     if claim.search is None:
         raise ValueError(f"claim {cid!r} declares no targeted search (only bound claims do; "
                          "`boundbench claims` lists them)")
-    import numpy as np
-
     from boundbench.framework.search import instance_sides
     from boundbench.framework.verdicts import NUMERIC_RTOL
     from boundbench.testing.bound import bound
@@ -101,12 +99,17 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
 
     least = int(s.budget[0]) if evaluations is None else min(int(s.budget[0]), evaluations)
     res = worst_case(s, max_evals=least, seed=seed, context=ctx)
-    try:
-        lhs, rhs = (float(np.max(t)) for t in sides(res.instance))
+    from boundbench.testing._precision import recheck
+    from boundbench.testing.bound import worst_element
+
+    try:  # the worst element's two sides: one call more, counted
+        _, lhs, rhs = worst_element(*sides(res.instance))
     except (KeyError, ValueError, ArithmeticError, np.linalg.LinAlgError):
         lhs = rhs = float("nan")  # outside the assumptions (or nothing was evaluated)
-    prior = {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals,
-             "lhs": lhs, "rhs": rhs, "confirmed": res.worst_ratio > 1 + NUMERIC_RTOL}
+    confirmed = res.worst_ratio > 1 + NUMERIC_RTOL and recheck(
+        sides, res.instance, rtol=NUMERIC_RTOL, atol=float(s.atol))["status"] != "artifact"
+    prior = {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals + 1,
+             "lhs": lhs, "rhs": rhs, "confirmed": confirmed}
     out = _run_file_test(test, target=cid, budget=budget, seed=seed, t0=t0, prior=prior,
                          evaluations=evaluations)
     out["worst_is"] = "the largest lhs/rhs found in this budget (hypothesis and the search)"
@@ -240,7 +243,8 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
         rounds += 1
         t.hypothesis(rec)
         if space is not None and more():
-            hit = _search_round(test, space, chunk=n, seed=seed + rounds,
+            hit = _search_round(test, space, chunk=n if calls is None else min(n, calls[0]),
+                                seed=seed + rounds,
                                 start=[rec.value] if isinstance(rec.value, dict) else [])
             if calls is not None:
                 calls[0] -= hit["evaluations"]
@@ -251,7 +255,9 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
         left = budget - (time.perf_counter() - t0)
         chunk = max(5, min(chunk * 2, 20_000, int(0.9 * left / max(per, 1e-5))))
     if calls is not None and evaluations is not None:
-        t.total = evaluations - max(calls[0], 0)  # every call, rejected and shrinking ones too
+        # every call, rejected and shrinking ones too; more than asked only where a claim's own
+        # search (its declared budget, whole generations) already took more
+        t.total = evaluations - calls[0]
     out = _result(test, target=target, budget=budget, seed=seed, t0=t0, best=t.best,
                   first=t.first, total=t.total, rounds=rounds, evaluations=evaluations)
     if space is not None:
@@ -267,21 +273,37 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
 
 
 def _search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) -> dict[str, Any]:
-    """One round of the global search over the bound's declared box (as many evaluations as the
-    hypothesis round had examples), started from hypothesis's best instance; its best instance,
-    rechecked in extended precision where it violates."""
+    """One round of the global search over the bound's declared box: exactly ``chunk`` calls of
+    the bound (the search's last generation is cut there, its surplus scored as refused),
+    started from hypothesis's best instance; its best instance with that element's two sides
+    (no call more), rechecked in extended precision where it violates."""
     from boundbench.framework.search import Search, worst_case
     from boundbench.testing._precision import recheck
+    from boundbench.testing.bound import worst_element
 
-    res = worst_case(Search(space, lambda p: test.fn(p)), max_evals=max(chunk, 1), seed=seed,
-                     start=start)
-    lhs, rhs = (float(np.max(np.asarray(t, dtype=float))) for t in test.fn(res.instance))
+    left = [max(chunk, 1)]
+    best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
+                            "instance": None}
+
+    def sides(p: dict) -> Any:
+        if left[0] <= 0:
+            raise ValueError("this round's calls are spent")
+        left[0] -= 1
+        out = test.fn(p)
+        ratio, lhs, rhs = worst_element(*out)
+        if ratio > best["ratio"]:
+            best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
+        return out
+
+    res = worst_case(Search(space, sides), max_evals=max(chunk, 1), seed=seed, start=start)
+    instance = best["instance"] if best["instance"] is not None else res.instance
     confirmed = False
-    if res.worst_ratio > 1 + test.rtol:
-        chk = recheck(test.fn, res.instance, rtol=test.rtol, atol=test.atol)
+    if best["ratio"] > 1 + test.rtol:
+        chk = recheck(test.fn, instance, rtol=test.rtol, atol=test.atol)
         confirmed = chk["status"] != "artifact"
-    return {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals,
-            "lhs": lhs, "rhs": rhs, "confirmed": confirmed}
+    return {"ratio": max(best["ratio"], 0.0), "instance": instance,
+            "evaluations": max(chunk, 1) - left[0], "lhs": best["lhs"], "rhs": best["rhs"],
+            "confirmed": confirmed}
 
 
 def _as_record(test: Any, hit: dict[str, Any]) -> Any:
