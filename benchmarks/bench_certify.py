@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from boundbench.framework.files import within
+
 
 def _bare(box: Path) -> None:
     import mpmath
@@ -68,7 +70,8 @@ def main() -> None:
         _bare(box)
         for c in violated:
             rep = (c["evidence"].get("replay") or {})
-            path = folder / rep.get("path", "missing")
+            # a report's path is data: read it only where it stays inside the folder
+            path = within(folder, rep.get("path", "missing"), what=f"{c['id']}'s replay")
             if not path.exists():
                 print(f"  {c['id']:<28} no replay ({rep.get('why', 'not written')})")
                 continue
@@ -80,8 +83,9 @@ def main() -> None:
         for c in report["claims"]:
             rep = c["evidence"].get("replay") or {}
             if c["verdict"] == "depends-on-reading" and rep.get("written"):
-                code, secs = _replay_bare(folder / rep["path"], box)
-                ccode, _ = _replay_bare(folder / rep["path"], box, "--control")
+                path = within(folder, rep["path"], what=f"{c['id']}'s replay")
+                code, secs = _replay_bare(path, box)
+                ccode, _ = _replay_bare(path, box, "--control")
                 print(f"  violated reading {c['id']:<20} exit {code} in {secs:5.2f} s, control "
                       f"exit {ccode} ({rep.get('reading')})")
 
