@@ -2,5 +2,5 @@
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "ad_layers", "ad_smoothing", "fu_lemmas", "jachess", "uegr_regularizer", "uegr_thm1",
+    "ad_layers", "ad_proofs", "ad_smoothing", "fu_lemmas", "jachess", "uegr_regularizer", "uegr_thm1",
 ]

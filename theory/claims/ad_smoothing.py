@@ -26,6 +26,7 @@ from boundbench.framework.verdicts import (
     equality_verdict,
 )
 from boundbench.theory import activation_decay as sm
+from boundbench.theory.claims.ad_proofs import THM2_PROOF, gelu_lipschitz_proof
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 
@@ -147,7 +148,8 @@ def _thm3_sides(p: dict):
     equation="CE(W h, y) <= E_Delta CE((W + Delta) h, y) <= CE(W h, y) + sigma^2 ||h||^2 / 2",
     search=Search({"margin": (-30.0, 30.0), "s": (1e-3, 10.0, "log")}, _thm2_sides,
                   budget=(2000, 50000), batched=True, atol=1e-10,
-                  note="two classes, exact (quadrature): every logit margin and noise scale"),
+                  note="two classes, exact (quadrature): every logit margin and noise scale",
+                  proof=THM2_PROOF),
 )
 def _check_thm2(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
@@ -329,24 +331,6 @@ def _gelu_figure(grid: np.ndarray, s: np.ndarray, title: str):
     return fig
 
 
-def _gelu_lipschitz_proof() -> dict:
-    """The upper half of the equality proven in ball arithmetic: GELU'(x) <= Phi(sqrt 2) +
-    sqrt 2 phi(sqrt 2) (1 + 1e-12) for every x in [-50, 50] (beyond, GELU' is within 1e-500 of
-    0 or 1); the lower half is the closed form's own value at sqrt 2."""
-    from flint import arb
-
-    from boundbench.framework import proofs as pr
-
-    r2 = arb(2).sqrt()
-    top = (1 + arb(1).erf()) / 2 + r2 * (-arb(1)).exp() / (2 * arb.pi()).sqrt()
-    res = pr.prove(pr.Proof(lambda q: (pr.ncdf(q["x"]) + q["x"] * pr.npdf(q["x"]), top)),
-                   {"x": (-50.0, 50.0)}, rtol=1e-12)
-    status = ("proven on the box" if res["status"] == "proven on the box" else
-              f"not proven: {res['status']}")
-    return {"status": f"{status} (max GELU' <= 1.128904... (1 + 1e-12) on x in [-50, 50])",
-            "closed_form_ball": str(top), "proof": res}
-
-
 @claim(
     "ad.gelu-lipschitz",
     paper="ad",
@@ -363,7 +347,7 @@ def _check_gelu(ctx: CheckContext) -> Outcome:
                                what="torch autograd max GELU' vs closed form")
     verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
                                     argmax=argmax, sqrt2=float(np.sqrt(2)), seed=ctx.seed,
-                                    certification=_gelu_lipschitz_proof())
+                                    certification=gelu_lipschitz_proof())
     fig = _gelu_figure(grid, s, f"{ctx.claim_id}: {verdict.status}")
     return Outcome(verdict, pd.DataFrame({"x": grid[::100], "gelu_slope": s[::100]}), fig)
 

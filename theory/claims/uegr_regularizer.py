@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting
+from boundbench.framework import plotting, proofs
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
@@ -220,6 +220,33 @@ def _triangle_sides(p: dict):
             np.linalg.norm(g1, axis=-1) + np.linalg.norm(g2, axis=-1))
 
 
+def _triangle_arb(q: dict):
+    """:func:`_triangle_sides` in ball arithmetic (:mod:`boundbench.framework.proofs`)."""
+    a = [q[f"a{j}"] for j in range(3)]
+    b = [q[f"b{j}"] for j in range(3)]
+    return (proofs.sqrt(sum(((x + y) ** 2 for x, y in zip(a, b, strict=True)), start=0 * a[0])),
+            proofs.sqrt(sum((x**2 for x in a), start=0 * a[0]))
+            + proofs.sqrt(sum((y**2 for y in b), start=0 * b[0])))
+
+
+def _triangle_form(q: dict):
+    """``rhs - lhs`` of the triangle inequality as a ratio of terms each >= 0 (it is attained on
+    the 4-D set of parallel gradients, where a difference of enclosures never decides).
+
+    ``rhs^2 - lhs^2 = 2 (|a| |b| - a.b)`` and ``|a| |b| - a.b = 2 max(-a.b, 0) + S / (|a| |b| +
+    |a.b|)`` with Lagrange's identity ``|a|^2 |b|^2 - (a.b)^2 = S = sum_{i<j} (a_i b_j -
+    a_j b_i)^2``; so ``rhs - lhs = 2 (2 max(-a.b, 0) + S / (|a| |b| + |a.b|)) / (rhs + lhs)``."""
+    a = [q[f"a{j}"] for j in range(3)]
+    b = [q[f"b{j}"] for j in range(3)]
+    lhs, rhs = _triangle_arb(q)
+    dot = sum((x * y for x, y in zip(a, b, strict=True)), start=0 * a[0])
+    lagrange = sum(((a[i] * b[j] - a[j] * b[i]) ** 2 for i in range(3) for j in range(i + 1, 3)),
+                   start=0 * a[0])
+    norms = proofs.sqrt(sum((x**2 for x in a), start=0 * a[0])) * proofs.sqrt(
+        sum((y**2 for y in b), start=0 * b[0]))
+    return 2 * (2 * proofs.positive(-1 * dot) + lagrange / (norms + abs(dot))) / (rhs + lhs)
+
+
 @claim("uegr.eq13.upper-bound", paper="uegr",
        where="§3.1, eqs. (12)-(13), corrected: eq. 13 as an upper bound", kind="bound",
        statement="Eq. 13's gradient penalty bounds eq. 12's first-order adversarial term from "
@@ -232,7 +259,13 @@ def _triangle_sides(p: dict):
        search=Search({**{f"a{j}": (-1.0, 1.0) for j in range(3)},
                       **{f"b{j}": (-1.0, 1.0) for j in range(3)}}, _triangle_sides,
                      budget=(5000, 100_000), batched=True, atol=1e-12,
-                     note="two input gradients in R^3: the triangle inequality's own space"))
+                     note="two input gradients in R^3: the triangle inequality's own space",
+                     proof=proofs.Proof(
+                         _triangle_arb, budget=10, difference=_triangle_form,
+                         identity="rhs - lhs = 2 (2 max(-a.b, 0) + S / (|a||b| + |a.b|)) / "
+                         "(rhs + lhs), S = |a|^2|b|^2 - (a.b)^2 = sum_{i<j} (a_i b_j - a_j "
+                         "b_i)^2 (Lagrange's identity)",
+                         attained="where the two gradients are parallel (a = k b, k >= 0)")))
 def _uegr_eq13_bound(ctx: CheckContext) -> Outcome:
     df, n, eps = _eq13_table(ctx)
     df = df.assign(lhs=df.eq12_first_order, rhs=df.eq13,

@@ -19,7 +19,8 @@ class Iv:
     """A closed interval ``[lo, hi]`` whose endpoints are exact ``arb`` points: every operation
     computes its candidate endpoints as arb balls (rigorous) and keeps their outer ends, so a
     square of an interval around 0 starts exactly at 0 and a product of positive intervals stays
-    positive (midpoint-radius balls lose both)."""
+    positive (midpoint-radius balls lose both). A non-finite endpoint means -inf at the low end
+    and +inf at the high end (an extended quotient's, ``[0, +inf]``)."""
 
     __slots__ = ("lo", "hi")
 
@@ -60,16 +61,28 @@ class Iv:
         o = Iv.of(o)
         ps = [x * y for x in (self.lo, self.hi) for y in (o.lo, o.hi)]
         if not all(p.is_finite() for p in ps):
-            return _whole()
+            return _mul_extended(self, o)
         return Iv(_least([p.lower() for p in ps]), _most([p.upper() for p in ps]))
 
     __rmul__ = __mul__
 
     def __truediv__(self, o: Any) -> Iv:
+        from flint import arb
+
         o = Iv.of(o)
-        if not (o.lo > 0 or o.hi < 0):
-            return _whole()  # a divisor around 0: no finite enclosure
-        return self * Iv((1 / o.hi).lower(), (1 / o.lo).upper())
+        if o.lo > 0 or o.hi < 0:
+            return self * Iv((1 / o.hi).lower(), (1 / o.lo).upper())
+        # a divisor that touches 0 from one side: the quotient wherever it is defined keeps the
+        # sign the operands force (Moore, Kearfott and Cloud 2009, sec. 8.1's extended
+        # division); a non-negative ratio of non-negative terms is how a tight bound's
+        # cancellation-free form stays >= 0 on a box around its degenerate point
+        if o.hi == 0 and o.lo == 0 or not (o.lo >= 0 or o.hi <= 0):
+            return _whole()
+        sign = 1 if o.lo >= 0 else -1
+        if self.lo >= 0 or self.hi <= 0:
+            pos = (self.lo >= 0) == (sign > 0)
+            return Iv(arb(0), arb("inf")) if pos else Iv(arb("-inf"), arb(0))
+        return _whole()
 
     def __rtruediv__(self, o: Any) -> Iv:
         return Iv.of(o) / self
@@ -98,6 +111,51 @@ class Iv:
 
     def mid(self) -> Any:
         return (self.lo + self.hi) / 2
+
+    def __abs__(self) -> Iv:
+        from flint import arb
+
+        if self.lo >= 0:
+            return self
+        if self.hi <= 0:
+            return -self
+        return Iv(arb(0), _most([-self.lo, self.hi]))
+
+    def hull(self, o: Any) -> Iv:
+        """The smallest interval holding both."""
+        o = Iv.of(o)
+        return Iv(_least([self.lo, o.lo]), _most([self.hi, o.hi]))
+
+
+def _sign(x: Any, is_hi: bool) -> int:
+    """An endpoint's sign; a non-finite endpoint is -inf at the low end and +inf at the high."""
+    if not x.is_finite():
+        return 1 if is_hi else -1
+    return 1 if x > 0 else -1 if x < 0 else 0
+
+
+def _mul_extended(a: Iv, b: Iv) -> Iv:
+    """A product with an infinite endpoint (an extended quotient's): an endpoint product with a
+    zero factor is 0 (the infinite end is not attained), one with an infinite factor is
+    infinite with the product of the signs."""
+    from flint import arb
+
+    lows, highs, neg_inf, pos_inf = [], [], False, False
+    for x, xh in ((a.lo, False), (a.hi, True)):
+        for y, yh in ((b.lo, False), (b.hi, True)):
+            sx, sy = _sign(x, xh), _sign(y, yh)
+            if sx == 0 or sy == 0:
+                lows.append(arb(0))
+                highs.append(arb(0))
+            elif not (x.is_finite() and y.is_finite()):
+                neg_inf |= sx * sy < 0
+                pos_inf |= sx * sy > 0
+            else:
+                lows.append((x * y).lower())
+                highs.append((x * y).upper())
+    lo = arb("-inf") if neg_inf or not lows else _least(lows)
+    hi = arb("inf") if pos_inf or not highs else _most(highs)
+    return Iv(lo, hi)
 
 
 def _whole() -> Iv:
@@ -162,7 +220,7 @@ class Dual:
     def __truediv__(self, o: Any) -> Dual:
         o = Dual._lift(o, len(self.g))
         inv = 1 / o.v
-        q = self.v * inv
+        q = self.v / o.v
         return Dual(q, tuple((a - q * b) * inv for a, b in zip(self.g, o.g, strict=True)))
 
     def __rtruediv__(self, o: Any) -> Dual:
@@ -173,6 +231,15 @@ class Dual:
             raise ValueError(f"Dual powers are positive integers (got {k!r})")
         # by endpoints: an even power of an interval around 0 stays >= 0 (a product would not)
         return self.apply(self.v**k, k * self.v ** (k - 1) if k > 1 else Iv.of(1))
+
+    def __abs__(self) -> Dual:
+        from flint import arb
+
+        if self.v.lo >= 0:
+            return self
+        if self.v.hi <= 0:
+            return -self
+        return self.apply(abs(self.v), Iv(arb(-1), arb(1)))
 
     def apply(self, value: Any, slope: Any) -> Dual:
         """``f(self)`` given ``f``'s value and derivative over ``self.v``."""
@@ -204,6 +271,29 @@ def _unary(name: str) -> Callable[[Dual], Dual]:
 
 
 exp, log, sqrt, erf, cos, sin = (_unary(n) for n in ("exp", "log", "sqrt", "erf", "cos", "sin"))
+
+
+def hull(a: Any, b: Any) -> Dual:
+    """Every value between ``a`` and ``b`` (a mean-value point ``xi`` between two ends); its
+    gradient is unknown (the whole line), so it serves a cancellation-free form, not a slope."""
+    if not isinstance(a, Dual) and not isinstance(b, Dual):
+        raise ValueError("hull takes at least one Dual (its gradient is the whole line)")
+    n = len(a.g) if isinstance(a, Dual) else len(b.g)
+    va = a.v if isinstance(a, Dual) else Iv.of(a)
+    vb = b.v if isinstance(b, Dual) else Iv.of(b)
+    return Dual(va.hull(vb), (_whole(),) * n)
+
+
+def positive(x: Dual) -> Dual:
+    """``max(x, 0)``, as an interval from the endpoints (never below 0, unlike ``(|x| + x)/2``
+    computed from two enclosures)."""
+    from flint import arb
+
+    v = x.v
+    value = Iv(_most([v.lo, arb(0)]), _most([v.hi, arb(0)]))
+    if v.lo >= 0:
+        return x
+    return x.apply(value, Iv.of(0) if v.hi <= 0 else Iv(arb(0), arb(1)))
 
 
 def ncdf(x: Dual) -> Dual:
