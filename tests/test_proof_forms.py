@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("flint")
 
-FORMS = ("ad.cor1.global", "ad.thm2", "uegr.eq13.upper-bound")
+FORMS = ("ad.cor1.global", "ad.thm2", "uegr.eq13.upper-bound", "ad.thm3.not-a-bound")
 
 
 def _proofs(cid: str) -> tuple:
@@ -29,11 +29,23 @@ def test_tight_closed_form_bounds_are_proven_on_their_boxes(cid):
 
     search, parts = _proofs(cid)
     for p in parts:
-        out = pr.prove(p, search.space, rtol=NUMERIC_RTOL, atol=float(search.atol))
-        assert out["status"] == "proven on the box", (cid, out)
-        assert out["form_check"]["disagree"] == 0 and out["form_check"]["points"] == 65
-        assert out["identity"]
-    assert any(p.attained for p in parts)  # tight: the report says where
+        for box in pr.integer_cases(search.space):
+            out = pr.prove(p, box, rtol=NUMERIC_RTOL, atol=float(search.atol))
+            assert out["status"] == "proven on the box", (cid, out)
+            assert out["form_check"]["disagree"] == 0 and out["form_check"]["points"] == 65
+            assert out["identity"]
+    if cid != "ad.thm3.not-a-bound":  # Thm 3's form is s^2/2 ||p||^2 >= s^2/16: never tight
+        assert any(p.attained for p in parts)  # tight: the report says where
+
+
+def test_integer_axes_are_enumerated_and_capped():
+    from boundbench.framework import proofs as pr
+
+    cases = pr.integer_cases({"c": (2, 4, "int"), "x": (0.0, 1.0)})
+    assert [c["c"] for c in cases] == [(2.0, 2.0), (3.0, 3.0), (4.0, 4.0)]
+    assert all(c["x"] == (0.0, 1.0) for c in cases)
+    with pytest.raises(ValueError, match="integer combinations"):
+        pr.integer_cases({"a": (0, 9, "int"), "b": (0, 9, "int")})
 
 
 @pytest.mark.parametrize("cid, scale", [("ad.cor1.global", 0.5), ("uegr.eq13.upper-bound", 1.5),

@@ -1,8 +1,9 @@
 """Proofs in ball arithmetic for the activation-decay claims that need no training.
 
 Theorem 2's two sides (two classes) from the Taylor bracket of the softplus, a cancellation-free
-form checked against an mpmath quadrature, and GELU's Lipschitz constant by interval
-branch-and-bound (:mod:`boundbench.framework.proofs`).
+form checked against an mpmath quadrature; Theorem 3's Taylor form below Theorem 2's bound for
+2 to 8 classes; GELU's Lipschitz constant by interval branch-and-bound
+(:mod:`boundbench.framework.proofs`).
 
 References
 ----------
@@ -16,7 +17,7 @@ import functools
 
 from boundbench.framework import proofs
 
-__all__ = ["THM2_PROOF", "gelu_lipschitz_proof"]
+__all__ = ["THM2_PROOF", "THM3_PROOF", "gelu_lipschitz_proof"]
 
 
 def _half_s2(p: dict):
@@ -88,3 +89,35 @@ def gelu_lipschitz_proof() -> dict:
               f"not proven: {res['status']}")
     return {"status": f"{status} (max GELU' <= 1.128904... (1 + 1e-12) on x in [-50, 50])",
             "closed_form_ball": str(top), "proof": res}
+
+
+def _thm3_parts(q: dict) -> tuple:
+    """``(CE, ||softmax(z)||^2)`` for the true class 0 among the box's ``classes`` logits (fixed
+    per case by :func:`boundbench.framework.proofs.integer_cases`); CE as
+    ``log(1 + sum_{j>0} exp(z_j - z_0))``, >= 0 on every box."""
+    c = int(float(q["classes"].v.lo))
+    z = [q[f"z{j}"] for j in range(c)]
+    rel = [proofs.exp(zj - z[0]) for zj in z[1:]]
+    total = sum(rel, start=1 + 0 * z[0])
+    return (proofs.log(total),
+            sum(((r / total) ** 2 for r in rel), start=(1 / total) ** 2))
+
+
+def _thm3_sides(q: dict) -> tuple:
+    ce, p2 = _thm3_parts(q)
+    half = q["s"] ** 2 / 2
+    return ce + half * (1 - p2), ce + half
+
+
+def _thm3_form(q: dict):
+    """``s^2/2 ||p||^2``, enclosed by ``[s^2/(2c), s^2/2]``: ``sum p_i = 1`` and Cauchy-Schwarz
+    give ``1/c <= ||p||^2 <= 1``."""
+    c = int(float(q["classes"].v.lo))
+    return proofs.hull(q["s"] ** 2 / (2 * c), q["s"] ** 2 / 2)
+
+
+THM3_PROOF = proofs.Proof(
+    _thm3_sides, budget=10, difference=_thm3_form,
+    identity="Thm 2's bound - Thm 3's Taylor form = s^2/2 ||softmax(z)||^2 (sum_i p_i (1 - p_i) "
+    "= 1 - ||p||^2), in [s^2/(2c), s^2/2] (Cauchy-Schwarz with sum_i p_i = 1)",
+    note="each class count 2..8 in turn; the logits a class count leaves unused do not enter")

@@ -26,7 +26,7 @@ from boundbench.framework.verdicts import (
     equality_verdict,
 )
 from boundbench.theory import activation_decay as sm
-from boundbench.theory.claims.ad_proofs import THM2_PROOF, gelu_lipschitz_proof
+from boundbench.theory.claims.ad_proofs import THM2_PROOF, THM3_PROOF, gelu_lipschitz_proof
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 
@@ -243,7 +243,8 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
     search=Search({"classes": (2, 8, "int"), "s": (1e-3, 10.0, "log"),
                    **{f"z{j}": (-20.0, 20.0) for j in range(8)}}, _thm3_sides,
                   budget=(20_000, 500_000), batched=True, atol=1e-12,
-                  note="Taylor <= Thm 2's bound over 2-8 classes, any logits and noise scale"),
+                  note="Taylor <= Thm 2's bound over 2-8 classes, any logits and noise scale",
+                  proof=THM3_PROOF),
 )
 def _check_thm3(ctx: CheckContext) -> Outcome:
     m = np.linspace(-8, 8, ctx.pick(161, 1601))

@@ -121,20 +121,26 @@ def _gap(proof: Proof, space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarra
 
     n = len(lo)
     params = _params(space, lo, hi)
-    lhs, rhs = proof.sides(params)
     if proof.difference is None:
+        lhs, rhs = proof.sides(params)
         d = Dual._lift(rhs, n) * (1 + arb(rtol)) + arb(atol) - Dual._lift(lhs, n)
         return d, (lhs, rhs)
-    diff = _form(proof, params)
-    # the form's gradient is not computed: the plain enclosure decides (its terms are >= 0)
-    d = Dual._lift(rhs, n) * arb(rtol) + arb(atol) + Dual(diff, (_whole(),) * n)
-    return d, (lhs, rhs)
+    # no gradients with a form: the plain enclosure decides (its terms are >= 0)
+    flat = _flat(params)
+    lhs, rhs = proof.sides(flat)
+    d = Dual._lift(rhs, 0) * arb(rtol) + arb(atol) + _form(proof, flat)
+    return Dual(d.v, (_whole(),) * n), (lhs, rhs)
+
+
+def _flat(params: dict[str, Dual]) -> dict[str, Dual]:
+    """The parameters without their gradients."""
+    return {k: Dual(v.v, ()) for k, v in params.items()}
 
 
 def _form(proof: Proof, params: dict[str, Dual]) -> Iv:
     """The cancellation-free ``rhs - lhs`` over the box, as an interval."""
     assert proof.difference is not None
-    out = proof.difference({k: Dual(v.v, ()) for k, v in params.items()})
+    out = proof.difference(_flat(params))
     return out.v if isinstance(out, Dual) else Iv.of(out)
 
 
@@ -155,7 +161,8 @@ def check_form(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
     pts = np.vstack([np.full(n, 0.5), qmc.Halton(d=n, scramble=False).random(CHECK_POINTS)])
     bad = []
     for u in pts:
-        form = _form(proof, _params(space, u, u))
+        flat = _flat(_params(space, u, u))
+        form = _form(proof, flat)
         if proof.reference is not None:
             with mpmath.workdps(30):
                 lhs, rhs = proof.reference(_point(space, u))
@@ -165,8 +172,8 @@ def check_form(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
                           for x, x_inf in ((form.lo, -mpmath.inf), (form.hi, mpmath.inf)))
                 ok = lo - tol <= exact <= hi + tol
         else:
-            lhs, rhs = proof.sides(_params(space, u, u))
-            e = Dual._lift(rhs, n).v - Dual._lift(lhs, n).v
+            lhs, rhs = proof.sides(flat)
+            e = Dual._lift(rhs, 0).v - Dual._lift(lhs, 0).v
             ok = bool(e.lo <= form.hi and form.lo <= e.hi)
         if not ok:
             bad.append(_point(space, u))
@@ -200,7 +207,8 @@ def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float 
     from flint import ctx
 
     if any(len(s) == 3 and s[2] == "int" for s in space.values()):
-        raise ValueError("prove takes continuous boxes; enumerate integer axes outside it")
+        raise ValueError("prove takes continuous boxes; enumerate integer axes outside it "
+                         "(integer_cases)")
     old = ctx.prec
     ctx.prec = PREC
     try:
@@ -330,6 +338,25 @@ def _result(status: str, boxes: int, proof: Proof, space: Mapping[str, tuple], l
     return out
 
 
+MAX_INTEGER_CASES = 64
+
+
+def integer_cases(space: Mapping[str, tuple]) -> list[dict[str, tuple]]:
+    """The box once per combination of its integer axes' values (each fixed as ``(v, v)``), so
+    :func:`prove`, which takes continuous boxes, covers all of it; at most
+    :data:`MAX_INTEGER_CASES` combinations."""
+    import itertools
+
+    ints = {k: range(int(v[0]), int(v[1]) + 1) for k, v in space.items()
+            if len(v) == 3 and v[2] == "int"}
+    combos = list(itertools.product(*ints.values()))
+    if len(combos) > MAX_INTEGER_CASES:
+        raise ValueError(f"the box has {len(combos)} integer combinations; a proof enumerates at "
+                         f"most {MAX_INTEGER_CASES}")
+    return [{k: ((float(dict(zip(ints, c, strict=True))[k]),) * 2 if k in ints else v)
+             for k, v in space.items()} for c in combos]
+
+
 def certification(verdict: Any, search: Any, *, proof: Proof | None = None) -> dict[str, Any]:
     """What a ``holds`` rests on, for the evidence and every report: "proven on the box" (an
     interval proof, :func:`prove`) or "not refuted in N evaluations" (the random family and the
@@ -352,16 +379,18 @@ def certification(verdict: Any, search: Any, *, proof: Proof | None = None) -> d
         return out
     # a two-sided bound is proven side by side: each inequality is one Proof
     parts = proof if isinstance(proof, tuple) else (proof,)
-    results = [prove(p, search.space, rtol=float(ev.get("rtol", NUMERIC_RTOL)),
-                     atol=float(search.atol), quantities=search.quantities) for p in parts]
+    results = [prove(p, box, rtol=float(ev.get("rtol", NUMERIC_RTOL)),
+                     atol=float(search.atol), quantities=search.quantities)
+               for p in parts for box in integer_cases(search.space)]
     out["proof"] = results[0] if len(results) == 1 else results
     refuted = [r for r in results if r["status"] == "refuted"]
     if all(r["status"] == "proven on the box" for r in results):
         out["status"] = "proven on the box"
         # the form itself (the lemma) is in the proof's evidence, "identity"
         if any(r.get("identity") for r in results):
+            points = sum(r["form_check"]["points"] for r in results if r.get("form_check"))
             out["status"] += (" (of a cancellation-free form of rhs - lhs, checked against the "
-                              f"sides at {results[0]['form_check']['points']} points)")
+                              f"sides at {points} points)")
         attained = [r["attained"] for r in results if r.get("attained")]
         if attained:
             out["status"] += "; attained " + "; ".join(attained)
