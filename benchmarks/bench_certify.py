@@ -146,7 +146,8 @@ def _certification_seconds(report: dict) -> float:
             replay.run(text, control=True)
         elif c["verdict"] == "holds" and s is not None and s.proof is not None:
             for part in (s.proof if isinstance(s.proof, tuple) else (s.proof,)):
-                proofs.prove(part, s.space, rtol=1e-5, atol=float(s.atol))
+                for box in proofs.integer_cases(s.space):
+                    proofs.prove(part, box, rtol=1e-5, atol=float(s.atol))
         dt = time.perf_counter() - t0
         if dt > 0.05:
             print(f"  {c['id']:<28} {dt:6.2f} s")
