@@ -16,7 +16,9 @@ of the bound and stopped at nothing but its budget:
 A violation is ``lhs > rhs (1 + 1e-9)``. Per engine it prints: wrong bounds found (in at least
 one seed / in every seed), seeds that found, false alarms on the correct bounds, the median
 number of calls to the first violation (over the seeds that found one) and, per bound, the worst
-ratio. Run::
+ratio over the seeds, rescored in extended precision (float64's rounding inflates a correct
+bound's ratio where its sides are near 0: scipy DE "finds" 1.021 on Hoeffding's lemma as
+published). Run::
 
     python benchmarks/bench_falsify_suite.py [--evals 2000] [--seeds 5] [--only NAME ...]
 """
@@ -170,6 +172,7 @@ class Counter:
 
     def __init__(self, fn: Callable[[dict], tuple[float, float]]) -> None:
         self.fn, self.calls, self.first, self.worst = fn, 0, None, -math.inf
+        self.top: list[tuple[float, dict]] = []  # the 10 largest float64 ratios' instances
 
     def __call__(self, p: dict) -> tuple[Any, Any]:
         self.calls += 1
@@ -177,9 +180,33 @@ class Counter:
         lhs, rhs = (float(v) for v in out)
         ratio = lhs / rhs if rhs > 0 else (math.inf if lhs > rhs else 0.0)
         self.worst = max(self.worst, ratio)
+        if len(self.top) < 10 or ratio > self.top[-1][0]:
+            self.top = sorted([*self.top, (ratio, dict(p))], key=lambda r: -r[0])[:10]
         if lhs > rhs * (1 + RTOL) and self.first is None:
             self.first = self.calls
         return out
+
+    def worst_exact(self) -> float:
+        """The largest ratio among the 10 largest float64 ones, each re-evaluated at 50 digits
+        through the bound's own code (falsify's recheck; numpy.longdouble where the code leaves
+        mpmath): the size of the worst case without float64's rounding, which a correct bound's
+        near-0 sides inflate."""
+        from boundbench.testing._precision import recheck
+
+        best = -math.inf
+        for _, p in self.top:
+            r = recheck(self.fn, p, rtol=RTOL, atol=0.0)
+            lhs, rhs = r.get("lhs", math.nan), r.get("rhs", math.nan)
+            if "lhs_digits" in r:  # the ratio at 50 digits, not of the rounded floats
+                import mpmath
+
+                with mpmath.workdps(50):
+                    lhs, rhs = mpmath.mpf(r["lhs_digits"]), mpmath.mpf(r["rhs_digits"])
+                    best = max(best, float(lhs / rhs) if rhs > 0 else
+                               (math.inf if lhs > rhs else 0.0))
+                continue
+            best = max(best, lhs / rhs if rhs > 0 else (math.inf if lhs > rhs else 0.0))
+        return best
 
 
 def _box(space: dict, rng: np.random.Generator) -> dict:
@@ -266,40 +293,43 @@ def main() -> None:
     ap.add_argument("--evals", type=int, default=2000)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--engines", nargs="*", default=list(ENGINES), choices=list(ENGINES))
     args = ap.parse_args()
+    engines = {e: ENGINES[e] for e in args.engines}
     names = [n for n in BOUNDS if not args.only or any(o in n for o in args.only)]
     wrong = [n for n in names if " / " in n]
     print(f"{len(wrong)} wrong bounds, {len(names) - len(wrong)} correct; {args.evals} calls, "
           f"{args.seeds} seeds")
     stats = {e: {"found_any": 0, "found_all": 0, "seeds": 0, "false": 0, "firsts": [],
-                 "seconds": 0.0} for e in ENGINES}
+                 "seconds": 0.0} for e in engines}
     worst: dict[str, dict[str, float]] = {}
     for name in names:
         space, fn = BOUNDS[name]
         frac = fraction(space, fn) if name in wrong else 0.0
         row = []
-        for e, run in ENGINES.items():
+        for e, run in engines.items():
             hits = alarms = 0
-            best = -math.inf
+            best = exact = -math.inf
             for seed in range(args.seeds):
                 c = Counter(fn)
                 t0 = time.perf_counter()
                 said = run(space, c, args.evals, seed)
                 stats[e]["seconds"] += time.perf_counter() - t0
                 best = max(best, c.worst)
+                exact = max(exact, c.worst_exact())
                 if name in wrong and said:
                     hits += 1
                     stats[e]["firsts"].append(c.first or args.evals)
                 elif said:
                     stats[e]["false"] += 1
                     alarms += 1
-            worst.setdefault(name, {})[e] = best
+            worst.setdefault(name, {})[e] = exact
             if name in wrong:
                 stats[e]["found_any"] += hits > 0
                 stats[e]["found_all"] += hits == args.seeds
                 stats[e]["seeds"] += hits
-            row.append(f"{e} {hits}/{args.seeds} {best:.4g}" if name in wrong else
-                       f"{e} {best:.4g}" + (" FALSE ALARM" if alarms else ""))
+            row.append(f"{e} {hits}/{args.seeds} {exact:.15g}" if name in wrong else
+                       f"{e} {exact:.15g}" + (" FALSE ALARM" if alarms else ""))
         tag = f"fails on {100 * frac:.3f}% of the box" if name in wrong else "correct"
         print(f"  {name:<52} {tag:<28} " + " | ".join(row), flush=True)
     print("\n| engine | wrong found (any / every seed) | seeds | false alarms | median calls "
@@ -309,9 +339,16 @@ def main() -> None:
         print(f"| {e} | {s['found_any']}/{len(wrong)} / {s['found_all']}/{len(wrong)} | "
               f"{s['seeds']}/{len(wrong) * args.seeds} | {s['false']} | {med:g} | "
               f"{s['seconds']:.0f} |")
-    lose = [n for n in wrong if worst[n]["portfolio"] < worst[n]["scipy DE"] * (1 - 1e-12)]
-    print(f"\nbounds where the portfolio's worst ratio is below scipy DE's: {len(lose)} "
-          f"{lose[:5]}")
+    if {"portfolio", "scipy DE"} <= set(engines):
+        # within the suite's violation tolerance two sizes are one: a supremum that is not
+        # attained (Hoeffding's at lambda -> 0) is approached by both to ~1e-10, where float64's
+        # noise in the sides decides which instance each engine keeps
+        lose = [n for n in wrong if worst[n]["portfolio"] < worst[n]["scipy DE"] * (1 - RTOL)]
+        strict = [n for n in wrong if worst[n]["portfolio"] < worst[n]["scipy DE"]]
+        print("\nbounds where the portfolio's worst ratio (rescored at 50 digits) is below "
+              f"scipy DE's by more than {RTOL:g} relative: {len(lose)} {lose}; below at all: "
+              + ", ".join(f"{n} ({worst[n]['portfolio'] / worst[n]['scipy DE'] - 1:.1e})"
+                          for n in strict))
 
 
 if __name__ == "__main__":

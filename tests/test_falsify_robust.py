@@ -6,6 +6,7 @@ bound's code, spends its budget in seconds, and never calls a bound that never r
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -101,7 +102,8 @@ def test_an_underflow_only_violation_is_an_artifact_not_a_finding(bounds, capsys
     rc, res, err = _run(bounds, "identity_plain", capsys, tmp_path)
     assert rc == 0 and not res["violated"], err
     fp = res["floating_point_artifacts"]
-    assert fp["count"] >= 1 and "longdouble" in fp["first"] and "extreme floats" in fp["first"]
+    assert fp["count"] >= 1 and "mpmath at 50 digits" in fp["first"]
+    assert "extreme floats" in fp["first"]
 
 
 def test_the_budget_in_seconds_is_spent_and_counted(bounds, capsys, tmp_path):
@@ -147,3 +149,81 @@ def test_a_budget_in_evaluations_is_exact_and_reproduces(bounds, tmp_path, capsy
     assert a["reproduce"].endswith("--evaluations 300")
     with pytest.raises(ValueError, match="evaluations"):
         falsify(f"{bounds}:corner", evaluations=0)
+
+
+def _hoeffding(factor):
+    import numpy as np
+
+    def sides(p):
+        q, lam = p["q"], p["lam"]
+        return (np.log(q * np.exp(lam * (1 - q)) + (1 - q) * np.exp(-lam * q)),
+                lam**2 / factor)
+    return sides
+
+
+def test_the_recheck_runs_the_bounds_numpy_code_at_50_digits():
+    """Hoeffding's lemma as published at lambda = 1e-7, where float64's cancellation in the log
+    decides (scipy DE "finds" 1.021 there): mpmath through the same numpy code says it holds; the
+    8.001 typo is confirmed where it truly fails; code that leaves numpy (math.sqrt) falls back to
+    longdouble and says so."""
+    import math
+
+    from boundbench.testing._precision import recheck
+
+    at = {"q": 0.5, "lam": 1e-7}
+    ok = recheck(_hoeffding(8.0), at, rtol=1e-9, atol=0.0)
+    assert ok["status"] == "artifact" and ok["precision"].startswith("mpmath at 50 digits")
+    bad = recheck(_hoeffding(8.001), {"q": 0.5, "lam": 1e-2}, rtol=1e-9, atol=0.0)
+    assert bad["status"] == "confirmed" and bad["lhs"] > bad["rhs"]
+    assert bad["lhs_digits"].startswith("0.0000124999479170138")  # log cosh(0.005)
+    off = recheck(lambda p: (math.sqrt(p["x"]), 1.0), {"x": 2.0}, rtol=1e-9, atol=0.0)
+    assert off["precision"].startswith("numpy.longdouble") and off["status"] == "confirmed"
+
+
+def test_high_precision_floats_keep_numpys_ufuncs():
+    import numpy as np
+
+    from boundbench.testing._mpfloat import Mp, values, widen
+
+    x = widen(np.array([1.0, 2.0]))
+    for f in (np.exp, np.sqrt, np.arctan, np.log1p, np.square, np.abs, np.tanh):
+        assert values(f(x)) is not None, f
+    assert values(np.sum(x**2)) is not None and isinstance(widen(0.5) * 2, Mp)
+    assert values(np.maximum(widen(1.0), 2.0)) is None  # left the path: not trusted
+
+
+def _interior(p):
+    import numpy as np
+
+    return (abs(np.cos(p["t"] - p["u"])) * p["r"],
+            p["r"] * (1 - 1e-3 * (1 - abs(np.cos(p["t"])))))
+
+
+def _edge(p):
+    import numpy as np
+
+    return np.sin(p["x"]), (p["x"] - p["x"] ** 3 / 6 if p["x"] < 0.3 else p["x"])
+
+
+@pytest.mark.parametrize("sides, space, sup", [
+    # an interior maximum in 3-D (|cos| = 1 and cos t = 0)
+    (_interior, {"t": (0.0, 2 * math.pi), "u": (0.0, 2 * math.pi), "r": (0.1, 10.0, "log")},
+     1 / (1 - 1e-3)),
+    # a supremum at the edge of the region where the bound fails (x -> 0.3 from below)
+    (_edge, {"x": (-1.0, 1.0)}, math.sin(0.3) / (0.3 - 0.3**3 / 6)),
+])
+def test_the_portfolio_sizes_a_worst_case_to_the_suites_tolerance(sides, space, sup):
+    """Once a violation is found the rest of the budget sizes it: one global search seeded
+    with what was found, then Nelder-Mead rounds from the best instance; 800 calls pin both
+    suprema to 1e-9 relative (a round-by-round search restarting its population did not)."""
+    import time
+
+    from boundbench.falsify import _run_file_test
+    from boundbench.testing import bound
+
+    test = bound(space=space, rtol=1e-9)(sides)
+    test.reproduce = lambda s: ""
+    out = _run_file_test(test, target="x", budget=1e9, seed=0, t0=time.perf_counter(),
+                         evaluations=800)
+    assert out["violated"] and out["evaluations"] == 800
+    assert sup * (1 - 1e-9) <= out["worst_ratio"] <= sup * (1 + 1e-12), out["worst_ratio"]

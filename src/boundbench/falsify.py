@@ -19,6 +19,7 @@ import numpy as np
 
 from boundbench import catalogue
 from boundbench.framework import registry as _claims
+from boundbench.testing._portfolio import polish_round, search_round
 
 
 def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
@@ -180,6 +181,7 @@ class _Tally:
     artifacts: int = 0
     artifact: str = ""
     found: list = field(default_factory=list)  # the search's best: hypothesis's examples
+    sized: bool = False  # the sizing stage ran (once)
     searched: dict = field(default_factory=lambda: {"evaluations": 0, "best": -math.inf,
                                                     "violations": 0})
 
@@ -212,8 +214,10 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     """Rounds of hypothesis (seeds ``seed``, ``seed + 1``, ...; 50 examples, then twice as many
     each round) and, where the bound declares a box, of differential evolution over it, each
     seeding the next, until ``budget`` seconds are spent (spent, not estimated from a cold first
-    run) or exactly ``evaluations`` calls are made. A violation found in any round is kept (its
-    reproducer the first one's) whatever a later round does; a raise beside it is noted."""
+    run) or exactly ``evaluations`` calls are made. Once a violation is found, or half the budget
+    is spent, a box's rest goes to sizing (:func:`_sizing`). A violation found in any round is
+    kept (its reproducer the first one's) whatever a later round does; a raise beside it is
+    noted."""
     from boundbench.testing.bound import RESULTS, BoundViolation
 
     t, rounds, chunk, space = _Tally(), 0, 50, getattr(test, "space", None)
@@ -242,8 +246,16 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
                 raise  # the bound raised and nothing was found: the caller says so (exit 3)
         rounds += 1
         t.hypothesis(rec)
+        if space is not None and not t.sized and more() and (
+                t.first is not None or _spent(t0, budget, calls, evaluations) >= SIZING_AFTER):
+            # the rest of the budget sizes the worst case (and finds it, if nothing did yet)
+            left_calls = calls[0] if calls is not None else _calls_for(t0, budget, t.total)
+            used = _sizing(test, space, t, calls=left_calls, seed=seed + rounds)
+            if calls is not None:
+                calls[0] -= used
+            continue
         if space is not None and more():
-            hit = _search_round(test, space, chunk=n if calls is None else min(n, calls[0]),
+            hit = search_round(test, space, chunk=n if calls is None else min(n, calls[0]),
                                 seed=seed + rounds,
                                 start=[rec.value] if isinstance(rec.value, dict) else [])
             if calls is not None:
@@ -263,7 +275,7 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     if space is not None:
         out["method"] = ("a portfolio in one budget: hypothesis with target(lhs/rhs) and "
                          "differential evolution over the declared box, each round seeding the "
-                         "other; violations rechecked in extended precision")
+                         "other; violations rechecked in high precision (mpmath at 50 digits)")
         out["search"] = t.searched
     if t.raised:
         out["raised"] = t.raised
@@ -272,38 +284,50 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     return out
 
 
-def _search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) -> dict[str, Any]:
-    """One round of the global search over the bound's declared box: exactly ``chunk`` calls of
-    the bound (the search's last generation is cut there, its surplus scored as refused),
-    started from hypothesis's best instance; its best instance with that element's two sides
-    (no call more), rechecked in extended precision where it violates."""
-    from boundbench.framework.search import Search, worst_case
-    from boundbench.testing._precision import recheck
-    from boundbench.testing.bound import worst_element
+SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
+# the polishing rounds' first simplex half-widths, a share of each axis: tenfold smaller each
+# time, so a worst case at a kink or at an edge of the region where the bound fails is pinned
+SIZING_BOXES = (0.05, 5e-3, 5e-4, 5e-5, 5e-6, 5e-7, 5e-8)
 
-    left = [max(chunk, 1)]
-    best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
-                            "instance": None}
 
-    def sides(p: dict) -> Any:
-        if left[0] <= 0:
-            raise ValueError("this round's calls are spent")
-        left[0] -= 1
-        out = test.fn(p)
-        ratio, lhs, rhs = worst_element(*out)
-        if ratio > best["ratio"]:
-            best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
-        return out
+def _spent(t0: float, budget: float, calls: list[int] | None, evaluations: int | None) -> float:
+    """The share of the budget spent: calls made of an exact budget, or seconds."""
+    if calls is not None and evaluations:
+        return 1.0 - calls[0] / evaluations
+    return (time.perf_counter() - t0) / budget
 
-    res = worst_case(Search(space, sides), max_evals=max(chunk, 1), seed=seed, start=start)
-    instance = best["instance"] if best["instance"] is not None else res.instance
-    confirmed = False
-    if best["ratio"] > 1 + test.rtol:
-        chk = recheck(test.fn, instance, rtol=test.rtol, atol=test.atol)
-        confirmed = chk["status"] != "artifact"
-    return {"ratio": max(best["ratio"], 0.0), "instance": instance,
-            "evaluations": max(chunk, 1) - left[0], "lhs": best["lhs"], "rhs": best["rhs"],
-            "confirmed": confirmed}
+
+def _calls_for(t0: float, budget: float, done: int) -> int:
+    """The calls the seconds left allow at this run's pace (90% of them: the rounds' overhead)."""
+    elapsed = time.perf_counter() - t0
+    per = elapsed / max(done, 1)
+    return int(max(0.0, 0.9 * (budget * 0.97 - elapsed)) / max(per, 1e-6))
+
+
+def _sizing(test: Any, space: dict, t: _Tally, *, calls: int, seed: int) -> int:
+    """The budget's last part, spent on the size of the worst case: half on one differential
+    evolution over the whole box seeded with the best instances found so far (a round-by-round
+    search restarts its population each round, which is why it sized worse than one long run),
+    the rest on Nelder-Mead rounds from the best instance, their first simplex tenfold smaller
+    each time (how a worst case is pinned to many digits, at a corner, an edge or inside).
+    Returns the calls made."""
+    t.sized = True
+    used = 0
+    starts = [i for i in [getattr(t.best, "value", None), *t.found[-4:]]
+              if isinstance(i, dict) and set(i) == set(space)]
+    if calls >= 10:
+        hit = search_round(test, space, chunk=calls // 2, seed=seed, start=starts)
+        t.search(test, hit)
+        used += hit["evaluations"]
+    for k, width in enumerate(SIZING_BOXES):
+        n = (calls - used) // (len(SIZING_BOXES) - k)
+        centre = getattr(t.best, "value", None)
+        if n < 10 or not (isinstance(centre, dict) and set(centre) == set(space)):
+            break
+        hit = polish_round(test, space, centre=centre, width=width, chunk=n)
+        t.search(test, hit)
+        used += hit["evaluations"]
+    return used
 
 
 def _as_record(test: Any, hit: dict[str, Any]) -> Any:
@@ -335,6 +359,6 @@ def _result(test: Any, *, target: str, budget: float, seed: int, t0: float, best
             "evaluations": total, "rounds": rounds,
             "seconds": round(time.perf_counter() - t0, 2),
             "method": "hypothesis with target(lhs/rhs), rounds of fresh seeds until the budget is "
-                     "spent, shrunk on failure; violations rechecked in extended precision",
+                     "spent, shrunk on failure; violations rechecked in high precision (mpmath at 50 digits)",
             "reproduce": f"{test.reproduce(seed)} " + (f"--evaluations {evaluations}"
                                                        if evaluations else f"--budget {budget:g}")}

@@ -56,7 +56,7 @@ class Tightness:
     #: the first exception the bound raised, with its instance ("" if none): a bound that never
     #: returned a value is "not tested", never "holds"
     raised: str = ""
-    #: violations float64 reported that vanished in extended precision (testing._precision):
+    #: violations float64 reported that vanished in high precision (testing._precision):
     #: floating-point artifacts of the bound's code, counted and the first one described
     artifacts: int = 0
     artifact: str = ""
@@ -218,7 +218,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                 rec.examples += 1
                 allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
                 if lhs > allowed and _artifact(fn, instance, lhs, rhs, rtol, atol, rec):
-                    return  # never invent: it vanished in extended precision
+                    return  # never invent: it vanished in high precision
                 # target a finite score: inf (a violated rhs <= 0) maps to a large number
                 target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
                 if ratio > rec.worst_ratio:
@@ -374,7 +374,7 @@ def tightness_table(results: dict[str, Tightness] | None = None) -> str:
                    if r.violated else "holds" if r.examples else
                    f"NOT TESTED (every call raised: {r.raised})" if r.raised else "NOT TESTED")
         if r.artifacts and not r.violated:
-            verdict += (f"; {r.artifacts} float64 violation(s) vanished in extended precision "
+            verdict += (f"; {r.artifacts} float64 violation(s) vanished in high precision "
                         f"(floating-point artifacts), e.g. {r.artifact}")
         lines.append(f"{r.name:<{width}}  {r.worst_ratio:>21.6g}  {r.examples:>8}  {verdict}")
     return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""A float that computes at 50 digits through numpy: how a ``@bound`` written in numpy on floats
+is re-evaluated in high precision by its own code (:func:`boundbench.testing._precision.recheck`).
+
+numpy applies a ufunc to an object scalar or an object array by calling the method of the same
+name (``np.exp(x)`` is ``x.exp()``, ``np.sqrt(x)`` is ``x.sqrt()``) and the arithmetic operators
+for the rest. :class:`Mp` wraps an ``mpmath.mpf`` and provides both, so ``np.log(q * np.exp(lam))``
+written for floats runs at the working precision of mpmath, every step. Code that leaves that
+path (``math.sqrt``, ``float(x)``, scipy's special functions, a float64 array built from the
+inputs) returns something that is not an :class:`Mp`: the recheck then says it could not
+re-evaluate in high precision, and falls back to ``numpy.longdouble``.
+
+References
+----------
+F. Johansson et al., mpmath: a Python library for arbitrary-precision floating-point arithmetic
+(version 1.3), https://mpmath.org. numpy's object-dtype ufunc loops (NEP 13's method lookup).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+DIGITS = 50  # significant digits of a high-precision re-evaluation
+
+_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "log1p", "expm1",
+          "log10", "log2", "cbrt")
+_MP_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos", "arctanh": "atanh",
+             "arcsinh": "asinh", "arccosh": "acosh", "exp2": None}
+
+
+class Mp:
+    """An ``mpmath.mpf`` that numpy's ufuncs and Python's operators keep at high precision."""
+
+    __slots__ = ("v",)
+    __array_priority__ = 100  # Mp op float64 array: the array becomes objects, not Mp floats
+
+    def __init__(self, v: Any) -> None:
+        import mpmath
+
+        self.v: Any = v.v if isinstance(v, Mp) else mpmath.mpf(v)
+
+    # arithmetic: both operands lifted, results stay Mp
+    def _op(self, o: Any, f: Any) -> Any:
+        if isinstance(o, np.ndarray):
+            return NotImplemented
+        return Mp(f(self.v, _raw(o)))
+
+    def __add__(self, o: Any) -> Any: return self._op(o, lambda a, b: a + b)  # noqa: E704
+    def __radd__(self, o: Any) -> Any: return self._op(o, lambda a, b: b + a)  # noqa: E704
+    def __sub__(self, o: Any) -> Any: return self._op(o, lambda a, b: a - b)  # noqa: E704
+    def __rsub__(self, o: Any) -> Any: return self._op(o, lambda a, b: b - a)  # noqa: E704
+    def __mul__(self, o: Any) -> Any: return self._op(o, lambda a, b: a * b)  # noqa: E704
+    def __rmul__(self, o: Any) -> Any: return self._op(o, lambda a, b: b * a)  # noqa: E704
+    def __truediv__(self, o: Any) -> Any: return self._op(o, lambda a, b: a / b)  # noqa: E704
+    def __rtruediv__(self, o: Any) -> Any: return self._op(o, lambda a, b: b / a)  # noqa: E704
+    def __pow__(self, o: Any) -> Any: return self._op(o, lambda a, b: a ** b)  # noqa: E704
+    def __rpow__(self, o: Any) -> Any: return self._op(o, lambda a, b: b ** a)  # noqa: E704
+    def __neg__(self) -> Mp: return Mp(-self.v)  # noqa: E704
+    def __pos__(self) -> Mp: return self  # noqa: E704
+    def __abs__(self) -> Mp: return Mp(abs(self.v))  # noqa: E704
+
+    def __lt__(self, o: Any) -> bool: return bool(self.v < _raw(o))  # noqa: E704
+    def __le__(self, o: Any) -> bool: return bool(self.v <= _raw(o))  # noqa: E704
+    def __gt__(self, o: Any) -> bool: return bool(self.v > _raw(o))  # noqa: E704
+    def __ge__(self, o: Any) -> bool: return bool(self.v >= _raw(o))  # noqa: E704
+
+    def __eq__(self, o: object) -> bool:
+        return bool(self.v == _raw(o))
+
+    def __hash__(self) -> int:
+        return hash(self.v)
+
+    def __float__(self) -> float:
+        return float(self.v)
+
+    def __bool__(self) -> bool:
+        return bool(self.v)
+
+    def __repr__(self) -> str:
+        return f"Mp({self.v})"
+
+    # numpy's object loops: np.square, np.reciprocal and np.conjugate call these names too
+    def conjugate(self) -> Mp:
+        return self
+
+    def square(self) -> Mp:
+        return Mp(self.v * self.v)
+
+    def arctan2(self, o: Any) -> Mp:
+        import mpmath
+
+        return Mp(mpmath.atan2(self.v, _raw(o)))
+
+
+def _unary(name: str, mp_name: str) -> Any:
+    def f(self: Mp) -> Mp:
+        import mpmath
+
+        return Mp(getattr(mpmath, mp_name)(self.v))
+
+    f.__name__ = name
+    return f
+
+
+for _n in _UNARY:
+    setattr(Mp, _n, _unary(_n, {"cbrt": "cbrt", "log10": "log10"}.get(_n, _n)))
+for _n, _m in _MP_NAMES.items():
+    if _m is not None:
+        setattr(Mp, _n, _unary(_n, _m))
+
+
+def _raw(o: Any) -> Any:
+    import mpmath
+
+    if isinstance(o, Mp):
+        return o.v
+    if isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float):
+        return mpmath.mpf(o)
+    return o
+
+
+def widen(x: Any) -> Any:
+    """``x`` with every float (and every float array's entries) an :class:`Mp`."""
+    if isinstance(x, bool) or x is None:
+        return x
+    if isinstance(x, float | np.floating):
+        return Mp(float(x))
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        out = np.empty(x.shape, dtype=object)
+        for i, v in np.ndenumerate(x):
+            out[i] = Mp(float(v))
+        return out
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(widen(v) for v in x))
+    if isinstance(x, tuple | list):
+        return type(x)(widen(v) for v in x)
+    if isinstance(x, dict):
+        return {k: widen(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        try:
+            return dataclasses.replace(x, **{f.name: widen(getattr(x, f.name))
+                                             for f in dataclasses.fields(x) if f.init})
+        except (TypeError, ValueError):
+            return x
+    return x
+
+
+def values(side: Any) -> list[Any] | None:
+    """A side's entries as mpmath numbers, or None where any is not an :class:`Mp` (the code
+    left the high-precision path) or not finite."""
+    import mpmath
+
+    flat = side.ravel().tolist() if isinstance(side, np.ndarray) else [side]
+    if not flat or not all(isinstance(v, Mp) for v in flat):
+        return None
+    out = [v.v for v in flat]
+    return out if all(mpmath.isfinite(v) for v in out) else None

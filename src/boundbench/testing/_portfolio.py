@@ -1,0 +1,112 @@
+"""The rounds of ``falsify``'s portfolio that search a declared box: a global search
+(differential evolution, the audit's engine) and Nelder-Mead polishing, each for an exact number
+of calls of the bound, each returning its best instance rechecked in high precision where it
+violates (:mod:`boundbench.testing._precision`). :mod:`boundbench.falsify` schedules them beside
+hypothesis's rounds.
+
+References
+----------
+R. Storn and K. Price, Differential evolution, J. Global Optim. 11 (1997); J. A. Nelder and
+R. Mead, A simplex method for function minimization, Comput. J. 7 (1965), with scipy's bounded
+variant (scipy.optimize.minimize).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["polish_round", "search_round"]
+
+
+def polish_round(test: Any, space: dict, *, centre: dict, width: float,
+                  chunk: int) -> dict[str, Any]:
+    """Nelder-Mead from ``centre`` (an initial simplex of half-width ``width`` of each axis, in
+    the box's unit coordinates, bounded by the box) for at most ``chunk`` calls, maximizing the
+    worst ratio: a local method converges on a smooth maximum or an edge where a population
+    search of the same calls does not. The same record as :func:`search_round`."""
+    from scipy.optimize import minimize
+
+    from boundbench.framework.search import Search, encode
+
+    probe = Search(space, lambda p: (0.0, 1.0))
+    u0 = encode(probe, centre)
+    simplex = np.vstack([u0] + [np.clip(u0 + width * np.eye(len(u0))[j] * (
+        1 if u0[j] + width <= 1 else -1), 0.0, 1.0) for j in range(len(u0))])
+    left = [chunk]
+    best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
+                            "instance": None}
+
+    def score(u: np.ndarray) -> float:
+        if left[0] <= 0:
+            raise _Spent
+        left[0] -= 1
+        p = {k: (v.item() if hasattr(v, "item") else v)
+             for k, v in probe.decode(np.clip(u, 0.0, 1.0)).items()}
+        try:
+            ratio, lhs, rhs = _worst_of(test, p)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            return 0.0
+        if ratio > best["ratio"]:
+            best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
+        return -min(ratio, 1e300)
+
+    try:
+        minimize(score, u0, method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(u0),
+                 options={"initial_simplex": simplex, "maxfev": chunk, "xatol": 1e-15,
+                          "fatol": 0.0})
+    except _Spent:
+        pass
+    return _hit(test, best, chunk - left[0], fallback=centre)
+
+
+class _Spent(Exception):
+    """A polishing round's calls are spent."""
+
+
+def _worst_of(test: Any, p: dict) -> tuple[float, float, float]:
+    from boundbench.testing.bound import worst_element
+
+    return worst_element(*test.fn(p))
+
+
+def _hit(test: Any, best: dict[str, Any], evaluations: int, *, fallback: dict) -> dict[str, Any]:
+    """A round's record: its best instance and sides, rechecked in high precision where it
+    violates."""
+    from boundbench.testing._precision import recheck
+
+    instance = best["instance"] if best["instance"] is not None else fallback
+    confirmed = False
+    if best["ratio"] > 1 + test.rtol:
+        confirmed = recheck(test.fn, instance, rtol=test.rtol, atol=test.atol)["status"] != \
+            "artifact"
+    return {"ratio": max(best["ratio"], 0.0), "instance": instance, "evaluations": evaluations,
+            "lhs": best["lhs"], "rhs": best["rhs"], "confirmed": confirmed}
+
+
+def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) -> dict[str, Any]:
+    """One round of the global search over the bound's declared box: exactly ``chunk`` calls of
+    the bound (the search's last generation is cut there, its surplus scored as refused),
+    started from hypothesis's best instance; its best instance with that element's two sides
+    (no call more), rechecked in high precision (mpmath at 50 digits) where it violates."""
+    from boundbench.framework.search import Search, worst_case
+    from boundbench.testing.bound import worst_element
+
+    left = [max(chunk, 1)]
+    best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
+                            "instance": None}
+
+    def sides(p: dict) -> Any:
+        if left[0] <= 0:
+            raise ValueError("this round's calls are spent")
+        left[0] -= 1
+        out = test.fn(p)
+        ratio, lhs, rhs = worst_element(*out)
+        if ratio > best["ratio"]:
+            best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
+        return out
+
+    res = worst_case(Search(space, sides), max_evals=max(chunk, 1), seed=seed, start=start)
+    return _hit(test, best, max(chunk, 1) - left[0], fallback=res.instance)
