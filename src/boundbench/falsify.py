@@ -308,25 +308,37 @@ def _sizing(test: Any, space: dict, t: _Tally, *, calls: int, seed: int) -> int:
     """The budget's last part, spent on the size of the worst case: half on one differential
     evolution over the whole box seeded with the best instances found so far (a round-by-round
     search restarts its population each round, which is why it sized worse than one long run),
-    the rest on Nelder-Mead rounds from the best instance, their first simplex tenfold smaller
-    each time (how a worst case is pinned to many digits, at a corner, an edge or inside).
-    Returns the calls made."""
+    the rest on Nelder-Mead rounds from the best instance and from the best of two other basins
+    the global search saw (a bound may fail on two edges), each basin's rounds starting where
+    the last ended with a first simplex tenfold smaller (how a worst case is pinned to many
+    digits, at a corner, an edge or inside). Returns the calls made."""
     t.sized = True
     used = 0
     starts = [i for i in [getattr(t.best, "value", None), *t.found[-4:]]
               if isinstance(i, dict) and set(i) == set(space)]
+    candidates: list[dict] = []
     if calls >= 10:
         hit = search_round(test, space, chunk=calls // 2, seed=seed, start=starts)
         t.search(test, hit)
         used += hit["evaluations"]
-    for k, width in enumerate(SIZING_BOXES):
-        n = (calls - used) // (len(SIZING_BOXES) - k)
-        centre = getattr(t.best, "value", None)
-        if n < 10 or not (isinstance(centre, dict) and set(centre) == set(space)):
-            break
-        hit = polish_round(test, space, centre=centre, width=width, chunk=n)
-        t.search(test, hit)
-        used += hit["evaluations"]
+        candidates = hit.get("candidates", [])
+    best = getattr(t.best, "value", None)
+    centres = [c for c in [best, *candidates] if isinstance(c, dict) and set(c) == set(space)]
+    centres = [c for i, c in enumerate(centres) if c not in centres[:i]][:3]
+    # the best basin gets half of the polishing, the next two a quarter each
+    shares = {1: [1.0], 2: [0.5, 0.5], 3: [0.5, 0.25, 0.25]}.get(len(centres), [])
+    pool = calls - used
+    for centre, share in zip(centres, shares, strict=False):
+        own, point = int(pool * share), centre
+        for k, width in enumerate(SIZING_BOXES):
+            n = own // (len(SIZING_BOXES) - k)
+            if n < 10:
+                break
+            hit = polish_round(test, space, centre=point, width=width, chunk=n)
+            t.search(test, hit)
+            used += hit["evaluations"]
+            own -= hit["evaluations"]
+            point = hit["instance"]
     return used
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["polish_round", "search_round"]
+__all__ = ["APART", "TOP", "polish_round", "search_round"]
 
 
 def polish_round(test: Any, space: dict, *, centre: dict, width: float,
@@ -91,12 +91,14 @@ def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) 
     the bound (the search's last generation is cut there, its surplus scored as refused),
     started from hypothesis's best instance; its best instance with that element's two sides
     (no call more), rechecked in high precision (mpmath at 50 digits) where it violates."""
-    from boundbench.framework.search import Search, worst_case
+    from boundbench.framework.search import Search, encode, worst_case
     from boundbench.testing.bound import worst_element
 
     left = [max(chunk, 1)]
     best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
                             "instance": None}
+    search = Search(space, lambda p: (0.0, 1.0))
+    top: list[tuple[float, np.ndarray, dict]] = []  # the best of distinct basins
 
     def sides(p: dict) -> Any:
         if left[0] <= 0:
@@ -106,7 +108,30 @@ def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) 
         ratio, lhs, rhs = worst_element(*out)
         if ratio > best["ratio"]:
             best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
+        _keep(top, ratio, encode(search, p), dict(p))
         return out
 
     res = worst_case(Search(space, sides), max_evals=max(chunk, 1), seed=seed, start=start)
-    return _hit(test, best, max(chunk, 1) - left[0], fallback=res.instance)
+    hit = _hit(test, best, max(chunk, 1) - left[0], fallback=res.instance)
+    hit["candidates"] = [p for _, _, p in top]
+    return hit
+
+
+TOP = 4  # basins a global round hands to the polishing
+APART = 1e-3  # two instances closer than this (max-norm, unit coordinates) share a basin
+
+
+def _keep(top: list, ratio: float, u: np.ndarray, p: dict) -> None:
+    """Keep the :data:`TOP` largest ratios of instances at least :data:`APART` from each other
+    (best first): where a bound fails on two separate edges, both are polished, not only the
+    one the search happened to end on."""
+    if not np.isfinite(ratio) and ratio != math.inf:
+        return
+    near = [i for i, (_, v, _) in enumerate(top) if np.max(np.abs(v - u)) < APART]
+    if any(top[i][0] >= ratio for i in near):
+        return
+    for i in sorted(near, reverse=True):
+        del top[i]
+    top.append((ratio, u, p))
+    top.sort(key=lambda r: -r[0])
+    del top[TOP:]
