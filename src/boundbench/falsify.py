@@ -285,9 +285,9 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
 
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
-# the polishing rounds' first simplex half-widths, a share of each axis: tenfold smaller each
-# time, so a worst case at a kink or at an edge of the region where the bound fails is pinned
-SIZING_BOXES = (0.05, 5e-3, 5e-4, 5e-5, 5e-6, 5e-7, 5e-8)
+# the polishing rounds' first simplex half-widths, a share of each axis: smaller each time, so
+# a worst case at a kink or at an edge of the region where the bound fails is pinned
+SIZING_BOXES = (0.05, 5e-3, 5e-5, 5e-7)
 
 
 def _spent(t0: float, budget: float, calls: list[int] | None, evaluations: int | None) -> float:
@@ -308,10 +308,10 @@ def _sizing(test: Any, space: dict, t: _Tally, *, calls: int, seed: int) -> int:
     """The budget's last part, spent on the size of the worst case: half on one differential
     evolution over the whole box seeded with the best instances found so far (a round-by-round
     search restarts its population each round, which is why it sized worse than one long run),
-    the rest on Nelder-Mead rounds from the best instance and from the best of two other basins
-    the global search saw (a bound may fail on two edges), each basin's rounds starting where
-    the last ended with a first simplex tenfold smaller (how a worst case is pinned to many
-    digits, at a corner, an edge or inside). Returns the calls made."""
+    the rest on Nelder-Mead: one short round from the best of each of two other basins the
+    global search saw (a bound may fail on two edges), then rounds from the best instance so
+    far, each with a smaller first simplex (how a worst case is pinned to many digits, at a
+    corner, an edge or inside). Returns the calls made."""
     t.sized = True
     used = 0
     starts = [i for i in [getattr(t.best, "value", None), *t.found[-4:]]
@@ -325,20 +325,23 @@ def _sizing(test: Any, space: dict, t: _Tally, *, calls: int, seed: int) -> int:
     best = getattr(t.best, "value", None)
     centres = [c for c in [best, *candidates] if isinstance(c, dict) and set(c) == set(space)]
     centres = [c for i, c in enumerate(centres) if c not in centres[:i]][:3]
-    # the best basin gets half of the polishing, the next two a quarter each
-    shares = {1: [1.0], 2: [0.5, 0.5], 3: [0.5, 0.25, 0.25]}.get(len(centres), [])
     pool = calls - used
-    for centre, share in zip(centres, shares, strict=False):
-        own, point = int(pool * share), centre
-        for k, width in enumerate(SIZING_BOXES):
-            n = own // (len(SIZING_BOXES) - k)
-            if n < 10:
-                break
-            hit = polish_round(test, space, centre=point, width=width, chunk=n)
+    # one short round in each basin (a quarter of the polishing), then the rest from the best
+    for centre in centres[1:] if len(centres) > 1 else []:
+        n = pool // (4 * (len(centres) - 1))
+        if n >= 10:
+            hit = polish_round(test, space, centre=centre, width=SIZING_BOXES[0], chunk=n)
             t.search(test, hit)
             used += hit["evaluations"]
-            own -= hit["evaluations"]
-            point = hit["instance"]
+    point = getattr(t.best, "value", None)
+    for k, width in enumerate(SIZING_BOXES):
+        n = (calls - used) // (len(SIZING_BOXES) - k)
+        if n < 10 or not (isinstance(point, dict) and set(point) == set(space)):
+            break
+        hit = polish_round(test, space, centre=point, width=width, chunk=n)
+        t.search(test, hit)
+        used += hit["evaluations"]
+        point = getattr(t.best, "value", None)
     return used
 
 
