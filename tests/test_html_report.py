@@ -1,6 +1,7 @@
-"""``audit.html`` (issue 43): written by the README's main command beside ``audit.md``, every
-claim and figure on it, its text escaped, nothing fetched from a network; and loaded in a real
-headless Chromium (Debian's package, driven by Playwright): no console error, every image
+"""``audit.html`` (issues 43, 63): written by the README's main command beside ``audit.md``,
+every claim and figure on it (the figures inline, so the page mailed alone shows them), its
+text escaped, nothing fetched from a network; and, copied alone into an empty folder, loaded in
+a real headless Chromium (Debian's package, driven by Playwright): no console error, every image
 loads, the verdict table sorts and filters, a screenshot in the test's folder."""
 
 import copy
@@ -49,13 +50,33 @@ def test_the_audit_writes_a_self_contained_page_with_every_claim(readme_audit):
     links.feed(text)
     assert {re.sub(r"[^a-z0-9-]", "", c["id"].lower()) for c in report["claims"]} <= links.ids
     assert {f"paper-{c['paper']}" for c in report["claims"]} <= links.ids
-    local = [r for r in links.refs if not r.startswith("#")]
+    inline = [r for r in links.refs if r.startswith("data:image/png;base64,")]
+    local = [r for r in links.refs if not r.startswith("#") and r not in inline]
     assert not [r for r in local if re.match(r"[a-z]+:", r)], "a link leaves the folder"
     missing = [r for r in local if not (page.parent / r).exists()]
     assert not missing, missing
     figures = {c["figure"] for c in report["claims"] if c.get("figure")}
-    assert figures and figures <= set(local)
+    assert figures and figures <= set(local)  # each full-size figure linked from its image
+    assert len(inline) == len(figures)  # and drawn from the page itself
     assert "{'" not in text and "Remake: boundbench" in text
+    # one page of reasonable size: figures downscaled for it (the PNGs beside it weigh more)
+    size = page.stat().st_size
+    beside = sum((page.parent / f).stat().st_size for f in figures)
+    print(f"audit.html: {size / 1e6:.2f} MB with {len(inline)} figures inline "
+          f"(the figure files: {beside / 1e6:.2f} MB)")
+    assert size < 0.6 * beside and size < 4e6, (size, beside)
+
+
+def test_a_figure_outside_the_folder_is_linked_not_embedded(tmp_path):
+    """Embedding reads only inside the report's folder: a figure path that leaves it (a
+    crafted report) stays a link, and a missing file too."""
+    from boundbench.html_report import inline_figure
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "secret.png").write_bytes(b"not for the page")
+    assert inline_figure(tmp_path / "out", "../secret.png") == "../secret.png"
+    assert inline_figure(tmp_path / "out", "gone.png") == "gone.png"
+    assert inline_figure(None, "x.png") == "x.png"
 
 
 def test_the_page_escapes_what_it_quotes(readme_audit):
@@ -82,6 +103,11 @@ def test_the_page_works_in_headless_chromium(readme_audit, tmp_path):
         pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs "
                     "it), or set BOUNDBENCH_CHROMIUM to a Chromium binary")
     page_file, report = _page(readme_audit)
+    # the page alone, as mailed: an empty folder holds nothing but it
+    alone = tmp_path / "mailed"
+    alone.mkdir()
+    shutil.copy(page_file, alone / "audit.html")
+    page_file = alone / "audit.html"
     errors: list[str] = []
     outside: list[str] = []
     with playwright.sync_playwright() as p:
@@ -91,7 +117,7 @@ def test_the_page_works_in_headless_chromium(readme_audit, tmp_path):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
         page.on("request", lambda r: outside.append(r.url)
-                if not r.url.startswith("file://") else None)
+                if not r.url.startswith(("file://", "data:")) else None)
         page.goto(page_file.as_uri(), wait_until="load")
         broken = page.evaluate("Array.from(document.images).filter(i => !(i.complete && "
                                "i.naturalWidth > 0)).map(i => i.getAttribute('src'))")

@@ -244,6 +244,6 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
         write_atomic(out / "index.md", lambda t: t.write_text(index))
         errata.write(out)  # the errata sheet of this audit, beside it
         summaries.write(out, report)  # a page per paper, its findings as CSV and LaTeX
-        page = render_html(report)  # the same report as one web page, figures linked beside it
+        page = render_html(report, folder=out)  # the same report as one page, figures inline
         write_atomic(out / "audit.html", lambda t: t.write_text(page))
     return report

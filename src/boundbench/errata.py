@@ -78,7 +78,13 @@ def _anchor(name: str) -> str:
 
 
 def _fmt(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+    """A value at a reader's precision (4 significant digits), lists and tuples element-wise:
+    the exact instance is in the claim's replay and evidence, not in the sheet."""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)
 
 
 def _ratio(v: Any) -> str:

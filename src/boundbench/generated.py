@@ -148,6 +148,6 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
 
     folder, larger = Path(audit_json).parent, read_larger(root / LARGER)
     sheet = errata.write(folder, larger=larger)
-    page = render_html(report, larger)
+    page = render_html(report, larger, folder=folder)
     write_atomic(folder / "audit.html", lambda t: t.write_text(page))
     return [bounds, record, readme, sheet, folder / "audit.html"]

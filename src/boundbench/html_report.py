@@ -3,19 +3,24 @@
 The findings first, a verdict table that sorts (click a column's header) and filters (by paper,
 by verdict, by text), then a section per paper with its errata, what was hard to check and each
 claim with its evidence and figure. Rendered with Jinja2 (autoescaped) from the same report as
-``audit.md``; the figures are linked relative to the page (they lie beside it), the script and
-style are inline, and nothing is fetched from a network.
+``audit.md``; the figures are embedded (downscaled PNG data URIs, each linking its full-size file
+beside the page), the script and style are inline, and nothing is fetched from a network: the
+page mailed alone shows everything.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from boundbench.errata import rerun_scale
 from boundbench.framework import registry as _claims
+from boundbench.framework.files import within
 from boundbench.larger import Latest, larger_line, latest_verdicts
 from boundbench.rendering import (
     VERDICT_HELP,
@@ -37,9 +42,42 @@ _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates")
                           lstrip_blocks=True)
 
 
-def _claim(r: dict[str, Any], latest: Latest | None = None) -> dict[str, Any]:
+PAGE_WIDTH = 720  # pixels: a figure on the page is drawn at most this wide
+PAGE_COLORS = 128  # a page figure's palette: line plots need few colours, and PNG packs them
+
+
+def inline_figure(folder: Path | None, rel: str) -> str:
+    """The figure ``rel`` of ``folder`` as a data URI for the page, at most
+    :data:`PAGE_WIDTH` pixels wide on a :data:`PAGE_COLORS`-colour palette (the page mailed
+    alone shows it; the full-size file beside the page stays linked), or ``rel`` itself where
+    the file is not there (the page then links it as before)."""
+    if folder is None or not rel:
+        return rel
+    try:
+        path = within(folder, Path(rel), what="figure")
+        if not path.is_file():
+            return rel
+        from PIL import Image
+
+        with Image.open(path) as im:
+            im.load()
+            scale = min(1.0, PAGE_WIDTH / im.width)
+            small = im.convert("RGB").resize((max(1, round(im.width * scale)),
+                                              max(1, round(im.height * scale))),
+                                             Image.Resampling.LANCZOS)
+        buf = io.BytesIO()
+        small.quantize(colors=PAGE_COLORS, method=Image.Quantize.MEDIANCUT).save(
+            buf, "PNG", optimize=True)
+    except (OSError, ValueError):
+        return rel  # unreadable or outside the folder: linked, never embedded from elsewhere
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _claim(r: dict[str, Any], latest: Latest | None = None,
+           folder: Path | None = None) -> dict[str, Any]:
     """What the page shows of one claim (plain strings and pairs, no nested evidence);
-    ``latest``: the larger audits' latest verdicts, shown where they decided otherwise."""
+    ``latest``: the larger audits' latest verdicts, shown where they decided otherwise;
+    ``folder``: where the figures lie, embedded from there."""
     prov = r.get("provenance")
     return {"id": r["id"], "anchor": anchor(r["id"]), "paper": r["paper"],
             "where": r["where"], "kind": r["kind"], "verdict": r["verdict"],
@@ -47,6 +85,7 @@ def _claim(r: dict[str, Any], latest: Latest | None = None) -> dict[str, Any]:
             "statement": r["statement"], "equation": r.get("equation") or "",
             "notes": r.get("notes") or "", "evidence": evidence_items(r.get("evidence") or {}),
             "figure": r.get("figure") or "", "table": r.get("table") or "",
+            "image": inline_figure(folder, r.get("figure") or ""),
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
             "replay": ((r.get("evidence") or {}).get("replay") or {}).get("path")
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
@@ -57,15 +96,16 @@ def _claim(r: dict[str, Any], latest: Latest | None = None) -> dict[str, Any]:
 
 
 def _paper(paper: str, title: str, rs: list[dict[str, Any]],
-           latest: Latest | None = None) -> dict[str, Any]:
-    claims = [_claim(r, latest) for r in rs]
+           latest: Latest | None = None, folder: Path | None = None) -> dict[str, Any]:
+    claims = [_claim(r, latest, folder) for r in rs]
     return {"key": paper, "title": title, "claims": claims,
             "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
             "errata": [c for c in claims if c["against"]],
             "difficult": [(r["id"], anchor(r["id"]), difficulty(r)) for r in difficult(rs)]}
 
 
-def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = None) -> str:
+def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = None, *,
+                folder: Path | None = None) -> str:
     """The page for ``report`` (an ``audit.json``), as text.
 
     Parameters
@@ -76,12 +116,15 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
     larger : list of dict, optional
         Records of standard- or paper-scale audits (``docs/larger-audits.json``): a claim one
         of them decided otherwise shows both verdicts.
+    folder : Path, optional
+        The report's folder: its figures are embedded in the page (:func:`inline_figure`).
+        Without it they are linked relative to the page.
 
     Returns
     -------
     str
-        A complete HTML5 document with inline style and script; its images are the claims'
-        figure files, linked relative to the report's folder.
+        A complete HTML5 document with inline style and script and, given ``folder``, its
+        figures inline: the page needs nothing beside it.
     """
     meta, results = report["meta"], report["claims"]
     titles = _claims.titles_of(results)
@@ -92,6 +135,6 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
         verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
         found=[_claim(r, latest) for r in findings(results)],
         claims=[_claim(r, latest) for r in results],
-        papers=[_paper(p, t, [r for r in results if r["paper"] == p], latest)
+        papers=[_paper(p, t, [r for r in results if r["paper"] == p], latest, folder)
                 for p, t in titles.items()],
         verdicts=sorted({r["verdict"] for r in results}))

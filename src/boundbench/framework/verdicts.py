@@ -132,18 +132,26 @@ def fmt_sides(lhs: float, rhs: float, digits: int = 4) -> tuple[str, str]:
     return f"{lhs!r}", f"{rhs!r}"
 
 
-def fmt_ratio(ratio: float, digits: int = 4) -> str:
-    """A ratio to at least ``digits`` significant digits, and as many more as it takes to print
-    a ratio that is not exactly 1 as something other than 1 (``1.0001``, never ``1``).
+def fmt_ratio(ratio: float, digits: int = 3) -> str:
+    """A ratio at a reader's precision: ``digits`` significant digits; one that rounds to 1
+    says how far from 1 it is instead of printing sixteen digits: within the checks' tolerance
+    (:data:`NUMERIC_RTOL`) "1 (attained to 2e-16)", beyond it "1 + 9.2e-05" (a violation by
+    9e-5 never reads "1"). The full value stays in the evidence.
 
-    >>> fmt_ratio(1.00009), fmt_ratio(2.583214), fmt_ratio(1.0)
-    ('1.0001', '2.583', '1')
+    >>> fmt_ratio(1.0000924), fmt_ratio(2.583214), fmt_ratio(1.0), fmt_ratio(1 - 2.2e-16)
+    ('1 + 9.2e-05', '2.58', '1', '1 (attained to 2e-16)')
     """
-    for p in range(digits, 18):
-        text = f"{ratio:.{p}g}"
-        if ratio == 1 or float(text) != 1:
-            return text
-    return repr(ratio)
+    if not np.isfinite(ratio):
+        return "inf" if ratio > 0 else "-inf" if ratio < 0 else "nan"
+    if ratio == 1:
+        return "1"
+    text = f"{ratio:.{digits}g}"
+    if float(text) != 1:
+        return text
+    d = ratio - 1
+    if abs(d) <= NUMERIC_RTOL:
+        return f"1 (attained to {abs(d):.0e})"
+    return f"1 {'+' if d > 0 else '-'} {abs(d):.1e}"
 
 
 BINDING = 0.10  # an instance binds when its lhs is within 10% of its rhs
