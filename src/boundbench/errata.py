@@ -30,7 +30,7 @@ from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import summary as characterization_summary
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import against_paper
-from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides
+from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.larger import larger_line, latest_verdicts
 
 # columns that size an instance, smallest first is the smallest reproducing instance
@@ -144,8 +144,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
                  and against_paper(r)]
         tested = sum(r["paper"] == p for r in report["claims"])
         lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {titles[p]}", "",
-                  f"{len(found)} finding(s) among the {tested} claims tested." if found else
-                  f"No finding against this paper in this audit ({tested} claims tested).", ""]
+                  f"{plural(len(found), 'finding')} among the {plural(tested, 'claim')} tested." if found else
+                  f"No finding against this paper in this audit ({plural(tested, 'claim')} tested).", ""]
         for title, statuses, what in SECTIONS:
             part = [r for r in found if r["verdict"] in statuses]
             lines += [f"### {title}", "", what, ""]

@@ -73,6 +73,15 @@ def inline_figure(folder: Path | None, rel: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _section_key(where: str) -> list:
+    """A natural sort key for where a claim sits in its paper ("Lemma A.2.4" before "Lemma
+    A.2.10"; theorems, lemmas and sections each together)."""
+    import re
+
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower())
+            for t in re.findall(r"\d+|[A-Za-z]+", where)]
+
+
 def _claim(r: dict[str, Any], latest: Latest | None = None,
            folder: Path | None = None) -> dict[str, Any]:
     """What the page shows of one claim (plain strings and pairs, no nested evidence);
@@ -134,7 +143,9 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
         environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
         verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
         found=[_claim(r, latest) for r in findings(results)],
-        claims=[_claim(r, latest) for r in results],
+        claims=[_claim(r, latest) for r in sorted(
+            results, key=lambda r: (list(titles).index(r["paper"]) if r["paper"] in titles
+                                    else len(titles), _section_key(r["where"])))],
         papers=[_paper(p, t, [r for r in results if r["paper"] == p], latest, folder)
                 for p, t in titles.items()],
         verdicts=sorted({r["verdict"] for r in results}))

@@ -12,7 +12,7 @@ from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import provenance_text
 from boundbench.framework.readings import against_paper
-from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio
+from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio, plural
 from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
 
 VERDICT_HELP = {
@@ -146,7 +146,7 @@ def machine_line(meta: dict[str, Any]) -> list[str]:
     if m.get("gpus"):
         parts.append(f"GPU {', '.join(m['gpus'])} (CUDA {m.get('cuda')})")
     if m.get("blas"):
-        parts.append(f"BLAS {', '.join(m['blas'])}")
+        parts.append(f"BLAS {', '.join(sorted(m['blas']))}")  # older records: load order
     if m.get("numpy_simd") is not None:
         parts.append(f"numpy SIMD {' '.join(m['numpy_simd']) or 'baseline only'}")
     if meta.get("lock_sha256"):
@@ -196,7 +196,7 @@ def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]
     if not found:
         return ["## What we found", "", "No claim went against its paper in this audit.", ""]
     lines = ["## What we found", "",
-             f"{len(found)} of {len(results)} claims went against their paper "
+             f"{len(found)} of {plural(len(results), 'claim')} went against their paper "
              f"({', '.join(f'{n} {k}' for k, n in Counter(r['verdict'] for r in found).items())})."
              " Errors first, then ill-posed statements, then findings that depend on how the "
              "paper is read:", ""]
@@ -269,8 +269,9 @@ def headline(rec: dict[str, Any], *, link: str = "",
     counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
     lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
              f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
-             f"{len(rec['claims'])} claims: {counts}) found {len(found)} claims against their "
-             f"paper{_certified_line(rec['claims'])}:", ""]
+             f"{plural(len(rec['claims']), 'claim')}: {counts}) found "
+             f"{plural(len(found), 'claim')} against their paper"
+             f"{_certified_line(rec['claims'])}:", ""]
     for r in found:
         if r["verdict"] == "depends-on-reading":
             continue
@@ -359,13 +360,13 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
     """The report's table of claims by paper, with each paper's tally of verdicts."""
     lines: list[str] = []
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
-    lines += ["", f"## Summary by paper ({len(results)} claims: {counts})", ""]
+    lines += ["", f"## Summary by paper ({plural(len(results), 'claim')}: {counts})", ""]
     for paper, title in _claims.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper]
         if not part:
             continue
         tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in part).items())
-        lines += [f"### {title}", "", f"{len(part)} claims: {tally}.", "",
+        lines += [f"### {title}", "", f"{plural(len(part), 'claim')}: {tally}.", "",
                   "| claim | where | kind | verdict | size | finding |",
                   "|---|---|---|---|---|---|"]
         for r in part:

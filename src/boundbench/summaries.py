@@ -16,6 +16,7 @@ from typing import Any
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import write_atomic
 from boundbench.framework.readings import against_paper
+from boundbench.framework.verdicts import plural
 from boundbench.rendering import certified, is_fragile, machine_line, verdict_size
 
 SECTIONS = ("Scope of reproducibility", "Methodology", "Results", "What was easy",
@@ -39,7 +40,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
              f"{meta['seed']} ({meta['seconds']} s); the full report is [`audit.md`](audit.md), "
              f"the errata sheet [`errata.md`](errata.md).", *machine_line(meta), "",
              f"## {SECTIONS[0]}", "",
-             f"{len(rs)} claims of the paper, each turned into a measurement: "
+             f"{plural(len(rs), 'claim')} of the paper, each turned into a measurement: "
              + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ".", ""]
     lines += [f"- `{r['id']}` ({r['where']}): {r['statement']}" for r in rs]
     searched = [r["id"] for r in rs if "worst_found_by_search" in (r.get("evidence") or {})]
@@ -59,7 +60,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
               "on any machine under the lock."
               + (f" Fine-tuning claims ({len(tuned)}) are smoke runs at quick scale; the "
                  "standard and paper scales decide them (a GPU shortens them)." if tuned else "")]
-    lines += ["", f"## {SECTIONS[2]}", "", f"{len(rs)} claims: {tally}.", "",
+    lines += ["", f"## {SECTIONS[2]}", "", f"{plural(len(rs), 'claim')}: {tally}.", "",
               "| claim | where | verdict | size |", "|---|---|---|---|"]
     lines += [f"| `{r['id']}` | {r['where']} | **{r['verdict']}**"
               f"{' (fragile)' if is_fragile(r) else ''} | {verdict_size(r)} |" for r in rs]
@@ -70,7 +71,8 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     hard = difficult(rs)
     easy = [r for r in rs if r not in hard]
     lines += ["", f"## {SECTIONS[3]}", "",
-              f"{len(easy)} claims were decided under one reading with a margin: "
+              f"{plural(len(easy), 'claim')} {'was' if len(easy) == 1 else 'were'} decided "
+              "under one reading with a margin: "
               + (", ".join(f"`{r['id']}` ({r['verdict']})" for r in easy) or "none") + ".",
               "", f"## {SECTIONS[4]}", ""]
     lines += [f"- `{r['id']}`: {difficulty(r)}" for r in hard] or ["Nothing here."]

@@ -88,8 +88,10 @@ def machine() -> dict[str, object]:
     try:
         from threadpoolctl import threadpool_info
 
-        info["blas"] = [f"{p.get('internal_api')} {p.get('version')} {p.get('architecture')}"
-                        for p in threadpool_info() if p.get("user_api") == "blas"]
+        # sorted: threadpoolctl lists libraries in load order, which differs between runs
+        info["blas"] = sorted(f"{p.get('internal_api')} {p.get('version')} "
+                              f"{p.get('architecture')}"
+                              for p in threadpool_info() if p.get("user_api") == "blas")
     except ImportError:
         pass
     for var in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "ATEN_CPU_CAPABILITY"):

@@ -132,6 +132,15 @@ def fmt_sides(lhs: float, rhs: float, digits: int = 4) -> tuple[str, str]:
     return f"{lhs!r}", f"{rhs!r}"
 
 
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless n is 1: "1 claim", "3 claims".
+
+    >>> plural(1, "claim"), plural(0, "claim")
+    ('1 claim', '0 claims')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def fmt_ratio(ratio: float, digits: int = 3) -> str:
     """A ratio at a reader's precision: ``digits`` significant digits; one that rounds to 1
     says how far from 1 it is instead of printing sixteen digits: within the checks' tolerance
