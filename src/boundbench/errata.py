@@ -229,7 +229,7 @@ def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[st
                                                               "lhs_over_rhs")}
         lines += [f"**Reproducing instance (by hand).** {hand['instance']}: "
                   f"{_cells({k: hand[k] for k in ('lhs', 'rhs', 'lhs_over_rhs')})}"
-                  + "".join(f"; {k} = {v}" for k, v in extra.items())
+                  + "".join(f"; {k} = {_fmt(v)}" for k, v in extra.items())
                   + f"; reproduce with {cmd}.", ""]
         inst = None
     if inst:

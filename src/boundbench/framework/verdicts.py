@@ -142,21 +142,23 @@ def plural(n: int, word: str) -> str:
 
 
 def fmt_ratio(ratio: float, digits: int = 3) -> str:
-    """A ratio at a reader's precision: ``digits`` significant digits; one that rounds to 1
-    says how far from 1 it is instead of printing sixteen digits: within the checks' tolerance
-    (:data:`NUMERIC_RTOL`) "1 (attained to 2e-16)", beyond it "1 + 9.2e-05" (a violation by
-    9e-5 never reads "1"). The full value stays in the evidence.
+    """A ratio at a reader's precision: ``digits`` significant digits (up to two more where
+    fewer print 1: "1.003"); one that still rounds to 1 says how far from 1 it is instead of
+    printing sixteen digits: within the checks' tolerance (:data:`NUMERIC_RTOL`) "1 (attained
+    to 2e-16)", beyond it "1 + 2.2e-05" (a violation by 2e-5 never reads "1"). The full value
+    stays in the evidence.
 
-    >>> fmt_ratio(1.0000924), fmt_ratio(2.583214), fmt_ratio(1.0), fmt_ratio(1 - 2.2e-16)
-    ('1 + 9.2e-05', '2.58', '1', '1 (attained to 2e-16)')
+    >>> fmt_ratio(1.0000224), fmt_ratio(2.583214), fmt_ratio(1.0033), fmt_ratio(1 - 2.2e-16)
+    ('1 + 2.2e-05', '2.58', '1.003', '1 (attained to 2e-16)')
     """
     if not np.isfinite(ratio):
         return "inf" if ratio > 0 else "-inf" if ratio < 0 else "nan"
     if ratio == 1:
         return "1"
-    text = f"{ratio:.{digits}g}"
-    if float(text) != 1:
-        return text
+    for p in range(digits, digits + 3):  # 1.0033 as "1.003", not "1"
+        text = f"{ratio:.{p}g}"
+        if float(text) != 1:
+            return text
     d = ratio - 1
     if abs(d) <= NUMERIC_RTOL:
         return f"1 (attained to {abs(d):.0e})"
