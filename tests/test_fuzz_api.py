@@ -106,6 +106,7 @@ EXCLUDED = {
     # the printing in test_verdicts_and_registry, with doctests
     "verdicts.fmt_ratio": "formats a float; tested in test_verdicts_and_registry (doctest too)",
     "verdicts.fmt_sides": "formats two floats; tested in test_verdicts_and_registry (doctest too)",
+    "verdicts.plural": "formats a count and a word; doctest",
     "readings.log_spaced": "picks recorded steps; doctest, used by Fig. 5 and Cor. 3.1",
     "verdicts.with_margin": "adds evidence keys; refuses unknown units; tested in test_metamorphic",
     "trends.median_reversals": "property-tested in test_metamorphic (ties, every effect size)",

@@ -120,3 +120,24 @@ def test_the_check_your_own_numbers_example_is_six_lines_and_decides(tmp_path):
     r = subprocess.run([sys.executable, "-c", own.replace("beta=3.0", "beta=1.0")], cwd=tmp_path,
                        capture_output=True, text=True, timeout=300)
     assert "fails on" in r.stdout
+
+
+def test_the_learn_line_runs_a_notebook(tmp_path):
+    """The README's "Learn" command, verbatim, on a copy of the notebooks: jupytext executes the
+    notebook (its kernel: this environment's python3) and writes it, outputs and all, beside."""
+    import json
+    import shutil
+
+    pytest.importorskip("jupytext", reason="install the dev extra (README)")
+    cmd = re.search(r"`(\.venv/bin/jupytext [^`]+)`", README.replace("\n", " ")).group(1)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("MPLBACKEND", None)  # the kernel draws inline, as in Jupyter
+    r = subprocess.run(as_here(cmd), cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    target = tmp_path / shlex.split(cmd)[-1].replace(".py", ".ipynb")
+    nb = json.loads(target.read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert outputs and not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
