@@ -83,7 +83,10 @@ def test_audit_quick_writes_a_readable_report(readme_audit):
     if fragile:
         print(f"fragile verdicts not compared with the record: {', '.join(fragile)}")
     recorded = {c["id"]: c["verdict"] for c in rec["claims"] if c["id"] not in fragile}
-    assert {c["id"]: c["verdict"] for c in report["claims"] if c["id"] not in fragile} == recorded
+    # boundbench's own claims: a plugin installed beside it (docs/your-own-paper.md) adds its
+    # own to the audit and breaks nothing here
+    own = [c for c in report["claims"] if c.get("package", "boundbench") == "boundbench"]
+    assert {c["id"]: c["verdict"] for c in own if c["id"] not in fragile} == recorded
     assert len(recorded) >= len(rec["claims"]) - 10, fragile  # most verdicts are compared
     # Thm 2.2's main form fails only where L shrinks with ||w0 - w*|| (the quadratic's Lipschitz
     # constant on the ball GD visits); with the L of a loss quadratic near w* and Lipschitz

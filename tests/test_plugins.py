@@ -66,7 +66,7 @@ def test_a_scaffolded_paper_and_the_example_are_found_listed_and_audited(tmp_pat
     report = json.loads((out / "audit.json").read_text())
     got = {c["id"]: c for c in report["claims"]}
     assert set(got) == {"demo.thm1", "demo.mean-concentrates", "hrs.thm3.8",
-                        "hrs.thm3.8.linear-in-T"}
+                        "hrs.thm3.8.half", "hrs.thm3.8.linear-in-T"}
     assert {c["package"] for c in got.values()} == {"boundbench-demo", "boundbench-hrs"}
     assert got["demo.thm1"]["verdict"] == "holds"
     assert got["demo.thm1"]["evidence"]["control_99pct_bound_violations"] > 0  # it trips
@@ -74,6 +74,20 @@ def test_a_scaffolded_paper_and_the_example_are_found_listed_and_audited(tmp_pat
     assert got["hrs.thm3.8"]["verdict"] == "holds"
     assert got["hrs.thm3.8"]["evidence"]["control_half_bound_violations"] > 0
     assert got["hrs.thm3.8.linear-in-T"]["verdict"] == "supported"
+    # a self-test (issue 63): the planted-wrong variant is violated, as it must be, and is
+    # reported as a self-test passed, never as a finding against the paper
+    assert got["hrs.thm3.8.half"]["verdict"] == "violated"
+    assert got["hrs.thm3.8.half"]["self_test"] == "violated"
+    md = (out / "audit.md").read_text()
+    assert "No claim went against its paper in this audit." in md
+    assert "Self-tests of the packages' own checks (not findings): 1 passed, 0 failed." in md
+    assert "hrs.thm3.8.half" not in (out / "errata.md").read_text().split("## Contents")[1]
+    # the re-run line names what ran and where: it remakes this report, not the built-in audit
+    assert f"Re-run with `boundbench audit --scale quick --seed 0 --only demo hrs --out {out}`" \
+        in md
+    # provenance: each claim's package and its version
+    assert {(c["package"], c["package_version"]) for c in got.values()} == {
+        ("boundbench-demo", "0.1.0"), ("boundbench-hrs", "0.1.0")}
     for c in got.values():
         assert (out / c["figure"]).stat().st_size > 10_000 and not c.get("error")
     for name in ("audit.md", "audit.html", "errata.md", "summary-demo.md", "summary-hrs.md"):

@@ -173,6 +173,7 @@ def run_audit(
             "workers": workers or (f"scheduler {scheduler}" if scheduler else 1),
             "environment": environment(), "machine": machine(), **lock(),
             "commit": run["commit"], "counts": None, "errors": None, "claims_run": ids,
+            "out": str(out_dir),
             "merged_into": None, "budget_seconds": budget,
             "budget_spent_seconds": round(spent, 1) if budget is not None else None}
     return _write_report(Path(out_dir), results, meta, scale=scale, partial=bool(only), t0=t0)

@@ -110,6 +110,27 @@ def rerun_scale(meta: dict[str, Any]) -> str:
     return "SCALE" if str(meta["scale"]).startswith("mixed") else str(meta["scale"])
 
 
+def rerun_command(report: dict[str, Any]) -> str:
+    """The command that remakes ``report`` as it is: its scale and seed, ``--only`` the papers
+    (whole) and claims it holds where that is not every installed claim (a plugin's own audit,
+    a partial one), and ``--out`` its folder."""
+    from boundbench import catalogue
+
+    meta = report["meta"]
+    catalogue.load()
+    installed = catalogue.registry()
+    ids = [r["id"] for r in report["claims"]]
+    cmd = f"boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}"
+    if set(installed) - set(ids):
+        tokens: list[str] = []
+        for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
+            have = [r["id"] for r in report["claims"] if r["paper"] == paper]
+            whole = {c for c, v in installed.items() if v.paper == paper}
+            tokens += [paper] if set(have) == whole else have
+        cmd += " --only " + " ".join(tokens)
+    return f"{cmd} --out {meta.get('out') or 'DIR'}"
+
+
 def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
            larger: list[dict[str, Any]] | None = None) -> str:
     """The errata sheet (markdown) of ``report`` (an ``audit.json``) whose outputs lie in
@@ -126,8 +147,8 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
     lines = ["# boundbench errata", "",
              f"Generated from the audit of {meta['created']} (scale {meta['scale']}, seed "
              f"{meta['seed']}): every claim the measurements went against. Regenerate with "
-             f"`boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}` (it writes this "
-             "file) or `boundbench errata` from an existing audit.", ""]
+             f"`{rerun_command(report)}` (it writes this file) or `boundbench errata` from an "
+             "existing audit.", ""]
     papers = [paper] if paper else list(titles)
     lines += ["## Contents", ""]
     for p in papers:

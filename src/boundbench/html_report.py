@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from boundbench.errata import rerun_scale
+from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import within
 from boundbench.larger import Latest, larger_line, latest_verdicts
@@ -32,6 +32,7 @@ from boundbench.rendering import (
     is_finding,
     is_fragile,
     machine_line,
+    self_tests,
     verdict_size,
 )
 from boundbench.summaries import difficult, difficulty
@@ -139,7 +140,8 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
     titles = _claims.titles_of(results)
     latest = latest_verdicts(larger or [])
     return _ENV.get_template("audit.html.j2").render(
-        meta=meta, rerun=rerun_scale(meta), machine=" ".join(machine_line(meta)),
+        meta=meta, rerun=rerun_command(report),
+        self_tests=self_tests(results), machine=" ".join(machine_line(meta)),
         environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
         verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
         found=[_claim(r, latest) for r in findings(results)],

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from boundbench.errata import rerun_scale as _rerun_scale
+from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import provenance_text
@@ -189,12 +189,30 @@ def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                   key=lambda r: rank[r["verdict"]])
 
 
+def self_tests(results: list[dict[str, Any]]) -> str:
+    """The self-tests among ``results`` (claims a package declared with ``self_test``, the
+    verdict they expect) in one sentence: how many passed, and each that failed; "" if none."""
+    tests = [r for r in results if r.get("self_test")]
+    if not tests:
+        return ""
+    failed = [r for r in tests if r["verdict"] != r["self_test"]]
+    text = (f"Self-tests of the packages' own checks (not findings): {len(tests) - len(failed)} "
+            f"passed, {len(failed)} failed")
+    if failed:
+        text += " (" + "; ".join(f"`{r['id']}` expected {r['self_test']}, got {r['verdict']}"
+                                 for r in failed) + ")"
+    return text + "."
+
+
 def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]:
     """The report's opening: one line per finding against a paper, with its size and a link
-    to its section (``link`` prefixes the anchor, e.g. ``audit.md`` from another file)."""
+    to its section (``link`` prefixes the anchor, e.g. ``audit.md`` from another file); then
+    the self-tests, passed or failed (:func:`self_tests`)."""
     found = findings(results)
+    tests = self_tests(results)
     if not found:
-        return ["## What we found", "", "No claim went against its paper in this audit.", ""]
+        return ["## What we found", "", "No claim went against its paper in this audit.", "",
+                *([tests, ""] if tests else [])]
     lines = ["## What we found", "",
              f"{len(found)} of {plural(len(results), 'claim')} went against their paper "
              f"({', '.join(f'{n} {k}' for k, n in Counter(r['verdict'] for r in found).items())})."
@@ -205,7 +223,7 @@ def what_we_found(results: list[dict[str, Any]], *, link: str = "") -> list[str]
         lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}"
                      f"{f' ({size})' if size else ''}. "
                      f"[`{r['id']}`]({link}#{anchor(r['id'])})")
-    return lines + [""]
+    return lines + [""] + ([tests, ""] if tests else [])
 
 
 def certified(r: dict[str, Any]) -> str:
@@ -240,6 +258,7 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
                         "kind": r.get("kind"), "verdict": r["verdict"], "size": verdict_size(r),
                         "certified": certified(r),
                         "against_paper": against_paper(r), "fragile": is_fragile(r),
+                        **({"self_test": r["self_test"]} if r.get("self_test") else {}),
                         "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
                         "margin_units": (r.get("evidence") or {}).get("margin_units")}
                        for r in report["claims"]]}
@@ -271,7 +290,8 @@ def headline(rec: dict[str, Any], *, link: str = "",
              f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
              f"{plural(len(rec['claims']), 'claim')}: {counts}) found "
              f"{plural(len(found), 'claim')} against their paper"
-             f"{_certified_line(rec['claims'])}:", ""]
+             f"{_certified_line(rec['claims'])}:", "",
+             *([self_tests(rec["claims"]), ""] if self_tests(rec["claims"]) else [])]
     for r in found:
         if r["verdict"] == "depends-on-reading":
             continue
@@ -322,7 +342,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"Generated {meta['created']} at scale **{meta['scale']}** with seed {meta['seed']} in "
         f"{meta['seconds']} s ({env}).",
         *machine_line(meta),
-        f"Re-run with `boundbench audit --scale {_rerun_scale(meta)} --seed {meta['seed']}`.",
+        f"Re-run with `{rerun_command(report)}`.",
         "",
         "Verdicts, as the rules apply them:",
         *[f"- **{k}**: {v}." for k, v in VERDICT_HELP.items()],

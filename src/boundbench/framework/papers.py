@@ -97,3 +97,14 @@ def titles_of(results: Iterable[dict[str, Any]]) -> dict[str, str]:
                                                               r["paper"]))
     return {k: found[k] for k in [*(k for k in _PAPERS if k in found),
                                   *(k for k in found if k not in _PAPERS)]}
+
+
+def package_version(package: str) -> str:
+    """The installed version of the distribution ``package`` ("" where it has no metadata: a
+    source tree, or a package made in a notebook)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except (metadata.PackageNotFoundError, ValueError):
+        return ""

@@ -28,7 +28,9 @@ def against_paper(result: Mapping[str, Any]) -> bool:
     """Does a claim's result (a report entry: ``verdict`` and ``evidence``, or a record entry
     with ``against_paper``) go against its paper? A decided verdict in :data:`AGAINST`, or a
     ``depends-on-reading`` one of whose decided readings is; a claim supported under one reading
-    and undecided under another is not a finding."""
+    and undecided under another is not a finding, nor is a self-test (``self_test``)."""
+    if result.get("self_test"):
+        return False  # a package's check of itself: passed or failed, never a finding
     if "against_paper" in result:
         return bool(result["against_paper"])
     status = result.get("verdict", result.get("status"))

@@ -40,7 +40,7 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
     titles_of,
 )
 from boundbench.framework.search import Search, apply_search, worst_case
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.verdicts import STATUSES, Verdict
 
 KINDS = ("bound", "equality", "trend")
 
@@ -154,6 +154,9 @@ class Claim:
     blocks: Callable[[CheckContext], list[Block]] | None = field(default=None, repr=False,
                                                                   compare=False)
     package: str = ""  # the installed package that registered it (boundbench, or a plugin's)
+    # a self-test's expected verdict: a planted-wrong variant or a control of the package's own
+    # checks, reported as "self-test passed / failed", never as a finding against its paper
+    self_test: str | None = None
 
     @property
     def function_names(self) -> list[str]:
@@ -167,6 +170,8 @@ class Claim:
             "paper_title": (_papers._PAPERS[self.paper].title if self.paper in _papers._PAPERS
                             else self.paper),
             "package": self.package,
+            "package_version": _papers.package_version(self.package),
+            **({"self_test": self.self_test} if self.self_test else {}),
             "where": self.where,
             "kind": self.kind,
             "statement": self.statement,
@@ -197,6 +202,7 @@ def claim(
     functions: tuple[Callable, ...] = (),
     erratum: Erratum | None = None,
     blocks: Callable[[CheckContext], list[Block]] | None = None,
+    self_test: str | None = None,
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id``; ``correction`` is the
     corrected statement where one is known (shown on the errata sheet when the claim fails);
@@ -229,6 +235,10 @@ def claim(
         What exactly fails where the claim goes against its paper.
     blocks : callable, optional
         ``ctx -> [Block]``, the pieces a cluster may compute first.
+    self_test : str, optional
+        The verdict this claim must get when it is a self-test of the package's checks (a
+        planted-wrong variant: "violated"; a control: "holds"): reported as "self-test passed"
+        or "failed", never counted as a finding against the paper.
 
     Returns
     -------
@@ -262,6 +272,9 @@ def claim(
     for f in functions:
         if not callable(f):
             raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")
+    if self_test is not None and self_test not in STATUSES:
+        raise ValueError(f"self_test must be the verdict the self-test expects, one of "
+                         f"{STATUSES} (got {self_test!r} for claim {id!r})")
 
     def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
         package = _papers.current_package() or fn.__module__.split(".")[0]
@@ -269,7 +282,8 @@ def claim(
             raise ValueError(f"claim id {id!r} of package {package!r} clashes with the one "
                              f"package {_REGISTRY[id].package!r} registered")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
-                              correction, search, tuple(functions), erratum, blocks, package)
+                              correction, search, tuple(functions), erratum, blocks, package,
+                              self_test)
         return fn
 
     return register

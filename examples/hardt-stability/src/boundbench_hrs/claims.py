@@ -162,6 +162,42 @@ def _check_thm38(ctx):
 
 
 @bb.claim(
+    "hrs.thm3.8.half",
+    paper="hrs",
+    where="Theorem 3.8 with its factor 2 dropped (a self-test)",
+    kind="bound",
+    statement="A planted-wrong variant of Theorem 3.8, (L^2 / n) sum_t alpha_t in place of "
+    "(2 L^2 / n) sum_t alpha_t: the check must find it violated where the bound is attained "
+    "(the linear loss), or it could not see a factor-2 error in the paper either.",
+    equation="sup_z E[f(A(S); z) - f(A(S'); z)] <= (L^2 / n) sum_{t<=T} alpha_t (planted)",
+    self_test="violated",
+)
+def _check_half(ctx):
+    rng = ctx.rng()
+    rows = []
+    for _ in range(ctx.pick(6, 30)):
+        n, T = int(rng.integers(2, 40)), int(rng.integers(1, 80))
+        lhs, se, rhs = thm38_sides(loss="linear", n=n, d=2, T=T, step=rng.uniform(0.05, 1.0),
+                                   scale=10 ** rng.uniform(-1, 1), runs=ctx.pick(500, 5000),
+                                   rng=rng)
+        rows.append({"n": n, "T": T, "lhs": lhs, "se": se, "rhs": rhs / 2})
+    df = pd.DataFrame(rows)
+    sides = bb.BoundSides(df["lhs"].to_numpy(), (df["rhs"] + SE_ALLOWANCE * df["se"]).to_numpy())
+    verdict = bb.bound_verdict(sides, what="sup_z E[...] <= (L^2/n) sum alpha_t (+ 5 s.e.), "
+                               "planted", evidence={"seed": ctx.seed})
+    fig, ax = plt.subplots(figsize=(5.0, 3.2))
+    ax.scatter(df["rhs"], df["lhs"], s=12, label="linear loss")
+    top = float(df[["lhs", "rhs"]].to_numpy().max())
+    ax.plot([0, top], [0, top], "k--", lw=1, label="planted bound")
+    ax.set_xlabel("(L^2 / n) T alpha (the factor 2 dropped)")
+    ax.set_ylabel("sup_z E[f(A(S)) - f(A(S'))]")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{ctx.claim_id} (self-test, expects violated): {verdict.status}", fontsize=9)
+    fig.tight_layout()
+    return bb.Outcome(verdict, df, fig)
+
+
+@bb.claim(
     "hrs.thm3.8.linear-in-T",
     paper="hrs",
     where="Theorem 3.8 (growth in T)",
