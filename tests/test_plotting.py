@@ -35,7 +35,8 @@ def test_a_clean_figure_has_no_layout_problem():
 
 @pytest.mark.parametrize("defect, expected", [
     ("overlap", "overlap"), ("small", "under 7 pt"), ("outside", "leaves the canvas"),
-    ("wide", "in wide"), ("into", "runs into panel"), ("ticks", "overlap")])
+    ("wide", "in wide"), ("into", "runs into panel"), ("ticks", "overlap"),
+    ("legend", "covers its data")])
 def test_the_layout_check_finds_each_defect(defect, expected):
     """Controls: each defect planted alone is reported (a check that cannot fail proves
     nothing)."""
@@ -57,9 +58,28 @@ def test_the_layout_check_finds_each_defect(defect, expected):
     elif defect == "ticks":
         a.set_xticks(range(0, 40))
         a.set_xticklabels([f"label {i}" for i in range(40)])
+    elif defect == "legend":  # a legend placed on the data it labels (issue 63)
+        a.plot([0.4 + 0.01 * i for i in range(20)], [0.5] * 20, "o", label="points under it")
+        a.legend(loc="center")
     problems = plotting.layout_problems(fig)
     plt.close(fig)
     assert any(expected in p for p in problems), problems
+
+
+def test_finalize_moves_a_legend_off_its_data_and_the_figure_grows():
+    """A legend over its data is moved below the panel, under the axis's labels; the figure
+    grows by it, so the panel keeps its size; the check then finds nothing."""
+    fig, (a, b) = plotting.figure(2)
+    for ax in (a, b):
+        ax.plot(range(30), [(i % 7) / 7 for i in range(30)], "o-", label="a dense series")
+        ax.plot(range(30), [0.5] * 30, label="a flat series through the middle")
+        ax.set_xlabel("steps t")
+        ax.legend(loc="center")
+    height = fig.get_figheight()
+    assert any("covers its data" in p for p in plotting.layout_problems(fig))
+    plotting.finalize(fig)
+    assert plotting.layout_problems(fig) == [] and fig.get_figheight() > height
+    plt.close(fig)
 
 
 def test_the_palette_is_colour_blind_safe_and_fonts_print():

@@ -110,8 +110,11 @@ def _datasets_note(cfg: HeadsRun, *, short: bool = False) -> str:
 
 
 def _t_summary(v: Verdict) -> str:
-    """A panel's verdict: one word where t does not change it, else its ranges of t."""
-    return v.evidence.get("t_ranges", v.status) if v.status == "depends-on-reading" else v.status
+    """A panel's verdict: one word where t does not change it, else its ranges of t, as the
+    report says them (a verdict decided overall may still be undecided at early steps)."""
+    ranges = v.evidence.get("t_ranges")
+    return ranges if isinstance(ranges, str) and (" for " in ranges or " at " in ranges) \
+        else v.status
 
 
 def _fig5_at(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun, t: int) -> Verdict:
@@ -216,10 +219,10 @@ def _fig5(ctx: CheckContext) -> Outcome:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("GD steps t")
+        ax.set_ylabel(f"stability at H / at H = {lo_h}")  # every panel read alone
         ax.set_title(f"{name}: {_t_summary(per[name])}", fontsize=8)
         for t in per[name].evidence.get("decided_at_steps", []):
             ax.axvline(t, color="grey", ls=":", lw=0.6)
-    rest[0].set_ylabel(f"stability at H / at H = {lo_h}, same dataset")
     rest[0].legend(fontsize=7)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status} ({_datasets_note(cfg, short=True)})",
                  fontsize=9)
@@ -307,14 +310,18 @@ def _cor31(ctx: CheckContext) -> Outcome:
     last_step, early_step = int(fits.step.iloc[-1]), int(fits.step.iloc[(fits.step - 5).abs()
                                                                          .argmin()])
     fig, (a1, a2) = plotting.figure(2)
-    for t in sorted({early_step, int(fits.step.iloc[len(fits) // 2]), last_step}):
+    # the steps the verdict decides at (its log-spaced steps): first, middle and last
+    decided = sorted(int(k) for k in (per[FIG5_DEFAULT].evidence.get("by_t") or {}))
+    shown = ({decided[0], decided[len(decided) // 2], decided[-1]} if decided else
+             {early_step, int(fits.step.iloc[len(fits) // 2]), last_step})
+    for t in sorted(shown):
         g = sub[sub.step == t]
         plotting.median_band(a1, g.heads, g.gap_to_penalized_svm, label=f"t = {t}")
     a1.set_xscale("log")
     a1.set_yscale("log")
     a1.set_xlabel("heads H")
     a1.set_ylabel("direction gap of the mean head to GD's limit\n(the bias-penalized SVM)")
-    a1.set_title(f"{FIG5_DEFAULT}", fontsize=8)
+    a1.set_title(f"{FIG5_DEFAULT}: {_t_summary(per[FIG5_DEFAULT])}", fontsize=8)
     a1.legend(fontsize=7)
     # one curve a distinct measurement: the LOO start cannot move the gap of the run on S,
     # so its twin readings are drawn (and counted) once, named together
@@ -324,7 +331,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
         names = label.split(" = ")
         f = fits_by[names[0]]
         (line,) = a2.plot(f.step, f.exponent, "o-", ms=2,
-                          label=f"{names[0]}: {_t_summary(per[names[0]])}")
+                          label=f"{label}: {_t_summary(per[names[0]])}")
         a2.fill_between(f.step, f.ci_low, f.ci_high, alpha=0.15, lw=0, color=line.get_color())
     a2.axhline(-0.5, color="k", ls="--", lw=1, label="Cor. 3.1: -1/2")
     a2.axhline(0.0, color="grey", ls=":", lw=1)
@@ -332,7 +339,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a2.set_xlabel("GD steps t")
     a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
     a2.legend(fontsize=7)
-    a2.set_title("exponent per reading (LOO-start twins merged)", fontsize=8)
+    a2.set_title("exponent per reading (identical ones named together)", fontsize=8)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status} ({_datasets_note(cfg, short=True)})",
                  fontsize=9)
     return Outcome(verdict, pd.concat(fits_all, ignore_index=True), fig, cfg.config())

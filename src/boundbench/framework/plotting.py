@@ -176,11 +176,18 @@ def _lay_out(fig):
 
 
 def finalize(fig) -> None:
-    """Fit the figure's text to print: titles and axis labels longer than their panel are broken
+    """Fit the figure's text to print: a legend that covers its panel's data moves below the
+    panel (the figure grows by it), titles and axis labels longer than their panel are broken
     into lines, and crowded tick labels are thinned (the registry calls this before saving; a
     notebook may call it too). Matplotlib's own ``wrap=True`` is not used: the layout engine
     and the text's extent ignore it."""
     renderer = _lay_out(fig)
+    # legends first (a legend placed at "best" may land on data once another moved): then the
+    # labels fit the panels as they are
+    for _ in range(3):
+        if not _legends_off_data(fig, renderer):
+            break
+        renderer = _lay_out(fig)
     fits = []
     if fig._suptitle is not None:
         fits.append((fig._suptitle, fig.bbox.width * 0.95, "width"))
@@ -207,6 +214,44 @@ def finalize(fig) -> None:
                 else:
                     axis.set_major_locator(MaxNLocator(4))
                 renderer = _lay_out(fig)
+    # a legend at "best" is placed again at every draw: once more, on the final layout
+    for _ in range(2):
+        if not _legends_off_data(fig, renderer):
+            break
+        renderer = _lay_out(fig)
+
+
+def _legends_off_data(fig, renderer) -> bool:
+    """Move each legend that covers its panel's data (:func:`_covers_data`) below the panel,
+    under its x axis's labels, centred; whether one moved. The offset is in points, so it holds
+    when the layout engine then shrinks the panel to make room."""
+    from matplotlib.transforms import offset_copy
+
+    grow_px, changed = 0.0, False
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is None:
+            continue
+        box = leg.get_window_extent(renderer)
+        moved = getattr(leg, "_boundbench_drop", None)  # points below the panel, once moved
+        if moved is None and not _covers_data(ax, box, 1.0):
+            continue
+        area = ax.get_window_extent(renderer)
+        below = ax.xaxis.get_tightbbox(renderer)
+        drop_px = max(0.0, area.y0 - below.y0) if below is not None else 0.0
+        drop = drop_px * 72.0 / fig.dpi + 3.0
+        if moved is not None and abs(moved - drop) < 1.0:
+            continue  # already below the axis's labels as they are now
+        leg.set_loc("upper center")
+        leg.set_bbox_to_anchor((0.5, 0.0), transform=offset_copy(
+            ax.transAxes, fig=fig, x=0.0, y=-drop, units="points"))
+        leg._boundbench_drop = drop
+        changed = True
+        if moved is None:
+            grow_px = max(grow_px, box.height + 6.0)
+    if grow_px:  # the figure grows by the legend, so its panels keep their size
+        fig.set_figheight(fig.get_figheight() + grow_px / fig.dpi)
+    return changed
 
 
 def _wrap_to(t, room: float, side: str, renderer) -> bool:
@@ -296,6 +341,8 @@ def layout_problems(fig, *, min_font: float = MIN_FONT_PT, max_width: float = PA
         leg = ax.get_legend()
         if leg is not None and outside(leg.get_window_extent(renderer)):
             problems.append(f"the legend of panel {ax.get_title()!r} leaves the canvas")
+        if leg is not None and _covers_data(ax, leg.get_window_extent(renderer), tol_px):
+            problems.append(f"the legend of panel {ax.get_title()!r} covers its data")
         for t, b in zip(texts, boxes, strict=True):
             if t.axes is not None and ax._twinned_axes.joined(ax, t.axes):
                 continue  # its own panel, or a twin drawn on the same area
@@ -305,6 +352,28 @@ def layout_problems(fig, *, min_font: float = MIN_FONT_PT, max_width: float = PA
                     and not _inside_legend_of(t, ax)):
                 problems.append(f"text {name(t)} runs into panel {ax.get_title()!r}")
     return problems
+
+
+def _covers_data(ax, box, tol_px: float) -> bool:
+    """Whether a drawn point of ``ax``'s data (a line's vertices, a scatter's markers) lies
+    under the legend's box ``box`` (display coordinates): a legend that hides what it labels."""
+    def under(xy) -> bool:
+        xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        return bool(np.any((xy[:, 0] > box.x0 + tol_px) & (xy[:, 0] < box.x1 - tol_px)
+                           & (xy[:, 1] > box.y0 + tol_px) & (xy[:, 1] < box.y1 - tol_px)))
+
+    for line in ax.get_lines():
+        # a reference line drawn across the panel (axhline, axvline) has only its two ends
+        if line.get_visible() and len(line.get_xydata()) > 2 and under(
+                line.get_transform().transform(line.get_xydata())):
+            return True
+    for c in ax.collections:
+        offsets = c.get_offsets() if hasattr(c, "get_offsets") else []
+        if c.get_visible() and len(offsets) and type(c).__name__ == "PathCollection" and under(
+                c.get_offset_transform().transform(offsets)):
+            return True
+    return False
 
 
 def _inside_legend_of(t, ax) -> bool:
