@@ -60,6 +60,7 @@ for level, style in ((0, "-"), (1, "--"), (-1, "--")):  # v.x + c = level
     ax.plot(t, (level - c - v[0] * t) / v[1], "k" + style, lw=0.8)
 ax.set(xlim=(-1, 1), ylim=(-1, 1), xlabel="x1", ylabel="x2", title="hard-margin SVM")
 ax.legend()
+plotting.finalize(fig)  # print-ready: a legend over the points moves below the panel
 plt.show()
 
 # %% [markdown]

@@ -10,7 +10,7 @@ from typing import Any
 from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
-from boundbench.framework.meta import provenance_text
+from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio, plural
 from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
@@ -133,28 +133,6 @@ def verdict_size(r: dict[str, Any]) -> str:
 
 def _num(v: Any) -> str:
     return f"{v:.3g}" if isinstance(v, int | float) else str(v)
-
-
-def machine_line(meta: dict[str, Any]) -> list[str]:
-    """Where the audit ran and with which lock, as the report's second line: the CPU, any GPU
-    (fine-tuning trains on it), the BLAS kernel, numpy's SIMD targets, and the lock's hash with
-    any pin the install did not match."""
-    m = meta.get("machine") or {}
-    if not m and not meta.get("lock_sha256"):
-        return []
-    parts = [f"CPU {m.get('cpu_model', 'unknown')}"]
-    if m.get("gpus"):
-        parts.append(f"GPU {', '.join(m['gpus'])} (CUDA {m.get('cuda')})")
-    if m.get("blas"):
-        parts.append(f"BLAS {', '.join(sorted(m['blas']))}")  # older records: load order
-    if m.get("numpy_simd") is not None:
-        parts.append(f"numpy SIMD {' '.join(m['numpy_simd']) or 'baseline only'}")
-    if meta.get("lock_sha256"):
-        off = meta.get("lock_pins_not_matched") or []
-        parts.append(f"lock constraints.txt sha256 {meta['lock_sha256'][:12]}"
-                     + (f", {len(off)} pin(s) not matched: {', '.join(off[:5])}" if off
-                        else ", every pin matched"))
-    return ["Machine: " + "; ".join(parts) + "."]
 
 
 def is_fragile(r: dict[str, Any]) -> bool:

@@ -21,9 +21,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting, proofs
+from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
-from boundbench.framework.proofs import Proof
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
@@ -32,6 +31,7 @@ from boundbench.framework.verdicts import BINDING, Verdict, measured, with_margi
 from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.synthetic.penalties import JacobianPenalty
 from boundbench.theory.activation_decay import cor1_rhs, smoothed_last_layer_top_eig
+from boundbench.theory.claims.ad_proofs import COR1_PROOF
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
 
@@ -117,7 +117,9 @@ def _cor1_verdict(df: pd.DataFrame, rhs: np.ndarray, what: str) -> Verdict:
     return Verdict("inconclusive", f"{what}: the bound lies inside the Monte Carlo interval", ev)
 
 
-def _cor1_figure(df: pd.DataFrame, title: str):
+def _cor1_figure(df: pd.DataFrame, title: str, readings: dict[str, str] | None = None):
+    """The smoothed Hessian against the erf bound per sigma; ``readings``: the verdict of each
+    reading of the paper's eps (its bound is drawn with it, the failing one too)."""
     fig, (ax,) = plotting.figure()
     g = df.groupby("sigma")
     m = g.smoothed_lam.median()
@@ -125,7 +127,13 @@ def _cor1_figure(df: pd.DataFrame, title: str):
                                          g.smoothed_hi.max().values - m.values],
                 fmt="o-", ms=4, label="||E_Delta Hess_W L(W + Delta)|| (MC, 3 s.e.)")
     ax.plot(m.index, g.rhs_global.median().values, "k--", label="erf bound, global eps and H")
-    ax.plot(m.index, g.rhs_paper.median().values, "C3:", label="erf bound, paper's eps")
+    if readings is None:
+        ax.plot(m.index, g.rhs_paper.median().values, "C3:", label="erf bound, paper's eps")
+    else:
+        ax.plot(m.index, g.rhs_paper.median().values, "C3:",
+                label=f"erf bound, minibatch eps: {readings['minibatch eps']}")
+        ax.plot(m.index, g.rhs_full.median().values, "C4-.",
+                label=f"erf bound, full-batch eps: {readings['full-batch eps']}")
     plotting.plain_log_axis(ax, "x", ticks=m.index)
     ax.set_yscale("log")
     ax.set_xlabel("sigma (smoothing = activation-decay strength)")
@@ -155,33 +163,6 @@ def _cor1_sides(p: dict):
     return ndtr((w / 2 - t) / sig) - ndtr((-w / 2 - t) / sig), erf(1.0 / (np.sqrt(2) * sig))
 
 
-def _cor1_arb(q: dict):
-    """:func:`_cor1_sides` in ball arithmetic (:mod:`boundbench.framework.proofs`)."""
-    from flint import arb
-
-    w, t, s = q["width"], q["offset"], q["sigma"]
-    return (proofs.ncdf((w / 2 - t) / s) - proofs.ncdf((-1 * w / 2 - t) / s),
-            proofs.erf(1 / (arb(2).sqrt() * s)))
-
-
-def _cor1_form(q: dict):
-    """``rhs - lhs`` of :func:`_cor1_sides` as a sum of terms each >= 0 (the bound is attained
-    on the whole line width = 2, offset = 0, where a difference of enclosures never decides).
-
-    With ``h = w / (2 sigma)`` and ``c = |t| / sigma``, ``rhs = P(|Z| <= 1/sigma)`` and
-    ``lhs = P(|Z + t/sigma| <= h)``, so ``rhs - lhs`` is
-    ``[P(|Z| <= 1/sigma) - P(|Z| <= h)] + [P(|Z| <= h) - P(|Z + c| <= h)]``. The first bracket
-    is ``2 int_h^{1/sigma} phi = (2 - w)/sigma phi(xi)``, ``xi`` in ``[h, 1/sigma]`` (mean value;
-    ``w <= 2``); the second, by ``phi``'s symmetry and ``phi(h + s) = phi(h - s) exp(-2 h s)``,
-    is ``int_0^c phi(h - s) (1 - exp(-2 h s)) ds``, enclosed by ``c`` times its integrand over
-    ``s in [0, c]``. Both are >= 0 (Anderson's theorem for this interval, in closed form)."""
-    w, t, s = q["width"], q["offset"], q["sigma"]
-    h, c = w / (2 * s), abs(t) / s
-    between = proofs.hull(0, c)
-    return ((2 - w) / s * proofs.npdf(proofs.hull(h, 1 / s))
-            + c * proofs.npdf(h - between) * (1 - proofs.exp(-2 * h * between)))
-
-
 @claim("ad.cor1.global", functions=(cor1_rhs,),
        paper="ad", where="Corollary 1, eq. (1)", kind="bound",
        statement="With a gradient bound eps and a Hessian bound H valid everywhere, the spectral "
@@ -193,10 +174,7 @@ def _cor1_form(q: dict):
                      _cor1_sides, budget=(20_000, 500_000), batched=True, atol=1e-12,
                      note="the corollary's assumption space in 1-D (|f'| <= eps, |f''| <= H): "
                      "curvature H on an interval of width <= 2 eps/H, closed form",
-                     proof=Proof(_cor1_arb, budget=300, difference=_cor1_form,
-                                 identity="rhs - lhs = (2 - w)/sigma phi(xi) + int_0^(|t|/sigma) "
-                                 "phi(h - s)(1 - exp(-2 h s)) ds, h = w/(2 sigma)",
-                                 attained="on width = 2, offset = 0, for every sigma")))
+                     proof=COR1_PROOF))
 def _cor1_global(ctx: CheckContext) -> Outcome:
     df, cfg = _cor1_frame(ctx)
     full, _ = _ad_table(ctx)
@@ -298,7 +276,9 @@ def _cor1_paper(ctx: CheckContext) -> Outcome:
     verdict = verdict.with_evidence(mc_samples=ctx.pick(200, 2000), seeds=cfg.seeds,
                             median_eps_paper=float(df.grad_norm_end.median()),
                             median_eps_global=float(df.eps_global.median()), seed=ctx.seed)
-    fig = _cor1_figure(df, f"{ctx.claim_id}: {verdict.status}")
+    df = df.assign(rhs_full=cor1_rhs(H=df.H_global, eps=df.grad_norm_full_end, sigma=df.sigma))
+    fig = _cor1_figure(df, f"{ctx.claim_id}: {verdict.status}",
+                       readings={"minibatch eps": mini.status, "full-batch eps": full.status})
     return Outcome(verdict, df, fig, cfg.config())
 
 

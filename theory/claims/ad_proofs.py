@@ -1,6 +1,7 @@
 """Proofs in ball arithmetic for the activation-decay claims that need no training.
 
-Theorem 2's two sides (two classes) from the Taylor bracket of the softplus, a cancellation-free
+Corollary 1's erf bound over its 1-D assumption space from a cancellation-free form; Theorem
+2's two sides (two classes) from the Taylor bracket of the softplus, a cancellation-free
 form checked against an mpmath quadrature; Theorem 3's Taylor form below Theorem 2's bound for
 2 to 8 classes; GELU's Lipschitz constant by interval branch-and-bound
 (:mod:`boundbench.framework.proofs`).
@@ -17,7 +18,7 @@ import functools
 
 from boundbench.framework import proofs
 
-__all__ = ["THM2_PROOF", "THM3_PROOF", "gelu_lipschitz_proof"]
+__all__ = ["COR1_PROOF", "THM2_PROOF", "THM3_PROOF", "gelu_lipschitz_proof"]
 
 
 def _half_s2(p: dict):
@@ -83,8 +84,8 @@ def gelu_lipschitz_proof() -> dict:
 
     r2 = arb(2).sqrt()
     top = (1 + arb(1).erf()) / 2 + r2 * (-arb(1)).exp() / (2 * arb.pi()).sqrt()
-    res = proofs.prove(proofs.Proof(lambda q: (proofs.ncdf(q["x"]) + q["x"] * proofs.npdf(q["x"]), top)),
-                   {"x": (-50.0, 50.0)}, rtol=1e-12)
+    slope = proofs.Proof(lambda q: (proofs.ncdf(q["x"]) + q["x"] * proofs.npdf(q["x"]), top))
+    res = proofs.prove(slope, {"x": (-50.0, 50.0)}, rtol=1e-12)
     status = ("proven on the box" if res["status"] == "proven on the box" else
               f"not proven: {res['status']}")
     return {"status": f"{status} (max GELU' <= 1.128904... (1 + 1e-12) on x in [-50, 50])",
@@ -121,3 +122,38 @@ THM3_PROOF = proofs.Proof(
     identity="Thm 2's bound - Thm 3's Taylor form = s^2/2 ||softmax(z)||^2 (sum_i p_i (1 - p_i) "
     "= 1 - ||p||^2), in [s^2/(2c), s^2/2] (Cauchy-Schwarz with sum_i p_i = 1)",
     note="each class count 2..8 in turn; the logits a class count leaves unused do not enter")
+
+
+def _cor1_arb(q: dict):
+    """Corollary 1's sides over its 1-D assumption space (``ad.cor1.global``'s search) in ball
+    arithmetic: the smoothed Hessian of curvature 1 on an interval of width ``w`` at offset
+    ``t``, against ``erf(1 / (sqrt 2 sigma))``."""
+    from flint import arb
+
+    w, t, s = q["width"], q["offset"], q["sigma"]
+    return (proofs.ncdf((w / 2 - t) / s) - proofs.ncdf((-1 * w / 2 - t) / s),
+            proofs.erf(1 / (arb(2).sqrt() * s)))
+
+
+def _cor1_form(q: dict):
+    """``rhs - lhs`` of :func:`_cor1_sides` as a sum of terms each >= 0 (the bound is attained
+    on the whole line width = 2, offset = 0, where a difference of enclosures never decides).
+
+    With ``h = w / (2 sigma)`` and ``c = |t| / sigma``, ``rhs = P(|Z| <= 1/sigma)`` and
+    ``lhs = P(|Z + t/sigma| <= h)``, so ``rhs - lhs`` is
+    ``[P(|Z| <= 1/sigma) - P(|Z| <= h)] + [P(|Z| <= h) - P(|Z + c| <= h)]``. The first bracket
+    is ``2 int_h^{1/sigma} phi = (2 - w)/sigma phi(xi)``, ``xi`` in ``[h, 1/sigma]`` (mean value;
+    ``w <= 2``); the second, by ``phi``'s symmetry and ``phi(h + s) = phi(h - s) exp(-2 h s)``,
+    is ``int_0^c phi(h - s) (1 - exp(-2 h s)) ds``, enclosed by ``c`` times its integrand over
+    ``s in [0, c]``. Both are >= 0 (Anderson's theorem for this interval, in closed form)."""
+    w, t, s = q["width"], q["offset"], q["sigma"]
+    h, c = w / (2 * s), abs(t) / s
+    between = proofs.hull(0, c)
+    return ((2 - w) / s * proofs.npdf(proofs.hull(h, 1 / s))
+            + c * proofs.npdf(h - between) * (1 - proofs.exp(-2 * h * between)))
+
+
+COR1_PROOF = proofs.Proof(
+    _cor1_arb, budget=300, difference=_cor1_form,
+    identity="rhs - lhs = (2 - w)/sigma phi(xi) + int_0^(|t|/sigma) phi(h - s)(1 - exp(-2 h s)) "
+    "ds, h = w/(2 sigma)", attained="on width = 2, offset = 0, for every sigma")

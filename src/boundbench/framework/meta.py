@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import platform
+from typing import Any
 
 # part of every cache key beside the package version: bump it with any change that alters a
 # cached table (a generator, a solver, a trainer), so no cache from before serves stale numbers
@@ -176,3 +177,24 @@ def provenance_text(p: dict[str, str]) -> str:
     return (f"Remake: {p['command']} (commit {p['commit']}, config {p['config_hash']}; "
             f"{p['versions']})")
 
+
+def machine_line(meta: dict[str, Any]) -> list[str]:
+    """Where the audit ran and with which lock, as the report's second line: the CPU, any GPU
+    (fine-tuning trains on it), the BLAS kernel, numpy's SIMD targets, and the lock's hash with
+    any pin the install did not match."""
+    m = meta.get("machine") or {}
+    if not m and not meta.get("lock_sha256"):
+        return []
+    parts = [f"CPU {m.get('cpu_model', 'unknown')}"]
+    if m.get("gpus"):
+        parts.append(f"GPU {', '.join(m['gpus'])} (CUDA {m.get('cuda')})")
+    if m.get("blas"):
+        parts.append(f"BLAS {', '.join(sorted(m['blas']))}")  # older records: load order
+    if m.get("numpy_simd") is not None:
+        parts.append(f"numpy SIMD {' '.join(m['numpy_simd']) or 'baseline only'}")
+    if meta.get("lock_sha256"):
+        off = meta.get("lock_pins_not_matched") or []
+        parts.append(f"lock constraints.txt sha256 {meta['lock_sha256'][:12]}"
+                     + (f", {len(off)} pin(s) not matched: {', '.join(off[:5])}" if off
+                        else ", every pin matched"))
+    return ["Machine: " + "; ".join(parts) + "."]
