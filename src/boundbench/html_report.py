@@ -21,6 +21,7 @@ import jinja2
 from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import within
+from boundbench.framework.verdicts import TERMS
 from boundbench.larger import Latest, larger_line, latest_verdicts
 from boundbench.rendering import (
     VERDICT_HELP,
@@ -143,7 +144,7 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
         meta=meta, rerun=rerun_command(report),
         self_tests=self_tests(results), machine=" ".join(machine_line(meta)),
         environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
-        verdict_help=VERDICT_HELP, counts=sorted(meta["counts"].items()),
+        verdict_help=VERDICT_HELP, terms=TERMS, counts=sorted(meta["counts"].items()),
         found=[_claim(r, latest) for r in findings(results)],
         claims=[_claim(r, latest) for r in sorted(
             results, key=lambda r: (list(titles).index(r["paper"]) if r["paper"] in titles

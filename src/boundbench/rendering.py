@@ -12,7 +12,7 @@ from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
 from boundbench.framework.readings import against_paper
-from boundbench.framework.verdicts import FINDINGS, FRAGILE, fmt_ratio, plural
+from boundbench.framework.verdicts import FINDINGS, FRAGILE, TERMS, fmt_ratio, plural
 from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
 
 VERDICT_HELP = {
@@ -324,7 +324,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "Verdicts, as the rules apply them:",
         *[f"- **{k}**: {v}." for k, v in VERDICT_HELP.items()],
-        "",
+        "", "Terms: " + "; ".join(f"**{k}**: {v}" for k, v in TERMS.items()) + ".", "",
         *what_we_found(results),
         "Every figure with its claim and verdict: [`index.md`](index.md); the errata sheet: "
         "[`errata.md`](errata.md); the same report as a web page that sorts and filters: "

@@ -132,6 +132,23 @@ def fmt_sides(lhs: float, rhs: float, digits: int = 4) -> tuple[str, str]:
     return f"{lhs!r}", f"{rhs!r}"
 
 
+TERMS = {
+    "lhs/rhs": "a bound's left side over its right side on one instance; above 1 (beyond the "
+    "tolerance) breaks it; 'worst' is the largest found, '1 (attained to 5e-13)' a bound tight "
+    "to that relative distance",
+    "margin to flip": "how far the deciding number is from the threshold that would change the "
+    "verdict, in the statistic's own units; 'fragile' marks one so close (e.g. 4e-6 relative "
+    "for a bound, 0.02 in rho) that another machine's last bits could flip it",
+    "end-to-end ratio": "a trend's last level over its first (e.g. the stability at the most "
+    "heads over that at the fewest); 1 +- 0.1 is no effect",
+    "std ratio": "the spread over seeds of one method over another's (below 1: more stable)",
+    "rho": "Spearman's rank correlation of the measurement with the level, with its interval",
+    "certified": "a violation's standalone replay (numpy and mpmath, 50 digits), or how a "
+    "'holds' is backed: proven on the box, on the function class, or not refuted in N "
+    "evaluations",
+}
+
+
 def plural(n: int, word: str) -> str:
     """``n`` and ``word``, plural unless n is 1: "1 claim", "3 claims".
 
