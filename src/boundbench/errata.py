@@ -21,6 +21,7 @@ the command that reproduces it, and the corrected statement where one is known (
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ def rerun_command(report: dict[str, Any]) -> str:
             whole = {c for c, v in installed.items() if v.paper == paper}
             tokens += [paper] if set(have) == whole else have
         cmd += " --only " + " ".join(tokens)
-    return f"{cmd} --out {meta.get('out') or 'DIR'}"
+    return f"{cmd} --out {shlex.quote(str(meta['out'])) if meta.get('out') else 'DIR'}"
 
 
 def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,

@@ -123,30 +123,39 @@ def _raw(o: Any) -> Any:
     return o
 
 
-def widen(x: Any) -> Any:
-    """``x`` with every float (and every float array's entries) an :class:`Mp`."""
+def map_floats(x: Any, scalar: Any, array: Any) -> Any:
+    """``x`` with every float turned by ``scalar`` and every float array by ``array``, through
+    tuples (named ones too), lists, dicts and dataclasses; anything else as it is (the instance
+    walk of a high-precision recheck)."""
     if isinstance(x, bool) or x is None:
         return x
     if isinstance(x, float | np.floating):
-        return Mp(float(x))
+        return scalar(x)
     if isinstance(x, np.ndarray) and x.dtype.kind == "f":
-        out = np.empty(x.shape, dtype=object)
-        for i, v in np.ndenumerate(x):
-            out[i] = Mp(float(v))
-        return out
+        return array(x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(widen(v) for v in x))
+        return type(x)(*(map_floats(v, scalar, array) for v in x))
     if isinstance(x, tuple | list):
-        return type(x)(widen(v) for v in x)
+        return type(x)(map_floats(v, scalar, array) for v in x)
     if isinstance(x, dict):
-        return {k: widen(v) for k, v in x.items()}
+        return {k: map_floats(v, scalar, array) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         try:
-            return dataclasses.replace(x, **{f.name: widen(getattr(x, f.name))
+            return dataclasses.replace(x, **{f.name: map_floats(getattr(x, f.name), scalar, array)
                                              for f in dataclasses.fields(x) if f.init})
         except (TypeError, ValueError):
             return x
     return x
+
+
+def widen(x: Any) -> Any:
+    """``x`` with every float (and every float array's entries) an :class:`Mp`."""
+    def array(a: np.ndarray) -> np.ndarray:
+        out = np.empty(a.shape, dtype=object)
+        out.ravel()[:] = [Mp(float(v)) for v in a.ravel()]
+        return out
+
+    return map_floats(x, lambda v: Mp(float(v)), array)
 
 
 def values(side: Any) -> list[Any] | None:

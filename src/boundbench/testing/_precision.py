@@ -24,25 +24,10 @@ EXTREME = (1e-150, 1e150)  # floats outside this magnitude range are "extreme" (
 
 
 def _widen(x: Any) -> Any:
-    if isinstance(x, bool) or x is None:
-        return x
-    if isinstance(x, float | np.floating):
-        return np.longdouble(x)
-    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
-        return x.astype(np.longdouble)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(_widen(v) for v in x))
-    if isinstance(x, tuple | list):
-        return type(x)(_widen(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _widen(v) for k, v in x.items()}
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        try:
-            return dataclasses.replace(x, **{f.name: _widen(getattr(x, f.name))
-                                             for f in dataclasses.fields(x) if f.init})
-        except (TypeError, ValueError):
-            return x
-    return x
+    """``x`` with every float (the arrays' too) a ``numpy.longdouble``."""
+    from boundbench.testing._mpfloat import map_floats
+
+    return map_floats(x, np.longdouble, lambda a: a.astype(np.longdouble))
 
 
 def extreme_floats(x: Any) -> list[float]:
