@@ -208,6 +208,30 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp
     assert not (tmp_path / "o" / "audit.json").exists()  # no half report
 
 
+def test_ctrl_c_counts_a_claim_whose_files_a_worker_wrote(capsys, tmp_path, monkeypatch):
+    """A pool's worker writes a claim's files before its result reaches the main process; a
+    Ctrl-C between the two used to say "0 of 3 claims had finished" beside the claim's files."""
+    from boundbench.framework import execution
+
+    class WorkerThenInterrupt(execution.Serial):
+        def __init__(self, workers):
+            pass
+
+        def map(self, fn, items, **kw):
+            fn(next(iter(items)))  # the first claim's files are written...
+            raise KeyboardInterrupt  # ...and the Ctrl-C lands before its result came back
+            yield  # a generator, as the pool's map is
+
+    monkeypatch.setattr(commands, "cores", lambda: 2)
+    monkeypatch.setattr(execution, "LocalPool", WorkerThenInterrupt)
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
+                                   "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))
+    assert exc.value.code == 130
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and "audit:" not in ln]
+    assert len(err) == 1 and "1 of 3 claims had finished" in err[0], err
+
+
 def test_a_bug_is_one_line_with_the_way_to_the_traceback(capsys, tmp_path, monkeypatch):
     from boundbench import audit
 

@@ -106,6 +106,57 @@ def test_two_processes_never_compute_one_entry_at_once(tmp_path):
     assert log.read_text().count("computed") == 1
 
 
+def _hold_many(lock: str, marker: str, plain_flock: bool, result) -> None:
+    import contextlib
+    import fcntl
+
+    overlaps = 0
+    for _ in range(200):
+        if plain_flock:  # the control: flock, then unlink, with no check of the inode
+            fd0 = os.open(lock, os.O_CREAT | os.O_RDWR)
+            fcntl.flock(fd0, fcntl.LOCK_EX)
+            held = contextlib.nullcontext()
+        else:
+            held = files.key_lock(Path(lock[: -len(".lock")]))
+            held.__enter__()
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            overlaps += 1
+        time.sleep(0.0005)
+        Path(marker).unlink(missing_ok=True)
+        if plain_flock:
+            Path(lock).unlink(missing_ok=True)
+            os.close(fd0)
+        else:
+            held.__exit__(None, None, None)
+    result.put(overlaps)
+
+
+@pytest.mark.parametrize("plain_flock", [False, True], ids=["key_lock", "control"])
+def test_a_lock_removed_on_release_still_excludes(tmp_path, plain_flock):
+    """key_lock removes its lock file on release (no zero-byte *.lock left in --out); 4
+    processes x 200 holds never overlap. The control, a flock that unlinks without re-checking
+    the inode, lets two holders in: the test can fail."""
+    ctx = mp.get_context("spawn")
+    result = ctx.Queue()
+    lock, marker = str(tmp_path / "entry.lock"), str(tmp_path / "held")
+    procs = [ctx.Process(target=_hold_many, args=(lock, marker, plain_flock, result))
+             for _ in range(4)]
+    for p in procs:
+        p.start()
+    overlaps = sum(result.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(60)
+    assert (overlaps > 0) if plain_flock else (overlaps == 0)
+    assert not list(tmp_path.glob("*.lock"))
+
+
+def test_no_lock_file_stays_after_a_cached_entry(tmp_path):
+    _ctx(tmp_path).cached("t", {"x": 1}, _table)
+    assert not list(tmp_path.rglob("*.lock"))
+
+
 def test_surt_stage_without_its_manifest_is_set_aside(tmp_path):
     pytest.importorskip("transformers")
     from boundbench.plm import surt

@@ -228,6 +228,7 @@ def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, pool: Any, *,
     follow the cores, and a thread count can move a last bit: the Fig. 5 finding)."""
     quiet = replace(ctx, progress=False)  # one progress bar: the pool's, over the claims
     results: dict[str, dict[str, Any]] = {}
+    started = time.time()
     try:
         for (cid, _), done in pool.map(_local_claim, [(c, quiet) for c in _spread(ids)],
                                        desc=desc, progress=progress, total=len(ids)):
@@ -235,10 +236,24 @@ def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, pool: Any, *,
             results[cid] = (done.value if done.error is None else
                             _failed(cid, ctx, "the claim's process failed", done))
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(f"{len(results)} of {len(ids)} claims had finished; their "
-                                f"experiment tables are cached in "
-                                f"{Path(str(ctx.out_dir)) / '.cache'}") from None
+        raise _interrupted(ids, ctx, len(results), started) from None
     return [results[cid] for cid in ids]
+
+
+def _interrupted(ids: list[str], ctx: _claims.CheckContext, returned: int,
+                 started: float) -> KeyboardInterrupt:
+    """What a Ctrl-C says: how many claims had finished, counted from their files (a pool's
+    worker writes a claim's files before its result reaches this process, so results alone
+    undercount: "0 of 6" while one claim's files were written)."""
+    done = returned
+    where = ""
+    if ctx.out_dir is not None:
+        out = Path(ctx.out_dir)
+        on_disk = sum(1 for cid in ids if (f := out / f"{cid}.json").exists()
+                      and f.stat().st_mtime >= started)
+        done = max(done, on_disk)
+        where = f"; their files are in {out}, the experiment tables cached in {out / '.cache'}"
+    return KeyboardInterrupt(f"{done} of {len(ids)} claims had finished{where}")
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -301,14 +316,12 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
                     return _pooled_claims(ids, ctx, pool, progress=progress, desc=desc)
             _pooled_blocks(ids, ctx, processes, progress=progress, desc=desc)
         finished: list[dict[str, Any]] = []
+        started = time.time()
         try:
             for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
                 finished.append(_claims.run(cid, ctx, catch=True).to_dict())
         except KeyboardInterrupt:
-            where = (f"; their experiment tables are cached in {Path(ctx.out_dir) / '.cache'}"
-                     if ctx.out_dir is not None else "")
-            raise KeyboardInterrupt(f"{len(finished)} of {len(ids)} claims had finished{where}"
-                                    ) from None
+            raise _interrupted(ids, ctx, len(finished), started) from None
         return finished
     from boundbench.framework.execution import DaskExecutor, executor
 

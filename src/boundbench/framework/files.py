@@ -199,10 +199,20 @@ def read_json(path: Path, *, required: tuple[str, ...] = ()) -> Any | None:
 @contextlib.contextmanager
 def key_lock(path: Path, *, timeout: float = -1) -> Iterator[None]:
     """Hold ``<path>.lock`` (a ``filelock.FileLock``) so that two processes never compute or
-    write the entry ``path`` at once; the second waits, then finds the first one's result."""
+    write the entry ``path`` at once; the second waits, then finds the first one's result.
+
+    The lock file is removed on release, while still held, so no zero-byte ``*.lock`` stays in
+    ``--out``. That is safe only because filelock >= 4.3.1 re-opens a lock file whose inode was
+    unlinked before its ``flock`` succeeded (``st_nlink == 0``); a plain ``flock`` without that
+    check lets two holders in at once (tests/test_files.py has both, the control too).
+    """
     from filelock import FileLock
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout):
-        yield
+    lock_path = path.with_name(path.name + ".lock")
+    with FileLock(str(lock_path), timeout=timeout):
+        try:
+            yield
+        finally:
+            lock_path.unlink(missing_ok=True)
