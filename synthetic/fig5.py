@@ -36,6 +36,16 @@ FIG5_READINGS: dict[str, dict] = {
     "eq10-fixed-step": {"step": "eq10-fixed"},
 }
 FIG5_DEFAULT = "shared-start"
+FIG5_WORDS: dict[str, str] = {
+    "shared-start": "the leave-one-out runs restart from the full run's heads (scale x1, step "
+                    "1/beta_eff per head; ours and the default, the paper describes none)",
+    "fresh-loo-start": "the leave-one-out runs start from fresh heads of their own",
+    "init-30": "the heads start 30 times larger",
+    "eq10-fixed-step": "eq. 10's one fixed step on the mean of the H heads (each head moves H "
+                       "times slower)",
+}
+"""Each of Fig. 5's open choices in words, for the reports (a combined reading takes each of its
+choices)."""
 
 
 def _fig5_product() -> dict[str, dict]:

@@ -115,6 +115,22 @@ def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searche
     assert ev["unbounded_along"] and "unbounded along X -> kX" in r["reason"]
 
 
+def test_readings_are_labelled_in_words_every_choice_of_a_combined_one_too():
+    from boundbench.framework.readings import readings_text
+
+    up = Verdict("supported", "down", {"x": 1})
+    opp = Verdict("contradicted", "up", {"x": 2})
+    words = {"a": "the first choice", "b": "the second choice"}
+    v = readings_verdict({"a": up, "a+b": opp, "b": up}, default="a", what="trend",
+                         words=words)
+    assert v.evidence["reading_words"] == words  # a+b is described by its choices
+    text = readings_text(v.evidence)
+    assert "a: the first choice; b: the second choice" in text and "joined by +" in text
+    assert readings_text({"by_reading": {"a": {}}}) == ""  # nothing declared, nothing printed
+    with pytest.raises(ValueError, match=r"missing: \['b'\]"):
+        readings_verdict({"a": up, "a+b": opp}, default="a", what="t", words={"a": "x"})
+
+
 def test_depends_on_reading_and_no_effect():
     up = Verdict("supported", "down as predicted", {"x": 1})
     opp = Verdict("contradicted", "up", {"x": 2})

@@ -157,3 +157,28 @@ def test_plm_grid_figures_draw_without_warnings(tmp_path):
         written = plot_grid(pd.DataFrame(rows), tmp_path)
     assert {p.name for p in written} == {"accuracy_calibration.png", "robustness.png",
                                          "cka_layers.png", "reliability.png"}
+
+
+def test_a_smoke_run_says_so_on_every_panel_and_in_its_title():
+    """A quick-scale fine-tuning figure read alone must not suggest an effect (issue 63)."""
+    from types import SimpleNamespace
+
+    from boundbench.framework.outputs import say_what_was_decided
+    from boundbench.framework.verdicts import Verdict
+
+    def outcome(ev):
+        fig, axes = plotting.figure(2)
+        for ax in axes:
+            ax.plot([0, 1], [0, 1])
+            ax.set_title("x.plm.y: inconclusive (2 seeds)")
+        return SimpleNamespace(figure=fig, verdict=Verdict("inconclusive", "r", ev))
+
+    c = SimpleNamespace(id="x.plm.y", search=None)
+    smoke = outcome({"smoke_run": True})
+    title, _ = say_what_was_decided(c, smoke)
+    assert title == "x.plm.y: inconclusive, smoke run (2 seeds)"
+    marks = [t for ax in smoke.figure.axes for t in ax.texts if "SMOKE RUN" in t.get_text()]
+    assert len(marks) == 2 and all(t.get_zorder() < 1 for t in marks)  # behind the data
+    decided = outcome({})
+    assert say_what_was_decided(c, decided)[0] == "x.plm.y: inconclusive (2 seeds)"
+    assert not any(t.get_text() for ax in decided.figure.axes for t in ax.texts)

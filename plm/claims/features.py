@@ -202,7 +202,7 @@ def _features_n(ctx: CheckContext) -> Outcome:
        "pool under the default reading (shared-start) only.")
 @needs_plm
 def _features_heads(ctx: CheckContext) -> Outcome:
-    from boundbench.synthetic.fig5 import FIG5_DEFAULT, FIG5_READINGS
+    from boundbench.synthetic.fig5 import FIG5_DEFAULT, FIG5_READINGS, FIG5_WORDS
 
     per, tables = {}, {}
     for name, reading in FIG5_READINGS.items():
@@ -216,7 +216,7 @@ def _features_heads(ctx: CheckContext) -> Outcome:
                                  xlabel="heads H", ylabel="normalized LOO stability at the last "
                                  "step", expected="decreasing", paired=True)
     verdict = readings_verdict(per, default=FIG5_DEFAULT, what="stability vs heads H on real "
-                               "features")
+                               "features", words=FIG5_WORDS)
     df, config = tables[FIG5_DEFAULT]
     return _outcome(ctx, df, {**config, "readings": list(FIG5_READINGS)}, x="heads",
                     y="stability", xlabel="heads H",
@@ -252,7 +252,9 @@ def _features_distance(ctx: CheckContext) -> Outcome:
                                  xlabel="||w0 - w*||", ylabel="sup_t ||w_t(S^i) - w_t(S)||",
                                  expected="increasing", paired=True)
     verdict = readings_verdict(per, default=default, what="LOO distance vs ||w0 - w*|| on "
-                               "real features")
+                               "real features", words={
+                                   default: "strong convexity mu = 1e-2 (ours and the default)",
+                                   "lam=1e-4": "mu = 1e-4, ten times slower to forget the start"})
     df, config = tables[default]
     return _outcome(ctx, df, {**config, "readings": list(per)}, x="distance", y="loo_distance",
                     xlabel="||w0 - w*||", ylabel="sup_t ||w_t(S^i) - w_t(S)||",

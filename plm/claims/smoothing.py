@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.verdicts import plural
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
@@ -224,6 +225,6 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     plotting.median_band(ax, d.level, d.erf_rhs, label="erf bound (H0, eps = head gradient norm)")
     ax.set_xlabel("sigma (activation decay)")
     ax.set_ylabel("lambda_max, test features")
-    ax.set_title(f"{ctx.claim_id}: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {v.status} ({plural(df.seed.nunique(), 'seed')})", fontsize=9)
     ax.legend(fontsize=7)
     return Outcome(v, table, fig, grid.config())

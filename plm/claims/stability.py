@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
+from boundbench.framework.verdicts import plural
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
@@ -176,7 +177,7 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
     ax.legend(fontsize=7)
     ax.set_xlabel("training-sample ratio")
     ax.set_ylabel("std of test accuracy across seeds")
-    ax.set_title(f"{ctx.claim_id}: {v.status} ({df.seed.nunique()} seeds)", fontsize=9)
+    ax.set_title(f"{ctx.claim_id}: {v.status} ({plural(df.seed.nunique(), 'seed')})", fontsize=9)
     return Outcome(v, df, fig, grid.config())
 
 

@@ -30,7 +30,7 @@ import pandas as pd
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import summary as characterization_summary
 from boundbench.framework.files import within, write_atomic
-from boundbench.framework.readings import against_paper
+from boundbench.framework.readings import against_paper, readings_text
 from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.larger import larger_line, latest_verdicts
 
@@ -227,6 +227,8 @@ def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[st
         lines += [f"| {name} | {v.get('status')} | {str(v.get('reason', '')).replace('|', '/')} |"
                   for name, v in by_reading.items()]
         lines.append("")
+        if words := readings_text(r.get("evidence") or {}):
+            lines += [f"**Readings.** {words}", ""]
     ev0 = r.get("evidence") or {}
     if isinstance(ev0.get("t_ranges"), str):
         lines += [f"**Along the training steps.** {ev0['t_ranges']} (decided at t = "

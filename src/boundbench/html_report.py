@@ -21,6 +21,7 @@ import jinja2
 from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.files import within
+from boundbench.framework.readings import readings_text
 from boundbench.framework.verdicts import TERMS
 from boundbench.larger import Latest, larger_line, latest_verdicts
 from boundbench.rendering import (
@@ -94,7 +95,8 @@ def _claim(r: dict[str, Any], latest: Latest | None = None,
             "where": r["where"], "kind": r["kind"], "verdict": r["verdict"],
             "fragile": is_fragile(r), "size": verdict_size(r), "reason": r["reason"],
             "statement": r["statement"], "equation": r.get("equation") or "",
-            "notes": r.get("notes") or "", "evidence": evidence_items(r.get("evidence") or {}),
+            "notes": r.get("notes") or "", "readings": readings_text(r.get("evidence") or {}),
+            "evidence": evidence_items(r.get("evidence") or {}),
             "figure": r.get("figure") or "", "table": r.get("table") or "",
             "image": inline_figure(folder, r.get("figure") or ""),
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",

@@ -11,7 +11,7 @@ from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
-from boundbench.framework.readings import against_paper
+from boundbench.framework.readings import against_paper, readings_text
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, TERMS, fmt_ratio, plural
 from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
 
@@ -392,6 +392,8 @@ def _claim_section(r: dict[str, Any]) -> list[str]:
                 f"{FRAGILE[ev['margin_units']]:g} a small change of the data could cross.")
     if r.get("notes"):
         why += f" **Note.** {r['notes']}"
+    if words := readings_text(r.get("evidence") or {}):
+        why += f" **Readings.** {words}"
     lines += [why, ""]
     table = evidence_table(r.get("evidence") or {})
     lines += [*table, ""] if table else []

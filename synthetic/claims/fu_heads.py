@@ -27,7 +27,7 @@ from boundbench.framework.trends import (
     paired_trend_verdict,
 )
 from boundbench.framework.verdicts import Verdict, measured, with_margin
-from boundbench.synthetic.fig5 import FIG5_COMBINED, FIG5_DEFAULT, HeadsRun
+from boundbench.synthetic.fig5 import FIG5_COMBINED, FIG5_DEFAULT, FIG5_WORDS, HeadsRun
 from boundbench.theory import fu as sb
 
 # ---------------------------------------------------------------- Figure 5, Corollary 3.1
@@ -184,7 +184,8 @@ def _fig5(ctx: CheckContext) -> Outcome:
         tables.append(df.assign(reading=name))
         cfgs[name] = cfg
         checks[name] = _float32_check(ctx, _heads_config(ctx, name))
-    verdict = readings_verdict(per, default=FIG5_DEFAULT, what="stability vs heads H")
+    verdict = readings_verdict(per, default=FIG5_DEFAULT, what="stability vs heads H",
+                               words=FIG5_WORDS)
     cfg, df = cfgs[FIG5_DEFAULT], tables[0]
     verdict = verdict.with_evidence(
         svm_median_stability=float(df[df.step == df.step.max()].svm_loo_stability.median()),
@@ -301,7 +302,8 @@ def _cor31(ctx: CheckContext) -> Outcome:
         df, cfg = _heads(ctx, name)
         per[name], fits = _cor31_reading(ctx, df, cfg)
         fits_all.append(fits.assign(reading=name))
-    verdict = readings_verdict(per, default=FIG5_DEFAULT, what="gap exponent in H")
+    verdict = readings_verdict(per, default=FIG5_DEFAULT, what="gap exponent in H",
+                               words=FIG5_WORDS)
     df, cfg = _heads(ctx, FIG5_DEFAULT)
     verdict = verdict.with_evidence(datasets_note=_datasets_note(cfg),
                                     paper_datasets=FIG5_PAPER_DATASETS)
@@ -309,7 +311,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     fits = fits_all[0]
     last_step, early_step = int(fits.step.iloc[-1]), int(fits.step.iloc[(fits.step - 5).abs()
                                                                          .argmin()])
-    fig, (a1, a2) = plotting.figure(2)
+    fig, (a1, a2) = plotting.figure(2, height=3.9)
     # the steps the verdict decides at (its log-spaced steps): first, middle and last
     decided = sorted(int(k) for k in (per[FIG5_DEFAULT].evidence.get("by_t") or {}))
     shown = ({decided[0], decided[len(decided) // 2], decided[-1]} if decided else
@@ -322,7 +324,10 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a1.set_xlabel("heads H")
     a1.set_ylabel("direction gap of the mean head to GD's limit\n(the bias-penalized SVM)")
     a1.set_title(f"{FIG5_DEFAULT}: {_t_summary(per[FIG5_DEFAULT])}", fontsize=8)
-    a1.legend(fontsize=7)
+    # the legends under the panels, side by side (the readings' is wider than a panel: below
+    # one panel it squeezed both into narrow columns); the figure is taller by them
+    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower left", fontsize=7,
+               title="gap at step", title_fontsize=7)
     # one curve a distinct measurement: the LOO start cannot move the gap of the run on S,
     # so its twin readings are drawn (and counted) once, named together
     merged, _, _ = merge_identical(per, FIG5_DEFAULT)
@@ -338,7 +343,8 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a2.set_xscale("log")
     a2.set_xlabel("GD steps t")
     a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
-    a2.legend(fontsize=7)
+    fig.legend(*a2.get_legend_handles_labels(), loc="outside lower right", fontsize=7,
+               title="exponent per reading", title_fontsize=7)
     a2.set_title("exponent per reading (identical ones named together)", fontsize=8)
     fig.suptitle(f"{ctx.claim_id}: {verdict.status} ({_datasets_note(cfg, short=True)})",
                  fontsize=9)

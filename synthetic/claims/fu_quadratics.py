@@ -34,6 +34,10 @@ def _quadratic(ctx: CheckContext) -> tuple[pd.DataFrame, QuadraticGrid]:
 # w*||, 1), whose L does not shrink with the start's distance
 THM22_READINGS = {"local-L": lambda beta, dist0: beta * dist0,
                   "global-L": lambda beta, dist0: beta * np.maximum(dist0, 1.0)}
+THM22_WORDS = {"local-L": "L = beta ||w0 - w*||, the quadratic's Lipschitz constant on the ball "
+                          "GD visits (the extract's reading, the default)",
+               "global-L": "L = beta max(||w0 - w*||, 1), a loss that is the quadratic on the "
+                           "unit ball and Lipschitz beyond it"}
 
 
 def _thm22_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -58,7 +62,8 @@ def _thm22_claim(ctx: CheckContext, form: str) -> Outcome:
         worst = cells.loc[(cells.loo_distance / rhs).idxmax()]
         per[name] = v.with_evidence(worst_cell=f"dist0={worst.dist0:g}, mu/beta={worst.kappa:g}, "
                                     f"n={int(worst.n)}")
-    verdict = readings_verdict(per, default="local-L", what=f"Theorem 2.2 ({form} form)")
+    verdict = readings_verdict(per, default="local-L", what=f"Theorem 2.2 ({form} form)",
+                               words=THM22_WORDS)
     verdict = verdict.with_evidence(lipschitz="local-L: beta * dist0 (valid on the ball GD "
                                     "visits); global-L: beta * max(dist0, 1)",
                                     n_datasets_per_cell=cfg.n_datasets, k_loo=cfg.k_loo,

@@ -106,12 +106,13 @@ def _sweep_claim(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str,
 
 
 def _sweep_readings(ctx: CheckContext, runs: dict[str, tuple[pd.DataFrame, SVMSweep]], *,
-                    x: str, xlabel: str, expected: str, default: str, what: str) -> Outcome:
+                    x: str, xlabel: str, expected: str, default: str, what: str,
+                    words: dict[str, str]) -> Outcome:
     """One sweep claim over the readings of its setup: a verdict per reading, the common one or
     depends-on-reading, and a panel per reading."""
     per = {name: _sweep_verdict(ctx, df, cfg, x=x, xlabel=xlabel, expected=expected)
            for name, (df, cfg) in runs.items()}
-    verdict = readings_verdict(per, default=default, what=what)
+    verdict = readings_verdict(per, default=default, what=what, words=words)
     fig, axes = plotting.figure(len(runs))
     for ax, (name, (df, cfg)) in zip(axes, runs.items(), strict=True):
         _sweep_panel(ax, df, cfg, x=x, xlabel=xlabel, logx=True,
@@ -155,7 +156,10 @@ def _fig7(ctx: CheckContext) -> Outcome:
     runs = {"centres": _sweep(ctx, "distance", dist, dist, generator="centres"),
             "slab": _sweep(ctx, "margin", (0.02, 0.05, 0.1, 0.2, 0.4), (0.02, 0.05, 0.1, 0.2, 0.4))}
     return _sweep_readings(ctx, runs, x="svm_margin", xlabel="realised SVM margin gamma_S",
-                           expected="decreasing", default="centres", what="stability vs the margin")
+                           expected="decreasing", default="centres", what="stability vs the margin",
+                           words={"centres": "the paper's construction: two balls of radius 0.5 "
+                                  "moved apart, the margin the SVM's (the default)",
+                                  "slab": "ours: the margin set directly by make_separable"})
 
 
 @claim("fu.fig9.bound", paper="fu", where="§4.3.5, Figure 9", kind="trend",
@@ -173,4 +177,7 @@ def _fig9(ctx: CheckContext) -> Outcome:
             "centres-spread": _sweep(ctx, "radius", radii, radii, generator="centres",
                                      distance=1.2)}
     return _sweep_readings(ctx, runs, x="max_norm", xlabel="feature bound B = max ||x_i||",
-                           expected="increasing", default="fixed-margin", what="stability vs B")
+                           expected="increasing", default="fixed-margin", what="stability vs B",
+                           words={"fixed-margin": "B varies at a margin fixed at 0.1 (ours, the "
+                                  "default)", "centres-spread": "Fig. 7's balls 1.2 apart, their "
+                                  "radius growing: B grows as the margin shrinks"})

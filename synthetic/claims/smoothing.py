@@ -265,7 +265,10 @@ def _cor1_paper(ctx: CheckContext) -> Outcome:
     full = _cor1_verdict(df, np.asarray(cor1_rhs(H=df.H_global, eps=df.grad_norm_full_end,
                                                  sigma=df.sigma)), "full-batch eps")
     verdict = readings_verdict({"minibatch eps": mini, "full-batch eps": full},
-                               default="minibatch eps",
+                               default="minibatch eps", words={
+                                   "minibatch eps": "eps is the minibatch gradient's norm near "
+                                   "the minimum (the default)", "full-batch eps": "eps is the "
+                                   "full-batch gradient's norm there"},
                                what="the erf bound at Fig. 1a's pairing (each model smoothed at "
                                "its own sigma)")
     verdict = verdict.with_evidence(full_batch_eps_verdict=full.status,

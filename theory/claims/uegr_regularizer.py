@@ -196,7 +196,10 @@ def _uegr_eq13(ctx: CheckContext) -> Outcome:
         df = table[table.reading == reading]
         per[reading] = _eq13_verdict(df, n, eps, ctx.seed)
         frames.append(df)
-    verdict = readings_verdict(per, default=EQ13_READINGS[0], what="eq. 13 = eq. 12")
+    verdict = readings_verdict(per, default=EQ13_READINGS[0], what="eq. 13 = eq. 12", words={
+        "trained-wide": "a 10-512-3 tanh MLP trained on Gaussian clusters (the default: the "
+                        "paper's models are fine-tuned and wide)",
+        "random-tanh": "a 10-32-3 tanh MLP at random weights"})
     fig, axes = plotting.figure(len(EQ13_READINGS))
     for ax, df, reading in zip(axes, frames, EQ13_READINGS, strict=True):
         for k, g in df.groupby("rates", sort=False):

@@ -91,4 +91,20 @@ def say_what_was_decided(c: Any, outcome: Any) -> tuple[str | None, bool]:
                                   random_worst=ev.get("random_family_worst_ratio"),
                                   decided=bool(ev.get("decided_by_search")))
         marked = True
-    return plotting.headline(outcome.figure, c.id, outcome.verdict.status), marked
+    status = outcome.verdict.status
+    if ev.get("smoke_run"):
+        _mark_smoke_run(outcome.figure)
+        status += ", smoke run"
+    return plotting.headline(outcome.figure, c.id, status), marked
+
+
+def _mark_smoke_run(fig) -> None:
+    """Say on every panel that the figure is a smoke run (a quick-scale fine-tuning claim: a
+    few steps and seeds), so that a figure read alone does not suggest an effect: a difference
+    between methods drawn there is noise the run cannot tell from one. The mark sits behind
+    the data."""
+    for ax in fig.axes:
+        if ax.has_data():
+            ax.text(0.5, 0.5, "SMOKE RUN\ndecides nothing", transform=ax.transAxes,
+                    ha="center", va="center", rotation=20, fontsize=13, color="tab:red",
+                    alpha=0.22, zorder=0.5, fontweight="bold")

@@ -103,7 +103,29 @@ def merge_identical(by_reading: Mapping[str, Verdict], default: str
     return merged, default_name, [n for n in groups.values() if len(n) > 1]
 
 
-def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: str) -> Verdict:
+def reading_parts(name: str) -> list[str]:
+    """The choices a reading's name combines: ``"a+b"`` (a product of open choices) is ``a``
+    and ``b``, ``"a = b"`` (readings that measured the same, merged) both sides' parts."""
+    return list(dict.fromkeys(p.strip() for side in name.split(" = ") for p in side.split("+")))
+
+
+def readings_text(ev: Mapping[str, Any]) -> str:
+    """The readings a verdict names, in words (``reading_words`` in its evidence): what a
+    report prints beside the verdict, so that no reading's name stands undefined."""
+    words = ev.get("reading_words")
+    if not isinstance(words, dict) or not words:
+        return ""
+    text = "; ".join(f"{name}: {w}" for name, w in words.items())
+    names = list(ev.get("by_reading") or {})
+    if any("+" in n for n in names):
+        text += "; a name joined by + takes each of its choices"
+    if any(" = " in n for n in names):
+        text += "; readings joined by = measured the same (counted once)"
+    return text + "."
+
+
+def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: str,
+                     words: Mapping[str, str] | None = None) -> Verdict:
     """One verdict over the readings of a choice the paper leaves open (``by_reading``: reading
     name -> its verdict; ``default``: the reading the paper's text describes, or ours where it
     describes none).
@@ -125,6 +147,10 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
         The reading the paper's text describes (or ours, where it describes none).
     what : str
         The claim in words, for the reason.
+    words : mapping of str to str, optional
+        Each reading's choice in a few words (a combined reading ``"a+b"`` needs words for
+        ``a`` and ``b``): kept as ``reading_words`` in the evidence, printed by the reports
+        beside the verdict (:func:`readings_text`).
 
     Returns
     -------
@@ -152,6 +178,13 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     for name, v in by_reading.items():
         if not isinstance(v, Verdict):
             raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
+    named: dict[str, str] = {}
+    if words is not None:
+        parts = [p for n in by_reading for p in reading_parts(n)]
+        missing = [p for p in dict.fromkeys(parts) if not str(words.get(p, "")).strip()]
+        if missing:
+            raise ValueError(f"words must describe every reading's choice (missing: {missing})")
+        named = {p: str(words[p]) for p in dict.fromkeys(parts)}
     by_reading, default, merged_groups = merge_identical(by_reading, default)
     decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
     deciding = default if (default in decided or not decided) else next(iter(decided))
@@ -161,7 +194,8 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     ev: dict[str, Any] = {**base.evidence, "by_reading": table, "default_reading": default,
           "deciding_reading": deciding, "n_readings": len(by_reading),
           "readings_against_paper": [n for n, v in by_reading.items() if _goes_against(v)],
-          **({"merged_readings": merged_groups} if merged_groups else {})}
+          **({"merged_readings": merged_groups} if merged_groups else {}),
+          **({"reading_words": named} if named else {})}
     # the combined verdict flips when any reading's does: the reading nearest its threshold
     margins = {n: v.evidence for n, v in by_reading.items()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
