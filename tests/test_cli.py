@@ -191,7 +191,7 @@ def test_a_claim_section_is_short_and_shows_numbers_not_reprs():
     text = "\n".join(_claim_section(r))
     assert len(text.splitlines()) <= 12 and not re.search(PYTHON_REPR, text)
     head = evidence_table(ev)[0]
-    assert head.startswith("| worst lhs over rhs | rho | n instances | a |")
+    assert head.startswith("| random family: worst lhs/rhs | rho | random family: instances | a |")
     assert len(head.split("|")) == 6 + 2 and "control" not in head and "by reading" not in head
     old = "\n".join(f"| {k} | {v} |" for k, v in ev.items())  # the control: every key, as is
     assert re.search(PYTHON_REPR, old)

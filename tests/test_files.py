@@ -155,6 +155,13 @@ def test_a_lock_removed_on_release_still_excludes(tmp_path, plain_flock):
 def test_no_lock_file_stays_after_a_cached_entry(tmp_path):
     _ctx(tmp_path).cached("t", {"x": 1}, _table)
     assert not list(tmp_path.rglob("*.lock"))
+    # an older version's lock files are swept at the next run; a held one stays
+    (tmp_path / ".cache").mkdir(exist_ok=True)
+    old, held = tmp_path / ".cache" / "a.parquet.lock", tmp_path / "b.json"
+    old.touch()
+    with files.key_lock(held):
+        assert files.sweep_temporaries(tmp_path) == 1
+        assert not old.exists() and (tmp_path / "b.json.lock").exists()
 
 
 def test_surt_stage_without_its_manifest_is_set_aside(tmp_path):

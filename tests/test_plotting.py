@@ -179,6 +179,9 @@ def test_a_smoke_run_says_so_on_every_panel_and_in_its_title():
     assert title == "x.plm.y: inconclusive, smoke run (2 seeds)"
     marks = [t for ax in smoke.figure.axes for t in ax.texts if "SMOKE RUN" in t.get_text()]
     assert len(marks) == 2 and all(t.get_zorder() < 1 for t in marks)  # behind the data
+    smoke.figure.axes[0].legend(["mean +- std"], loc="center")  # on the mark: allowed
+    plotting.finalize(smoke.figure)
+    assert plotting.layout_problems(smoke.figure) == []
     decided = outcome({})
     assert say_what_was_decided(c, decided)[0] == "x.plm.y: inconclusive (2 seeds)"
     assert not any(t.get_text() for ax in decided.figure.axes for t in ax.texts)

@@ -140,7 +140,7 @@ def audit(args: argparse.Namespace) -> int:
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
-        from boundbench.rendering import budgeted_and_fixed
+        from boundbench.budget import budgeted_and_fixed
 
         seq, fixed = budgeted_and_fixed(report)
         # the count is of the claims the budget can extend; the others are named after it, so

@@ -183,6 +183,51 @@ _FAILS = {"statement": "the statement as displayed", "proof step": "a step of it
           "use": "a use of it"}
 
 
+def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str]]] | None:
+    """The largest violation known to a claim, and which family found it: the hand instance,
+    the random family, the targeted search or the characterization beyond the search's box
+    (``inf`` where that found it unbounded); with every family's own worst, largest first, so
+    that a report gives one size and names the others by their family (a size of 2.19 beside
+    a hand instance at 4.46 read as a contradiction). None where the evidence has none."""
+    import math
+
+    found: list[tuple[float, str]] = []
+
+    def add(v: Any, family: str) -> None:
+        if isinstance(v, int | float) and not isinstance(v, bool) and (math.isfinite(v)
+                                                                      or v == math.inf):
+            found.append((float(v), family))
+
+    hand = ev.get("reproducing_instance")
+    if isinstance(hand, dict):
+        add(hand.get("lhs_over_rhs"), "the hand instance")
+    search = ev.get("search_alone_worst_ratio")
+    add(search, "the targeted search")
+    rand = ev.get("random_family_worst_ratio", ev.get("worst_lhs_over_rhs"))
+    add(rand, "the random family")
+    ch = ev.get("characterization")
+    if isinstance(ch, dict) and ch.get("probed"):
+        add(math.inf if ch.get("unbounded") else (ch.get("supremum_found") or {}).get("ratio"),
+            "the characterization beyond the search's box")
+    if not found:
+        return None
+    found.sort(key=lambda f: -f[0])
+    return found[0][0], found[0][1], found
+
+
+def size_line(ev: dict[str, Any]) -> str:
+    """:func:`largest_known` in words: "largest known: lhs/rhs 4.46, by the hand instance; the
+    targeted search 2.26, the random family 1" (or "largest known: unbounded, by ...")."""
+    known = largest_known(ev)
+    if known is None:
+        return ""
+    value, family, every = known
+    others = [f"{f} {fmt_ratio(v)}" for v, f in every[1:]]
+    head = "unbounded" if value == float("inf") else f"lhs/rhs {fmt_ratio(value)}"
+    return (f"largest known: {head}, by {family}"
+            + (f"; {', '.join(others)}" if others else ""))
+
+
 def _size(ev: dict[str, Any]) -> str:
     """How badly and where it fails, as the characterization stage found it beyond the
     search's box (:mod:`boundbench.framework.characterize`): "unbounded along <map>" with its
@@ -213,7 +258,8 @@ def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[st
             lines += [f"**What follows.** {err['downstream']}", ""]
     size = _size(r.get("evidence") or {}) if r["verdict"] == "violated" else ""
     if size:
-        lines += [f"**Size.** {size}.", ""]
+        known = size_line(r.get("evidence") or {})
+        lines += [f"**Size.** {size}." + (f" {known[0].upper()}{known[1:]}." if known else ""), ""]
     lines += [f"**Measured.** {r['reason']}", ""]
     rep = (r.get("evidence") or {}).get("replay")
     if isinstance(rep, dict) and rep.get("written"):

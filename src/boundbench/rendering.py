@@ -7,7 +7,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from boundbench.errata import rerun_command
+from boundbench.budget import budget_section, budgeted_and_fixed  # noqa: F401 (re-exported)
+from boundbench.errata import largest_known, rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
@@ -42,59 +43,19 @@ _EVIDENCE_FIRST = ("worst_lhs_over_rhs", "worst_found_by_search", "max_lhs_minus
 EVIDENCE_COLUMNS = 6
 
 
-def budgeted_and_fixed(report: dict[str, Any]) -> tuple[list[dict], list[dict]]:
-    """A budgeted audit's fine-tuning claims, split: those judged by a confidence sequence
-    (the budget adds seeds to them) and those kept at their fixed seeds (trends over levels: a
-    rank trend has no confidence sequence here, so seeds added at will would not be judged
-    validly). The report and the command's summary both read this split."""
-    seq = [r for r in report["claims"]
-           if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
-    judged = {r["id"] for r in seq}
-    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r["id"] not in judged]
-    return seq, fixed
-
-
-def budget_section(report: dict[str, Any]) -> list[str]:
-    """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
-    confidence sequence and decision, and why it stopped; empty for an audit without a
-    budget."""
-    meta = report["meta"]
-    if meta.get("budget_seconds") is None:
-        return []
-    rows, fixed = budgeted_and_fixed(report)
-    spent = meta.get("budget_spent_seconds") or 0.0
-    lines = [f"## Fine-tuning claims under the budget ({spent / 60:.1f} of "
-             f"{meta['budget_seconds'] / 60:.0f} min)", "",
-             "Each claim added seeds until its anytime-valid 95% confidence sequence decided "
-             "(valid however the seeds were chosen), or no affordable number of seeds could, or "
-             "the budget ran out.", "",
-             "| claim | verdict | seeds | probe | confidence sequence | no-effect band | decided "
-             "| stopped |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        seq = r["evidence"]["sequential"]
-        for p in seq.get("probes", []):
-            iv = (f"[{_num(p['cs_low'])}, {_num(p['cs_high'])}]"
-                  if p.get("cs_low") is not None and p.get("cs_high") is not None
-                  else "unbounded")
-            told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
-            b = p.get("band") or {}
-            band = (f"[{_num(b['low'])}, {_num(b['high'])}] ({_fmt(b['rule'])}: "
-                    f"{_fmt(b['source'])})" if b else "none declared")
-            lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
-                         f"{_fmt(p['what'])} | {iv} | {band} | {told} | "
-                         f"{_fmt(seq.get('stopped', ''))} |")
-    if fixed:
-        lines += ["", "Kept at their fixed seeds (a trend over levels has no confidence sequence "
-                  "here, so the budget does not add seeds to it): "
-                  + ", ".join(f"`{r['id']}` (**{r['verdict']}**)" for r in fixed) + "."]
-    return [*lines, ""]
-
-
 def _fmt(v: Any) -> str:
-    """A table cell: numbers to 6 significant digits, pipes escaped (norms are written |x|)."""
-    text = f"{v:.6g}" if isinstance(v, float) else str(v)
+    """A table cell: numbers to 3 significant digits, pipes escaped (norms are written |x|)."""
+    text = f"{v:.3g}" if isinstance(v, float) else str(v)
     return text.replace("|", "\\|")
+
+
+# evidence keys as a table names them: which family of instances a number comes from (the
+# random family's worst beside a violation the search found read as a contradiction)
+_EVIDENCE_NAMES = {"worst_lhs_over_rhs": "random family: worst lhs/rhs",
+                   "max_lhs_minus_rhs": "random family: max lhs - rhs",
+                   "n_instances": "random family: instances",
+                   "n_violations": "random family: violations",
+                   "worst_found_by_search": "targeted search: worst lhs/rhs"}
 
 
 def verdict_size(r: dict[str, Any]) -> str:
@@ -115,7 +76,13 @@ def verdict_size(r: dict[str, Any]) -> str:
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0):
             parts.append(f"the random family's lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
     elif isinstance(worst, int | float):
-        parts.append(f"worst lhs/rhs {fmt_ratio(worst, 3)}")
+        known = largest_known(ev)
+        # the largest known, named by the family that found it (not the random family's worst
+        # beside a search's violation)
+        parts.append(f"{'unbounded' if known[0] == float('inf') else 'worst lhs/rhs'}"
+                     f"{'' if known[0] == float('inf') else ' ' + fmt_ratio(known[0], 3)} "
+                     f"({known[1].removeprefix('the ')})" if known
+                     else f"worst lhs/rhs {fmt_ratio(worst, 3)}")
         # the random family's largest excess; a violation only the search found has none
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0
                 and r.get("verdict") == "violated"):
@@ -432,7 +399,9 @@ def evidence_items(ev: dict[str, Any]) -> list[tuple[str, str]]:
     keys = [k for k in _EVIDENCE_FIRST if shown(ev.get(k))]
     keys += [k for k, v in ev.items() if k not in keys and shown(v)
              and not k.startswith("control_")]
-    return [(k.replace("_", " "), _fmt(ev[k])) for k in keys[:EVIDENCE_COLUMNS]]
+    return [(_EVIDENCE_NAMES.get(k, k.replace("_", " ")),
+             fmt_ratio(ev[k]) if "over_rhs" in k or k == "worst_found_by_search"
+             and isinstance(ev[k], float) else _fmt(ev[k])) for k in keys[:EVIDENCE_COLUMNS]]
 
 
 def evidence_table(ev: dict[str, Any]) -> list[str]:

@@ -84,6 +84,24 @@ def sweep_temporaries(folder: Path) -> int:
         else:
             f.unlink(missing_ok=True)
         gone += 1
+    return gone + _sweep_locks(folder)
+
+
+def _sweep_locks(folder: Path) -> int:
+    """Remove the zero-byte ``*.lock`` files older versions left (they kept their lock files):
+    each one nobody holds, taken and removed while held (:func:`key_lock`'s protocol)."""
+    from filelock import FileLock, Timeout
+
+    gone = 0
+    for f in list(folder.rglob("*.lock")):
+        if f.is_symlink() or not f.is_file() or f.stat().st_size:
+            continue
+        try:
+            with FileLock(str(f), timeout=0):
+                f.unlink(missing_ok=True)
+                gone += 1
+        except (Timeout, OSError):
+            continue  # held (a run is using it) or not ours to take
     return gone
 
 

@@ -102,9 +102,12 @@ def _mark_smoke_run(fig) -> None:
     """Say on every panel that the figure is a smoke run (a quick-scale fine-tuning claim: a
     few steps and seeds), so that a figure read alone does not suggest an effect: a difference
     between methods drawn there is noise the run cannot tell from one. The mark sits behind
-    the data."""
+    the data (the layout check leaves it out: :data:`~boundbench.framework.plotting.BEHIND_GID`)."""
+    from boundbench.framework import plotting
+
     for ax in fig.axes:
         if ax.has_data():
             ax.text(0.5, 0.5, "SMOKE RUN\ndecides nothing", transform=ax.transAxes,
-                    ha="center", va="center", rotation=20, fontsize=13, color="tab:red",
-                    alpha=0.22, zorder=0.5, fontweight="bold")
+                    ha="center", va="center", rotation=20, fontsize=12, color="tab:red",
+                    alpha=0.22, zorder=0.5, fontweight="bold", gid=plotting.BEHIND_GID,
+                    clip_on=True)
