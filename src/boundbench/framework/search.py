@@ -378,13 +378,19 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
 def apply_search(verdict: Any, result: SearchResult) -> Any:
     """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
     (with the instance) where the search broke a bound the random family did not."""
-    from boundbench.framework.verdicts import NUMERIC_RTOL, Verdict, measured, with_margin
+    from boundbench.framework.verdicts import (
+        NUMERIC_RTOL,
+        Verdict,
+        fmt_ratio,
+        measured,
+        with_margin,
+    )
 
     result = replace(result, worst_ratio=float(measured(result.worst_ratio)))
     ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
-            f"{result.worst_ratio:.4g}")
+            f"{fmt_ratio(result.worst_ratio)}")
     if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
         inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
                          for k, v in result.instance.items())

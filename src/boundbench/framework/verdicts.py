@@ -335,7 +335,7 @@ def bound_verdict(
     >>> from boundbench.framework.verdicts import BoundSides, bound_verdict
     >>> x = np.linspace(-3, 3, 101)
     >>> bound_verdict(BoundSides(np.abs(np.sin(x)), np.abs(x)), what="|sin x| <= |x|").reason
-    '|sin x| <= |x| on all 101 instances; worst lhs/rhs = 0.9994; 26 within 10% of the bound'
+    '|sin x| <= |x| on all 101 instances; worst lhs/rhs = 0.999; 26 within 10% of the bound'
     >>> bound_verdict(BoundSides(np.array([1.0, 2.1]), np.array([1.0, 2.0])), what="a <= b").status
     'violated'
     """
@@ -353,7 +353,7 @@ def bound_verdict(
     n, nv = ev["n_instances"], ev["n_violations"]
     if nv == 0:
         ratio = ev.get("worst_lhs_over_rhs")
-        tight = f"; worst lhs/rhs = {fmt_ratio(ratio, 6)}" if ratio is not None else ""
+        tight = f"; worst lhs/rhs = {fmt_ratio(ratio)}" if ratio is not None else ""
         tight += f"; {ev['n_binding']} within {BINDING:.0%} of the bound"
         return Verdict("holds", f"{what} on all {n} instances{tight}", ev)
     ratio = ev.get("worst_lhs_over_rhs")
@@ -361,7 +361,7 @@ def bound_verdict(
     return Verdict(
         "violated",
         f"{what} fails on {nv} of {n} instances ({worst}max lhs - rhs = "
-        f"{ev['max_lhs_minus_rhs']:.4g})",
+        f"{ev['max_lhs_minus_rhs']:.3g})",
         ev,
     )
 
