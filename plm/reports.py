@@ -257,15 +257,19 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
     a seed's cost; ``grid_key``: their grid without its seed count), decided against the
     claim's no-effect ``band`` (a ratio band) where it declares one."""
+    from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
     from boundbench.framework.trends import std_ratio_verdict
 
     if band is not None:
         evidence = {**evidence, "band": band.to_dict()}
     if not ctx.sequential:
         v = std_ratio_verdict(a, b, rng=ctx.rng(), what=what, names=names, evidence=evidence)
-        if band is None:
-            return v
-        return banded(v, v.evidence["ci_low"], v.evidence["ci_high"], band, expected="decrease")
+        v = calibrated_std(v, a, b, rng=ctx.rng("calibration"), what=what)  # issue 64
+        if band is None or v.evidence.get("refused"):
+            return v  # the fallback has no interval of the std ratio to band
+        return no_effect_within_reach(
+            banded(v, v.evidence["ci_low"], v.evidence["ci_high"], band, expected="decrease"),
+            band)
     from boundbench.framework.sequential import std_ratio_confidence_sequence
     from boundbench.framework.stopping import probe, sequential_verdict
 
@@ -280,10 +284,22 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
     p = probe("std_ratio", path=std_ratio_confidence_sequence(a, b), null=1.0,
               expected="decrease", band=band, spread=sd_b,
               what=f"{what}, std {names[0]} / std {names[1]}")
-    return sequential_verdict([p], what=what, evidence=evidence,
-                              seconds_per_seed=seconds_per_seed(table),
-                              grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
-                              device=_trained_on(table))
+    v = sequential_verdict([p], what=what, evidence=evidence,
+                           seconds_per_seed=seconds_per_seed(table),
+                           grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
+                           device=_trained_on(table))
+    from boundbench.framework.calibration import calibrated
+    from boundbench.framework.stopping import first_decision
+
+    def sequence(x: np.ndarray, y: np.ndarray, g: np.random.Generator) -> str:
+        cs = std_ratio_confidence_sequence(x, y)
+        return first_decision(cs.low, cs.high, null=1.0, expected="decrease",
+                              band=band)[0] or "inconclusive"
+
+    # the sequence assumes Gaussian runs: its error rate on nulls shaped like these runs, else
+    # the permutation test at the seeds run (a fixed design: the sequence stopped the seeds)
+    return calibrated(v, sequence, a, b, rng=ctx.rng("calibration"), what=what,
+                      procedure="the std ratio's confidence sequence")
 
 
 def seconds_per_seed(df: pd.DataFrame) -> float:

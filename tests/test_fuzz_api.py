@@ -53,7 +53,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.theory.problems", "boundbench.framework.verdicts",
            "boundbench.framework.trends", "boundbench.framework.readings",
            "boundbench.framework.sequential", "boundbench.framework.stopping",
-           "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
+           "boundbench.framework.calibration", "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
            "boundbench.synthetic.pool_heads",
            "boundbench.synthetic.mlp"]
@@ -101,6 +101,19 @@ EXCLUDED = {
     "stability.optimal_set_moves": "tested in test_optimal_sets (against a brute-force lattice)",
     "data.make_centres": "tested in test_optimal_sets (separability, the realised margin)",
     "readings.readings_verdict": "takes Verdicts; tested in test_optimal_sets",
+    "readings.reading_parts": "splits a reading's name; tested in test_optimal_sets",
+    "readings.readings_text": "formats a verdict's reading_words; tested in test_optimal_sets",
+    "calibration.Calibration": "a result record",
+    "calibration.calibrated": "takes a Verdict and a decision procedure; tested in "
+    "test_calibration (1,000 nulls)",
+    "calibration.calibrated_std": "takes a Verdict; tested in test_calibration",
+    "calibration.no_effect_within_reach": "takes a Verdict and a Band; tested in test_calibration",
+    "calibration.realised_rate": "runs a decision procedure (a callable); tested in "
+    "test_calibration",
+    "calibration.min_detectable_ratio": "runs a decision procedure; tested in test_calibration",
+    "calibration.null_pair": "draws from two samples; tested in test_calibration",
+    "calibration.dispersion_permutation_status": "a scipy permutation test; tested in "
+    "test_calibration",
     "readings.merge_identical": "takes Verdicts; tested in test_characterize",
     # issue 37's margins and printing: property-tested at their thresholds in test_metamorphic,
     # the printing in test_verdicts_and_registry, with doctests

@@ -197,7 +197,7 @@ PERTURBATION = 1e-6
 metamorphic test, ``tests/test_metamorphic.py``)."""
 
 FRAGILE = {"relative": 4e-6, "rho": 0.02, "ratio": 0.005, "log ratio": 0.005, "exponent": 0.01,
-           "band half-width": 0.05}
+           "band half-width": 0.05, "log p": 0.1}
 """A verdict is *fragile* when its deciding statistic lies within this distance of the nearest
 threshold, in the statistic's own units (``margin_units``): ``relative``, lhs - rhs over the
 sides' size for a bound or identity (twice what :data:`PERTURBATION` can move it); ``rho``, a
@@ -206,7 +206,8 @@ band; ``log ratio``, a reversal's interval from 0; ``exponent``, a fitted power'
 the predicted power; ``band half-width``, an interval's distance from the edge of a claim's no-effect
 band that would change its outcome, over the band's half-width
 (:func:`~boundbench.framework.bands.band_margin`; 0.05 of a half-width is what ``ratio``'s 0.005
-is of the 1 +- 10% band). The report flags fragile verdicts, and the
+is of the 1 +- 10% band); ``log p``, a permutation test's |log(p / alpha)| (a p-value within
+10% of alpha, :mod:`~boundbench.framework.calibration`). The report flags fragile verdicts, and the
 quick-audit test does not compare them with the record."""
 
 _PERTURB: list[tuple[np.random.Generator, float]] = []
