@@ -20,8 +20,10 @@ BB = [sys.executable, "-c", "import sys; from boundbench._entry import run; "
       "sys.argv[0] = 'boundbench'; sys.exit(run())"]
 
 
-def _bb(*args, site: Path, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg"}
+def _bb(*args, site: Path, cwd: Path, check: bool = True,
+        plugins: str = "all") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg",
+           "BOUNDBENCH_PLUGINS": plugins}
     r = subprocess.run([*BB, *args], cwd=cwd, env=env, capture_output=True, text=True,
                        timeout=600)
     if check:
@@ -121,6 +123,11 @@ def test_a_broken_plugin_is_one_line_and_a_clash_is_refused_by_name(tmp_path):
     assert "claim id 'fu.lemma-a.1.2' of package 'half-plugin' clashes" in r.stderr
     # what the half-loaded plugin registered before its clash is taken back
     assert "half.a" not in r.stdout and "fu.lemma-a.1.2" in r.stdout
+    # BOUNDBENCH_PLUGINS=none (what boundbench's test suite sets): its own papers only
+    own = _bb("claims", site=site, cwd=tmp_path, plugins="none")
+    assert own.stderr.strip() == "" and "fu.lemma-a.1.2" in own.stdout
+    bad = _bb("claims", site=site, cwd=tmp_path, plugins="some", check=False)
+    assert bad.returncode == 2 and "BOUNDBENCH_PLUGINS must be 'all' or 'none'" in bad.stderr
     c = _bb("check", "ad.gelu-lipschitz", site=site, cwd=tmp_path)
     assert "ad.gelu-lipschitz: HOLDS" in c.stdout
 

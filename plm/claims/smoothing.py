@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.verdicts import plural
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
+from boundbench.framework.verdicts import plural
 from boundbench.plm import bands
 from boundbench.plm.reports import (
     bar_outcome,

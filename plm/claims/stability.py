@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
-from boundbench.framework.verdicts import plural
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
+from boundbench.framework.verdicts import plural
 from boundbench.methods import Method
 from boundbench.plm import bands
 from boundbench.plm.methods import SURT

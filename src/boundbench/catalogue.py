@@ -77,7 +77,19 @@ def _entry_points() -> list[metadata.EntryPoint]:
         own = [metadata.EntryPoint("builtin", "boundbench.catalogue:builtin", GROUP)]
     others = sorted((ep for ep in eps if dist(ep) != "boundbench"),
                     key=lambda ep: (dist(ep), ep.name))
-    return [*own, *others]
+    return [*own, *others] if plugins_wanted() else own
+
+
+def plugins_wanted() -> bool:
+    """Whether installed plugins load: ``BOUNDBENCH_PLUGINS=none`` keeps to boundbench's own
+    papers (its test suite sets it, so a plugin installed in the same environment changes
+    none of boundbench's checks); unset or ``all``, every installed one loads."""
+    import os
+
+    value = os.environ.get("BOUNDBENCH_PLUGINS", "all")
+    if value not in ("all", "none"):
+        raise ValueError(f"BOUNDBENCH_PLUGINS must be 'all' or 'none' (got {value!r})")
+    return value == "all"
 
 
 def _load_one(ep: metadata.EntryPoint) -> None:

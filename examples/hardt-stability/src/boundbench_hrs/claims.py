@@ -195,7 +195,7 @@ def _check_half(ctx):
                                "planted", evidence={"seed": ctx.seed})
     fig = _sides_figure(df, xlabel="(L^2 / n) T alpha (the factor 2 dropped)",
                         bound="planted bound",
-                        title=f"{ctx.claim_id} (self-test, expects violated): {verdict.status}")
+                        title=f"{ctx.claim_id}: {verdict.status} (self-test, expects violated)")
     return bb.Outcome(verdict, df, fig)
 
 
