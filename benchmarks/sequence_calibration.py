@@ -13,8 +13,14 @@ Three measurements, each printed as the Markdown table the page quotes:
    observation), under the null of no trend: Lai's t sequence against the empirical-Bernstein
    sequence on rho in [-1, 1] (1,000 nulls of up to 60 seeds); then the seeds the bounded
    sequence needs at a constant rho of -1 and -0.6.
+4. **The peeking figure** (issue 64): the share of null comparisons of two arms' spreads that
+   have made a false decision by each look (a look after every seed, up to 30), for the F test
+   looked at after every seed, the std ratio's confidence sequence, and the calibrated
+   fallback (the Brown-Forsythe permutation test, ``boundbench.framework.calibration``) at a
+   fixed number of seeds, looked at once; on Gaussian runs, a failed-run mixture (a tenth of
+   the runs at the majority class) and t with 3 d.f. Printed as a table, drawn to ``--figure``.
 
-    python benchmarks/sequence_calibration.py [--seed 0] [--quick]
+    python benchmarks/sequence_calibration.py [--seed 0] [--quick] [--figure docs/img/peeking.png]
 
 ``--quick`` runs a tenth of the sequences (a smoke run; the page quotes the full one).
 """
@@ -120,14 +126,79 @@ def trend_null(rng: np.random.Generator, runs: int) -> None:
               f"{_first(eb.low, eb.high, null=0.0)[1]} seeds")
 
 
+LOOKS = 30
+PEEK_NULLS = {
+    "Gaussian": lambda rng, n: rng.normal(0.88, 0.01, n),
+    "failed-run mixture (a tenth at 0.52)": lambda rng, n: np.where(
+        rng.random(n) < 0.1, rng.normal(0.52, 0.005, n), rng.normal(0.88, 0.01, n)),
+    "t with 3 d.f.": lambda rng, n: 0.88 + 0.01 * rng.standard_t(3, n),
+}
+
+
+def peeking(rng: np.random.Generator, runs: int, fixed_runs: int, figure: str | None) -> None:
+    """False decisions by look k: the F test looked at after every seed (cumulative), the
+    std ratio's sequence (cumulative), the permutation test at k seeds looked at once."""
+    from boundbench.framework.calibration import dispersion_permutation_status
+
+    ks = np.arange(2, LOOKS + 1)
+    fixed_at = (5, 10, 20, 30)
+    curves = {}
+    for name, draw in PEEK_NULLS.items():
+        f_first, cs_first = [], []
+        for _ in range(runs):
+            a, b = draw(rng, LOOKS), draw(rng, LOOKS)
+            va = np.array([np.var(a[:k], ddof=1) for k in ks])
+            vb = np.array([np.var(b[:k], ddof=1) for k in ks])
+            p = 2 * np.minimum(stats.f.cdf(va / vb, ks - 1, ks - 1),
+                               stats.f.sf(va / vb, ks - 1, ks - 1))
+            f_first.append(ks[np.argmax(p < 0.05)] if (p < 0.05).any() else np.inf)
+            cs = sq.std_ratio_confidence_sequence(a, b)
+            d, at = _first(cs.low, cs.high, null=1.0, scale="ratio")
+            cs_first.append(int(cs.n[at - 1]) if d is not None else np.inf)
+        fixed = [np.mean([dispersion_permutation_status(draw(rng, k), draw(rng, k), rng)[0]
+                          in ("supported", "contradicted") for _ in range(fixed_runs)])
+                 for k in fixed_at]
+        curves[name] = ([np.mean(np.array(f_first) <= k) for k in ks],
+                        [np.mean(np.array(cs_first) <= k) for k in ks], fixed)
+    print("| outcomes | F test, looked at after every seed (by seed 10 / 30) | "
+          "std-ratio sequence (by 10 / 30) | permutation test, one look at 5 / 10 / 20 / 30 |")
+    print("|---|---|---|---|")
+    for name, (f, cs, fixed) in curves.items():
+        print(f"| {name} | {100 * f[8]:.1f}% / {100 * f[-1]:.1f}% | {100 * cs[8]:.1f}% / "
+              f"{100 * cs[-1]:.1f}% | " + " / ".join(f"{100 * v:.1f}%" for v in fixed) + " |")
+    if figure:
+        from boundbench.framework import plotting
+
+        fig, axes = plotting.figure(3)
+        for ax, (name, (f, cs, fixed)) in zip(axes, curves.items(), strict=True):
+            ax.plot(ks, f, "-", label="F test, looked at after every seed")
+            ax.plot(ks, cs, "-", label="std-ratio confidence sequence")
+            ax.plot(fixed_at, fixed, "o", label="permutation test (fallback), one look")
+            ax.axhline(0.05, color="k", ls=":", lw=1, label="5%")
+            ax.set(xlabel="seeds (looks)", title=name, ylim=(0, 1))
+        axes[0].set_ylabel("share of nulls decided (false)")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+        fig.suptitle(f"Peeking at a spread comparison under the null ({runs} nulls a curve)")
+        plotting.finalize(fig)
+        fig.savefig(figure, dpi=130)
+        print(f"figure: {figure}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sequences")
+    ap.add_argument("--figure", default=None, help="where to draw the peeking figure (PNG)")
+    ap.add_argument("--only-peeking", action="store_true", help="measurement 4 alone")
     args = ap.parse_args()
     k = 10 if args.quick else 1
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
+    if args.only_peeking:
+        print(f"4. Peeking ({300 // k} nulls a curve, {200 // k} a permutation point)\n")
+        peeking(rng, 300 // k, 200 // k, args.figure)
+        print(f"\n({time.perf_counter() - t0:.0f} s, seed {args.seed})")
+        return
     print(f"1. False decisions under the null ({1000 // k} sequences for the mean, {300 // k} "
           f"for the std ratio, up to {SEEDS_MAX} seeds)\n")
     false_decisions(rng, 1000 // k, 300 // k)
@@ -137,6 +208,8 @@ def main() -> None:
     print(f"\n3. A trend over levels read sequentially ({1000 // k} nulls of up to {SEEDS_MAX} "
           "seeds)\n")
     trend_null(rng, 1000 // k)
+    print(f"\n4. Peeking ({300 // k} nulls a curve, {200 // k} a permutation point)\n")
+    peeking(rng, 300 // k, 200 // k, args.figure)
     print(f"\n({time.perf_counter() - t0:.0f} s, seed {args.seed})")
 
 

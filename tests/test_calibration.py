@@ -92,3 +92,33 @@ def test_the_fine_tuning_std_claims_go_through_the_calibration():
     assert "realised_false_decision_rate" in v.evidence and "calibration" in v.evidence
     with pytest.raises(ValueError):
         cal.realised_rate(_robust, a, b, rng=rng, procedure="x", n_sim=0)
+
+
+def test_a_trend_verdict_carries_its_rate_and_reach_and_a_miscalibrated_one_is_replaced(
+        monkeypatch):
+    from boundbench.framework import trends
+
+    rng = np.random.default_rng(6)
+    x = np.repeat(np.arange(5.0), 30)
+    y = np.exp(-0.3 * x + rng.normal(0, 1.0, x.size))  # decreasing, lognormal noise
+    v = trends.trend_verdict(x, y, expected="decreasing", rng=rng, what="y vs x")
+    out = cal.calibrated_trend(v, x, y, rng=np.random.default_rng(7), expected="decreasing")
+    assert out.status == v.status == "supported" and out.evidence["calibration"]["stands"]
+    assert -0.5 < out.evidence["min_detectable_effect"] < 0  # rho, in the expected direction
+    # the control: an interval at 50% instead of 95% errs on half the nulls; it is refused and
+    # the permutation test of rho decides (supported here, and not on a null)
+    real = trends.trend_verdict
+
+    def loose(*a, **k):
+        return real(*a, **{**k, "level": 0.5})
+
+    monkeypatch.setattr(trends, "trend_verdict", loose)
+    bad = cal.calibrated_trend(loose(x, y, expected="decreasing", rng=rng, what="y vs x"), x, y,
+                               rng=np.random.default_rng(8), expected="decreasing", n_sim=100)
+    assert bad.evidence["refused"]["calibration"]["low"] > 0.05
+    assert bad.status == "supported" and bad.evidence["permutation_p"] < 0.01
+    null = rng.permutation(y)
+    none = cal.calibrated_trend(loose(x, null, expected="decreasing", rng=rng, what="y"), x, null,
+                                rng=np.random.default_rng(9), expected="decreasing", n_sim=100)
+    assert "refused" in none.evidence and none.evidence["permutation_p"] > 0.05
+    assert none.status == "inconclusive"

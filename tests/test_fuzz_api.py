@@ -107,6 +107,8 @@ EXCLUDED = {
     "calibration.calibrated": "takes a Verdict and a decision procedure; tested in "
     "test_calibration (1,000 nulls)",
     "calibration.calibrated_std": "takes a Verdict; tested in test_calibration",
+    "calibration.calibrated_trend": "takes a Verdict; tested in test_calibration (with a "
+    "planted miscalibrated interval)",
     "calibration.no_effect_within_reach": "takes a Verdict and a Band; tested in test_calibration",
     "calibration.realised_rate": "runs a decision procedure (a callable); tested in "
     "test_calibration",

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
@@ -33,6 +34,9 @@ def _sweep_verdict(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str
                    expected: str) -> Verdict:
     verdict = trend_verdict(df[x].to_numpy(), df["stability"].to_numpy(), expected=expected,
                             rng=ctx.rng(), what=f"normalized LOO stability vs {xlabel}")
+    # its error rate on permutation nulls of these datasets and the smallest rho it detects
+    verdict = calibrated_trend(verdict, df[x].to_numpy(), df["stability"].to_numpy(),
+                               rng=ctx.rng("calibration"), expected=expected)
     med = df.groupby(f"{cfg.vary}_level")["stability"].median().sort_index()
     # monotone unless some pair of adjacent levels moves the wrong way beyond sampling noise
     # (point medians at 30 datasets a level wander by a few per cent: a tie, not a reversal)
