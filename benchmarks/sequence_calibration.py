@@ -20,7 +20,12 @@ Three measurements, each printed as the Markdown table the page quotes:
    fixed number of seeds, looked at once; on Gaussian runs, a failed-run mixture (a tenth of
    the runs at the majority class) and t with 3 d.f. Printed as a table, drawn to ``--figure``.
 
+5. **The std ratio's bootstrap interval on Gaussian runs** (``trends.std_ratio_verdict``, what
+   the fine-tuning std claims read at fixed seeds): its false decisions under the null at 10,
+   30, 60 and 100 runs a side (500 nulls each).
+
     python benchmarks/sequence_calibration.py [--seed 0] [--quick] [--figure docs/img/peeking.png]
+        [--only-peeking | --only-bootstrap]
 
 ``--quick`` runs a tenth of the sequences (a smoke run; the page quotes the full one).
 """
@@ -184,16 +189,34 @@ def peeking(rng: np.random.Generator, runs: int, fixed_runs: int, figure: str | 
         print(f"figure: {figure}")
 
 
+def bootstrap_gaussian(rng: np.random.Generator, runs: int) -> None:
+    from boundbench.framework.trends import std_ratio_verdict
+
+    print("| runs a side | false decisions, std-ratio bootstrap (Gaussian null) |")
+    print("|---|---|")
+    for n in (10, 30, 60, 100):
+        wrong = sum(std_ratio_verdict(rng.normal(0, 1, n), rng.normal(0, 1, n), rng=rng,
+                                      what="x").status in ("supported", "contradicted")
+                    for _ in range(runs))
+        print(f"| {n} | {100 * wrong / runs:.1f}% ({wrong} of {runs}) |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sequences")
     ap.add_argument("--figure", default=None, help="where to draw the peeking figure (PNG)")
     ap.add_argument("--only-peeking", action="store_true", help="measurement 4 alone")
+    ap.add_argument("--only-bootstrap", action="store_true", help="measurement 5 alone")
     args = ap.parse_args()
     k = 10 if args.quick else 1
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
+    if args.only_bootstrap:
+        print(f"5. The std ratio's bootstrap on Gaussian runs ({500 // k} nulls a row)\n")
+        bootstrap_gaussian(rng, 500 // k)
+        print(f"\n({time.perf_counter() - t0:.0f} s, seed {args.seed})")
+        return
     if args.only_peeking:
         print(f"4. Peeking ({300 // k} nulls a curve, {200 // k} a permutation point)\n")
         peeking(rng, 300 // k, 200 // k, args.figure)
@@ -210,6 +233,8 @@ def main() -> None:
     trend_null(rng, 1000 // k)
     print(f"\n4. Peeking ({300 // k} nulls a curve, {200 // k} a permutation point)\n")
     peeking(rng, 300 // k, 200 // k, args.figure)
+    print(f"\n5. The std ratio's bootstrap on Gaussian runs ({500 // k} nulls a row)\n")
+    bootstrap_gaussian(rng, 500 // k)
     print(f"\n({time.perf_counter() - t0:.0f} s, seed {args.seed})")
 
 

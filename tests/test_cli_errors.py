@@ -170,6 +170,16 @@ def test_a_checkpoint_with_pickled_code_is_refused_in_one_line(capsys, tmp_path)
     assert not (tmp_path / "o").exists()
 
 
+def _interrupted_audit(capsys, tmp_path) -> list[str]:
+    """Audit three claims into ``tmp_path / "o"`` under the test's Ctrl-C: it exits 130; its
+    stderr lines, the progress bar left out."""
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
+                                   "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))
+    assert exc.value.code == 130
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and "audit:" not in ln]
+
+
 @pytest.mark.parametrize("cores", [1, 2])
 def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp_path,
                                                              monkeypatch):
@@ -198,11 +208,7 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp
     monkeypatch.setattr(registry, "run", run)
     monkeypatch.setattr(commands, "cores", lambda: cores)
     monkeypatch.setattr(execution, "LocalPool", InProcessPool)
-    with pytest.raises(SystemExit) as exc:
-        raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
-                                   "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))
-    assert exc.value.code == 130
-    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and "audit:" not in ln]
+    err = _interrupted_audit(capsys, tmp_path)
     assert len(err) == 1 and "Traceback" not in err[0], err
     assert "1 of 3 claims had finished" in err[0] and "rerunning the same command resumes" in err[0]
     assert not (tmp_path / "o" / "audit.json").exists()  # no half report
@@ -224,11 +230,7 @@ def test_ctrl_c_counts_a_claim_whose_files_a_worker_wrote(capsys, tmp_path, monk
 
     monkeypatch.setattr(commands, "cores", lambda: 2)
     monkeypatch.setattr(execution, "LocalPool", WorkerThenInterrupt)
-    with pytest.raises(SystemExit) as exc:
-        raise SystemExit(cli.main(["audit", "--only", "fu.lemma-a.1.2", "ad.thm2",
-                                   "uegr.thm1.unbiased", "--out", str(tmp_path / "o")]))
-    assert exc.value.code == 130
-    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and "audit:" not in ln]
+    err = _interrupted_audit(capsys, tmp_path)
     assert len(err) == 1 and "1 of 3 claims had finished" in err[0], err
 
 

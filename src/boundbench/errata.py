@@ -215,6 +215,11 @@ def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str
     return found[0][0], found[0][1], found
 
 
+def known_size(value: float) -> str:
+    """A largest known ratio in words: "unbounded" or "lhs/rhs 4.46"."""
+    return "unbounded" if value == float("inf") else f"lhs/rhs {fmt_ratio(value)}"
+
+
 def size_line(ev: dict[str, Any]) -> str:
     """:func:`largest_known` in words: "largest known: lhs/rhs 4.46, by the hand instance; the
     targeted search 2.26, the random family 1" (or "largest known: unbounded, by ...")."""
@@ -223,8 +228,7 @@ def size_line(ev: dict[str, Any]) -> str:
         return ""
     value, family, every = known
     others = [f"{f} {fmt_ratio(v)}" for v, f in every[1:]]
-    head = "unbounded" if value == float("inf") else f"lhs/rhs {fmt_ratio(value)}"
-    return (f"largest known: {head}, by {family}"
+    return (f"largest known: {known_size(value)}, by {family}"
             + (f"; {', '.join(others)}" if others else ""))
 
 

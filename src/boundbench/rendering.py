@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.budget import budget_section, budgeted_and_fixed  # noqa: F401 (re-exported)
-from boundbench.errata import largest_known, rerun_command
+from boundbench.errata import known_size, largest_known, rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
@@ -79,9 +79,8 @@ def verdict_size(r: dict[str, Any]) -> str:
         known = largest_known(ev)
         # the largest known, named by the family that found it (not the random family's worst
         # beside a search's violation)
-        parts.append(f"{'unbounded' if known[0] == float('inf') else 'worst lhs/rhs'}"
-                     f"{'' if known[0] == float('inf') else ' ' + fmt_ratio(known[0], 3)} "
-                     f"({known[1].removeprefix('the ')})" if known
+        size = known_size(known[0]).replace("lhs/rhs", "worst lhs/rhs") if known else ""
+        parts.append(f"{size} ({known[1].removeprefix('the ')})" if known
                      else f"worst lhs/rhs {fmt_ratio(worst, 3)}")
         # the random family's largest excess; a violation only the search found has none
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0

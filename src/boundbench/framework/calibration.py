@@ -68,26 +68,43 @@ def null_pair(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, *, ratio: 
     spreads differ would draw from a scale mixture, heavier-tailed than either sample, and
     charge a procedure with errors the data do not cause. ``ratio`` scales the first sample's
     draws: an alternative of that spread ratio, for a power."""
+    return _draw(_pool(a, b), len(a), len(b), rng, ratio)
+
+
+def _pool(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`null_pair`'s pool, made once per calibration (not once per draw)."""
     def unit(x: np.ndarray) -> np.ndarray:
         r = x - np.median(x)
         s = np.mean(np.abs(r))
         return r / s if s > 0 else r
 
-    pool = np.concatenate([unit(a), unit(b)])
-    return (ratio * rng.choice(pool, len(a)), rng.choice(pool, len(b)))
+    return np.concatenate([unit(a), unit(b)])
+
+
+def _draw(pool: np.ndarray, na: int, nb: int, rng: np.random.Generator, ratio: float = 1.0
+          ) -> tuple[np.ndarray, np.ndarray]:
+    return (ratio * rng.choice(pool, na), rng.choice(pool, nb))
+
+
+def _calibration(k: int, n_sim: int, procedure: str, alpha: float,
+                 nulls: str = "nulls resampled from these runs") -> Calibration:
+    """``k`` false decisions in ``n_sim`` nulls, with the rate's exact 95% interval."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n_sim).proportion_ci(confidence_level=0.95, method="exact")
+    return Calibration(procedure, int(k), n_sim, k / n_sim, float(ci.low), float(ci.high), alpha,
+                       nulls)
 
 
 def realised_rate(decide: Decide, a: np.ndarray, b: np.ndarray, *, rng: np.random.Generator,
                   procedure: str, n_sim: int = 400, alpha: float = ALPHA) -> Calibration:
     """How often ``decide`` (data -> a verdict word) decides a trend on nulls drawn by
     :func:`null_pair` from ``a`` and ``b``."""
-    from scipy.stats import binomtest
-
     if not isinstance(n_sim, int) or isinstance(n_sim, bool) or n_sim < 1:
         raise ValueError(f"n_sim must be an integer >= 1 (got {n_sim!r})")
-    k = sum(decide(*null_pair(a, b, rng), rng) in FALSE for _ in range(n_sim))
-    ci = binomtest(k, n_sim).proportion_ci(confidence_level=0.95, method="exact")
-    return Calibration(procedure, int(k), n_sim, k / n_sim, float(ci.low), float(ci.high), alpha)
+    pool = _pool(a, b)
+    k = sum(decide(*_draw(pool, len(a), len(b), rng), rng) in FALSE for _ in range(n_sim))
+    return _calibration(k, n_sim, procedure, alpha)
 
 
 def min_detectable_ratio(decide: Decide, a: np.ndarray, b: np.ndarray, *,
@@ -98,8 +115,9 @@ def min_detectable_ratio(decide: Decide, a: np.ndarray, b: np.ndarray, *,
     ``power`` of ``n_sim`` draws shaped like ``a`` and ``b`` (:func:`null_pair` with that
     ratio): the smallest effect this many runs of this shape can show. None where even the
     smallest ratio tried is found less often."""
+    pool = _pool(a, b)
     for r in ratios:
-        hits = sum(decide(*null_pair(a, b, rng, ratio=r), rng) == "supported"
+        hits = sum(decide(*_draw(pool, len(a), len(b), rng, r), rng) == "supported"
                    for _ in range(n_sim))
         if hits >= power * n_sim:
             return r
@@ -209,7 +227,7 @@ def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     spread). Where the rate's interval lies above ``alpha``, the bootstrap interval is not read
     on these data: a permutation test of rho decides instead (exact under the no-association
     null, whatever ``y``'s shape; two-sided, ``n_perm`` permutations)."""
-    from scipy.stats import binomtest, rankdata
+    from scipy.stats import rankdata
 
     from boundbench.framework.trends import spearman_rows, trend_verdict
 
@@ -219,9 +237,8 @@ def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
         return trend_verdict(x, yy, expected=expected, rng=rng, what="trend").status
 
     k = sum(decide(rng.permutation(y)) in FALSE for _ in range(n_sim))
-    ci = binomtest(k, n_sim).proportion_ci(confidence_level=0.95, method="exact")
-    cal = Calibration("the Spearman interval", int(k), n_sim, k / n_sim, float(ci.low),
-                      float(ci.high), alpha, "permutations of these outcomes (no trend)")
+    cal = _calibration(k, n_sim, "the Spearman interval", alpha,
+                       "permutations of these outcomes (no trend)")
     zx = rankdata(x)
     zx = (zx - zx.mean()) / (zx.std() or 1.0) * (1 if expected == "increasing" else -1)
     sd = float(np.std(y)) or 1.0
