@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from boundbench.budget import budget_section, budgeted_and_fixed  # noqa: F401 (re-exported)
+from boundbench.budget import budget_section
 from boundbench.errata import known_size, largest_known, rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size

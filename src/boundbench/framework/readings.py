@@ -180,11 +180,11 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
             raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
     named: dict[str, str] = {}
     if words is not None:
-        parts = [p for n in by_reading for p in reading_parts(n)]
-        missing = [p for p in dict.fromkeys(parts) if not str(words.get(p, "")).strip()]
+        parts = list(dict.fromkeys(p for n in by_reading for p in reading_parts(n)))
+        missing = [p for p in parts if not str(words.get(p, "")).strip()]
         if missing:
             raise ValueError(f"words must describe every reading's choice (missing: {missing})")
-        named = {p: str(words[p]) for p in dict.fromkeys(parts)}
+        named = {p: str(words[p]) for p in parts}
     by_reading, default, merged_groups = merge_identical(by_reading, default)
     decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
     deciding = default if (default in decided or not decided) else next(iter(decided))
