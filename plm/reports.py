@@ -14,6 +14,7 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
+from boundbench.framework.calibrated import calibrated_paired_mean
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
@@ -153,10 +154,13 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
     steps = grid.finetune.max_steps
     more = (f"; at this effect a decision would need about {need} seeds" if need and seen >= 3
             else "")  # an SD from two seeds sizes nothing
+    ev = {**verdict.evidence, "smoke_run": True, "status_if_decided": verdict.status}
+    if "realised_false_decision_rate" not in ev:
+        ev["calibration_not_applicable"] = (f"a smoke run of {plural(seen, 'seed')} decides "
+                                            "nothing: there is no decision to calibrate")
     return Verdict("inconclusive", f"smoke run ({runs} fine-tuning runs of {steps} steps at quick "
                    f"scale) decides nothing; run --scale standard or paper{more}. Measured: "
-                   f"{verdict.reason}",
-                   {**verdict.evidence, "smoke_run": True, "status_if_decided": verdict.status})
+                   f"{verdict.reason}", ev)
 
 
 def banded(verdict: Verdict, low: float, high: float, band: Band, *, expected: str) -> Verdict:
@@ -227,10 +231,11 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
                   band=band, spread=float(np.std(diff, ddof=1)), what=what)
         if band is not None:
             ev["band"] = band.to_dict()
-        return sequential_verdict([p], what=what, evidence=ev,
-                                  seconds_per_seed=seconds_per_seed(df),
-                                  grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
-                                  device=_trained_on(df))
+        v = sequential_verdict([p], what=what, evidence=ev, seconds_per_seed=seconds_per_seed(df),
+                               grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
+                               device=_trained_on(df))
+        return calibrated_paired_mean(v, diff, rng=ctx.rng("calibration"), expected=expected,
+                                      band=band, sequence=True)
     if len(diff) < 2:
         v = not_trained_verdict(untrained, len(runs), ev, what=what,
                                 left=f", leaving {len(diff)} paired seeds")
@@ -245,8 +250,14 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     status = interval_status(lo, hi, expected_sign=sign)
     if status == "inconclusive" and ev["seeds_needed"] and band is None:
         txt += f"; a decision at this effect needs about {ev['seeds_needed']} seeds"
-    v = Verdict(status, txt, ev)
-    return banded(v, lo, hi, band, expected=expected) if band is not None else v
+    # its error rate on these differences centred at 0 and the smallest change it detects
+    v = calibrated_paired_mean(Verdict(status, txt, ev), diff, rng=ctx.rng("calibration"),
+                               expected=expected, band=band)
+    if band is None or v.evidence.get("refused"):
+        return v  # the sign test's verdict has no interval of the mean to band
+    from boundbench.framework.calibration import no_effect_within_reach
+
+    return no_effect_within_reach(banded(v, lo, hi, band, expected=expected), band)
 
 
 def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: str,

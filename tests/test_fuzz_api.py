@@ -30,9 +30,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boundbench.framework import calibrated, trends, verdicts
 from boundbench.framework import sequential as sq
 from boundbench.framework import stopping as stp
-from boundbench.framework import trends, verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pool_heads, pools, stability, svm, train
@@ -53,7 +53,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.theory.problems", "boundbench.framework.verdicts",
            "boundbench.framework.trends", "boundbench.framework.readings",
            "boundbench.framework.sequential", "boundbench.framework.stopping",
-           "boundbench.framework.calibration", "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
+           "boundbench.framework.calibration", "boundbench.framework.calibrated", "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
            "boundbench.synthetic.pool_heads",
            "boundbench.synthetic.mlp"]
@@ -104,6 +104,20 @@ EXCLUDED = {
     "readings.reading_parts": "splits a reading's name; tested in test_optimal_sets",
     "readings.readings_text": "formats a verdict's reading_words; tested in test_optimal_sets",
     "calibration.Calibration": "a result record",
+    "calibrated.Procedure": "a record of callables; tested in test_calibrated",
+    "calibrated.calibrate": "takes a Verdict and procedures (callables); tested in "
+    "test_calibrated",
+    "calibrated.calibrated_mean": "takes a Verdict; tested in test_calibrated (the sign-test "
+    "fallback on skewed values)",
+    "calibrated.calibrated_paired_mean": "takes a Verdict; tested in test_calibrated and "
+    "through the fine-tuning claims",
+    "calibrated.calibrated_paired_trend": "takes a Verdict; tested in test_calibrated",
+    "calibrated.calibrated_end_ratio": "takes a Verdict; tested in test_calibrated",
+    "calibrated.calibrated_exponent": "takes a Verdict and an aggregate (a callable); tested "
+    "in test_calibrated",
+    "calibrated.paired_trend_word": "tested against paired_trend_verdict in test_calibrated",
+    "calibrated.realised": "runs a Procedure (callables); tested in test_calibrated",
+    "calibrated.reach": "runs a decision (a callable); tested in test_calibrated",
     "calibration.calibrated": "takes a Verdict and a decision procedure; tested in "
     "test_calibration (1,000 nulls)",
     "calibration.calibrated_std": "takes a Verdict; tested in test_calibration",
@@ -269,6 +283,8 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         what="x", n_boot=50, level=0.95)),
     "trends.bootstrap_mean": (trends.bootstrap_mean, dict(x=np.arange(6.0), rng=_rng(),
                                                               n_boot=50, level=0.9)),
+    "calibrated.sign_test": (calibrated.sign_test, dict(x=np.arange(6.0) - 2, null=0.0,
+                                                        expected_sign=1, alpha=0.05)),
     "trends.interval_status": (trends.interval_status, dict(low=0.1, high=0.2,
                                                                 expected_sign=1)),
     "trends.end_ratio": (trends.end_ratio, dict(

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_std
+from boundbench.framework.calibrated import calibrated_end_ratio, calibrated_paired_trend
+from boundbench.framework.calibration import calibrated_std, calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
@@ -124,9 +125,26 @@ def _verdicts(ctx: CheckContext, df: pd.DataFrame, *, x: str, y: str, xlabel: st
         evidence={"n_training_sets": int(real.dataset.nunique() if paired else len(real)),
                   "seed": ctx.seed, **{f"real_median_at_{k:g}": float(v) for k, v in med.items()},
                   **control})
+    verdict = _calibrated(ctx, verdict, real, x, y, expected=expected, paired=paired)
     verdict = decide_no_effect(verdict, _end_ratio(real, x, y, ctx.rng("ratio"), paired=paired),
                                xlabel)
-    return verdict, vs
+    lo_v, hi_v = (real[real[x] == f(real[x])].sort_values("dataset")[y].to_numpy()
+                  for f in (min, max))
+    return calibrated_end_ratio(verdict, lo_v, hi_v, paired=paired, margin=EQUIVALENCE,
+                                rng=ctx.rng("band")), vs
+
+
+def _calibrated(ctx: CheckContext, verdict: Verdict, part: pd.DataFrame, x: str, y: str, *,
+                expected: str, paired: bool) -> Verdict:
+    """The trend's error rate on permutation nulls of these sets and the smallest rho it
+    detects (issue 64): within sets where they are (``paired``), else over all points."""
+    rng = ctx.rng("calibration")
+    if not paired:
+        return calibrated_trend(verdict, part[x].to_numpy(), part[y].to_numpy(), rng=rng,
+                                expected=expected)
+    wide = part.pivot(index="dataset", columns=x, values=y)
+    return calibrated_paired_trend(verdict, wide.columns.to_numpy(), wide.to_numpy(), rng=rng,
+                                   expected=expected)
 
 
 def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: str,

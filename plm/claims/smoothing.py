@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
@@ -164,6 +165,10 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
         v = trend_verdict(trained.strategy.map(score).to_numpy(),
                           trained.test_accuracy.to_numpy(), expected="increasing", rng=ctx.rng(),
                           what="test accuracy vs Table 5's predicted order", evidence=ev)
+        if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+            v = calibrated_trend(v, trained.strategy.map(score).to_numpy(),
+                                 trained.test_accuracy.to_numpy(), rng=ctx.rng("calibration"),
+                                 expected="increasing")
         means = trained.groupby("strategy").test_accuracy.mean()
         v = v.with_evidence(**{f"mean_accuracy[{w}]": float(means.get(w, np.nan)) for w in order},
                             seeds_needed=trend_power(v.evidence["spearman_rho"], len(order)))
@@ -199,6 +204,9 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     df = cached_grid(ctx, grid)
     v = trend_verdict(df.level.to_numpy(), df.head_top_eig.to_numpy(), expected="decreasing",
                       rng=ctx.rng(), what="head Hessian top eigenvalue vs sigma")
+    if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+        v = calibrated_trend(v, df.level.to_numpy(), df.head_top_eig.to_numpy(),
+                             rng=ctx.rng("calibration"), expected="decreasing")
     h0 = df[df.level == 0].set_index("seed").head_top_eig
     d = df[df.level > 0].copy()
     d["erf_rhs"] = cor1_rhs(H=h0.loc[d.seed].to_numpy(), eps=d.head_grad_norm.to_numpy(),

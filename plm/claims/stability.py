@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
+from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
@@ -156,6 +157,9 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
         v = trend_verdict(trained.level.to_numpy(), dev.to_numpy(), expected="decreasing",
                           rng=ctx.rng(), what="|accuracy - level mean| vs training-sample ratio",
                           evidence=ev)
+        if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+            v = calibrated_trend(v, trained.level.to_numpy(), dev.to_numpy(),
+                                 rng=ctx.rng("calibration"), expected="decreasing")
         stds = trained.groupby("level").test_accuracy.std(ddof=1)
         v = v.with_evidence(**{f"std_at_{k:g}": float(x) for k, x in stds.items()},
                             seeds_needed=trend_power(v.evidence["spearman_rho"],

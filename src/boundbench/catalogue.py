@@ -47,6 +47,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "boundbench.synthetic.claims.fu_soft_margin",
     "boundbench.synthetic.claims.implicit_bias",
     "boundbench.synthetic.claims.smoothing",
+    "boundbench.synthetic.claims.jachess_mlp",
     "boundbench.plm.claims.features",
     "boundbench.plm.claims.stability",
     "boundbench.plm.claims.smoothing",

@@ -13,6 +13,16 @@ def _when(r: dict[str, Any]) -> str:
     return f"{r['created'][:10]}, {r['device']}{budget}"
 
 
+def reach_text(c: dict[str, Any]) -> str:
+    """A recorded claim's smallest detectable effect in words (``"detects 0.55 Spearman rho"``),
+    or ``""`` where its record has none."""
+    cal = c.get("calibration") or {}
+    mde = cal.get("min_detectable_effect")
+    if not isinstance(mde, float):
+        return "detects no effect tried" if cal else ""
+    return f"detects {mde:.2g} {cal.get('units') or ''}".rstrip()
+
+
 Latest = dict[str, tuple[dict[str, Any], dict[str, Any]]]
 UNDECIDED = ("inconclusive", "not-testable")
 
@@ -67,6 +77,9 @@ def beside_larger(rec: dict[str, Any], larger: list[dict[str, Any]]) -> list[str
         group = ("still undecided" if c["verdict"] in ("inconclusive", "not-testable") else
                  "against the paper" if c.get("against_paper") else "with the paper")
         size = f", {c['size']}" if c.get("size") and group != "still undecided" else ""
+        if group == "still undecided" or c["verdict"] == "no-effect":
+            # what the run could have seen (issue 64), where its record says
+            size += f", {reach}" if (reach := reach_text(c)) else ""
         groups[group].append(f"`{cid}` {c['verdict']} ({r['scale']}, {_when(r)}{size})")
     return ["", f"{len(open_)} claims the quick scale leaves undecided (smoke runs), with their "
             "latest recorded standard- or paper-scale verdict (`docs/larger-audits.json`):", "",

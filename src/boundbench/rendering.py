@@ -204,8 +204,40 @@ def record(report: dict[str, Any]) -> dict[str, Any]:
                         "against_paper": against_paper(r), "fragile": is_fragile(r),
                         **({"self_test": r["self_test"]} if r.get("self_test") else {}),
                         "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
-                        "margin_units": (r.get("evidence") or {}).get("margin_units")}
+                        "margin_units": (r.get("evidence") or {}).get("margin_units"),
+                        **({"calibration": cal} if (cal := calibration_record(r)) else {})}
                        for r in report["claims"]]}
+
+
+def calibration_record(r: dict[str, Any]) -> dict[str, Any] | None:
+    """A stochastic verdict's calibration in short (issue 64): its realised false-decision rate
+    on nulls drawn from its own data with that rate's 95% interval, the smallest effect it
+    detects in its units, and the procedure that decided (a fallback where the first one was
+    refused); ``None`` for a verdict without one."""
+    ev = r.get("evidence") or {}
+    rate, ci = ev.get("realised_false_decision_rate"), ev.get("realised_false_decision_ci")
+    if not isinstance(rate, float) or not isinstance(ci, list):
+        return None
+    return {"rate": rate, "low": ci[0], "high": ci[1], "min_detectable_effect":
+            ev.get("min_detectable_effect"), "units": ev.get("min_detectable_units"),
+            "decided_by": ev.get("decided_by"), "fell_back": "refused" in ev}
+
+
+def _calibration_line(claims: list[dict[str, Any]]) -> str:
+    """How the record's stochastic verdicts err on nulls drawn from their own data, or nothing
+    for a record made before calibration existed."""
+    cal = [c for c in claims if c.get("calibration")]
+    if not cal:
+        return ""
+    rates = [c["calibration"]["rate"] for c in cal]
+    above = [c["id"] for c in cal if c["calibration"]["low"] > 0.05]  # refused, yet reported
+    fell = [c["id"] for c in cal if c["calibration"].get("fell_back")]
+    return (f"; its {len(cal)} calibrated stochastic verdicts err on {min(rates):.1%} to "
+            f"{max(rates):.1%} of nulls drawn from their own data, "
+            + (f"{len(above)} above the nominal 5%" if above else "each interval reaching the "
+               "nominal 5%")
+            + (f", {len(fell)} decided by a procedure valid for their data after the first was "
+               f"refused ({', '.join(f'`{i}`' for i in fell)})" if fell else ""))
 
 
 def _certified_line(claims: list[dict[str, Any]]) -> str:
@@ -234,7 +266,7 @@ def headline(rec: dict[str, Any], *, link: str = "",
              f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
              f"{plural(len(rec['claims']), 'claim')}: {counts}) found "
              f"{plural(len(found), 'claim')} against their paper"
-             f"{_certified_line(rec['claims'])}:", "",
+             f"{_certified_line(rec['claims'])}{_calibration_line(rec['claims'])}:", "",
              *([self_tests(rec["claims"]), ""] if self_tests(rec["claims"]) else [])]
     for r in found:
         if r["verdict"] == "depends-on-reading":

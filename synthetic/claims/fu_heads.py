@@ -12,6 +12,12 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.calibrated import (
+    CALIBRATION_KEYS,
+    calibrated_end_ratio,
+    calibrated_exponent,
+    calibrated_paired_trend,
+)
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import (
     along_t_verdict,
@@ -125,12 +131,17 @@ def _fig5_at(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun, t: int) -> Verd
     verdict = paired_trend_verdict(wide.columns.to_numpy(), wide.to_numpy(),
                                    expected="decreasing", rng=ctx.rng(f"t{t}"),
                                    what=f"LOO stability at t = {t} vs H")
+    # its error rate on within-dataset permutations and the smallest rho it detects (issue 64)
+    verdict = calibrated_paired_trend(verdict, wide.columns.to_numpy(), wide.to_numpy(),
+                                      rng=ctx.rng(f"calibration t{t}"), expected="decreasing")
     # no effect is tested before the trend: over 500 datasets a 0.1% drift is a significant
     # rank trend, but not the effect the figure claims
-    return decide_no_effect(verdict, end_ratio(wide.iloc[:, 0].to_numpy(),
-                                               wide.iloc[:, -1].to_numpy(),
-                                               rng=ctx.rng(f"ratio t{t}"), paired=True),
-                            f"H in [{min(cfg.heads)}, {max(cfg.heads)}]", before_trend=True)
+    ends = wide.iloc[:, 0].to_numpy(), wide.iloc[:, -1].to_numpy()
+    verdict = decide_no_effect(verdict, end_ratio(*ends, rng=ctx.rng(f"ratio t{t}"), paired=True),
+                               f"H in [{min(cfg.heads)}, {max(cfg.heads)}]", before_trend=True)
+    # a no-effect stands where the ratio's interval could tell an effect at the band's edge
+    return calibrated_end_ratio(verdict, *ends, paired=True, margin=EQUIVALENCE,
+                                rng=ctx.rng(f"band t{t}"))
 
 
 def _fig5_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[Verdict,
@@ -254,6 +265,13 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
                                f"gap ~ H^{f.exponent:.3g} (95% CI [{f.ci_low:.3g}, "
                                f"{f.ci_high:.3g}]) at t = {int(t)}", m)
     along = along_t_verdict(by_t, what="gap exponent in H")
+    # the last step's decision calibrated on nulls at exactly H^-1/2 (issue 64)
+    last_t = sub[sub.step == sub.step.max()]
+    piv = last_t.pivot(index="dataset", columns="heads", values="gap_to_penalized_svm")
+    cal = calibrated_exponent(
+        by_t[max(by_t)], np.log(piv.columns.to_numpy(dtype=float)),
+        [np.log(measured(piv.to_numpy()))], rng=ctx.rng("calibration"), predicted=-0.5,
+        aggregate=lambda s: np.median(s, axis=-2), n_boot=ctx.pick(300, 1000))
     last = fits.iloc[-1]
     early = fits.iloc[(fits.step - 5).abs().argmin()]
     ev = {"fitted_exponent": float(last.exponent), "ci_low": float(last.ci_low),
@@ -261,11 +279,14 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
           "exponent_at_step_5": float(early.exponent),
           "steps_with_ci_at_or_below_minus_half": int((fits.ci_low <= -0.5).sum()),
           "n_recorded_steps": len(fits), "n_datasets": cfg.n_datasets,
-          "heads": [h for h in cfg.heads if h >= 5], "seed": ctx.seed}
+          "heads": [h for h in cfg.heads if h >= 5], "seed": ctx.seed,
+          **{k: cal.evidence[k] for k in CALIBRATION_KEYS if k in cal.evidence}}
     ev = {**ev, **{k: along.evidence[k] for k in ("by_t", "t_ranges", "decided_at_steps",
                                                      "margin_to_flip", "margin_units", "fragile")}}
     ci = (f"H^{last.exponent:.3g} (95% CI [{last.ci_low:.3g}, {last.ci_high:.3g}]) at "
           f"t = {int(last.step)}")
+    if "refused" in cal.evidence:  # the last step's interval is not calibrated for these data
+        return Verdict("inconclusive", f"at t = {int(last.step)}: {cal.reason}", ev), fits
     if along.status == "depends-on-reading":
         return Verdict(along.status, f"{along.reason}; slower than H^-0.5 where contradicted",
                        ev), fits

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
@@ -178,6 +179,9 @@ def _fig8(ctx: CheckContext) -> Outcome:
     df, cfg = _quadratic(ctx)
     verdict = trend_verdict(df.dist0.to_numpy(), df.loo_distance.to_numpy(), expected="increasing",
                             rng=ctx.rng(), what="LOO distance vs ||w0 - w*||")
+    # its error rate on permutation nulls of these runs and the smallest rho it detects
+    verdict = calibrated_trend(verdict, df.dist0.to_numpy(), df.loo_distance.to_numpy(),
+                               rng=ctx.rng("calibration"), expected="increasing")
     verdict = verdict.with_evidence(n_datasets_per_cell=cfg.n_datasets, seed=ctx.seed)
     fig, (ax,) = plotting.figure()
     for (kappa, n), g in df.groupby(["kappa", "n"]):

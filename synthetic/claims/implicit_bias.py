@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
+from boundbench.framework.calibrated import calibrated_mean
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.trends import bootstrap_mean
@@ -85,7 +86,10 @@ def _soudry(ctx: CheckContext) -> Outcome:
     what = (f"gap to the bias-penalized SVM ~ rate^a with a = {a.mean():.2f} (95% CI "
             f"[{lo:.2f}, {hi:.2f}]) over t in [{ev['t_range'][0]}, {ev['t_range'][1]:,}]")
     status = "supported" if lo > 0.9 else "contradicted" if hi < 0.9 else "inconclusive"
-    verdict = Verdict(status, what, ev)
+    # its error rate on these exponents centred at 0.9, and the smallest excess it detects
+    verdict = calibrated_mean(Verdict(status, what, ev), a, rng=ctx.rng("calibration"),
+                              expected_sign=1, null=0.9, units="mean exponent above 0.9")
+    status = verdict.status
     fig, (ax,) = plotting.figure()
     plotting.median_band(ax, df.step, df.gap_penalized_svm,
                          label="to the bias-penalized SVM (GD's limit)")

@@ -9,6 +9,7 @@ import torch
 from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
+from boundbench.framework.calibrated import calibrated_exponent
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.verdicts import Verdict
@@ -76,6 +77,13 @@ def _jachess_estimator(ctx: CheckContext) -> Outcome:
               f", {ev['jac_ci_high']:.2f}]) and p^{ev['hess_exponent']:.2f} (Hessian, CI "
               f"[{ev['hess_ci_low']:.2f}, {ev['hess_ci_high']:.2f}]); predicted -0.5")
     verdict = Verdict("supported" if ok else "contradicted", reason, ev)
+    # calibrated on nulls at exactly p^-1/2 (each series tilted, repetitions resampled)
+    fit = [p for p in ps if p >= 4]
+    series = [np.log(df.pivot(index="rep", columns="p", values=c)[fit].to_numpy())
+              for c in ("jac_rel_err", "hess_rel_err")]
+    verdict = calibrated_exponent(
+        verdict, np.log(np.array(fit, dtype=float)), series, rng=ctx.rng("calibration"),
+        predicted=-0.5, aggregate=lambda s: 0.5 * np.log(np.mean(np.exp(2 * s), axis=-2)))
     fig, (ax,) = plotting.figure()
     for col, lab in (("jac_rel_err", "Jacobian, eq. (5)"), ("hess_rel_err", "Hessian, eq. (6)")):
         plotting.median_band(ax, df.p, df[col], label=lab)

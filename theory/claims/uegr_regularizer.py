@@ -326,7 +326,9 @@ def _uegr_mask(ctx: CheckContext) -> Outcome:
           "as_written_configs_favouring_high_saliency": int((w.p_top10pct_saliency > w.p_rest)
                                                             .sum()),
           "n_configs": len(w), "n_parameters": int(s.size), "median_s_norm": float(
-              np.median(s_norm)), "seed": ctx.seed}
+              np.median(s_norm)), "seed": ctx.seed,
+          "calibration_not_applicable": "no sampling decision: eq. (9)'s keep probabilities "
+          "are computed exactly on one network's saliencies, and the verdict counts them"}
     if ev["as_written_configs_favouring_high_saliency"] == 0:
         verdict = Verdict("contradicted", "eq. (9) as written gives high-saliency parameters a "
                           "LOWER keep probability in all 15 (alpha, beta) settings; it updates "

@@ -155,6 +155,12 @@ def _check_reduction(ctx: CheckContext) -> Outcome:
           "unscaled_mask_min_ratio_mc": float(ratio_unscaled[masked_coords].min()),
           "seed": ctx.seed}
     ev = with_margin(ev, float(np.abs(decided - 1).min()), "ratio")
+    # a variance ratio of two independent samples of n draws has an SE of about r sqrt(4/n)
+    se = float(ratio_mc[masked_coords].min()) * np.sqrt(4 / n)
+    ev.update(monte_carlo_ratio_se=se, calibration_not_applicable=(
+        f"no sampling decision to calibrate: eq. (18) gives each ratio exactly (>= 1 on every "
+        f"masked coordinate); the Monte Carlo ratios of {n:,} draws confirm it, the nearest to "
+        f"1 being {ev['margin_to_flip'] / se:.0f} of their standard errors away"))
     df = pd.DataFrame({"coordinate": np.arange(mu.size), "p": p, "mu": mu,
                        "ratio_mc": ratio_mc, "ratio_eq18": ratio_exact,
                        "ratio_unscaled_mc": ratio_unscaled})

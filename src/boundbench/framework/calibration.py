@@ -167,6 +167,7 @@ def calibrated(verdict: Verdict, decide: Decide, a: np.ndarray, b: np.ndarray, *
         mde = min_detectable_ratio(decide, a, b, rng=rng)
         return Verdict(verdict.status, f"{verdict.reason}; calibrated: {cal.text()}; "
                        f"{_mde_text(mde)}", {**ev, "min_detectable_effect": mde,
+                                             "min_detectable_units": "spread ratio",
                                              "decided_by": procedure}, verdict.figure,
                        verdict.table)
 
@@ -181,7 +182,8 @@ def calibrated(verdict: Verdict, decide: Decide, a: np.ndarray, b: np.ndarray, *
                             "reason": verdict.reason, "calibration": cal.to_dict()},
           "calibration": fall.to_dict(), "realised_false_decision_rate": fall.rate,
           "realised_false_decision_ci": [fall.low, fall.high], "min_detectable_effect": mde,
-          "decided_by": name, "mad_ratio": ratio, "permutation_p": p, "effect": ratio}
+          "min_detectable_units": "spread ratio", "decided_by": name, "mad_ratio": ratio,
+          "permutation_p": p, "effect": ratio}
     ev = with_margin(ev, abs(np.log(p / alpha)), "log p")
     return Verdict(status, f"{what}: not decided by the std ratio, which is not calibrated for "
                    f"these runs ({cal.text()}); {name}: deviations ratio {ratio:.3g}, p = "
@@ -204,16 +206,25 @@ def calibrated_std(v: Verdict, a: np.ndarray, b: np.ndarray, *, rng: np.random.G
 
 
 def no_effect_within_reach(v: Verdict, band: Band) -> Verdict:
-    """A ``no-effect`` stands only where the smallest spread ratio the runs could detect
-    (``min_detectable_effect``) lies inside the no-effect ``band``: otherwise the runs could
-    not have seen an effect just outside it, and the verdict is ``inconclusive``, with that
-    number."""
+    """A ``no-effect`` stands only where the smallest effect the runs could detect
+    (``min_detectable_effect``: a spread ratio for a ratio band, a difference's magnitude for a
+    difference band) lies inside the no-effect ``band``: otherwise the runs could not have seen
+    an effect just outside it, and the verdict is ``inconclusive``, with that number (or with
+    none: no effect tried was found)."""
     mde = v.evidence.get("min_detectable_effect")
-    if v.status != "no-effect" or not isinstance(mde, float) or mde >= band.low:
+    if v.status != "no-effect":
         return v
-    return Verdict("inconclusive", f"{v.reason}; not no-effect: the smallest spread ratio these "
-                   f"runs detect, {mde:g}, lies outside the band [{band.low:g}, {band.high:g}]",
-                   {**v.evidence, "status_if_in_reach": "no-effect"}, v.figure, v.table)
+    if isinstance(mde, float):
+        inside = (band.low <= mde <= band.high if band.kind == "ratio"
+                  else mde <= min(-band.low, band.high))
+        if inside:
+            return v
+        what = f"{mde:g}, lies outside the band [{band.low:g}, {band.high:g}]"
+    else:
+        what = "beyond every effect tried, is outside the band"
+    return Verdict("inconclusive", f"{v.reason}; not no-effect: the smallest effect these "
+                   f"runs detect, {what}", {**v.evidence, "status_if_in_reach": "no-effect"},
+                   v.figure, v.table)
 
 
 def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
@@ -250,7 +261,8 @@ def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
             break
     ev = {**verdict.evidence, "calibration": cal.to_dict(), "realised_false_decision_rate":
           cal.rate, "realised_false_decision_ci": [cal.low, cal.high],
-          "min_detectable_effect": mde, "min_detectable_units": "Spearman rho"}
+          "min_detectable_effect": mde, "min_detectable_units": "Spearman rho",
+          "decided_by": "the Spearman interval"}
     reach = (f"the smallest rho it finds in 80% of draws is {mde:.2f}" if mde is not None else
              "it finds no trend in 80% of draws up to 3 SDs across the range")
     if cal.stands:

@@ -278,6 +278,12 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
     last = by_t[ts[-1]]
     ev: dict[str, Any] = {**last.evidence, "by_t": {str(t): by_t[t].status for t in ts},
                           "t_ranges": ranges, "decided_at_steps": ts}
+    rates = {t: v.evidence["realised_false_decision_rate"] for t, v in by_t.items()
+             if isinstance(v.evidence.get("realised_false_decision_rate"), float)}
+    if rates:  # the step whose decision errs most often on its nulls speaks for the curve
+        worst = max(rates, key=lambda t: rates[t])
+        ev.update(realised_false_decision_rate=rates[worst], realised_false_decision_ci=by_t[
+            worst].evidence.get("realised_false_decision_ci"), realised_false_decision_step=worst)
     margins = [(v.evidence["margin_to_flip"], v.evidence["margin_units"]) for v in by_t.values()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
                and v.evidence.get("margin_units") in FRAGILE]

@@ -1,0 +1,414 @@
+"""Mean, within-set trend and no-effect-band verdicts calibrated on their own data (issue 64):
+each reports its realised false-decision rate on nulls drawn from the claim's observed
+outcomes, the smallest effect it could detect there (80% power, by simulation from the same
+resampling, in the claim's units), and falls back to a procedure valid for these data where
+the rate's exact interval lies above the nominal level.
+
+One core, :func:`calibrate`, runs a :class:`Procedure` (a decision and the nulls it is
+calibrated on) and an alternative family; the wrappers say what the nulls and the fallback are:
+
+- :func:`calibrated_mean`: a mean (of paired differences, of per-dataset exponents) decided by
+  a bootstrap interval or a confidence sequence; nulls are the values centred at the null and
+  drawn with replacement (the data's shape, no effect); the fallback is the exact sign test of
+  the median (Dixon & Mood 1946, *JASA* 41: 557-566), valid for any shape.
+- :func:`calibrated_paired_trend`: the mean within-set Spearman correlation; nulls permute each
+  set's outcomes across the levels (no trend within any set, exact for any shape); the
+  fallback is the permutation test of that mean.
+- :func:`calibrated_end_ratio`: a no-effect decided by an end-to-end ratio's interval inside
+  ``1 +- margin`` (an equivalence test, Schuirmann 1987, *J. Pharmacokin. Biopharm.* 15:
+  657-680); a false decision is a no-effect where the effect sits at the band's edge, and the
+  verdict stands only where the smallest ratio the interval tells from 1 lies inside the band.
+
+The rate is the share of nulls on which the procedure decides an effect (``supported`` or
+``contradicted``; ``no-effect`` for a band), with its exact (Clopper-Pearson) interval
+(:func:`~boundbench.framework.calibration._calibration`), in the spirit of the false-fail
+rates TensorFlow Probability's ``statistical_testing`` attaches to its assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from boundbench.framework.calibration import ALPHA, FALSE, Calibration, _calibration
+from boundbench.framework.validate import Array, Choice, Float, checked
+from boundbench.framework.verdicts import Verdict, with_margin
+
+# the evidence a calibrated verdict adds: what a verdict built from several carries over
+CALIBRATION_KEYS = ("calibration", "realised_false_decision_rate", "realised_false_decision_ci",
+                    "min_detectable_effect", "min_detectable_units",
+                    "min_detectable_fraction_of_paper", "decided_by", "refused",
+                    "calibration_not_applicable")
+Decision = Callable[[Any, np.random.Generator], tuple[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """A decision procedure and the nulls it is calibrated on: ``decide(data, rng)`` returns
+    the verdict word and its own evidence (a p-value as ``p``); ``null(rng)`` draws a dataset
+    shaped like the observed one on which the claimed effect is absent; ``nulls`` says how, in
+    words; ``false``: the words that are false decisions on such a null."""
+
+    name: str
+    decide: Decision
+    null: Callable[[np.random.Generator], Any]
+    nulls: str
+    false: tuple[str, ...] = FALSE
+
+
+def realised(proc: Procedure, *, rng: np.random.Generator, n_sim: int,
+             alpha: float = ALPHA) -> Calibration:
+    """How often ``proc`` makes a false decision on ``n_sim`` of its nulls."""
+    if not isinstance(n_sim, int) or isinstance(n_sim, bool) or n_sim < 1:
+        raise ValueError(f"n_sim must be an integer >= 1 (got {n_sim!r})")
+    k = sum(proc.decide(proc.null(rng), rng)[0] in proc.false for _ in range(n_sim))
+    return _calibration(k, n_sim, proc.name, alpha, proc.nulls)
+
+
+def reach(decide: Decision, alternative: Callable[[float, np.random.Generator], Any],
+          grid: Sequence[float], measure: Callable[[Any], float] | None, *,
+          rng: np.random.Generator, power: float = 0.8, draws: int = 40,
+          found: str = "supported") -> float | None:
+    """The smallest effect, in the claim's units, that ``decide`` finds (``found``) in at least
+    ``power`` of ``draws`` datasets drawn by ``alternative(c, rng)``: the first ``c`` of
+    ``grid`` (increasing effects) that reaches it, measured by ``measure`` as the mean over
+    those draws (``None``: ``c`` itself, the effect drawn). None where the largest ``c`` falls
+    short."""
+    for c in grid:
+        sets = [alternative(c, rng) for _ in range(draws)]
+        if sum(decide(s, rng)[0] == found for s in sets) >= power * draws:
+            return float(c if measure is None else np.mean([measure(s) for s in sets]))
+    return None
+
+
+def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random.Generator,
+              alternative: Callable[[float, np.random.Generator], Any],
+              grid: Sequence[float], measure: Callable[[Any], float] | None, units: str,
+              fallback: Procedure | None = None, n_sim: int = 200, alpha: float = ALPHA,
+              paper_effect: float | None = None, found: str = "supported") -> Verdict:
+    """``verdict`` (decided by ``primary`` on ``data``) with its realised false-decision rate
+    and minimum detectable effect in the evidence; where that rate's interval lies above
+    ``alpha``, ``fallback``'s verdict on ``data`` instead (its own rate beside it, the refused
+    one's kept), or ``inconclusive`` where there is none."""
+    cal = realised(primary, rng=rng, n_sim=n_sim, alpha=alpha)
+    ev: dict[str, Any] = {**verdict.evidence}
+    if cal.stands:
+        proc, status, used = primary, verdict.status, cal
+        reason = f"{verdict.reason}; calibrated: {cal.text()}"
+    elif fallback is None:
+        proc, status, used = primary, "inconclusive", cal
+        ev["refused"] = {"procedure": primary.name, "status": verdict.status}
+        reason = (f"{verdict.reason}; not decided: {cal.text()}, and no procedure valid for "
+                  "these data is declared")
+    else:
+        status, extra = fallback.decide(data, rng)
+        used = realised(fallback, rng=rng, n_sim=n_sim, alpha=alpha)
+        proc = fallback
+        ev.update(refused={"procedure": primary.name, "status": verdict.status,
+                           "reason": verdict.reason, "calibration": cal.to_dict()},
+                  **{f"fallback_{k}": v for k, v in extra.items()})
+        p = extra.get("p")
+        if isinstance(p, float) and p > 0:
+            ev = with_margin(ev, abs(np.log(p / alpha)), "log p")
+        reason = (f"{verdict.reason}; not read: {primary.name} is not calibrated for these "
+                  f"data ({cal.text()}); {fallback.name} decides {status}"
+                  + (f", p = {p:.3g}" if isinstance(p, float) else "") + f" ({used.text()})")
+    mde = reach(proc.decide, alternative, grid, measure, rng=rng, found=found)
+    ev.update(calibration=used.to_dict(), realised_false_decision_rate=used.rate,
+              realised_false_decision_ci=[used.low, used.high], min_detectable_effect=mde,
+              min_detectable_units=units, decided_by=proc.name)
+    words = f"the smallest {units} it finds in 80% of draws like these is "
+    if mde is None:
+        reason += f"; {words}beyond the largest tried: more data would"
+    else:
+        reason += f"; {words}{mde:.3g}"
+        if paper_effect:
+            ev["min_detectable_fraction_of_paper"] = mde / abs(paper_effect)
+            reason += f" ({mde / abs(paper_effect):.0%} of the paper's effect)"
+    return Verdict(status, reason, ev, verdict.figure, verdict.table)
+
+
+# ------------------------------------------------------------------------------ means
+
+
+def _interval_word(lo: float, hi: float, null: float, sign: int) -> str:
+    from boundbench.framework.trends import interval_status
+
+    return interval_status(lo - null, hi - null, expected_sign=sign)
+
+
+@checked(x=Array(ndim=1, min_size=1), null=Float(), expected_sign=Choice(-1, 1),
+         alpha=Float(0, 1, lo_open=True, hi_open=True))
+def sign_test(x: np.ndarray, *, null: float, expected_sign: int,
+              alpha: float = ALPHA) -> tuple[str, dict[str, Any]]:
+    """The exact two-sided sign test of ``median(x) = null`` (values equal to ``null``
+    dropped): ``supported`` where the median lies on the ``expected_sign`` side at ``alpha``,
+    ``contradicted`` on the other, else ``inconclusive``."""
+    from scipy.stats import binomtest
+
+    x = np.asarray(x, dtype=float)
+    above, below = int(np.sum(x > null)), int(np.sum(x < null))
+    if above + below == 0:
+        return "inconclusive", {"p": 1.0, "n_above": 0, "n_below": 0}
+    p = float(binomtest(above, above + below).pvalue)
+    ev = {"p": p, "n_above": above, "n_below": below}
+    if p >= alpha:
+        return "inconclusive", ev
+    return ("supported" if (above > below) == (expected_sign > 0) else "contradicted"), ev
+
+
+def calibrated_mean(verdict: Verdict, x: np.ndarray, *, rng: np.random.Generator,
+                    expected_sign: int, null: float = 0.0, units: str,
+                    decide: Decision | None = None, procedure: str =
+                    "the mean's bootstrap interval", n_sim: int = 200,
+                    paper_effect: float | None = None) -> Verdict:
+    """A verdict on the mean of ``x`` against ``null`` (``decide``: data -> word, by default
+    the 95% percentile bootstrap interval of the mean; a confidence sequence passes its own),
+    calibrated on ``x`` centred at ``null`` and drawn with replacement; the minimum
+    detectable effect is the mean shift, in ``units``, found in 80% of such draws shifted by
+    it; the fallback is the exact sign test of the median (:func:`sign_test`), calibrated on
+    ``x`` centred at its median."""
+    from boundbench.framework.trends import bootstrap_mean
+
+    x = np.asarray(x, dtype=float).ravel()
+    if x.size < 3:  # resamples of two values say nothing about the data's shape
+        return verdict.with_evidence(
+            calibration_not_applicable=f"{x.size} value(s): too few to resample")
+    sign = 1 if expected_sign > 0 else -1
+    if decide is None:
+        def decide(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
+            _, lo, hi = bootstrap_mean(d, rng=g)
+            return _interval_word(lo, hi, null, sign), {}
+
+    centred, at_median = x - x.mean() + null, x - np.median(x) + null
+    primary = Procedure(procedure, decide, lambda g: g.choice(centred, x.size),
+                        "resamples of these values centred at the null")
+    fallback = Procedure("the exact sign test of the median",
+                         lambda d, g: sign_test(d, null=null, expected_sign=sign),
+                         lambda g: g.choice(at_median, x.size),
+                         "resamples of these values with their median at the null")
+    se = float(np.std(x, ddof=1)) / np.sqrt(x.size) or 1e-12
+    return calibrate(verdict, x, primary, rng=rng, fallback=fallback, n_sim=n_sim,
+                     alternative=lambda c, g: g.choice(centred, x.size) + sign * c,
+                     grid=[se * k for k in (0.5, 1, 1.5, 2, 2.5, 3, 4, 6, 10, 20)],
+                     measure=lambda d: abs(float(np.mean(d)) - null), units=units,
+                     paper_effect=paper_effect)
+
+
+def calibrated_paired_mean(v: Verdict, diff: np.ndarray, *, rng: np.random.Generator,
+                           expected: str, band: Any = None, sequence: bool = False) -> Verdict:
+    """A paired-difference verdict (``expected``: ``"increase"`` or ``"decrease"``) from the
+    bootstrap interval of the mean or, with ``sequence``, from the t confidence sequence
+    (which assumes Gaussian differences; decided against ``band`` where there is one),
+    calibrated by :func:`calibrated_mean` on these differences centred at 0; the paper's
+    effect, where the band records one, scales the minimum detectable effect."""
+    from boundbench.framework.sequential import t_confidence_sequence
+    from boundbench.framework.stopping import first_decision
+
+    def along(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
+        cs = t_confidence_sequence(d)
+        return first_decision(cs.low, cs.high, null=0.0, expected=expected,
+                              band=band)[0] or "inconclusive", {}
+
+    return calibrated_mean(v, diff, rng=rng, units="mean paired change",
+                           expected_sign=1 if expected == "increase" else -1,
+                           decide=along if sequence else None,
+                           procedure="the t confidence sequence" if sequence else
+                           "the mean's bootstrap interval",
+                           paper_effect=getattr(band, "paper_effect", None))
+
+
+# ------------------------------------------------------------------ within-set trends
+
+
+def _row_rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`~boundbench.framework.trends.spearman_rows` of ``x (levels,)`` with each row of
+    ``y``, its arithmetic without its argument checks (run thousands of times here)."""
+    from boundbench.framework.trends import tied_ranks
+
+    rx, ry = tied_ranks(x), tied_ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean(-1, keepdims=True)
+    den = np.sqrt((rx**2).sum() * (ry**2).sum(-1))
+    return np.where(den > 0, (ry @ rx) / np.where(den > 0, den, 1), 0.0)
+
+
+def _mean_rho(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(_row_rho(x, y)))
+
+
+def paired_trend_word(x: np.ndarray, y: np.ndarray, *, expected: str,
+                      rng: np.random.Generator) -> str:
+    """:func:`~boundbench.framework.trends.paired_trend_verdict`'s status, computed as it does
+    (the same draws from ``rng``) without building the verdict: what the calibration runs a
+    few hundred times, at a tenth of the time (``tests/test_calibrated.py`` checks they
+    agree)."""
+    rho = _row_rho(x, y)
+    boot = rho[rng.integers(0, rho.size, (1000, rho.size))].mean(1)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    sign = 1.0 if expected == "increasing" else -1.0
+    if sign * lo > 0 and sign * hi > 0:
+        return "supported"
+    if sign * lo < 0 and sign * hi < 0:
+        return "contradicted"
+    return "inconclusive"
+
+
+def calibrated_paired_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
+                            rng: np.random.Generator, expected: str, n_sim: int = 400,
+                            n_perm: int = 999) -> Verdict:
+    """A within-set trend verdict (:func:`~boundbench.framework.trends.paired_trend_verdict`
+    on ``x (levels,)`` and ``y (sets, levels)``) calibrated on nulls that permute each set's
+    outcomes across the levels (no trend within any set: exact whatever their shape); the
+    minimum detectable effect is the mean within-set Spearman rho found in 80% of such draws
+    plus a trend of ``c`` times each set's spread across the standardized ranks of ``x``; the
+    fallback is the permutation test of the mean within-set rho (``n_perm`` permutations,
+    two-sided)."""
+    from scipy.stats import rankdata
+
+    from boundbench.framework.trends import tied_ranks
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    sign = 1 if expected == "increasing" else -1
+
+    def decide(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
+        return paired_trend_word(x, d, expected=expected, rng=g), {}
+
+    rx = tied_ranks(x)
+    rx = rx - rx.mean()
+
+    def permutation(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
+        # a row's ranks permuted are the permuted row's ranks: rank once, permute the ranks
+        ry = tied_ranks(d)
+        ry = ry - ry.mean(-1, keepdims=True)
+        den = np.sqrt((rx**2).sum() * (ry**2).sum(-1))
+        den = np.where(den > 0, den, np.inf)  # a constant set's rho is 0
+        obs = float(np.mean((ry @ rx) / den))
+        perm = g.permuted(np.broadcast_to(ry, (n_perm, *ry.shape)), axis=-1)
+        stats = ((perm @ rx) / den).mean(-1)
+        p = float((1 + np.sum(np.abs(stats) >= abs(obs) - 1e-12)) / (n_perm + 1))
+        word = ("inconclusive" if p >= ALPHA else "supported" if obs * sign > 0
+                else "contradicted")
+        return word, {"p": p, "mean_within_set_spearman": obs}
+
+    def null(g: np.random.Generator) -> np.ndarray:
+        return g.permuted(y, axis=1)
+
+    zx = rankdata(x)
+    zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
+    sd = y.std(axis=1, keepdims=True)
+    sd = np.where(sd > 0, sd, 1.0)
+    nulls = "permutations of each set's outcomes across the levels (no trend)"
+    return calibrate(
+        verdict, y, Procedure("the within-set Spearman interval", decide, null, nulls), rng=rng,
+        fallback=Procedure("a permutation test of the mean within-set rho", permutation, null,
+                           nulls), n_sim=n_sim,
+        alternative=lambda c, g: null(g) + c * sd * zx,
+        grid=(0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
+        measure=lambda d: _mean_rho(x, d), units="mean within-set Spearman rho")
+
+
+# ------------------------------------------------------------------- no-effect bands
+
+
+def calibrated_end_ratio(verdict: Verdict, low_level: np.ndarray, high_level: np.ndarray, *,
+                         paired: bool, margin: float, rng: np.random.Generator,
+                         n_sim: int = 100) -> Verdict:
+    """A ``no-effect`` decided by the end-to-end ratio's interval inside ``1 +- margin``
+    (:func:`~boundbench.framework.trends.decide_no_effect`), calibrated where it can be false:
+    on nulls whose ratio sits at the band's edge nearer the estimate (each set's high-level
+    values scaled, the sets drawn with replacement), its rate of no-effect decisions; and the
+    smallest ratio the interval tells from 1 in 80% of draws. The verdict stands where that
+    ratio lies inside the band; otherwise it is ``inconclusive``, with the number. Other
+    verdicts are returned as they are."""
+    from boundbench.framework.trends import end_ratio
+
+    if verdict.status != "no-effect":
+        return verdict
+    lo_v, hi_v = np.asarray(low_level, dtype=float), np.asarray(high_level, dtype=float)
+    est = float(verdict.evidence.get("end_ratio", 1.0))
+    edge = 1 + margin if est >= 1 else 1 - margin
+
+    def scaled(r: float, g: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        if paired:
+            i = g.integers(0, lo_v.size, lo_v.size)
+            base = float(np.median(hi_v / lo_v))
+            return lo_v[i], hi_v[i] * (r / base if base > 0 else 1.0)
+        i, j = g.integers(0, lo_v.size, lo_v.size), g.integers(0, hi_v.size, hi_v.size)
+        base = float(np.median(hi_v) / np.median(lo_v))
+        return lo_v[i], hi_v[j] * (r / base if base > 0 else 1.0)
+
+    def decide(d: tuple[np.ndarray, np.ndarray], g: np.random.Generator
+               ) -> tuple[str, dict[str, Any]]:
+        _, a, b = end_ratio(d[0], d[1], rng=g, paired=paired)
+        if 1 - margin <= a and b <= 1 + margin:
+            return "no-effect", {}
+        return ("supported" if a > 1 or b < 1 else "inconclusive"), {}
+
+    up = est >= 1
+    primary = Procedure("the end-ratio interval inside the band", decide,
+                        lambda g: scaled(edge, g), f"resamples of these sets with their ratio "
+                        f"at the band's edge {edge:g}", ("no-effect",))
+    v = calibrate(verdict, (lo_v, hi_v), primary, rng=rng, n_sim=n_sim,
+                  alternative=lambda c, g: scaled(1 + c if up else 1 - c, g),
+                  # on a grid of fractions of the margin, so the band's own edge is tried
+                  grid=[margin * k for k in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)],
+                  measure=None, units="change of the end-to-end ratio from 1",
+                  found="supported")
+    mde = v.evidence.get("min_detectable_effect")
+    if v.status == "no-effect" and (mde is None or mde > margin * (1 + 1e-9)):
+        reach_txt = "beyond the largest tried" if mde is None else f"{mde:.3g}"
+        return Verdict("inconclusive", f"{v.reason}; not no-effect: the smallest change these "
+                       f"data tell from none, {reach_txt}, lies outside the band 1 +- "
+                       f"{margin:g}", {**v.evidence, "status_if_in_reach": "no-effect"},
+                       v.figure, v.table)
+    return v
+
+
+# -------------------------------------------------------------- fitted rate exponents
+
+
+def _slopes(logx: np.ndarray, agg: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of ``agg (..., levels)`` on ``logx``, over the last axis."""
+    cx = logx - logx.mean()
+    return (agg * cx).sum(-1) / (cx**2).sum()
+
+
+def calibrated_exponent(verdict: Verdict, logx: np.ndarray, series: Sequence[np.ndarray], *,
+                        rng: np.random.Generator, predicted: float,
+                        aggregate: Callable[[np.ndarray], np.ndarray], n_boot: int = 500,
+                        n_sim: int = 100) -> Verdict:
+    """A rate claim ``statistic ~ x^a`` with ``a <= predicted`` (e.g. a gap shrinking at least
+    like ``H^-1/2``): each of ``series`` (log values, ``(sets, levels)``) is aggregated over
+    its sets (``aggregate``: ``(..., sets, levels) -> (..., levels)``), the exponent fitted on
+    ``logx`` with a bootstrap interval over sets; ``contradicted`` where some series'
+    interval lies above ``predicted``. Calibrated on nulls whose exponent is exactly
+    ``predicted`` (each series tilted by ``(predicted - a_hat) logx``, its sets drawn with
+    replacement), where a ``contradicted`` is false; the minimum detectable effect is the
+    excess exponent ``a - predicted`` found in 80% of such draws tilted by it."""
+    logx = np.asarray(logx, dtype=float)
+    series = [np.asarray(s, dtype=float) for s in series]
+    est = [float(_slopes(logx, aggregate(s))) for s in series]
+    nulls_at = [s + (predicted - a) * logx for s, a in zip(series, est, strict=True)]
+
+    def decide(data: list[np.ndarray], g: np.random.Generator) -> tuple[str, dict[str, Any]]:
+        for s in data:
+            idx = g.integers(0, s.shape[0], (n_boot, s.shape[0]))
+            lo = float(np.quantile(_slopes(logx, aggregate(s[idx])), 0.025))
+            if lo > predicted:
+                return "contradicted", {}
+        return "supported", {}
+
+    def draw(c: float, g: np.random.Generator) -> list[np.ndarray]:
+        return [s[g.integers(0, s.shape[0], s.shape[0])] + c * logx for s in nulls_at]
+
+    primary = Procedure("the fitted exponent's bootstrap interval", decide,
+                        lambda g: draw(0.0, g), f"resamples of these sets tilted to the "
+                        f"exponent {predicted:g}", ("contradicted",))
+    return calibrate(verdict, series, primary, rng=rng, n_sim=n_sim, alternative=draw,
+                     grid=(0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0),
+                     measure=lambda d: max(float(_slopes(logx, aggregate(s))) for s in d)
+                     - predicted, units="exponent above the predicted one",
+                     found="contradicted")

@@ -1,0 +1,179 @@
+"""Mean, within-set trend, band and rate-exponent verdicts calibrated on their own data (issue
+64): each carries its realised false-decision rate and the smallest effect it detects, and a
+procedure that errs above its level on data like these is refused for one valid for them."""
+
+import numpy as np
+import pytest
+
+from boundbench.framework import calibrated as cd
+from boundbench.framework.trends import bootstrap_mean, interval_status, paired_trend_verdict
+from boundbench.framework.verdicts import Verdict
+
+KEYS = ("realised_false_decision_rate", "realised_false_decision_ci", "min_detectable_effect")
+
+
+def _mean_verdict(x, rng):
+    _, lo, hi = bootstrap_mean(x, rng=rng)
+    return Verdict(interval_status(lo, hi, expected_sign=1), "mean", {})
+
+
+def test_the_fast_paired_trend_word_is_paired_trend_verdicts_status():
+    """The calibration's shortcut decides as the verdict does, draw for draw."""
+    g = np.random.default_rng(0)
+    x = np.array([1.0, 3, 10, 30, 100])
+    for i in range(200):
+        y = g.normal(size=(int(g.integers(2, 30)), 5)) + g.normal() * 0.3 * np.arange(5)
+        e = ("increasing", "decreasing")[i % 2]
+        slow = paired_trend_verdict(x, y, expected=e, rng=np.random.default_rng(i), what="t")
+        assert cd.paired_trend_word(x, y, expected=e, rng=np.random.default_rng(i)) == \
+            slow.status
+
+
+def test_a_mean_on_gaussian_values_stands_with_its_rate_and_reach():
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.3, 1.0, 60)
+    out = cd.calibrated_mean(_mean_verdict(x, rng), x, rng=np.random.default_rng(2),
+                             expected_sign=1, units="change", paper_effect=1.0)
+    assert out.status == "supported" and "refused" not in out.evidence
+    assert all(k in out.evidence for k in KEYS) and out.evidence["calibration"]["stands"]
+    # about 2.8 standard errors (0.36 at 60 values of SD 1): the grid's steps around it
+    assert 0.2 < out.evidence["min_detectable_effect"] < 0.6
+    assert out.evidence["min_detectable_fraction_of_paper"] == out.evidence[
+        "min_detectable_effect"]
+
+
+def test_a_bootstrap_mean_of_a_few_skewed_values_is_refused_for_the_sign_test():
+    """The control: the percentile bootstrap of a mean of 6 lognormal values errs far above 5%
+    on nulls shaped like them; the exact sign test decides instead, at its level."""
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(0, 1.5, 6) - 0.2
+    out = cd.calibrated_mean(_mean_verdict(x, rng), x, rng=np.random.default_rng(4),
+                             expected_sign=1, units="change", n_sim=400)
+    assert out.evidence["refused"]["calibration"]["low"] > 0.05
+    assert out.evidence["decided_by"] == "the exact sign test of the median"
+    assert out.evidence["realised_false_decision_ci"][0] <= 0.05
+    assert "fallback_p" in out.evidence and "not read" in out.reason
+
+
+def test_too_few_values_say_so_instead_of_a_rate():
+    x = np.array([0.1, 0.2])
+    out = cd.calibrated_mean(Verdict("inconclusive", "m", {}), x, rng=np.random.default_rng(0),
+                             expected_sign=1, units="change")
+    assert "calibration_not_applicable" in out.evidence and out.status == "inconclusive"
+
+
+def test_a_within_set_trend_is_calibrated_and_a_null_stays_undecided():
+    rng = np.random.default_rng(5)
+    x = np.array([1.0, 2, 4, 8])
+    y = -0.4 * np.arange(4) + rng.standard_exponential((30, 4))  # decreasing, skewed noise
+    v = paired_trend_verdict(x, y, expected="decreasing", rng=rng, what="y vs x")
+    out = cd.calibrated_paired_trend(v, x, y, rng=np.random.default_rng(6),
+                                     expected="decreasing", n_sim=100)
+    assert out.status == v.status == "supported" and out.evidence["calibration"]["stands"]
+    assert -1 < out.evidence["min_detectable_effect"] < 0  # rho, in the expected direction
+    null = rng.permuted(y, axis=1)
+    v0 = paired_trend_verdict(x, null, expected="decreasing", rng=rng, what="y vs x")
+    out0 = cd.calibrated_paired_trend(v0, x, null, rng=np.random.default_rng(7),
+                                      expected="decreasing", n_sim=100)
+    assert out0.status == "inconclusive" and all(k in out0.evidence for k in KEYS)
+
+
+def test_a_loose_within_set_interval_is_refused_for_the_permutation_test(monkeypatch):
+    """The control: a within-set interval at 50% errs on about half the nulls; it is refused
+    and the permutation test of the mean within-set rho decides, at its level."""
+    real = cd.paired_trend_word
+
+    def loose(x, y, *, expected, rng):
+        rho = cd._mean_rho(x, y)
+        return ("supported" if (rho < 0) == (expected == "decreasing") else "contradicted") \
+            if abs(rho) > 0.02 else "inconclusive"
+
+    monkeypatch.setattr(cd, "paired_trend_word", loose)
+    g = np.random.default_rng(8)
+    x = np.arange(4.0)
+    y = -0.3 * np.arange(4) + g.standard_exponential((25, 4))
+    out = cd.calibrated_paired_trend(Verdict("supported", "t", {}), x, y, rng=g,
+                                     expected="decreasing", n_sim=100)
+    assert out.evidence["refused"]["calibration"]["low"] > 0.05
+    assert out.evidence["decided_by"] == "a permutation test of the mean within-set rho"
+    assert out.evidence["realised_false_decision_ci"][0] <= 0.05
+    assert out.status == "supported" and out.evidence["fallback_p"] < 0.01
+    assert real is not loose
+
+
+def test_a_no_effect_band_is_calibrated_at_its_edge_and_needs_its_reach():
+    from boundbench.framework.trends import decide_no_effect, end_ratio
+
+    rng = np.random.default_rng(9)
+    lo_v = rng.lognormal(0, 0.05, 200)
+    hi_v = lo_v * rng.lognormal(0, 0.02, 200)
+    v = decide_no_effect(Verdict("inconclusive", "trend", {}),
+                         end_ratio(lo_v, hi_v, rng=rng, paired=True), "H")
+    assert v.status == "no-effect"
+    out = cd.calibrated_end_ratio(v, lo_v, hi_v, paired=True, margin=0.1,
+                                  rng=np.random.default_rng(10), n_sim=60)
+    assert out.status == "no-effect" and out.evidence["min_detectable_effect"] <= 0.1
+    assert out.evidence["calibration"]["nulls"].endswith("band's edge 1.1")
+    # a verdict the band did not decide is returned as it is
+    other = Verdict("supported", "trend", {})
+    assert cd.calibrated_end_ratio(other, lo_v, hi_v, paired=True, margin=0.1,
+                                   rng=rng) is other
+
+
+def test_a_rate_exponent_is_calibrated_at_the_predicted_rate():
+    rng = np.random.default_rng(11)
+    logx = np.log([4.0, 16, 64, 256])
+    at = -0.5 * logx + rng.normal(0, 0.1, (20, 4))  # log values at exactly x^-1/2
+    slow = 0.0 * logx + rng.normal(0, 0.1, (20, 4))  # no decay: contradicted
+
+    def agg(s):
+        return np.median(s, axis=-2)
+
+    for data, word in ((at, "supported"), (slow, "contradicted")):
+        v = Verdict(word, "rate", {})
+        out = cd.calibrated_exponent(v, logx, [data], rng=np.random.default_rng(12),
+                                     predicted=-0.5, aggregate=agg, n_sim=60)
+        assert out.status == word and out.evidence["calibration"]["stands"]
+        assert 0 < out.evidence["min_detectable_effect"] < 0.2
+
+
+def test_a_no_effect_on_a_difference_band_needs_its_reach():
+    from boundbench.framework.bands import Band
+    from boundbench.framework.calibration import no_effect_within_reach
+
+    band = Band(-0.01, 0.01, "difference", "default", "one point")
+    near = Verdict("no-effect", "in", {"min_detectable_effect": 0.008})
+    far = Verdict("no-effect", "in", {"min_detectable_effect": 0.03})
+    blind = Verdict("no-effect", "in", {"min_detectable_effect": None})
+    assert no_effect_within_reach(near, band).status == "no-effect"
+    assert no_effect_within_reach(far, band).status == "inconclusive"
+    assert no_effect_within_reach(blind, band).status == "inconclusive"
+
+
+@pytest.mark.parametrize("cid", ["fu.fig5.heads", "fu.fig6.n", "fu.fig8.distance", "ad.fig1a",
+                                 "jachess.estimator", "jachess.frobenius-lowers-spectral",
+                                 "soudry.direction-rate", "fu.cor3.1.sqrt-h",
+                                 "fu.features.heads", "fu.features.head-tuning"])
+def test_the_audits_stochastic_verdicts_state_their_rate_and_reach(audited, cid):
+    """What the README's audit records for its decided stochastic verdicts."""
+    ev = audited(cid)["evidence"]
+    assert all(k in ev for k in KEYS), cid
+    lo, hi = ev["realised_false_decision_ci"]
+    assert 0 <= lo <= ev["realised_false_decision_rate"] <= hi <= 1
+
+
+def test_every_trend_claim_states_its_rate_or_why_it_has_none(audited):
+    """Every ``trend`` claim of the audit: a realised false-decision rate with its interval
+    and a minimum detectable effect, or why no sampling decision is there to calibrate (a
+    smoke run, too few seeds, an exact count)."""
+    from boundbench.framework.registry import registry
+
+    missing = []
+    for cid, c in registry().items():
+        if c.kind != "trend":
+            continue
+        ev = audited(cid)["evidence"]
+        if not (all(k in ev for k in KEYS) or isinstance(ev.get("calibration_not_applicable"),
+                                                          str)):
+            missing.append(cid)
+    assert not missing, missing
