@@ -177,3 +177,31 @@ def test_every_trend_claim_states_its_rate_or_why_it_has_none(audited):
                                                           str)):
             missing.append(cid)
     assert not missing, missing
+
+
+def test_a_std_claim_with_failed_runs_has_the_papers_reading_and_the_trained_one():
+    """Fine-tuning runs that stay at the majority class: the paper's stability (the std over
+    every run) and the std over the runs that trained are two readings, each calibrated on its
+    own runs, with each arm's failure rate in the evidence (issue 64)."""
+    import pandas as pd
+
+    from boundbench.framework.context import CheckContext
+    from boundbench.plm.claims.stability import _std_readings
+
+    rng = np.random.default_rng(13)
+    a_all, b_all = rng.normal(0.88, 0.004, 12), rng.normal(0.88, 0.01, 12)
+    b_all[[2, 7]] = 0.52  # two failed FineTune runs
+    b_tr = np.delete(b_all, [2, 7])
+    ctx = CheckContext(progress=False, claim_id="x.plm.std")
+    v = _std_readings(ctx, (a_all, b_tr), (a_all, b_all), what="accuracy",
+                      names=("mhloss", "finetune"), evidence={},
+                      table=pd.DataFrame({"seed": range(12), "seconds": 1.0}))
+    ev = v.evidence
+    assert set(ev["by_reading"]) == {"all-runs", "trained-runs"}
+    assert ev["failure_rate_finetune"] == pytest.approx(2 / 12) and ev["failure_rate_mhloss"] == 0
+    assert "realised_false_decision_rate" in ev and "paper's stability" in str(
+        ev["reading_words"])
+    same = _std_readings(ctx, (a_all, b_tr), (a_all, b_tr), what="accuracy",
+                         names=("mhloss", "finetune"), evidence={},
+                         table=pd.DataFrame({"seed": range(10), "seconds": 1.0}))
+    assert "by_reading" not in same.evidence  # every run trained: one reading

@@ -15,7 +15,7 @@ from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
-from boundbench.framework.verdicts import plural
+from boundbench.framework.verdicts import Verdict, plural
 from boundbench.methods import Method
 from boundbench.plm import bands
 from boundbench.plm.methods import SURT
@@ -85,11 +85,43 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                             {**ev, "band": bands.mhloss_std().to_dict()})
         return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])], "test_accuracy",
                            "test accuracy", grid, v)
-    v = std_claim_verdict(ctx, a, b, what="test accuracy across seeds",
-                          names=("mhloss", "finetune"), evidence=ev, table=df,
-                          grid_key=grid.key(seeds=False), band=bands.mhloss_std())
+    runs = {m: df[df.method == m].sort_values("seed").test_accuracy.to_numpy()
+            for m in ("mhloss", "finetune")}
+    v = _std_readings(ctx, (a, b), (runs["mhloss"], runs["finetune"]),
+                     what="test accuracy across seeds", names=("mhloss", "finetune"),
+                     evidence=ev, table=df, grid_key=grid.key(seeds=False),
+                     band=bands.mhloss_std())
     return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                        "test_accuracy", "test accuracy", grid, v)
+
+
+_STD_WORDS = {"all-runs": "the std over every seed's run, a run that did not train included "
+             "(the paper's stability: a failed run is part of the spread)",
+             "trained-runs": "the std over the runs that trained, a run left at the majority "
+             "class out"}
+
+
+def _std_readings(ctx: CheckContext, trained: tuple[np.ndarray, np.ndarray],
+                 every: tuple[np.ndarray, np.ndarray], *, names: tuple[str, str],
+                 **kw: Any) -> Verdict:
+    """A std-ratio claim over seeds (:func:`std_claim_verdict`, calibrated on these runs), with
+    each arm's failure rate in the evidence. Where some run did not train, the paper's
+    definition of stability (the std over every run, ``every``) and the std over the runs that
+    trained (``trained``) are two readings (issue 64): a failed run at the majority class can
+    make the spread by itself."""
+    rates = {f"failure_rate_{n}": 1 - len(t) / len(e) if len(e) else 0.0
+             for n, t, e in zip(names, trained, every, strict=True)}
+    kw["evidence"] = {**kw["evidence"], **rates}
+    one = std_claim_verdict(ctx, *trained, names=names, **kw)
+    if all(len(t) == len(e) for t, e in zip(trained, every, strict=True)):
+        return one  # every run trained: the two readings are one
+    if min(len(e) for e in every) < 3:
+        return one
+    from boundbench.framework.readings import readings_verdict
+
+    return readings_verdict({"all-runs": std_claim_verdict(ctx, *every, names=names, **kw),
+                             "trained-runs": one}, default="all-runs",
+                            what=kw["what"], words=_STD_WORDS)
 
 
 def _mean_or_none(x) -> float | None:
@@ -237,11 +269,12 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
         v = too_few_verdict(ev["n_full_not_trained"], len(full),
                             {**ev, "band": bands.head_vs_full().to_dict()})
     else:
-        v = std_claim_verdict(ctx, head.test_accuracy.to_numpy(),
-                              trained.sort_values("seed").test_accuracy.to_numpy(),
-                              what="test accuracy across seeds",
-                              names=("head_tuning", "full_finetuning"), evidence=ev, table=df,
-                              grid_key=grid.key(seeds=False), band=bands.head_vs_full())
+        h = head.test_accuracy.to_numpy()
+        v = _std_readings(ctx, (h, trained.sort_values("seed").test_accuracy.to_numpy()),
+                         (h, full.sort_values("seed").test_accuracy.to_numpy()),
+                         what="test accuracy across seeds",
+                         names=("head_tuning", "full_finetuning"), evidence=ev, table=df,
+                         grid_key=grid.key(seeds=False), band=bands.head_vs_full())
     table = pd.concat([full.assign(method="full fine-tuning"),
                        head.assign(method="head tuning", seed=head.run)], ignore_index=True)
     return bar_outcome(ctx, table[["method", "seed", "test_accuracy"]], "test_accuracy",
