@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_trend
+from boundbench.framework.calibrated import calibrated_end_ratio, calibrated_paired_mean
+from boundbench.framework.calibration import calibrated_trend, no_effect_within_reach
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, end_ratio, trend_verdict
@@ -179,6 +180,10 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
             if len(diff) >= 2:
                 v = trend_banded(v, bootstrap_mean(diff, rng=ctx.rng("band")),
                                  bands.layer_weights(), what="accuracy Soft - Inv, paired")
+                if v.status == "no-effect":  # only where the seeds could see the band's edge
+                    v = no_effect_within_reach(calibrated_paired_mean(
+                        v, diff, rng=ctx.rng("band calibration"), expected="increase",
+                        band=bands.layer_weights()), bands.layer_weights())
     if "band" not in v.evidence:
         v = v.with_evidence(band=bands.layer_weights().to_dict())
     return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
@@ -214,10 +219,16 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     wide = df.pivot_table(index="seed", columns="level", values="head_top_eig")
     top = wide[[df.level.min(), df.level.max()]].dropna()
     if len(top) >= 2 and (top.iloc[:, 0] > 0).all():
-        v = trend_banded(v, end_ratio(top.iloc[:, 0].to_numpy(), top.iloc[:, 1].to_numpy(),
-                                      rng=ctx.rng("band"), paired=True), bands.ad_hessian(),
+        ends = top.iloc[:, 0].to_numpy(), top.iloc[:, 1].to_numpy()
+        v = trend_banded(v, end_ratio(*ends, rng=ctx.rng("band"), paired=True),
+                         bands.ad_hessian(),
                          what=f"top eigenvalue at sigma {df.level.max():g} / at sigma "
                               f"{df.level.min():g}, median over seeds")
+        b = bands.ad_hessian()
+        # a no-effect only where a change at the band's edge would be told from none
+        v = calibrated_end_ratio(v.with_evidence(end_ratio=v.evidence["band_effect"]), *ends,
+                                 paired=True, margin=min(1 - b.low, b.high - 1),
+                                 rng=ctx.rng("band calibration"))
     else:
         v = v.with_evidence(band=bands.ad_hessian().to_dict())
     v = v.with_evidence(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),

@@ -95,6 +95,20 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
                        "test_accuracy", "test accuracy", grid, v)
 
 
+def _band_reach(ctx: CheckContext, v: Verdict, top: np.ndarray, bottom: np.ndarray) -> Verdict:
+    """A ``no-effect`` of the std ratio's size kept only where the smallest spread ratio these
+    runs detect lies inside the band (issue 64), with the ratio's calibration as evidence."""
+    from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
+
+    band = bands.sample_ratio_std()
+    cal = calibrated_std(Verdict(v.status, v.reason, {}), top, bottom,
+                         rng=ctx.rng("band calibration"), what="std ratio")
+    keys = ("calibration", "realised_false_decision_rate", "realised_false_decision_ci",
+            "min_detectable_effect", "min_detectable_units", "decided_by", "refused")
+    return no_effect_within_reach(v.with_evidence(**{k: cal.evidence[k] for k in keys
+                                                     if k in cal.evidence}), band)
+
+
 _STD_WORDS = {"all-runs": "the std over every seed's run, a run that did not train included "
              "(the paper's stability: a failed run is part of the spread)",
              "trained-runs": "the std over the runs that trained, a run left at the majority "
@@ -203,6 +217,8 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
             v = trend_banded(v, (r.evidence["std_ratio"] or float("nan"), r.evidence["ci_low"],
                                  r.evidence["ci_high"]), bands.sample_ratio_std(),
                              what="std at the largest ratio / std at the smallest")
+            if v.status == "no-effect":  # only where the seeds could see the band's edge
+                v = _band_reach(ctx, v, top, bottom)
         else:
             v = v.with_evidence(band=bands.sample_ratio_std().to_dict())
     v = smoke(ctx, v, df, grid)
