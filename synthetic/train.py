@@ -27,6 +27,7 @@ from boundbench.framework.validate import (
     Seed,
     Seq,
     Tensor,
+    as_array,
     checked,
 )
 from boundbench.methods import Method, Trainer
@@ -343,7 +344,7 @@ def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int |
     steps = steps or int(np.ceil(40 * beta / mu))
     outer = torch.einsum("kni,knj->knij", U, U)
     S = outer.sum(1)
-    loo = np.asarray(loo)
+    loo = as_array("loo", loo)
     if loo.ndim != 2 or loo.shape[0] != k or not np.issubdtype(loo.dtype, np.integer):
         raise ValueError(f"loo must be a ({k}, R) array of sample indices (got {loo.dtype} "
                          f"with shape {loo.shape})")

@@ -362,5 +362,9 @@ def test_errata_on_a_hand_edited_report_is_the_users_one_line(capsys, tmp_path):
     out = tmp_path / "o"
     out.mkdir()
     (out / "audit.json").write_text(json.dumps({"meta": {}, "claims": [{"id": "fu.x"}]}))
-    err = _fails(["errata", "--out", str(out)], capsys, "audit.json", "claim entry 0 lacks")
+    err = _fails(["errata", "--out", str(out)], capsys, "audit.json", "meta.created must be")
+    assert "report it" not in err
+    meta = {"created": "x", "scale": "quick", "seed": 0, "counts": {}}
+    (out / "audit.json").write_text(json.dumps({"meta": meta, "claims": [{"id": "fu.x"}]}))
+    err = _fails(["errata", "--out", str(out)], capsys, "audit.json", "claim 'fu.x'")
     assert "report it" not in err

@@ -505,7 +505,8 @@ def _bad_values(valid: Any) -> list[Any]:
     if isinstance(valid, int):
         return [-1, 0, 1.5, "3", None, -(10**9)]
     if isinstance(valid, float):
-        return [math.nan, math.inf, -math.inf, -1.0, 0.0, "x", None, HUGE, -HUGE]
+        return [math.nan, math.inf, -math.inf, -1.0, 0.0, "x", None, HUGE, -HUGE,
+                [[valid, valid], [valid]]]  # a ragged list (issue 65)
     if isinstance(valid, str):
         return ["bogus", 3, None]
     if isinstance(valid, np.random.Generator):
@@ -519,6 +520,9 @@ def _bad_values(valid: Any) -> list[Any]:
                 bad.append(a)
         bad.append(valid[..., :0])  # empty along the last axis
         bad += _shape_variants(valid)
+        if valid.size >= 2 and valid.ndim >= 1:  # a ragged nesting of its values (issue 65)
+            rows = valid.reshape(-1).tolist()
+            bad.append([rows, rows[:-1]])
         if valid.dtype.kind == "f" and valid.size:
             a = valid.copy()
             a.flat[0] = HUGE  # finite, but its square overflows

@@ -44,33 +44,18 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
                          "them")
 
 
-REPORT_KEYS = frozenset({"id", "paper", "where", "kind", "statement", "verdict", "reason",
-                         "evidence"})
-
-
 def _previous_report(out: Path) -> dict[str, Any] | None:
     """The folder's ``audit.json`` if it is a whole report, else ``None`` (a file that does not
     parse is named in a warning and left in place: nothing to merge into)."""
     import warnings
 
+    from boundbench.framework.report_schema import read_report
+
     path = out / "audit.json"
     if not path.exists():
         return None
     try:
-        report = json.loads(path.read_text())
-        if isinstance(report, dict) and isinstance(report.get("meta"), dict) and isinstance(
-                report.get("claims"), list):
-            bad = [i for i, r in enumerate(report["claims"])
-                   if not (isinstance(r, dict) and REPORT_KEYS <= set(r)
-                           and isinstance(r.get("evidence"), dict))]
-            if not bad:
-                return report
-            why = (f"claim entry {bad[0]} of {len(report['claims'])} lacks "
-                   f"{sorted(REPORT_KEYS - set(report['claims'][bad[0]]))}"
-                   if isinstance(report["claims"][bad[0]], dict)
-                   else f"claim entry {bad[0]} is not an object")
-        else:
-            why = "not an audit report"
+        return read_report(path)  # the types every reader relies on, safe file names
     except (OSError, ValueError) as exc:
         why = f"unreadable ({exc})"
     warnings.warn(f"{path}: {why}; the partial audit cannot merge into it and replaces it",

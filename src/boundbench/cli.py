@@ -313,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import warnings
 
+    from boundbench.framework.execution import LocalPool
+
+    LocalPool.ignore_after_stop = argv is None  # the console script: a process on its way out
     from boundbench.running import one_line_warning
 
     # a warning on the terminal is one line (the default format adds a line of our source);
@@ -337,6 +340,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt as exc:
+        from boundbench.framework.execution import LocalPool
+
+        if LocalPool.ignore_after_stop:  # on the way out: a second Ctrl-C ends nothing more
+            import signal
+
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         said = f": {exc}" if str(exc) else ""
         print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
               "command resumes from it.", file=sys.stderr)

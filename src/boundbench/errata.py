@@ -20,7 +20,6 @@ the command that reproduces it, and the corrected statement where one is known (
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,10 @@ import pandas as pd
 
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import summary as characterization_summary
+from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import against_paper, readings_text
+from boundbench.framework.report_schema import read_report
 from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.larger import larger_line, latest_verdicts
 
@@ -138,6 +139,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
     ``folder``: one page per paper, or only ``paper``'s; with ``larger`` (records of standard-
     or paper-scale audits, ``docs/larger-audits.json``), each finding a larger audit decided
     otherwise says so, with both verdicts."""
+    report, larger = markdown_safe(report), markdown_safe(larger)  # issue 65: no tag from data
     latest = latest_verdicts(larger or [])
     titles = _claims.titles_of(report["claims"])
     if paper is not None and paper not in titles:
@@ -335,21 +337,10 @@ def write(folder: Path, *, paper: str | None = None, audit: Path | None = None,
 
     catalogue.load()
     folder = Path(folder)
+    if paper is not None:  # it names a file: a plain name, nothing that leaves the folder
+        safe_name(paper, what="paper")
     src = Path(audit) if audit else folder / "audit.json"
-    if not src.exists():
-        raise ValueError(f"audit {str(src)!r} does not exist: run `boundbench audit` first")
-    try:
-        report = json.loads(src.read_text())
-        report["meta"], report["claims"]  # noqa: B018 - the shape an audit has
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"audit {str(src)!r} is not an audit.json ({exc})") from None
-    need = {"id", "paper", "where", "statement", "verdict", "reason", "evidence"}
-    for i, r in enumerate(report["claims"] if isinstance(report["claims"], list) else [None]):
-        if not isinstance(r, dict) or not need <= set(r):
-            lacks = sorted(need - set(r)) if isinstance(r, dict) else "everything"
-            raise ValueError(f"audit {str(src)!r} is not one this version reads: claim entry "
-                             f"{i} lacks {lacks} (an older or hand-edited report; rerun the "
-                             "audit)")
+    report = read_report(src)
     try:
         text = render(report, src.parent, paper=paper, larger=larger)
     except (KeyError, TypeError, AttributeError) as exc:

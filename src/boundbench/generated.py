@@ -43,14 +43,17 @@ def functions_table(markdown: bool = False) -> str:
 
 
 def read_audit(path: Path) -> dict[str, Any]:
-    """An audit's ``audit.json``, or ``ValueError`` naming the file and what is wrong."""
-    if not path.exists():
-        raise ValueError(f"audit {str(path)!r} does not exist: run `boundbench audit` first")
+    """An audit's ``audit.json``, or ``ValueError`` naming the file and what is wrong
+    (:func:`~boundbench.framework.report_schema.read_report`: the types every reader relies
+    on, the names it gives files)."""
+    from boundbench.framework.report_schema import read_report
+
+    report = read_report(Path(path))
     try:
-        report = json.loads(path.read_text())
         rendering.record(report)  # the fields a record needs are there
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"audit {str(path)!r} is not an audit.json ({exc})") from exc
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"audit {str(path)!r} is not one this version reads ({type(exc).__name__}"
+                         f": {exc}; an older or hand-edited report; rerun the audit)") from None
     return report
 
 

@@ -20,6 +20,7 @@ import jinja2
 
 from boundbench.errata import rerun_command
 from boundbench.framework import registry as _claims
+from boundbench.framework.escape import safe_url
 from boundbench.framework.files import within
 from boundbench.framework.readings import readings_text
 from boundbench.framework.verdicts import TERMS
@@ -76,6 +77,11 @@ def inline_figure(folder: Path | None, rel: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _image(src: str) -> str:
+    """An ``img`` source: the embedded figure, or a link through the scheme allow-list."""
+    return src if src.startswith("data:image/png;base64,") else safe_url(src)
+
+
 def _section_key(where: str) -> list:
     """A natural sort key for where a claim sits in its paper ("Lemma A.2.4" before "Lemma
     A.2.10"; theorems, lemmas and sections each together)."""
@@ -97,10 +103,11 @@ def _claim(r: dict[str, Any], latest: Latest | None = None,
             "statement": r["statement"], "equation": r.get("equation") or "",
             "notes": r.get("notes") or "", "readings": readings_text(r.get("evidence") or {}),
             "evidence": evidence_items(r.get("evidence") or {}),
-            "figure": r.get("figure") or "", "table": r.get("table") or "",
-            "image": inline_figure(folder, r.get("figure") or ""),
+            "figure": safe_url(r.get("figure")), "table": r.get("table") or "",
+            "table_url": safe_url(r.get("table")),
+            "image": _image(inline_figure(folder, r.get("figure") or "")),
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
-            "replay": ((r.get("evidence") or {}).get("replay") or {}).get("path")
+            "replay": safe_url(((r.get("evidence") or {}).get("replay") or {}).get("path"))
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
             "certified": certified(r),
             "against": is_finding(r),

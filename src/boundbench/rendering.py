@@ -11,6 +11,7 @@ from boundbench.budget import budget_section
 from boundbench.errata import known_size, largest_known, rerun_command
 from boundbench.framework import registry as _claims
 from boundbench.framework.characterize import size as characterization_size
+from boundbench.framework.escape import markdown_safe
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
 from boundbench.framework.readings import against_paper, readings_text
 from boundbench.framework.verdicts import FINDINGS, FRAGILE, TERMS, fmt_ratio, plural
@@ -260,6 +261,7 @@ def headline(rec: dict[str, Any], *, link: str = "",
     """The findings of a recorded audit (:func:`record`) as the README quotes them: dated, one
     line per finding, errors first; with ``larger`` (records of standard- or paper-scale
     audits, ``docs/larger-audits.json``), then :func:`beside_larger`."""
+    rec, larger = markdown_safe(rec), markdown_safe(larger)  # no marker nor tag from the data
     found = findings(rec["claims"])
     counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
     lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
@@ -284,6 +286,7 @@ def headline(rec: dict[str, Any], *, link: str = "",
 def render_index(report: dict[str, Any]) -> str:
     """``index.md``: every figure as a thumbnail with its claim, verdict and links to its data
     (CSV) and config (JSON), grouped by paper."""
+    report = markdown_safe(report)  # no tag from report data reaches the page (issue 65)
     meta, results = report["meta"], report["claims"]
     lines = ["# boundbench figures", "",
              f"From the audit of {meta['created']} (scale {meta['scale']}, seed {meta['seed']}). "
@@ -310,6 +313,7 @@ def render_index(report: dict[str, Any]) -> str:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    report = markdown_safe(report)  # no tag from report data reaches the page (issue 65)
     meta, results = report["meta"], report["claims"]
     env = ", ".join(f"{k} {v}" for k, v in meta["environment"].items())
     lines = [

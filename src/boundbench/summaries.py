@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.framework import registry as _claims
+from boundbench.framework.escape import csv_cell, markdown_safe, safe_name
 from boundbench.framework.files import write_atomic
 from boundbench.framework.readings import against_paper
 from boundbench.framework.verdicts import plural
@@ -131,13 +132,15 @@ def findings_latex(rows: list[dict[str, str]]) -> str:
 def write(out: Path, report: dict[str, Any]) -> list[str]:
     """Write every paper's summary and findings tables into ``out``; return the file names."""
     names = []
+    safe = markdown_safe(report)  # no tag from report data reaches a page (issue 65)
     for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
-        md = paper_summary(report, paper)
+        safe_name(paper, what="a claim's paper")  # it names the files below
+        md = paper_summary(safe, paper)
         rows = findings_rows(report, paper)
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=FINDINGS_COLUMNS)
         w.writeheader()
-        w.writerows(rows)
+        w.writerows([{k: csv_cell(v) for k, v in row.items()} for row in rows])
         for name, text in ((f"summary-{paper}.md", md), (f"findings-{paper}.csv", buf.getvalue()),
                            (f"findings-{paper}.tex", findings_latex(rows))):
             write_atomic(out / name, partial(Path.write_text, data=text))

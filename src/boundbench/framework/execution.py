@@ -13,7 +13,9 @@ that dies mid-task has its task retried elsewhere (Dask's ``retries``).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -105,10 +107,65 @@ class Serial:
         self.close()
 
 
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C held back while the pool's state changes (its processes starting, its units
+    submitted) and delivered after, where :class:`LocalPool` can stop cleanly: one that
+    landed half-way left a pool that neither ran nor shut down (leaked semaphores, a hang)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _worker_start(parent: int) -> None:
+    """Each pool worker's start (issue 65): a terminal's Ctrl-C reaches the whole process
+    group, and a worker that raised it in the middle of a claim (holding a file lock) hung the
+    run; the parent alone answers it (:meth:`LocalPool.stop`). And a worker exits when its
+    parent is gone (a ``kill -9`` of the run), checked every half second by a daemon thread:
+    a ``prctl(PR_SET_PDEATHSIG)`` would follow the thread that spawned it, not the process."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # tqdm's default write lock is a multiprocessing RLock, a named semaphore that a worker
+    # terminated by a stop never unlinks ("leaked semaphore objects" at exit): a thread lock
+    # does here, where the bars are off anyway
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)  # the parent died: nothing will read this worker's result
+
+    threading.Thread(target=watch, name="boundbench-parent-watch", daemon=True).start()
+
+
 class LocalPool:
     """Units on ``workers`` processes of this machine (spawned, one torch thread each), as
     results arrive: what the command line uses to spread a claim's blocks over the cores
-    without Dask. A unit that raises, or whose process dies, comes back as a failure."""
+    without Dask. A unit that raises, or whose process dies, comes back as a failure.
+
+    Interruption is one state machine (issue 65): the workers ignore SIGINT and exit when the
+    parent dies (:func:`_worker_start`); a Ctrl-C in the parent leaves :meth:`map` as a
+    ``KeyboardInterrupt``, and leaving the pool's ``with`` on it calls :meth:`stop`: pending
+    units cancelled, the running ones' processes terminated within :data:`STOP_SECONDS` (their
+    files are written atomically, so what finished is kept and a rerun resumes), a second
+    Ctrl-C meanwhile kills them at once."""
+
+    STOP_SECONDS = 3.0
+    #: the command line is on its way out after a stop: a later Ctrl-C (the second of a
+    #: double one) must not interrupt its last line and exit (set by ``boundbench.cli``)
+    ignore_after_stop = False
 
     def __init__(self, workers: int) -> None:
         import multiprocessing as mp
@@ -118,7 +175,10 @@ class LocalPool:
             raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
         self.workers = workers
         # spawned, not forked: a fork after torch's thread pool started can hang
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        with _sigint_deferred():
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=mp.get_context("spawn"),
+                initializer=_worker_start, initargs=(os.getpid(),))
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
             progress: bool = True, resources: dict[str, float] | None = None,
@@ -127,7 +187,9 @@ class LocalPool:
 
         from tqdm.auto import tqdm
 
-        futures = {self._pool.submit(_call, fn, item, 1): item for item in items}
+        items = list(items)
+        with _sigint_deferred():  # the workers start on the first submit
+            futures = {self._pool.submit(_call, fn, item, 1): item for item in items}
         for f in tqdm(as_completed(futures), desc=desc, disable=not progress,
                       total=len(futures)):
             try:
@@ -139,11 +201,44 @@ class LocalPool:
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
+    def stop(self) -> None:
+        """Stop now: cancel what has not started, terminate the workers (SIGTERM, then SIGKILL
+        after :data:`STOP_SECONDS`); a Ctrl-C while this runs kills them at once."""
+        import signal
+
+        procs = [p for p in list((getattr(self._pool, "_processes", None) or {}).values())
+                 if p.is_alive()]
+
+        def kill(*_: Any) -> None:
+            for p in procs:
+                if p.is_alive():
+                    p.kill()
+
+        old = signal.signal(signal.SIGINT, kill)
+        try:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                p.terminate()
+            deadline = time.monotonic() + self.STOP_SECONDS
+            for p in procs:
+                p.join(max(0.0, deadline - time.monotonic()))
+            kill()
+            for p in procs:
+                p.join(1.0)
+            # the workers are gone: the pool's own thread sees it at once, and joining it
+            # releases the queues' semaphores (else "leaked semaphore objects" at exit)
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.ignore_after_stop else old)
+
     def __enter__(self) -> LocalPool:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is not None and issubclass(kind, KeyboardInterrupt | SystemExit):
+            self.stop()
+        else:
+            self.close()
 
 
 def cores() -> int:

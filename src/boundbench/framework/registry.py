@@ -267,8 +267,11 @@ def claim(
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
-    if not isinstance(paper, str) or not paper:
-        raise ValueError(f"paper must be a paper's key (got {paper!r})")
+    from boundbench.framework.escape import safe_name
+
+    # both name files (``<id>.png``, ``summary-<paper>.md``): plain names only (issue 65)
+    safe_name(id, what="a claim's id")
+    safe_name(paper, what=f"paper of claim {id!r}")
     for f in functions:
         if not callable(f):
             raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")

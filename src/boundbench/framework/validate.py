@@ -288,6 +288,42 @@ def draws(minimum: int) -> Int:
     return Int(minimum, MAX_DRAWS, why=DRAWS_WHY)
 
 
+def apply(spec: Spec, name: str, value: Any) -> Any:
+    """``spec(name, value)``, where every failure names the argument: numpy's own errors on a
+    value it cannot read (a ragged list's "inhomogeneous shape", an object it cannot convert)
+    are restated with ``name`` (one rule for every checked argument, issue 65)."""
+    try:
+        return spec(name, value)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        if "inhomogeneous" in msg or "setting an array element with a sequence" in msg:
+            raise ValueError(f"{name} must be a rectangular array of numbers (nested lists of "
+                             f"equal lengths; got a ragged nesting: {_outline(value)})") from None
+        if name in msg:
+            raise
+        raise type(exc)(f"{name}: {msg or type(exc).__name__}") from None
+
+
+def as_array(name: str, value: Any) -> np.ndarray:
+    """``np.asarray(value)`` for a function that checks its own array argument, with numpy's
+    errors on a ragged or unreadable value restated with ``name`` (:func:`apply`'s rule)."""
+    class _Raw(Spec):
+        def __call__(self, name: str, value: Any) -> np.ndarray:
+            return np.asarray(value)
+
+    return apply(_Raw(), name, value)
+
+
+def _outline(value: Any, depth: int = 0) -> str:
+    """A ragged nesting's lengths, for its error: ``[[2 items], [1 item]]``."""
+    if isinstance(value, list | tuple) and depth < 2:
+        inner = ", ".join(_outline(v, depth + 1) for v in value[:4])
+        return f"[{inner}{', ...' if len(value) > 4 else ''}]"
+    if isinstance(value, list | tuple):
+        return f"[{len(value)} item{'s' if len(value) != 1 else ''}]"
+    return type(value).__name__
+
+
 def checked(**specs: Spec) -> Callable[[F], F]:
     """Validate the named arguments of the decorated function by their specs (defaults too,
     so a bad default fails loudly), before the body runs. The unchecked body stays reachable as
@@ -306,7 +342,7 @@ def checked(**specs: Spec) -> Callable[[F], F]:
                 raise TypeError(f"{fn.__name__}: {exc}") from None
             bound.apply_defaults()
             for name, spec in specs.items():
-                bound.arguments[name] = spec(name, bound.arguments[name])
+                bound.arguments[name] = apply(spec, name, bound.arguments[name])
             return fn(*bound.args, **bound.kwargs)
 
         return call  # type: ignore[return-value]
@@ -323,7 +359,7 @@ def unchecked(fn: F) -> F:
 def check_fields(obj: Any, **specs: Spec) -> None:
     """The same specs for a frozen dataclass's fields (call from ``__post_init__``)."""
     for name, spec in specs.items():
-        value = spec(name, getattr(obj, name))
+        value = apply(spec, name, getattr(obj, name))
         if value is not getattr(obj, name):
             object.__setattr__(obj, name, value)
 

@@ -1,0 +1,98 @@
+"""Interrupting a run on the process pool (issue 65): a double Ctrl-C exits within seconds in
+one line and leaves no worker behind; a ``kill -9`` of the run leaves no worker alive 10 s
+later. Real processes, real signals: the command line as a user starts it."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CLAIMS = ["fu.thm2.2.main", "fu.lemma-a.2.5", "fu.lemma-a.2.4"]  # the issue's reproducer's
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _start(tmp_path: Path, command: str) -> tuple[subprocess.Popen, list[int]]:
+    """``boundbench <command>`` of the three claims with two pool workers, once its workers
+    are running claims: the process and its workers."""
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    p = subprocess.Popen([sys.executable, "-m", "boundbench.cli", command, "--scale", "quick",
+                          "--only", *CLAIMS, "--out", str(tmp_path / "D"), "--processes", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2 and p.poll() is None:
+        time.sleep(0.5)
+        workers = [c for c in _children(p.pid)
+                   if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    if len(workers) < 2:
+        p.kill()
+        pytest.fail(f"no pool workers started: {p.communicate()[1][-2000:]}")
+    time.sleep(8)  # the workers import and start their claims
+    return p, workers
+
+
+def test_a_double_ctrl_c_exits_at_once_in_one_line_and_leaves_no_worker(tmp_path):
+    p, workers = _start(tmp_path, "audit")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        pytest.fail("the run did not exit within 30 s of a double Ctrl-C")
+    took = time.monotonic() - t0
+    lines = [ln for ln in err.splitlines() if ln.strip() and "audit:" not in ln]
+    assert p.returncode == 130, err[-2000:]
+    assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
+    assert took < 10, took
+    time.sleep(1)
+    assert not [w for w in workers if _alive(w)]
+
+
+def test_a_single_ctrl_c_stops_the_running_claims_within_seconds(tmp_path):
+    p, workers = _start(tmp_path, "audit")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and time.monotonic() - t0 < 10, err[-2000:]
+    assert "rerunning the same command resumes" in err
+    time.sleep(1)
+    assert not [w for w in workers if _alive(w)]
+
+
+def test_workers_exit_when_their_run_is_killed(tmp_path):
+    p, workers = _start(tmp_path, "figures")
+    p.kill()
+    p.wait()
+    time.sleep(10)
+    assert not [w for w in workers if _alive(w)]

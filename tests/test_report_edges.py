@@ -1,0 +1,170 @@
+"""Crafted report and plugin data (issue 65): nothing written outside ``--out``, no script from
+report data in a Markdown or HTML report, no formula in a findings CSV, a wrongly typed
+``audit.json`` refused in one line (never "please report it"), a ragged list named by its
+parameter, and claim ids that are not plain names refused at registration."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boundbench.framework import escape
+from boundbench.framework.report_schema import ReportError, check_report
+
+CLI = [sys.executable, "-m", "boundbench.cli"]
+
+
+def _report(readme_audit) -> dict:
+    root, res = readme_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    return json.loads((root / "figures" / "audit.json").read_text())
+
+
+def _run(*args, cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          env=env)
+
+
+def test_safe_names_and_urls():
+    assert escape.safe_name("fu.lemma-a.2.4", what="id") == "fu.lemma-a.2.4"
+    for bad in ("../x", "/etc/passwd", "a/b", "x\ny", "", ".hidden", "a..b", 3, None):
+        with pytest.raises(ValueError, match="id must be a plain file name"):
+            escape.safe_name(bad, what="id")
+    assert escape.safe_relpath("replay/fu.cor2.5.py", what="p") == "replay/fu.cor2.5.py"
+    with pytest.raises(ValueError):
+        escape.safe_relpath("replay/../../x.py", what="p")
+    for bad in ("javascript:document.title='x'", "JaVaScRiPt:x", "data:text/html,x",
+                "/abs.png", "../up.png", "file:///etc/passwd", None, ""):
+        assert escape.safe_url(bad) == "#"
+    for ok in ("fu.fig5.heads.png", "replay/x.py", "#anchor", "https://arxiv.org/abs/1"):
+        assert escape.safe_url(ok) == ok
+    assert escape.csv_cell("=HYPERLINK(\"x\")") == "'=HYPERLINK(\"x\")"
+    assert escape.csv_cell("@SUM(A1)") == "'@SUM(A1)" and escape.csv_cell("fine") == "fine"
+    text = escape.markdown_safe({"a": ["<script>x</script>", "lhs <= rhs < 3", "<!-- m -->"]})
+    assert text == {"a": ["&lt;script>x&lt;/script>", "lhs <= rhs < 3", "&lt;!-- m -->"]}
+
+
+def test_a_wrongly_typed_report_is_refused_with_where(tmp_path):
+    base = {"meta": {"created": "x", "scale": "quick", "seed": 0, "counts": {}}, "claims": []}
+    check_report(base, source="a.json")
+    bad_cases = [
+        ([1], "claim entry 0 is a int"),
+        ([{"id": "../x", "paper": "p"}], "claim entry 0"),
+        ([{"id": "a.b", "paper": "p", "where": 3}], "field 'where'"),
+    ]
+    for claims, where in bad_cases:
+        with pytest.raises(ReportError, match=where):
+            check_report({**base, "claims": claims}, source="a.json")
+    with pytest.raises(ReportError, match="meta.seed"):
+        check_report({**base, "meta": {**base["meta"], "seed": "0"}}, source="a.json")
+    # the issue's reproducer, on the command line: exit 2, one line, no "report it"
+    (tmp_path / "audit.json").write_text(json.dumps({**base, "claims": [1]}))
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "audit.json").write_text("[" * 100_000 + "]" * 100_000)
+    for out in (tmp_path, deep):
+        for cmd in (["findings", "--out", str(out)], ["errata", "--out", str(out)]):
+            res = _run(*cmd)
+            assert res.returncode == 2, (cmd, res.stderr)
+            assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+            assert "report it" not in res.stderr and "is not one this version reads" in \
+                res.stderr
+
+
+def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_audit):
+    report = _report(readme_audit)
+    out = tmp_path / "D"
+    out.mkdir()
+    crafted = copy.deepcopy(report)
+    crafted["claims"][0]["paper"] = "x/../../pwned"
+    (out / "audit.json").write_text(json.dumps(crafted))
+    res = _run("errata", "x/../../pwned", "--out", str(out))
+    assert res.returncode == 2 and "paper must be a plain file name" in res.stderr, res.stderr
+    res = _run("audit", "--only", "ad.thm2", "--scale", "quick", "--out", str(out))
+    assert res.returncode in (0, 1), res.stderr[-2000:]
+    assert "cannot merge into it" in res.stderr  # the crafted report is replaced, not read
+    outside = [p for p in tmp_path.rglob("*") if not p.is_relative_to(out)]
+    assert outside == [], outside
+
+
+def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path):
+    from boundbench import rendering, summaries
+    from boundbench.errata import render as render_errata
+    from boundbench.html_report import render_html
+
+    report = copy.deepcopy(_report(readme_audit))
+    evil = "<script>alert(1)</script><img src=x onerror=alert(2)><!-- findings:end -->"
+    for r in report["claims"][:3]:
+        r["statement"] = r["where"] = r["reason"] = r["notes"] = evil
+        r["figure"] = "javascript:document.title='x'"
+        r["table"] = "javascript:alert(3)"
+    pages = [rendering.render_markdown(report), rendering.render_index(report),
+             render_errata(report, tmp_path),
+             rendering.headline(rendering.record(report))]
+    for text in pages:
+        assert "<script" not in text and "<img src=x" not in text
+        assert "<!-- findings:end" not in text
+    from test_html_report import _Links
+
+    links = _Links()
+    links.feed(render_html(report))
+    assert links.refs and not [u for u in links.refs if u.lower().startswith("javascript")]
+    report["claims"][0]["reason"] = "=HYPERLINK(\"http://x\")"
+    report["claims"][0]["verdict"] = "violated"
+    names = summaries.write(tmp_path, report)
+    for name in names:
+        text = (tmp_path / name).read_text()
+        if name.endswith(".md"):
+            assert "<script" not in text
+        if name.endswith(".csv"):
+            assert ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
+
+
+def test_a_claim_id_that_is_not_a_plain_name_is_refused():
+    from boundbench.framework.registry import claim
+
+    for bad in ("../x", "/abs", "a/b", "a\nb"):
+        with pytest.raises(ValueError, match="a claim's id must be a plain file name"):
+            claim(bad, paper="fu", where="x", kind="bound", statement="s", equation="e")
+    with pytest.raises(ValueError, match="paper of claim"):
+        claim("ok.id", paper="../p", where="x", kind="bound", statement="s", equation="e")
+
+
+def test_a_ragged_list_names_its_parameter():
+    from boundbench.theory import fu
+
+    with pytest.raises(ValueError, match="lipschitz must be a rectangular array"):
+        fu.thm22_main_rhs(lipschitz=[[1.0, 2.0], [3.0]], beta=2.0, mu=0.5, dist0=1.0, n=100)
+
+
+def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(readme_audit, tmp_path):
+    """The crafted ``figure`` of the issue, clicked in headless Chromium: the title stays."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+    from test_html_report import CHROMIUM_ARGS, _chromium
+
+    from boundbench.html_report import render_html
+
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs it)")
+    report = copy.deepcopy(_report(readme_audit))
+    report["claims"][0]["figure"] = "javascript:document.title='x'"
+    page_file = tmp_path / "audit.html"
+    page_file.write_text(render_html(report))
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(page_file.as_uri(), wait_until="load")
+        title = page.title()
+        links = page.locator("figure a[href='#']")
+        assert links.count() >= 1  # the crafted link, neutralised
+        links.first.click()
+        after = page.title()
+        browser.close()
+    assert after == title != "x"
+    assert Path(page_file).read_text().count("javascript:document") == 0
