@@ -168,3 +168,32 @@ def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(readme_audit,
         browser.close()
     assert after == title != "x"
     assert Path(page_file).read_text().count("javascript:document") == 0
+
+
+def test_a_plugin_that_exits_at_import_is_one_line_and_the_rest_loads(monkeypatch, capsys):
+    """A plugin calling ``sys.exit`` while it is imported: one line, boundbench keeps going."""
+    from importlib import metadata
+
+    from boundbench import catalogue
+
+    class Exits:
+        name, value, attr, module, dist = "exits", "x:y", "y", "x", None
+
+        def load(self):
+            raise SystemExit(3)
+
+    ep = Exits()
+    ep.dist = type("D", (), {"name": "evil-plugin"})()
+    monkeypatch.setattr(catalogue, "FAILED", [])
+    catalogue._load_one(ep)  # type: ignore[arg-type]  # does not raise SystemExit
+    err = capsys.readouterr().err
+    assert "plugin 'exits' of package 'evil-plugin' did not load" in err and "SystemExit" in err
+    assert isinstance(metadata, object)
+
+
+def test_a_new_paper_title_with_a_control_character_is_refused(tmp_path):
+    from boundbench.scaffold import new_paper
+
+    with pytest.raises(ValueError, match="title must not hold"):
+        new_paper("abc", tmp_path / "p", title="A\rB")
+    assert not (tmp_path / "p").exists()

@@ -103,7 +103,8 @@ def _load_one(ep: metadata.EntryPoint) -> None:
                 ep.load()()
             else:
                 registry.load([ep.module])
-    except Exception as exc:  # a plugin's bug or clash: one line, the others still load
+    except (Exception, SystemExit) as exc:  # a plugin's bug, clash or sys.exit at import:
+        # one line, the others still load (a SystemExit must not end every command, issue 65)
         if package == "boundbench":
             raise
         why = " ".join(f"{type(exc).__name__}: {exc}".split())

@@ -52,9 +52,12 @@ def new_paper(key: str, out: Path, *, title: str = "", citation: str = "") -> li
              "title": title or f"The paper {key} (replace with its title)",
              "citation": citation or "authors, venue, year (replace)"}
     for field in ("title", "citation"):
-        if any(c in names[field] for c in '"\\\n'):
-            raise ValueError(f"{field} must not hold quotes, backslashes or line breaks "
-                             f"(got {names[field]!r})")
+        # it goes into Python and TOML strings: no quote, backslash or control character
+        # (a carriage return broke both, issue 65)
+        if any(c in names[field] for c in '"\\') or any(
+                ord(c) < 32 or ord(c) == 127 for c in names[field]):
+            raise ValueError(f"{field} must not hold quotes, backslashes, line breaks or other "
+                             f"control characters (got {names[field]!r})")
     written = []
     for template, target in FILES.items():
         path = out / target.format(**names)
