@@ -197,3 +197,32 @@ def test_a_new_paper_title_with_a_control_character_is_refused(tmp_path):
     with pytest.raises(ValueError, match="title must not hold"):
         new_paper("abc", tmp_path / "p", title="A\rB")
     assert not (tmp_path / "p").exists()
+
+
+def test_a_claim_that_hangs_ends_inconclusive_at_its_time_limit():
+    import time
+
+    import boundbench as bb
+    from boundbench.framework import registry
+
+    with registry.loading("time-limit-test"):
+        bb.register_paper("tlimit", "A paper whose check hangs (2026)")
+
+        @bb.claim("tlimit.hang", paper="tlimit", where="x", kind="bound", statement="s",
+                  equation="e", time_limit=0.5)
+        def _hang(ctx):
+            while True:
+                pass
+    try:
+        t0 = time.monotonic()
+        r = registry.run("tlimit.hang", bb.CheckContext(seed=0), catch=True)
+        assert r.verdict.status == "inconclusive" and "time limit of 0.5 s" in r.verdict.reason
+        assert time.monotonic() - t0 < 30
+    finally:
+        from boundbench.framework import papers
+
+        registry._REGISTRY.pop("tlimit.hang", None)
+        papers._PAPERS.pop("tlimit", None)
+    with pytest.raises(ValueError, match="time_limit must be"):
+        bb.claim("tlimit.bad", paper="tlimit", where="x", kind="bound", statement="s",
+                 equation="e", time_limit=-1)

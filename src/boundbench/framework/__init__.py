@@ -9,5 +9,5 @@ __all__ = [
     "bands", "calibrated", "calibration", "characterize", "context", "draws", "escape",
     "execution", "files", "intervals", "meta", "outputs", "papers", "plotting", "proofs",
     "readings", "registry", "replay", "replays", "report_schema", "reports", "search",
-    "sequential", "stopping", "trends", "validate", "values", "verdicts",
+    "sequential", "stopping", "time_limit", "trends", "validate", "values", "verdicts",
 ]

@@ -40,6 +40,7 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
     titles_of,
 )
 from boundbench.framework.search import Search, apply_search, worst_case
+from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_limit
 from boundbench.framework.verdicts import STATUSES, Verdict
 
 KINDS = ("bound", "equality", "trend")
@@ -157,6 +158,7 @@ class Claim:
     # a self-test's expected verdict: a planted-wrong variant or a control of the package's own
     # checks, reported as "self-test passed / failed", never as a finding against its paper
     self_test: str | None = None
+    time_limit: float | None = None  # seconds at every scale, else time_limit.DEFAULTS
 
     @property
     def function_names(self) -> list[str]:
@@ -203,15 +205,9 @@ def claim(
     erratum: Erratum | None = None,
     blocks: Callable[[CheckContext], list[Block]] | None = None,
     self_test: str | None = None,
+    time_limit: float | None = None,
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
-    """Register the decorated function as the check of claim ``id``; ``correction`` is the
-    corrected statement where one is known (shown on the errata sheet when the claim fails);
-    ``search``: the bound's assumption space, searched for its worst case beside the check's
-    random family whenever the claim runs (:mod:`boundbench.framework.search`); ``functions``:
-    the library functions that state its inequality or formula, for the claim -> function
-    table (``boundbench claims --functions``); ``erratum``: what exactly fails where the claim
-    goes against its paper (:class:`Erratum`); ``blocks``: ``ctx -> [Block]``, the pieces of
-    its experiment a cluster may compute first (:class:`Block`).
+    """Register the decorated function as the check of claim ``id`` (each argument below).
 
     Parameters
     ----------
@@ -239,6 +235,10 @@ def claim(
         The verdict this claim must get when it is a self-test of the package's checks (a
         planted-wrong variant: "violated"; a control: "holds"): reported as "self-test passed"
         or "failed", never counted as a finding against the paper.
+    time_limit : float, optional
+        Seconds the check may take at every scale; by default
+        :data:`~boundbench.framework.time_limit.DEFAULTS` by scale. Past it the claim is
+        ``inconclusive``, with the reason.
 
     Returns
     -------
@@ -275,6 +275,8 @@ def claim(
     for f in functions:
         if not callable(f):
             raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")
+    if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
+        raise ValueError(f"time_limit must be a number of seconds > 0 (got {time_limit!r})")
     if self_test is not None and self_test not in STATUSES:
         raise ValueError(f"self_test must be the verdict the self-test expects, one of "
                          f"{STATUSES} (got {self_test!r} for claim {id!r})")
@@ -286,7 +288,7 @@ def claim(
                              f"package {_REGISTRY[id].package!r} registered")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
                               correction, search, tuple(functions), erratum, blocks, package,
-                              self_test)
+                              self_test, time_limit)
         return fn
 
     return register
@@ -396,12 +398,12 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     from boundbench.framework.plotting import style
 
     try:
-        # one torch thread, wherever a claim runs (a pool's process, a Dask worker, a notebook,
-        # `boundbench check`; its search, worst_case, pins its own): MKL's dgemm sums the inner
-        # dimension in another order on two threads at some shapes (a 27 x 385 Gram matrix), and
+        # one torch thread wherever a claim runs (its search, worst_case, pins its own): MKL's
+        # dgemm sums the inner dimension in another order on two threads at some shapes, and
         # torch's elementwise kernels take another path for each thread's last elements, so a
         # claim's last bits would follow the caller's core count
-        with style(), one_torch_thread():  # figures in the project's print style
+        limit = c.time_limit or DEFAULTS.get(ctx.scale)
+        with style(), one_torch_thread(), time_limit(limit):  # a hang ends as inconclusive
             outcome = c.check(ctx)
         if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
             outcome = Outcome(outcome)
@@ -433,11 +435,15 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             figure, table, files, layout, prov = _save(ctx, outcome)
         verdict = outcome.verdict.with_outputs(figure, table)
         err = None
+    except TimeLimitExceeded:
+        verdict = Verdict("inconclusive", f"the check ran past its time limit of {limit:g} s at "
+                          f"scale {ctx.scale!r} and was stopped: a claim's time_limit, or a "
+                          "faster machine, would let it finish")
+        err, files, layout, title, marked, prov = None, [], [], None, False, None
     except Exception as exc:  # noqa: BLE001 - reported in full below
         if not catch:
             raise
         verdict = Verdict("inconclusive", f"the check raised {type(exc).__name__}: {exc}")
-        err = traceback.format_exc()
-        files, layout, title, marked, prov = [], [], None, False, None
+        err, files, layout, title, marked, prov = traceback.format_exc(), [], [], None, False, None
     return Result(c, verdict, time.perf_counter() - t0, ctx.seed, ctx.scale, err, tuple(files),
                   tuple(layout), title, marked, prov)
