@@ -226,3 +226,20 @@ def test_a_claim_that_hangs_ends_inconclusive_at_its_time_limit():
     with pytest.raises(ValueError, match="time_limit must be"):
         bb.claim("tlimit.bad", paper="tlimit", where="x", kind="bound", statement="s",
                  equation="e", time_limit=-1)
+
+
+def test_the_messages_that_regressed(tmp_path, capsys):
+    """Issue 65, item 10: a negative budget, a record written where no file can be, a
+    new-paper folder that is a dangling link: one line each, naming what the user gave."""
+    from boundbench import cli
+
+    assert cli.main(["audit", "--budget", "-5m", "--out", str(tmp_path / "a")]) == 2
+    assert "--budget must be a positive duration" in capsys.readouterr().err
+    (tmp_path / "link").symlink_to(tmp_path / "nothing")
+    assert cli.main(["new-paper", "abc", "--out", str(tmp_path / "link")]) == 2
+    assert "is a link to nothing" in capsys.readouterr().err
+    from boundbench.framework.files import write_atomic
+
+    with pytest.raises(OSError) as exc:
+        write_atomic(Path("/proc/boundbench-x.json"), lambda t: t.write_text("{}"))
+    assert exc.value.filename == "/proc/boundbench-x.json"

@@ -310,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\nboundbench: interrupted before it started; nothing was written.",
               file=sys.stderr)
         return 130
+    raw = sys.argv[1:] if argv is None else list(argv)
+    # argparse reads "-5m" as an option, not a value
+    for flag, value in zip(raw, raw[1:], strict=False):
+        if flag == "--budget" and value[:2].startswith("-") and value[1:2].isdigit():
+            print(f"boundbench: error: --budget must be a positive duration such as 90m or 2h "
+                  f"(got {value!r})", file=sys.stderr)
+            return 2
     args = build_parser().parse_args(argv)
     import warnings
 

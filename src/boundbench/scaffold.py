@@ -46,6 +46,8 @@ def new_paper(key: str, out: Path, *, title: str = "", citation: str = "") -> li
         raise ValueError(f"key must be lower case letters, digits or _, starting with a letter, "
                          f"at most 32 characters (got {key!r})")
     out = Path(out)
+    if out.is_symlink() and not out.exists():
+        raise ValueError(f"out {str(out)!r} is a link to nothing: give a new folder")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"out {str(out)!r} exists and is not an empty folder: give a new one")
     names = {"key": key, "package": f"boundbench_{key}", "dist": f"boundbench-{key}",

@@ -46,12 +46,19 @@ def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     import tempfile
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    box = Path(tempfile.mkdtemp(prefix=f".{path.stem}.{os.getpid()}.tmp", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        box = Path(tempfile.mkdtemp(prefix=f".{path.stem}.{os.getpid()}.tmp", dir=path.parent))
+    except OSError as exc:  # name the file asked for, not a temporary (issue 65)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     tmp = box / f".{path.stem}.tmp{path.suffix}"  # the suffix: writers pick a format by it
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.filename is not None and str(box) in str(exc.filename):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
     finally:
         shutil.rmtree(box, ignore_errors=True)
 
