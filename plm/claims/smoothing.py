@@ -225,10 +225,10 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
                          what=f"top eigenvalue at sigma {df.level.max():g} / at sigma "
                               f"{df.level.min():g}, median over seeds")
         b = bands.ad_hessian()
-        # a no-effect only where a change at the band's edge would be told from none
-        v = calibrated_end_ratio(v.with_evidence(end_ratio=v.evidence["band_effect"]), *ends,
-                                 paired=True, margin=min(1 - b.low, b.high - 1),
-                                 rng=ctx.rng("band calibration"))
+        if v.status == "no-effect":  # only where a change at the band's edge would be told
+            v = calibrated_end_ratio(v.with_evidence(end_ratio=v.evidence["band_effect"]), *ends,
+                                     paired=True, margin=min(1 - b.low, b.high - 1),
+                                     rng=ctx.rng("band calibration"))
     else:
         v = v.with_evidence(band=bands.ad_hessian().to_dict())
     v = v.with_evidence(n_exceeding_erf=int((d.head_top_eig > d.erf_rhs).sum()), n_models=len(d),
