@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from boundbench import catalogue
+from boundbench.framework.escape import markdown_safe
 from boundbench.framework.verdicts import FINDINGS, STATUSES
 
 
@@ -62,7 +63,8 @@ def test_audit_quick_writes_a_readable_report(readme_audit):
         assert (tmp_path / c["table"]).exists()
     md = (tmp_path / "audit.md").read_text()
     for c in report["claims"]:
-        assert f"## {c['id']}" in md and c["statement"] in md
+        # the statement as report text goes into Markdown: tag-like "<" escaped (issue 65)
+        assert f"## {c['id']}" in md and markdown_safe(c["statement"]) in md
     assert md.index("## What we found") < md.index("## Summary by paper")
     # short and readable (issue 43): the verdict words on the first screen, at most 15 lines a
     # claim, and never a Python repr (the whole evidence is in audit.json)

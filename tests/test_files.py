@@ -279,6 +279,13 @@ def test_errata_reads_no_table_outside_the_folder(tmp_path):
     report["claims"][0]["table"] = "../secret.csv"
     report["claims"][0]["verdict"] = "violated"
     (out / "audit.json").write_text(json.dumps(report))
+    # a path that leaves the folder is no plain name: the report is refused as it is read
+    with pytest.raises(ValueError, match="its table must be a plain file name"):
+        errata.write(out)
+    # a plain name that is a link out of the folder: refused where the table is read
+    (out / "link.csv").symlink_to(secret)
+    report["claims"][0]["table"] = "link.csv"
+    (out / "audit.json").write_text(json.dumps(report))
     with pytest.raises(ValueError, match="outside the output folder"):
         errata.write(out)
 
@@ -353,7 +360,7 @@ def test_a_malformed_report_is_set_aside_before_any_work_is_lost(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "audit.json").write_text(json.dumps({"meta": {}, "claims": [{"id": "x"}]}))
-    with pytest.warns(UserWarning, match="claim entry 0 of 1 lacks"):
+    with pytest.warns(UserWarning, match="is not one this version reads: meta.created"):
         rep = run_audit(out_dir=out, only=["fu.lemma-a.1.2"], progress=False)
     assert [c["id"] for c in rep["claims"]] == ["fu.lemma-a.1.2"]
 
