@@ -57,7 +57,7 @@ class Calibration:
 
     def text(self) -> str:
         return (f"{self.procedure} errs on {self.rate:.1%} (95% CI [{self.low:.1%}, "
-                f"{self.high:.1%}]) of {self.n_sim} {self.nulls} (nominal {self.alpha:.0%})")
+                f"{self.high:.1%}]) of {self.n_sim} {self.nulls} (nominal {self.alpha * 100:g}%)")
 
 
 def null_pair(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, *, ratio: float = 1.0

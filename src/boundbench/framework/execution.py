@@ -183,20 +183,27 @@ class LocalPool:
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
             progress: bool = True, resources: dict[str, float] | None = None,
             total: int | None = None) -> Iterator[tuple[Any, Done]]:
-        from concurrent.futures import as_completed
+        from concurrent.futures import FIRST_COMPLETED, wait
 
         from tqdm.auto import tqdm
 
         items = list(items)
         with _sigint_deferred():  # the workers start on the first submit
             futures = {self._pool.submit(_call, fn, item, 1): item for item in items}
-        for f in tqdm(as_completed(futures), desc=desc, disable=not progress,
-                      total=len(futures)):
-            try:
-                done = f.result()
-            except Exception as exc:  # the process died (BrokenProcessPool) or did not pickle
-                done = Done(error=f"{type(exc).__name__}: {exc}")
-            yield futures[f], done
+        pending = set(futures)
+        with tqdm(desc=desc, disable=not progress, total=len(futures)) as bar:
+            while pending:
+                # a bounded wait: a Ctrl-C that the kernel handed to another thread (torch's)
+                # is only seen when this thread runs Python again; an unbounded wait saw it
+                # when the next claim finished, up to a minute later (issue 65)
+                done_now, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                for f in done_now:
+                    try:
+                        done = f.result()
+                    except Exception as exc:  # the process died (BrokenProcessPool), or the
+                        done = Done(error=f"{type(exc).__name__}: {exc}")  # unit did not pickle
+                    bar.update(1)
+                    yield futures[f], done
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
