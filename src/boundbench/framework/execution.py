@@ -232,9 +232,11 @@ class LocalPool:
             kill()
             for p in procs:
                 p.join(1.0)
-            # the workers are gone: the pool's own thread sees it at once, and joining it
-            # releases the queues' semaphores (else "leaked semaphore objects" at exit)
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # the call queue's feeder thread may wait forever to flush into a pipe no worker
+            # reads any more; joining it (here, or at exit) would hang the run
+            queue = getattr(self._pool, "_call_queue", None)
+            if queue is not None:
+                queue.cancel_join_thread()
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN if self.ignore_after_stop else old)
 
