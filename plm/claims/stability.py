@@ -98,14 +98,13 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
 def _band_reach(ctx: CheckContext, v: Verdict, top: np.ndarray, bottom: np.ndarray) -> Verdict:
     """A ``no-effect`` of the std ratio's size kept only where the smallest spread ratio these
     runs detect lies inside the band (issue 64), with the ratio's calibration as evidence."""
+    from boundbench.framework.calibrated import CALIBRATION_KEYS
     from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
 
     band = bands.sample_ratio_std()
     cal = calibrated_std(Verdict(v.status, v.reason, {}), top, bottom,
                          rng=ctx.rng("band calibration"), what="std ratio")
-    keys = ("calibration", "realised_false_decision_rate", "realised_false_decision_ci",
-            "min_detectable_effect", "min_detectable_units", "decided_by", "refused")
-    return no_effect_within_reach(v.with_evidence(**{k: cal.evidence[k] for k in keys
+    return no_effect_within_reach(v.with_evidence(**{k: cal.evidence[k] for k in CALIBRATION_KEYS
                                                      if k in cal.evidence}), band)
 
 
