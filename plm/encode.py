@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.framework.validate import Array, Int, IntLists, Rng, checked
+from boundbench.framework.validate import Array, Int, IntLists, Rng, as_generator, checked
 
 _TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
 
@@ -42,11 +42,12 @@ def pad_batch(ids: list[list[int]], *, pad_id: int, device=None) -> dict[str, to
 
 @checked(lengths=Array(ndim=1), batch_size=Int(1), group=Int(1), rng=Rng())
 def length_grouped_batches(lengths: np.ndarray, *, batch_size: int, group: int,
-                           rng: np.random.Generator) -> list[np.ndarray]:
+                           rng: np.random.Generator | int) -> list[np.ndarray]:
     """One epoch of batches: a random permutation cut into chunks of ``group`` batches, each
     chunk sorted by length (less padding), the batches in random order. ``group <= 1``: plain
     random batches. The chunks are drawn afresh each epoch, so batch composition stays random
     across epochs and seeds."""
+    rng = as_generator(rng)
     n = len(lengths)
     order = rng.permutation(n)
     if group > 1:

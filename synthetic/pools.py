@@ -14,7 +14,16 @@ import numpy as np
 import torch
 
 from boundbench.framework.execution import one_torch_thread
-from boundbench.framework.validate import Bool, Choice, Float, Int, Seed, Seq, check_fields
+from boundbench.framework.validate import (
+    Bool,
+    Choice,
+    Float,
+    Int,
+    Seed,
+    Seq,
+    check_fields,
+    iterations,
+)
 from boundbench.synthetic.pool_heads import (
     check_pool,
     draw_sets,
@@ -102,7 +111,7 @@ class PoolHeads:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=Int(1), seed=Seed(),
+        check_fields(self, heads=Seq(Int(1)), n=Int(4), k=Int(1), steps=iterations(1), seed=Seed(),
                      nested=Bool(), replica_starts=Choice("shared", "independent"),
                      init_scale=Float(0, lo_open=True), step=Choice("per-head", "eq10-fixed"))
         check_fields(self, k_loo=Int(1, self.n))
@@ -155,7 +164,7 @@ class PoolDistance:
 
     def __post_init__(self) -> None:
         check_fields(self, distances=Seq(Float(0, lo_open=True)), n=Int(4), k=Int(1),
-                     steps=Int(1), lam=Float(0, lo_open=True), seed=Seed())
+                     steps=iterations(1), lam=Float(0, lo_open=True), seed=Seed())
         check_fields(self, k_loo=Int(1, self.n))
 
     def run(self, X: np.ndarray, y: np.ndarray, *,

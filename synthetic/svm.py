@@ -52,8 +52,12 @@ def _check_xy(X: ArrayLike, y: ArrayLike, limit: float | None = None
         raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} to "
                          f"match X of shape {X.shape if batched else X.shape[1:]} (got "
                          f"{y.shape if batched else y.shape[1:]})")
-    if X.shape[-1] == 0 or X.shape[-2] < 2:
-        raise ValueError(f"X must have at least 2 samples and 1 feature (got shape {X.shape})")
+    # the shape printed as the user gave it: (1, 20, 0) for a single dataset read "1 sample"
+    given = X.shape if batched else X.shape[1:]
+    if X.shape[-2] < 2:
+        raise ValueError(f"X must have at least 2 samples (got {X.shape[-2]}: shape {given})")
+    if X.shape[-1] == 0:
+        raise ValueError(f"X must have at least 1 feature (got 0: shape {given})")
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite")
     if limit is not None and X.size and np.max(np.abs(X)) > limit:
@@ -189,7 +193,13 @@ class _Linear:
                              f"{X.shape})")
         if not np.all(np.isfinite(X)):
             raise ValueError("X must be finite (a NaN row has no label)")
-        if np.ndim(self.coef_) == 2:
+        batch = np.ndim(self.coef_) == 2
+        if (batch and (X.ndim != 3 or X.shape[0] != np.shape(self.coef_)[0])) or \
+                (not batch and X.ndim > 2):
+            want = f"({np.shape(self.coef_)[0]}, n, d)" if batch else "(n, d) or (d,)"
+            raise ValueError(f"X must have shape {want}, as the data this model was fitted on "
+                             f"(got shape {X.shape})")
+        if batch:
             return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
         return X @ self.coef_ + self.intercept_
 
@@ -235,6 +245,11 @@ class HardMarginSVM(_Linear):
         with np.errstate(under="ignore", over="ignore"):
             # beyond |X| ~ 1e+-150 the true duals leave float64's range (0 or inf there)
             duals = duals / np.array(scales)[:, None] / np.array(scales)[:, None]
+        if not np.all(np.isfinite(duals)):  # an infinite dual is no answer (issue 65)
+            raise ValueError(f"X's magnitude (max |x| near {min(scales):.3g}) puts "
+                             "the SVM's dual coefficients beyond float64's range (they scale "
+                             "as 1/scale^2); rescale X (coef_ scales as 1/scale, the support "
+                             "and margin/scale stay)")
         self.coef_ = coef if batched else coef[0]
         self.intercept_ = intercept if batched else float(intercept[0])
         self.dual_coef_ = duals if batched else duals[0]
@@ -267,7 +282,9 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
                          "boundbench.synthetic.stability.svm_loo_stability")
     X, y = Xb[0], yb[0]
     if min((y > 0).sum(), (y < 0).sum()) < 2:
-        raise ValueError("every class needs >= 2 points so that each leave-one-out set has both")
+        raise ValueError(f"y must hold >= 2 points of each class so that each leave-one-out "
+                         f"set has both (got {int((y > 0).sum())} positive, "
+                         f"{int((y < 0).sum())} negative)")
     v, c, duals, work = hard_margin_exact(X, y)
     n = len(y)
     v_loo = np.broadcast_to(v, (n, v.size)).copy()

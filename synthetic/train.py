@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import (
+    MAX_DRAWS,
     Array,
     Bool,
     Choice,
@@ -28,7 +29,9 @@ from boundbench.framework.validate import (
     Seq,
     Tensor,
     as_array,
+    as_generator,
     checked,
+    iterations,
 )
 from boundbench.methods import Method, Trainer
 from boundbench.synthetic._gd_steps import _gd_chunk, _gd_chunk_samples, _sample_space
@@ -126,7 +129,7 @@ def _no_tf32(fn):
 
 
 @checked(
-    X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=Int(1),
+    X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=iterations(1),
     heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
     seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
     lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"))
@@ -274,7 +277,7 @@ def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:
 @checked(heads=Seq(Int(1)), nested=Bool(), step=Choice("per-head", "eq10-fixed"), k=Int(1),
          D=Int(1), init_scale=Float(0, lo_open=True), rng=Rng())
 def mhloss_plan(heads: tuple[int, ...], *, nested: bool, step: str, k: int, D: int,
-                init_scale: float, rng: np.random.Generator) -> list[tuple[int, tuple[int, ...],
+                init_scale: float, rng: np.random.Generator | int) -> list[tuple[int, tuple[int, ...],
                                                                            dict]]:
     """The :func:`train_heads` runs that give every ``H`` of an MHLoss grid, as ``(width,
     levels, extra keyword arguments)``, under a reading of eq. 10's step: ``"per-head"`` (one
@@ -282,6 +285,7 @@ def mhloss_plan(heads: tuple[int, ...], *, nested: bool, step: str, k: int, D: i
     ``"eq10-fixed"`` (one head's step on the mean over ``H`` heads, so each head moves ``H``
     times slower: one run per ``H``, every ``H`` starting from the first ``H`` of one draw from
     ``rng``, the only case that consumes it)."""
+    rng = as_generator(rng)
     if step not in ("per-head", "eq10-fixed"):
         raise ValueError(f"step must be 'per-head' or 'eq10-fixed' (got {step!r})")
     if nested and step == "per-head":
@@ -328,7 +332,7 @@ def make_quadratic_setting(
     return QuadraticSetting(U, w_star, w0, float(mu), float(beta))
 
 
-@checked(steps=Int(1, optional=True))
+@checked(steps=Int(1, MAX_DRAWS, optional=True, why="more would run for days; take fewer"))
 def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int | None = None):
     """GD with ``eta = 1/beta`` on the mean loss over S and over each ``S^i`` (``loo (k, R)``).
 

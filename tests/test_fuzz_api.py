@@ -503,10 +503,12 @@ def _bad_values(valid: Any) -> list[Any]:
     if isinstance(valid, bool):
         return ["yes", None]
     if isinstance(valid, int):
-        return [-1, 0, 1.5, "3", None, -(10**9)]
+        # 10**15: a size no machine holds, refused by name, never a MemoryError (issue 65)
+        return [-1, 0, 1.5, "3", None, -(10**9), 10**15]
     if isinstance(valid, float):
         return [math.nan, math.inf, -math.inf, -1.0, 0.0, "x", None, HUGE, -HUGE,
-                [[valid, valid], [valid]]]  # a ragged list (issue 65)
+                [[valid, valid], [valid]],  # a ragged list (issue 65)
+                np.full((3, 4), valid)]  # an array where a number is expected (issue 65)
     if isinstance(valid, str):
         return ["bogus", 3, None]
     if isinstance(valid, np.random.Generator):

@@ -103,3 +103,27 @@ def test_workers_exit_when_their_run_is_killed(tmp_path):
     p.wait()
     time.sleep(10)
     assert not [w for w in workers if _alive(w)]
+
+
+def test_a_ctrl_c_in_the_first_second_is_one_line():
+    """Issue 65, item 8: a Ctrl-C while the command imports printed a 10-36 line traceback (or
+    a ``SyntaxError``: Python's answer when one lands while ``unicodedata`` loads). Signals at
+    delays over the first seconds: every answer is one line, except one that lands in the
+    interpreter's own start, before the console script runs (its traceback goes through
+    ``<frozen site>``), which Python answers."""
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    ours = 0
+    for delay in (0.05, 0.08, 0.12, 0.18, 0.25, 0.35, 0.5, 0.7, 1.0, 1.5):
+        p = subprocess.Popen([sys.executable, "-c", "import sys; from boundbench._entry "
+                              "import run; sys.exit(run())", "claims"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        if "<frozen site>" in err:
+            continue
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert p.returncode in (0, 130), (delay, err[-2000:])
+        assert len(lines) <= 1 and "Traceback" not in err, (delay, err[-2000:])
+        ours += p.returncode == 130
+    assert ours >= 3  # the signals did land in the command's first second

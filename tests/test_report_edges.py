@@ -243,3 +243,39 @@ def test_the_messages_that_regressed(tmp_path, capsys):
     with pytest.raises(OSError) as exc:
         write_atomic(Path("/proc/boundbench-x.json"), lambda t: t.write_text("{}"))
     assert exc.value.filename == "/proc/boundbench-x.json"
+
+
+def test_a_sweep_that_cannot_be_read_and_an_unknown_task_are_named_before_any_folder(
+        tmp_path, capsys):
+    """Issue 65, item 10: ``plm sweep /proc/self/mem`` said only "Input/output error"; ``plm
+    run --task nosuch --out NEW`` left an empty ``NEW`` (the task is now checked with the grid,
+    before the cost note and any folder)."""
+    pytest.importorskip("transformers")
+    from boundbench import cli
+
+    assert cli.main(["plm", "sweep", "/proc/self/mem", "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert "sweep config '/proc/self/mem' cannot be read" in err and err.count("\n") == 1
+    new = tmp_path / "NEW"
+    assert cli.main(["plm", "run", "--task", "nosuch", "--out", str(new)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown task 'nosuch'" in err and err.count("\n") == 1, err
+    assert not new.exists() and not (tmp_path / "s").exists()
+
+
+def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(readme_audit, tmp_path):
+    """Issue 65, items 6 and the Done-when: every field of a real report (``meta``'s, the first
+    claim entry's, one level into its evidence) replaced by a value of each other JSON type, the
+    containers swapped, a nesting 100,000 deep; ``findings``, ``errata`` and ``regenerate`` each
+    answer exit 0 or one line with exit 2, never "internal error ... please report it" (16 of
+    61 runs before; ``meta.environment`` of the wrong type was the last, in ``regenerate``).
+    ``benchmarks/fuzz_report.py`` prints the same count over two entries."""
+    import report_probes as rp
+
+    report = _report(readme_audit)
+    root = rp.scratch_root(Path(__file__).resolve().parents[1], tmp_path / "root")
+    problems, n = [], 0
+    for i, (label, text) in enumerate(rp.probes(report, entries=1)):
+        n += 1
+        problems += [f"{label}: {p}" for p in rp.judge(text, tmp_path / f"p{i}", root)]
+    assert n > 300 and not problems, problems[:10]

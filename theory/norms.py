@@ -30,6 +30,22 @@ def _generator(seed: int, device: torch.device) -> torch.Generator:
     return torch.Generator(device=dev).manual_seed(seed)
 
 
+def _output(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """``f(x)``, where torch's errors inside ``f`` (an x of the wrong width or dtype for the
+    model: "mat1 and mat2 shapes cannot be multiplied") name ``x`` and ``f`` (issue 65)."""
+    try:
+        z = f(x)
+    except RuntimeError as exc:
+        if "allocate" in str(exc) or "out of memory" in str(exc):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"f(x) failed for x of shape {tuple(x.shape)} and dtype {x.dtype} (is "
+                         f"x the input f expects?): {first}") from None
+    if not isinstance(z, torch.Tensor):
+        raise TypeError(f"f must return a tensor (got {type(z).__name__})")
+    return z
+
+
 @checked(x=Tensor(), n_proj=draws(1), seed=TorchSeed(), create_graph=Bool(), event_dims=Int(0))
 def jacobian_frobenius(
     f: Callable[[torch.Tensor], torch.Tensor],
@@ -82,9 +98,11 @@ def jacobian_frobenius(
     """
     if n_proj < 1:
         raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
+    if event_dims > x.ndim:
+        raise ValueError(f"event_dims must be <= x.ndim = {x.ndim} (got {event_dims})")
     gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
-    z = f(x)
+    z = _output(f, x)
     total: Any = 0.0  # a sum of tensors
     for _ in range(n_proj):
         # drawn where the generator lives (a CUDA generator cannot draw a CPU tensor)
@@ -148,10 +166,12 @@ def hessian_frobenius(
         raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
     gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
-    z = f(x)
+    z = _output(f, x)
     if z.ndim != 2:
         raise ValueError(f"f(x) must be a batch of output vectors (B, m) (got shape "
                          f"{tuple(z.shape)} for x of shape {tuple(x.shape)})")
+    if not isinstance(dims, int) and max(dims) >= z.shape[1]:
+        raise ValueError(f"dims must be output indices < m = {z.shape[1]} (got {max(dims)})")
     if isinstance(dims, int):
         # drawn indices stay a tensor: indexing with them needs no copy to the host
         idx: Any = torch.randint(0, z.shape[1], (dims,), generator=gen, device=gen.device

@@ -18,12 +18,38 @@ from boundbench.framework.validate import Array
 def _split_params(model: torch.nn.Module, names: list[str] | None):
     """``(chosen, fixed)`` parameter dicts: the named ones (default all) and the rest, detached."""
     full = dict(model.named_parameters())
-    names = names or list(full)
+    if names is not None and not (isinstance(names, list | tuple)
+                                  and all(isinstance(n, str) for n in names)):
+        raise TypeError(f"names must be a list of parameter names, or None for all (got "
+                        f"{names!r})")
+    if names is not None and not names:  # [] used to mean "all", silently
+        raise ValueError("names must name at least one parameter (None: all of them)")
+    names = list(full) if names is None else list(names)
     unknown = set(names) - set(full)
     if unknown:
         raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
     fixed = {k: v.detach() for k, v in full.items() if k not in names}
     return {k: full[k] for k in names}, fixed
+
+
+def _try_loss(loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
+               params: Mapping[str, torch.Tensor], name: str, inputs: torch.Tensor) -> None:
+    """Evaluate the loss once, at construction: an input of the wrong width or dtype for the
+    model is named here (torch's "mat1 and mat2 shapes cannot be multiplied" at the first
+    Hessian product used to be the message, issue 65), and the loss must be a scalar."""
+    try:
+        with torch.no_grad():
+            value = loss(params)
+    except RuntimeError as exc:
+        if "allocate" in str(exc) or "out of memory" in str(exc):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"the model fails on {name} of shape {tuple(inputs.shape)} and dtype "
+                         f"{inputs.dtype} (is it the input the model expects?): {first}"
+                         ) from None
+    if not (isinstance(value, torch.Tensor) and value.numel() == 1):
+        raise ValueError(f"the loss must be a scalar tensor (got "
+                         f"{getattr(value, 'shape', type(value).__name__)})")
 
 
 class HessianOperator:
@@ -89,12 +115,15 @@ class HessianOperator:
     ) -> HessianOperator:
         """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
         (default: all); the rest of the model is held fixed."""
+        if not isinstance(inputs, torch.Tensor):  # a numpy array failed at the first product
+            raise TypeError(f"inputs must be a torch.Tensor (got {type(inputs).__name__})")
         Array()("inputs", inputs)  # NaN inputs would give a NaN Hessian, silently
         chosen, fixed = _split_params(model, names)
 
         def loss(p: Mapping[str, torch.Tensor]) -> torch.Tensor:
             return loss_of_output(functional_call(model, {**fixed, **p}, (inputs,)))
 
+        _try_loss(loss, chosen, "inputs", inputs)
         return cls(loss, chosen)
 
     @classmethod
@@ -110,6 +139,10 @@ class HessianOperator:
         ``(x, y)``, weighted by batch size; HVPs visit one batch at a time."""
         chosen, fixed = _split_params(model, names)
         total = sum(len(x) for x, _ in batches)
+        if batches:
+            x0, y0 = batches[0]
+            _try_loss(lambda p: loss_fn(functional_call(model, {**fixed, **p}, (x0,)), y0),
+                      chosen, "batches[0]'s x", x0)
 
         def part(x: torch.Tensor, y: torch.Tensor):
             return lambda p: loss_fn(functional_call(model, {**fixed, **p}, (x,)), y)

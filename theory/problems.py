@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import expit
 
 from boundbench.framework.draws import orthonormalize, power
-from boundbench.framework.validate import Bool, Int, Rng, checked
+from boundbench.framework.validate import Bool, Int, Rng, as_generator, checked
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Quadratics:
 
 @checked(rng=Rng(), k=Int(1), d=Int(1), convex=Bool(), singular=Bool())
 def random_quadratics(
-    rng: np.random.Generator, k: int, d: int, *, convex: bool = True, singular: bool = False
+    rng: np.random.Generator | int, k: int, d: int, *, convex: bool = True, singular: bool = False
 ) -> Quadratics:
     """Random quadratics with minimum value 0 at ``c`` (for convex ones).
 
@@ -50,6 +50,7 @@ def random_quadratics(
     convex); ``convex=False`` flips the sign of some (beta-smooth, indefinite).
     """
     # Haar eigenvectors with no sign left to a LAPACK kernel (np.linalg.qr's follow the CPU)
+    rng = as_generator(rng)
     q = orthonormalize(rng.standard_normal((k, d, d)))
     eig = power(10.0, rng.uniform(-2, 1, size=(k, d)))  # libm's pow: numpy's follows the CPU
     if singular:
@@ -88,9 +89,10 @@ class LogisticLosses:
 
 
 @checked(rng=Rng(), k=Int(1), n=Int(1), d=Int(1))
-def random_logistic(rng: np.random.Generator, k: int, n: int, d: int) -> LogisticLosses:
+def random_logistic(rng: np.random.Generator | int, k: int, n: int, d: int) -> LogisticLosses:
     """Logistic losses on Gaussian features with per-problem scale and labels from a noisy
     random hyperplane (separable and non-separable cases both occur)."""
+    rng = as_generator(rng)
     scale = power(10.0, rng.uniform(-1, 1, size=(k, 1, 1)))
     X = rng.standard_normal((k, n, d)) * scale
     w_true = rng.standard_normal((k, d))

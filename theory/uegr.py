@@ -18,7 +18,18 @@ from numpy.typing import ArrayLike
 
 from boundbench.framework import validate as v
 from boundbench.framework import values
-from boundbench.framework.validate import Array, Bool, Float, Int, Rng, Seq, Tensor, Values, checked
+from boundbench.framework.validate import (
+    Array,
+    Bool,
+    Float,
+    Int,
+    Rng,
+    Seq,
+    Tensor,
+    Values,
+    as_generator,
+    checked,
+)
 
 
 @checked(p=Values(0.0, 1.0, lo_open=True))
@@ -253,7 +264,8 @@ def unscaled_mask_variance(
 
 
 @checked(
-    grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True), k=Values(0, lo_open=True))
+    grad_mean=Values(min_ndim=1), sigma_g=Values(0), batch_size=Values(1, integer=True),
+    k=Float(0, lo_open=True))
 def thm1_frobenius_rhs(
     *,
     grad_mean: ArrayLike,
@@ -309,13 +321,15 @@ def thm1_frobenius_rhs(
     kk = np.asarray(k)
     pp = _p(p)
     values.broadcastable(grad_mean=mu, p=pp)  # p_hat is the min over mu's coordinates
+    values.broadcastable(**{"grad_mean without its last axis": mu[..., 0], "sigma_g": sg,
+                            "batch_size": nb})
     p_hat = np.min(pp, axis=-1, keepdims=True)
     diag = sg[..., None] ** 2 * kk / (p_hat * nb[..., None]) + (1.0 - p_hat) / p_hat * mu**2
     return np.linalg.norm(diag, axis=-1)
 
 
 @checked(n_draws=v.draws(2), rng=Rng(), rescale=Bool())
-@checked(grad_mean=Values(), sigma_g=Values(0), batch_size=Values(1, integer=True))
+@checked(grad_mean=Values(), sigma_g=Float(0), batch_size=Values(1, integer=True))
 def sample_masked_gradients(
     *,
     grad_mean: ArrayLike,
@@ -323,7 +337,7 @@ def sample_masked_gradients(
     batch_size: int,
     p: ArrayLike,
     n_draws: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     rescale: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``(g, g * m [/ p])`` pairs under Theorem 1's model, shape ``(n_draws, d)`` each.
@@ -366,6 +380,7 @@ def sample_masked_gradients(
     >>> round(float(masked[:, 0].mean()), 2), round(float(masked[:, 0].var()), 2)  # eqs. 17, 18
     (1.0, 1.2)
     """
+    rng = as_generator(rng)
     mu = np.asarray(grad_mean)
     values.broadcastable(grad_mean=mu, p=_p(p))
     pp = np.broadcast_to(_p(p), mu.shape)

@@ -28,11 +28,14 @@ checkers alike.
 from __future__ import annotations
 
 import importlib as _importlib
-from typing import Any as _Any
 
-from boundbench.framework.meta import version as _version
+TYPE_CHECKING = False  # not ``typing``'s: importing typing is most of this package's import time
+if TYPE_CHECKING:
+    from typing import Any as _Any
+del TYPE_CHECKING
 
-__version__ = _version()
+# (``__version__`` too is read on first use: the console script's first statement imports this
+# package, and a Ctrl-C in what it imports would be a traceback before boundbench could answer it)
 
 # public name -> (module, attribute): the public face over the layers (as scikit-learn
 # re-exports from private modules), imported lazily (PEP 562) so that the command line can set
@@ -89,6 +92,11 @@ if sorted(__all__) != sorted(_PUBLIC):  # pragma: no cover - a maintainer's slip
 
 
 def __getattr__(name: str) -> _Any:
+    if name == "__version__":
+        from boundbench.framework.meta import version
+
+        globals()[name] = value = version()
+        return value
     if name in _PUBLIC:
         module, attr = _PUBLIC[name]
         value = getattr(_importlib.import_module(module), attr)

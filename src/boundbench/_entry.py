@@ -1,28 +1,50 @@
 """The ``boundbench`` console script: :func:`boundbench.cli.main`, with a Ctrl-C during its
 imports (numpy, torch, matplotlib: the first second of a command) answered in one line, as
-:func:`~boundbench.cli.main` answers one that comes later, instead of a traceback."""
+:func:`~boundbench.cli.main` answers one that comes later, instead of a traceback.
+
+Until the command starts its work a Ctrl-C ends the process at once (nothing has been written
+yet): a ``KeyboardInterrupt`` raised inside an import does not always surface as one (Python
+turns it into a ``SyntaxError`` when it lands while a ``\\N{...}`` escape loads ``unicodedata``,
+issue 65). The interpreter's own start, before this module runs (about 10 ms), is Python's.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+
+BEFORE_START = "\nboundbench: interrupted before it started; nothing was written.\n"
+
+
+def _before_start(signum: int, frame: object) -> None:
+    os.write(2, BEFORE_START.encode())
+    os._exit(130)
 
 
 def offline() -> None:
     """Hugging Face's offline mode for this process and those it spawns, unless the user set
     it: an uncached model name then fails at once instead of trying DNS and HTTP (the hub reads
     these when first imported, which happens after this)."""
-    import os
-
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def started() -> None:
+    """The command starts its work: Ctrl-C raises ``KeyboardInterrupt`` again, which
+    :func:`boundbench.cli.main` answers (finished work kept, resumable). Only where the handler
+    is still this module's (a caller running ``main()`` in its own process keeps its own)."""
+    if signal.getsignal(signal.SIGINT) is _before_start:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run() -> int:
+    signal.signal(signal.SIGINT, _before_start)  # the console script's first call
     offline()
-    try:
-        from boundbench.cli import main
-    except KeyboardInterrupt:
-        print("\nboundbench: interrupted before it started; nothing was written.",
-              file=sys.stderr)
-        return 130
+    from boundbench.cli import main
+
     return main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())

@@ -329,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     # restored on the way out, for a caller that runs main() in its own process
     shown = warnings.formatwarning
     warnings.formatwarning = one_line_warning
+    from boundbench._entry import started
+
+    started()  # a Ctrl-C from here on is answered by _dispatch (finished work kept)
     try:
         return _dispatch(args)
     finally:

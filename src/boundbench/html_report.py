@@ -152,7 +152,7 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
     return _ENV.get_template("audit.html.j2").render(
         meta=meta, rerun=rerun_command(report),
         self_tests=self_tests(results), machine=" ".join(machine_line(meta)),
-        environment=", ".join(f"{k} {v}" for k, v in meta["environment"].items()),
+        environment=", ".join(f"{k} {v}" for k, v in (meta.get("environment") or {}).items()),
         verdict_help=VERDICT_HELP, terms=TERMS, counts=sorted(meta["counts"].items()),
         found=[_claim(r, latest) for r in findings(results)],
         claims=[_claim(r, latest) for r in sorted(

@@ -316,7 +316,7 @@ def render_index(report: dict[str, Any]) -> str:
 def render_markdown(report: dict[str, Any]) -> str:
     report = markdown_safe(report)  # no tag from report data reaches the page (issue 65)
     meta, results = report["meta"], report["claims"]
-    env = ", ".join(f"{k} {v}" for k, v in meta["environment"].items())
+    env = ", ".join(f"{k} {v}" for k, v in (meta.get("environment") or {}).items())
     lines = [
         "# boundbench audit",
         "",

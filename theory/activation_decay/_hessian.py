@@ -17,6 +17,7 @@ from boundbench.framework.validate import (
     Values,
     checked,
 )
+from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import BoundSides
 from boundbench.theory._inputs import real_tensor
 
@@ -146,6 +147,7 @@ def huber_grad(theta: ArrayLike, *, H: ArrayLike, eps: ArrayLike) -> np.ndarray:
     """
     h = np.asarray(H)
     e = np.asarray(eps)
+    broadcastable(theta=theta, H=h, eps=e)
     return np.clip(h * np.asarray(theta), -e, e)
 
 
@@ -186,6 +188,7 @@ def huber_smoothed_hessian(
     >>> [round(h, 4) for h in huber_smoothed_hessian([0.0, 1.0], H=2.0, eps=1.0, sigma=0.5).tolist()]
     [1.3654, 0.3146]
     """
+    broadcastable(theta=theta, H=H, eps=eps, sigma=sigma)
     h = np.asarray(H)
     e = np.asarray(eps)
     s = np.asarray(sigma)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from boundbench.framework.validate import Float, Int, Seed, Tensor, checked, draws
+from boundbench.framework.validate import Float, Seed, Tensor, checked, draws, iterations
 
 
 @checked(h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)))
@@ -58,7 +58,7 @@ def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 
 @checked(
     h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)), sigma=Float(0, lo_open=True), n_mc=draws(1),
-    n_batches=Int(2), z=Float(0, lo_open=True), seed=Seed())
+    n_batches=iterations(2), z=Float(0, lo_open=True), seed=Seed())
 def smoothed_last_layer_top_eig(
     h: torch.Tensor, W: torch.Tensor, *, sigma: float, n_mc: int, n_batches: int = 10,
     z: float = 3.0, seed: int = 0,

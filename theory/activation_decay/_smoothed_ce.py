@@ -14,10 +14,12 @@ from boundbench.framework import validate as v
 from boundbench.framework import values
 from boundbench.framework.validate import (
     Array,
+    Float,
     Int,
     Rng,
     Seq,
     Values,
+    as_generator,
     checked,
 )
 
@@ -221,13 +223,30 @@ def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -
     return np.sum(w * np.logaddexp(0.0, arg), axis=-1) / np.sqrt(np.pi)
 
 
+def _values(f: Callable[[np.ndarray], np.ndarray], noise: np.ndarray) -> np.ndarray:
+    """``f(noise)`` as finite float values with one row per draw, or an error naming ``f``
+    (a float returned ended in an AttributeError, a NaN in a NaN mean: issue 65)."""
+    try:
+        out = np.asarray(f(noise), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"f must return numbers, one row per draw (got an error: {exc})"
+                        ) from None
+    if out.ndim == 0 or out.shape[0] != noise.shape[0]:
+        raise ValueError(f"f must return one row per draw: {noise.shape[0]} rows for noise of "
+                         f"shape {noise.shape} (got shape {out.shape})")
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"f returned {int(np.sum(~np.isfinite(out)))} non-finite values for "
+                         f"noise of shape {noise.shape}")
+    return out
+
+
 @checked(noise_shape=Seq(Int(1)), n_samples=v.draws(4), rng=Rng(), batch=Int(1))
 def antithetic_mean(
     f: Callable[[np.ndarray], np.ndarray],
     noise_shape: tuple[int, ...],
     *,
     n_samples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     batch: int = 4096,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo ``E f(N)`` for ``N ~ N(0, I)`` of ``noise_shape``: ``(mean, standard error)``.
@@ -260,6 +279,7 @@ def antithetic_mean(
     >>> round(float(mean), 2)  # E Z^2 = 1
     0.99
     """
+    rng = as_generator(rng)
     if n_samples < 4 or n_samples % 2:
         raise ValueError(f"n_samples must be an even number >= 4 (got {n_samples})")
     n = n_samples // 2
@@ -268,7 +288,7 @@ def antithetic_mean(
     while done < n:
         k = min(batch, n - done)
         noise = rng.standard_normal((k, *noise_shape))
-        pair = 0.5 * (f(noise) + f(-noise))
+        pair = 0.5 * (_values(f, noise) + _values(f, -noise))
         total = total + pair.sum(axis=0)
         total_sq = total_sq + (pair**2).sum(axis=0)
         done += k
@@ -285,7 +305,7 @@ def smoothed_ce_monte_carlo(
     *,
     s: ArrayLike,
     n_samples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo smoothed CE in any number of classes, in logit space: ``(mean, s.e.)``.
 
@@ -322,6 +342,7 @@ def smoothed_ce_monte_carlo(
     >>> round(float(mean), 2), bool(se < 0.01)  # the exact value is 0.2412
     (0.24, True)
     """
+    rng = as_generator(rng)
     z = np.asarray(logits)
     yy = values.labels("y", y, z.shape[-1])
     ss = np.asarray(s)
@@ -337,7 +358,7 @@ def smoothed_ce_monte_carlo(
 
 
 @checked(n_samples=v.draws(4), rng=Rng())
-@checked(W=Values(), h=Values(), sigma=Values(0, lo_open=True))
+@checked(W=Values(), h=Values(), sigma=Float(0, lo_open=True))
 def smoothed_ce_weight_space(
     W: ArrayLike,
     h: ArrayLike,
@@ -345,7 +366,7 @@ def smoothed_ce_weight_space(
     *,
     sigma: float,
     n_samples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
 ) -> tuple[float, float]:
     """Monte Carlo ``E_Delta CE((W + Delta) h, y)``, ``Delta ~ N(0, sigma^2 I_{c x d})``:
     the smoothed loss exactly as Theorem 2 states it. Returns ``(mean, s.e.)``.
@@ -383,6 +404,7 @@ def smoothed_ce_weight_space(
     >>> round(mean, 2), bool(se < 0.01)  # s = 0.5 * ||h|| = 1: the logit-space value
     (0.24, True)
     """
+    rng = as_generator(rng)
     WW = np.asarray(W)
     hh = np.asarray(h)
     sg = float(np.asarray(sigma))

@@ -105,7 +105,7 @@ def lemma_a13_sides(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> 
     return BoundSides(np.sum(g**2, axis=-1), 2.0 * np.asarray(beta) * f)
 
 
-@checked(r=Values(0, lo_open=True), x=Values(), y=Values())
+@checked(r=Values(0, lo_open=True), x=Values(min_ndim=1), y=Values(min_ndim=1))
 def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     """Lemma A.2.1: ``x -> x/||x||`` is ``(2/r)``-Lipschitz on ``{||x|| >= r}``.
 
@@ -143,6 +143,8 @@ def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     """
     rr = np.asarray(r)
     xx, yy = np.asarray(x), np.asarray(y)
+    broadcastable(x=xx, y=yy)
+    broadcastable(**{"x and y without their last axis": xx[..., 0] + yy[..., 0], "r": rr})
     nx, ny = np.linalg.norm(xx, axis=-1), np.linalg.norm(yy, axis=-1)
     if np.any(nx < rr * (1 - 1e-12)) or np.any(ny < rr * (1 - 1e-12)):
         raise ValueError("x and y must have norm >= r (Lemma A.2.1's domain)")

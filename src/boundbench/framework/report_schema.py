@@ -42,6 +42,9 @@ def check_report(report: Any, *, source: str) -> dict[str, Any]:
             raise _fail(source, f"meta.{key}", f"must be a {kind.__name__}")
     if not isinstance(meta.get("seed"), int) or isinstance(meta.get("seed"), bool):
         raise _fail(source, "meta.seed", "must be an integer")
+    for key in ("environment", "machine"):  # the README's re-run line reads them
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise _fail(source, f"meta.{key}", "must be an object or null")
     for i, r in enumerate(claims):
         _check_claim(r, f"claim entry {i}", source)
     return report

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, checked
+from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, as_generator, checked
 from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import (
     FRAGILE,
@@ -81,7 +81,7 @@ def paired_trend_verdict(
     y: np.ndarray,
     *,
     expected: str,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     what: str,
     evidence: Mapping[str, Any] | None = None,
 ) -> Verdict:
@@ -127,6 +127,7 @@ def paired_trend_verdict(
     >>> v.status, v.reason.split(": ", 1)[1]
     ('supported', 'mean within-set Spearman rho = -0.962, 95% CI [-0.988, -0.925], 8 sets x 5 levels')
     """
+    rng = as_generator(rng)
     if expected not in ("increasing", "decreasing"):
         raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     y = np.asarray(measured(y), dtype=np.float64)
@@ -151,7 +152,7 @@ def trend_verdict(
     y: np.ndarray,
     *,
     expected: str,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     what: str,
     n_boot: int = 1000,
     level: float = 0.95,
@@ -200,6 +201,7 @@ def trend_verdict(
     ...               what="loss vs n").reason
     'loss vs n is decreasing: Spearman rho = -0.819, 95% CI [-0.874, -0.735], 100 points'
     """
+    rng = as_generator(rng)
     if expected not in ("increasing", "decreasing"):
         raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     x = np.asarray(measured(x), dtype=np.float64).ravel()
@@ -224,13 +226,14 @@ EQUIVALENCE = 0.10  # the smallest effect that counts: a 10% change of the media
 @checked(low_level=Array(ndim=1), high_level=Array(ndim=1), rng=Rng(), paired=Bool(),
          n_boot=Int(10))
 def end_ratio(
-    low_level: np.ndarray, high_level: np.ndarray, *, rng: np.random.Generator, paired: bool,
+    low_level: np.ndarray, high_level: np.ndarray, *, rng: np.random.Generator | int, paired: bool,
     n_boot: int = 1000,
 ) -> tuple[float, float, float]:
     """``(ratio, low, high)``: the change of a measurement from the smallest level of a factor
     (``low_level``, one value per training set) to the largest (``high_level``). ``paired``
     (set ``j`` measured at both levels): the median over sets of their own ratio; else the
     ratio of the two medians. 95% bootstrap interval over sets."""
+    rng = as_generator(rng)
     lo_v = np.asarray(measured(low_level), dtype=np.float64)
     hi_v = np.asarray(measured(high_level), dtype=np.float64)
     if np.any(lo_v <= 0) or np.any(hi_v < 0):
@@ -327,10 +330,11 @@ def median_reversals(groups: list[np.ndarray], *, expected: str, rng: np.random.
 
 @checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
 def bootstrap_mean(
-    x: np.ndarray, *, rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
+    x: np.ndarray, *, rng: np.random.Generator | int, n_boot: int = 1000, level: float = 0.95
 ) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean of ``x`` with a percentile bootstrap interval (rows
     resampled with replacement, all resamples drawn in one call)."""
+    rng = as_generator(rng)
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size < 2:
         raise ValueError(f"x must be a 1-D array of at least 2 values (got shape {x.shape})")
@@ -358,7 +362,7 @@ def std_ratio_verdict(
     a: np.ndarray,
     b: np.ndarray,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     what: str,
     names: tuple[str, str] = ("a", "b"),
     equivalence: float | None = None,
@@ -370,6 +374,7 @@ def std_ratio_verdict(
     ``contradicted`` above 1, ``no-effect`` (with ``equivalence``) when the interval lies inside
     ``1 +- equivalence``; otherwise ``inconclusive`` with the runs per sample an F
     test of the variances would need at this ratio, ``1 + ((z_a + z_b) / ln r)^2``."""
+    rng = as_generator(rng)
     a, b = np.asarray(measured(a), dtype=float), np.asarray(measured(b), dtype=float)
     if min(len(a), len(b)) < 3:
         raise ValueError(f"a and b need at least 3 values each (got {len(a)} and {len(b)})")

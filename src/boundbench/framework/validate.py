@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -225,14 +226,23 @@ class Bool(Spec):
 
 
 class Rng(Spec):
-    """A ``numpy.random.Generator``, or a seed (an integer >= 0) turned into one."""
+    """A ``numpy.random.Generator``, or a seed (an integer in [0, :data:`MAX_SEED`]) turned into
+    one: every parameter named ``rng`` takes both and is annotated ``np.random.Generator | int``
+    (:func:`checked` refuses another annotation, issue 65), as scikit-learn's ``random_state``."""
 
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, np.random.Generator):
             return value
-        if _is_int(value) and value >= 0:
+        if _is_int(value) and 0 <= value <= MAX_SEED:
             return np.random.default_rng(int(value))
-        raise TypeError(f"{name} must be a numpy Generator or a seed >= 0 (got {value!r})")
+        raise TypeError(f"{name} must be a numpy Generator or a seed in [0, {MAX_SEED}] "
+                        f"(got {value!r})")
+
+
+def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
+    """``rng`` as a Generator (what :class:`Rng` passes a checked body; called there again so
+    that the body is typed, and right when reached through :func:`unchecked`)."""
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(int(rng))
 
 
 #: the largest seed: seeds are combined with offsets (a block's index, a head count) and passed
@@ -288,6 +298,33 @@ def draws(minimum: int) -> Int:
     return Int(minimum, MAX_DRAWS, why=DRAWS_WHY)
 
 
+def iterations(minimum: int) -> Int:
+    """The spec of a step or batch count of an iterative method."""
+    return Int(minimum, MAX_DRAWS, why="more would run for days; take fewer")
+
+
+class SizeError(ValueError):
+    """A call whose sizes ask for more memory than the machine has (raised by :func:`checked`
+    in place of a ``MemoryError`` or torch's allocation error, naming the call's sizes)."""
+
+
+def _allocation_failure(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text
+                                              or "out of memory" in text)
+
+
+def _sizes(specs: dict[str, Spec], arguments: dict[str, Any]) -> str:
+    """The call's integer arguments (its sizes and counts) as ``name=value``, else its names."""
+    def integral(x: Any) -> bool:
+        return _is_int(x) or (isinstance(x, list | tuple) and bool(x) and all(map(_is_int, x)))
+
+    named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if integral(x)]
+    return ", ".join(named) or ", ".join(f"{n}=..." for n in arguments)
+
+
 def apply(spec: Spec, name: str, value: Any) -> Any:
     """``spec(name, value)``, where every failure names the argument: numpy's own errors on a
     value it cannot read (a ragged list's "inhomogeneous shape", an object it cannot convert)
@@ -333,6 +370,11 @@ def checked(**specs: Spec) -> Callable[[F], F]:
         unknown = set(specs) - set(sig.parameters)
         if unknown:
             raise TypeError(f"checked: {fn.__name__} has no arguments {sorted(unknown)}")
+        for name, spec in specs.items():  # a maintainer's slip, caught at import
+            note = str(sig.parameters[name].annotation)
+            if isinstance(spec, Rng) and not ("Generator" in note and "int" in note):
+                raise TypeError(f"checked: {fn.__name__}'s {name} takes a Generator or a seed; "
+                                f"annotate it np.random.Generator | int (is {note})")
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -343,11 +385,28 @@ def checked(**specs: Spec) -> Callable[[F], F]:
             bound.apply_defaults()
             for name, spec in specs.items():
                 bound.arguments[name] = apply(spec, name, bound.arguments[name])
-            return fn(*bound.args, **bound.kwargs)
+            try:
+                return fn(*bound.args, **bound.kwargs)
+            except SizeError as exc:  # from a checked call inside: this call's sizes too
+                raise SizeError(f"{fn.__name__}({_sizes(specs, bound.arguments)}) -> {exc}"
+                                ) from None
+            except (MemoryError, RuntimeError) as exc:
+                if not _allocation_failure(exc):
+                    raise
+                # one rule for every checked function (issue 65): a size too large for the
+                # machine is the caller's to change, named, never a bare MemoryError
+                raise SizeError(f"{fn.__name__}({_sizes(specs, bound.arguments)}) asks for "
+                                f"more memory than this machine has "
+                                f"({_one_line(exc) or type(exc).__name__}); make these sizes "
+                                "smaller") from None
 
         return call  # type: ignore[return-value]
 
     return wrap
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())[:300]
 
 
 def unchecked(fn: F) -> F:
@@ -380,7 +439,7 @@ class Dims(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if _is_int(value):
-            return Int(1)(name, value)
+            return Int(1, MAX_DRAWS, why=DRAWS_WHY)(name, value)
         if isinstance(value, list | tuple) and value and all(_is_int(v) and v >= 0
                                                              for v in value):
             return list(value)

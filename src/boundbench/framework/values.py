@@ -130,7 +130,7 @@ def same_length(axis: int = 0, **arrays: Any) -> None:
                          f"(got {said})")
 
 
-def broadcastable(**arrays: np.ndarray) -> None:
+def broadcastable(**arrays: Any) -> None:
     """``ValueError`` naming the arguments whose shapes do not broadcast together."""
     try:
         np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
