@@ -43,7 +43,7 @@ def run() -> int:
     offline()
     from boundbench.cli import main
 
-    return main()
+    return main(on_start=started)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from boundbench import commands
@@ -301,7 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, on_start: Callable[[], None] | None = None) -> int:
+    """The command line; ``on_start`` is called as the command starts its work (the console
+    script's :func:`boundbench._entry.started`)."""
     try:
         import matplotlib
 
@@ -329,9 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     # restored on the way out, for a caller that runs main() in its own process
     shown = warnings.formatwarning
     warnings.formatwarning = one_line_warning
-    from boundbench._entry import started
-
-    started()  # a Ctrl-C from here on is answered by _dispatch (finished work kept)
+    if on_start is not None:
+        on_start()  # the console script's: a Ctrl-C from here on is answered by _dispatch
     try:
         return _dispatch(args)
     finally:
