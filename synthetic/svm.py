@@ -16,59 +16,20 @@ from __future__ import annotations
 
 import warnings
 from functools import lru_cache
-from typing import Any
 
 import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.framework.validate import Array, Bool, Float, Int, checked
-from boundbench.framework.values import MAX_MAGNITUDE, real, same_length
+from boundbench.framework.values import MAX_MAGNITUDE, same_length
+from boundbench.synthetic._linear import Linear as _Linear
+from boundbench.synthetic._linear import check_xy as _check_xy
+from boundbench.synthetic._linear import unit_scale as _unit_scale
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
 _SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
-
-
-def _unit_scale(X: np.ndarray) -> float:
-    """1, or the power of 2 nearest ``max |X|`` when that lies outside ``[2^-40, 2^40]``."""
-    m = float(np.abs(X).max())
-    if m == 0.0 or 2.0**-40 <= m <= 2.0**40:
-        return 1.0
-    return float(2.0 ** np.round(np.log2(m)))
-
-
-def _check_xy(X: ArrayLike, y: ArrayLike, limit: float | None = None
-              ) -> tuple[np.ndarray, np.ndarray, bool]:
-    # limit: the largest |X| a problem takes (the hard-margin SVM rescales X, so it takes any)
-    X = real("X", X, allow_empty=True, finite=False)  # shape and finiteness named below
-    y = real("y", y, allow_empty=True, finite=False)
-    batched = X.ndim == 3
-    if X.ndim not in (2, 3):
-        raise ValueError(f"X must have shape (n, d) or (n_datasets, n, d) (got {X.shape})")
-    if not batched:
-        X, y = X[None], y[None]
-    if y.shape != X.shape[:2]:
-        raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} to "
-                         f"match X of shape {X.shape if batched else X.shape[1:]} (got "
-                         f"{y.shape if batched else y.shape[1:]})")
-    # the shape printed as the user gave it: (1, 20, 0) for a single dataset read "1 sample"
-    given = X.shape if batched else X.shape[1:]
-    if X.shape[-2] < 2:
-        raise ValueError(f"X must have at least 2 samples (got {X.shape[-2]}: shape {given})")
-    if X.shape[-1] == 0:
-        raise ValueError(f"X must have at least 1 feature (got 0: shape {given})")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite")
-    if limit is not None and X.size and np.max(np.abs(X)) > limit:
-        raise ValueError(f"X must have magnitude <= {limit:g} (got {np.max(np.abs(X)):.3g}): "
-                         "this problem is not scale-free (a constant feature or a fixed lam), "
-                         "and beyond it its solver fails")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must hold labels in {-1, +1}")
-    if np.any(np.all(y == 1, axis=1) | np.all(y == -1, axis=1)):
-        raise ValueError("y must contain both classes in every dataset")
-    return X, y, batched
 
 
 def _solve(prob: cp.Problem, what: str) -> None:
@@ -175,38 +136,6 @@ def _exact_unit(
     raise RuntimeError("hard-margin working set did not converge in 64 rounds")
 
 
-class _Linear:
-    """``decision_function`` and ``predict`` of a fitted linear classifier (``coef_``,
-    ``intercept_``), for one dataset or a batch."""
-
-    # learned by fit: one dataset's arrays and float, or a batch's with a leading axis
-    coef_: np.ndarray
-    intercept_: Any
-    support_: Any  # index array, or a list of them for a batch
-
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
-        X = real("X", X, allow_empty=True, finite=False)
-        if X.shape[-1:] != np.shape(self.coef_)[-1:]:
-            raise ValueError(f"X must have {np.shape(self.coef_)[-1]} features (got shape "
-                             f"{X.shape})")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X must be finite (a NaN row has no label)")
-        batch = np.ndim(self.coef_) == 2
-        if (batch and (X.ndim != 3 or X.shape[0] != np.shape(self.coef_)[0])) or \
-                (not batch and X.ndim > 2):
-            want = f"({np.shape(self.coef_)[0]}, n, d)" if batch else "(n, d) or (d,)"
-            raise ValueError(f"X must have shape {want}, as the data this model was fitted on "
-                             f"(got shape {X.shape})")
-        if batch:
-            return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
-        return X @ self.coef_ + self.intercept_
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
-
-
 class HardMarginSVM(_Linear):
     """``min 1/2 ||v||^2  s.t.  y_i (v^T x_i + c) >= 1`` solved exactly with cvxpy.
 
@@ -214,7 +143,8 @@ class HardMarginSVM(_Linear):
     carry a leading batch axis. ``coef_`` (v), ``intercept_`` (c = -b), ``margin_``
     (= 1/||coef_||), ``dual_coef_`` (constraint duals, one per sample), ``support_`` (indices
     whose dual exceeds ``support_tol`` times the largest; a list of arrays for a batch),
-    ``n_working_`` (size of the final working set). Non-separable data raise ``ValueError``
+    ``n_working_`` (size of the final working set), ``scale_`` (the power of 2 the problem was
+    solved at: X / scale_ has unit magnitude). Non-separable data raise ``ValueError``
     carrying the solver status.
     """
 
@@ -245,14 +175,10 @@ class HardMarginSVM(_Linear):
         with np.errstate(under="ignore", over="ignore"):
             # beyond |X| ~ 1e+-150 the true duals leave float64's range (0 or inf there)
             duals = duals / np.array(scales)[:, None] / np.array(scales)[:, None]
-        if not np.all(np.isfinite(duals)):  # an infinite dual is no answer (issue 65)
-            raise ValueError(f"X's magnitude (max |x| near {min(scales):.3g}) puts "
-                             "the SVM's dual coefficients beyond float64's range (they scale "
-                             "as 1/scale^2); rescale X (coef_ scales as 1/scale, the support "
-                             "and margin/scale stay)")
         self.coef_ = coef if batched else coef[0]
         self.intercept_ = intercept if batched else float(intercept[0])
-        self.dual_coef_ = duals if batched else duals[0]
+        self._dual_coef = duals if batched else duals[0]
+        self.scale_ = np.array(scales) if batched else scales[0]
         self.support_ = support if batched else support[0]
         # 1/||v|| without squaring v (||v|| ~ 1e-200 for X ~ 1e200 would underflow)
         big = np.abs(self.coef_).max(axis=-1)
@@ -260,6 +186,18 @@ class HardMarginSVM(_Linear):
         self.n_working_ = np.array([len(o[3]) for o in out]) if batched else len(out[0][3])
         self.working_sets_ = [o[3] for o in out]
         return self
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """The constraint duals, one per sample; refused where they leave float64's range
+        (|X| beyond about 1e+-150: they scale as 1/scale^2), never an infinity (issue 65)."""
+        if not hasattr(self, "_dual_coef"):
+            raise AttributeError("dual_coef_: this HardMarginSVM is not fitted")
+        if not np.all(np.isfinite(self._dual_coef)):
+            raise ValueError(f"dual_coef_ of X with magnitude near {np.min(self.scale_):.3g} "
+                             "lies beyond float64's range (duals scale as 1/scale^2): fit X / "
+                             "scale_ and divide its duals by scale_**2 in a wider type")
+        return self._dual_coef
 
 
 @checked(support_tol=Float(0, 1, lo_open=True, hi_open=True))

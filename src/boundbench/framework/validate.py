@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 
+from boundbench.framework import limits
 from boundbench.framework.values import (
     MAX_MAGNITUDE,
     in_interval,
@@ -24,6 +24,9 @@ from boundbench.framework.values import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+# the limits' names where callers have always imported them from
+MAX_SEED, MAX_DRAWS, DRAWS_WHY, SizeError = (limits.MAX_SEED, limits.MAX_DRAWS, limits.DRAWS_WHY,
+                                             limits.SizeError)
 
 # ---------------------------------------------------------------- declared argument specs
 #
@@ -240,14 +243,8 @@ class Rng(Spec):
 
 
 def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
-    """``rng`` as a Generator (what :class:`Rng` passes a checked body; called there again so
-    that the body is typed, and right when reached through :func:`unchecked`)."""
+    """``rng`` as a Generator (a checked body's first line: typed, and right via unchecked)."""
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(int(rng))
-
-
-#: the largest seed: seeds are combined with offsets (a block's index, a head count) and passed
-#: to torch.manual_seed, which takes at most 2^64 - 1; 2^32 - 1 leaves room for the offsets
-MAX_SEED = 2**32 - 1
 
 
 class Seed(Spec):
@@ -286,12 +283,6 @@ class Seq(Spec):
         return tuple(value) if self.as_tuple and not isinstance(value, tuple) else value
 
 
-#: the largest Monte Carlo / probe count a single call accepts: beyond it a call runs for hours
-#: (10^9 draws of one sample at ~10^7/s is ~2 min; 10^15 would be ~3 years)
-MAX_DRAWS = 10**9
-DRAWS_WHY = ("more would run for hours or exhaust memory; split the work, or take fewer draws "
-             "(the standard error falls as 1/sqrt(draws))")
-
 
 def draws(minimum: int) -> Int:
     """The spec of a Monte Carlo sample, probe or projection count."""
@@ -301,28 +292,6 @@ def draws(minimum: int) -> Int:
 def iterations(minimum: int) -> Int:
     """The spec of a step or batch count of an iterative method."""
     return Int(minimum, MAX_DRAWS, why="more would run for days; take fewer")
-
-
-class SizeError(ValueError):
-    """A call whose sizes ask for more memory than the machine has (raised by :func:`checked`
-    in place of a ``MemoryError`` or torch's allocation error, naming the call's sizes)."""
-
-
-def _allocation_failure(exc: BaseException) -> bool:
-    if isinstance(exc, MemoryError):
-        return True
-    text = str(exc)
-    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text
-                                              or "out of memory" in text)
-
-
-def _sizes(specs: dict[str, Spec], arguments: dict[str, Any]) -> str:
-    """The call's integer arguments (its sizes and counts) as ``name=value``, else its names."""
-    def integral(x: Any) -> bool:
-        return _is_int(x) or (isinstance(x, list | tuple) and bool(x) and all(map(_is_int, x)))
-
-    named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if integral(x)]
-    return ", ".join(named) or ", ".join(f"{n}=..." for n in arguments)
 
 
 def apply(spec: Spec, name: str, value: Any) -> Any:
@@ -387,26 +356,16 @@ def checked(**specs: Spec) -> Callable[[F], F]:
                 bound.arguments[name] = apply(spec, name, bound.arguments[name])
             try:
                 return fn(*bound.args, **bound.kwargs)
-            except SizeError as exc:  # from a checked call inside: this call's sizes too
-                raise SizeError(f"{fn.__name__}({_sizes(specs, bound.arguments)}) -> {exc}"
-                                ) from None
-            except (MemoryError, RuntimeError) as exc:
-                if not _allocation_failure(exc):
-                    raise
+            except (MemoryError, RuntimeError, SizeError) as exc:
                 # one rule for every checked function (issue 65): a size too large for the
                 # machine is the caller's to change, named, never a bare MemoryError
-                raise SizeError(f"{fn.__name__}({_sizes(specs, bound.arguments)}) asks for "
-                                f"more memory than this machine has "
-                                f"({_one_line(exc) or type(exc).__name__}); make these sizes "
-                                "smaller") from None
+                if isinstance(exc, SizeError) or limits.allocation_failure(exc):
+                    raise limits.size_error(fn.__name__, bound.arguments, exc) from None
+                raise
 
         return call  # type: ignore[return-value]
 
     return wrap
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())[:300]
 
 
 def unchecked(fn: F) -> F:

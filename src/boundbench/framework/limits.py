@@ -1,0 +1,56 @@
+"""What one call may ask of the machine (issue 65): the largest seed, the largest draw or step
+count, and the one rule for sizes beyond its memory — :func:`boundbench.framework.validate.checked`
+turns a ``MemoryError`` (or torch's allocation error) inside a checked function into a
+:class:`SizeError` naming the call's sizes, so a size of 10^15 is refused by name, never a bare
+``MemoryError`` with an empty message."""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+import numpy as np
+
+#: the largest seed: seeds are combined with offsets (a block's index, a head count) and passed
+#: to torch.manual_seed, which takes at most 2^64 - 1; 2^32 - 1 leaves room for the offsets
+MAX_SEED = 2**32 - 1
+
+#: the largest Monte Carlo / probe / step count a single call accepts: beyond it a call runs for
+#: hours (10^9 draws of one sample at ~10^7/s is ~2 min; 10^15 would be ~3 years)
+MAX_DRAWS = 10**9
+DRAWS_WHY = ("more would run for hours or exhaust memory; split the work, or take fewer draws "
+             "(the standard error falls as 1/sqrt(draws))")
+
+
+class SizeError(ValueError):
+    """A call whose sizes ask for more memory than the machine has (raised by ``checked`` in
+    place of a ``MemoryError`` or torch's allocation error, naming the call's sizes)."""
+
+
+def allocation_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` says memory could not be allocated (numpy's, Python's or torch's)."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text
+                                              or "out of memory" in text)
+
+
+def _integral(x: Any) -> bool:
+    def one(v: Any) -> bool:
+        return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+    return one(x) or (isinstance(x, list | tuple) and bool(x) and all(map(one, x)))
+
+
+def size_error(function: str, arguments: dict[str, Any], exc: BaseException) -> SizeError:
+    """The :class:`SizeError` of ``function`` called with ``arguments`` that raised ``exc``
+    (an allocation failure, or the :class:`SizeError` of a checked call inside it): the call's
+    integer arguments (its sizes and counts) named, the inner call's message kept."""
+    named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if _integral(x)]
+    call = f"{function}({', '.join(named) or ', '.join(f'{n}=...' for n in arguments)})"
+    if isinstance(exc, SizeError):
+        return SizeError(f"{call} -> {exc}")
+    said = " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())[:300]
+    return SizeError(f"{call} asks for more memory than this machine has "
+                     f"({said or type(exc).__name__}); make these sizes smaller")
