@@ -155,9 +155,14 @@ class EncoderClassifier(torch.nn.Module):
 
     def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None
                 = None, *, inputs_embeds: torch.Tensor | None = None,
-                hidden_states: bool = False) -> Forward:
+                hidden_states: bool = False, encoder_mask: torch.Tensor | None = None
+                ) -> Forward:
+        """``encoder_mask``: the encoder's additive 4-D mask, built by the caller (the batched
+        seeds' loop, under vmap, where transformers cannot build it); the 2-D
+        ``attention_mask`` still pools."""
         out = self.encoder(input_ids=None if inputs_embeds is not None else input_ids,
-                           inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                           inputs_embeds=inputs_embeds,
+                           attention_mask=attention_mask if encoder_mask is None else encoder_mask,
                            output_hidden_states=hidden_states)
         if attention_mask is None:  # every token is real
             attention_mask = torch.ones(out.last_hidden_state.shape[:2],

@@ -100,6 +100,8 @@ class MMR(Method):
 
     uses = frozenset({"labels"})
     checks = {"alpha": STRENGTH}
+    seeds_at_once_refused = ("its penalty reads the classes present in each batch "
+                             "(torch.unique), an output shape vmap cannot batch")
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.labels is None:

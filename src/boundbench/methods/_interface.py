@@ -257,6 +257,9 @@ class Method:
     uses: ClassVar[frozenset[str]] = frozenset()
     checks: ClassVar[Mapping[str, Spec]] = {}  # field name -> its spec
     notes: ClassVar[Mapping[str, str]] = {}  # readings of the paper, recorded with every result
+    # why its hooks cannot run under torch.func.vmap, one seed per model, in the batched seeds'
+    # loop (plm/batched.py); empty: they can (the trainer's capabilities permitting)
+    seeds_at_once_refused: ClassVar[str] = ""
     # the parameters a quick-scale run gives the method where it leaves them at their defaults
     # (a CPU's budget; recorded in each run's method config): see at_quick_scale in plm
     quick: ClassVar[Mapping[str, Any]] = {}
