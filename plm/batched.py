@@ -10,8 +10,8 @@ on the CPU, ``tests/test_batched_seeds.py``):
 
 * its data order: a numpy Generator seeded by the seed, the loop's length-grouped batches;
 * its head's initialisation: :class:`~boundbench.plm.models.EncoderClassifier`'s at the seed;
-* its dropout masks: a counter-based hash of (seed, step, site, position)
-  (:func:`seeded_uniform`) in place of torch's generator, whose draws under vmap would depend
+* its dropout masks: drawn before each step from its own generator, seeded by (seed, step)
+  (:func:`site_masks`), in place of the global generator, whose draws under vmap would depend
   on the batch of seeds; the attention dropout through transformers' attention interface.
 
 Shapes are a seed's own too: its batch is padded to its longest text rounded up to a multiple
@@ -54,50 +54,48 @@ BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
 #: A seed's batch width is its longest text rounded up to a multiple of this.
 WIDTH_STEP = 8
 
-_M32 = 0xFFFFFFFF
 ATTENTION = "boundbench_seeded"
 
 
-def _mix(x: torch.Tensor) -> torch.Tensor:
-    """A 32-bit integer hash (two multiply-xorshift rounds; products stay below 2^59, so int64
-    arithmetic never overflows) of an int64 tensor holding values in [0, 2^32)."""
-    x = ((x ^ (x >> 16)) * 0x45D9F3B) & _M32
-    x = ((x ^ (x >> 16)) * 0x45D9F3B) & _M32
-    return x ^ (x >> 16)
-
-
 class _Stream:
-    """The running seed's stream key, ``hash(seed, step)``: an int64 0-d tensor, a batched one
-    inside :func:`vmap` (set by the batched forward, read by the dropout sites)."""
+    """The running step's dropout masks, site -> keep mask (batched inside :func:`vmap`, one
+    per seed; set by the batched step, read by the dropout sites)."""
 
-    key: torch.Tensor | None = None
-
-
-def stream_key(seeds: torch.Tensor, step: int) -> torch.Tensor:
-    """``hash(hash(seed) + step)`` per seed: the key of every dropout mask of that step."""
-    return _mix((_mix(seeds & _M32) + step) & _M32)
+    masks: dict[int, torch.Tensor] | None = None
 
 
-def seeded_uniform(site: int, shape: torch.Size | tuple[int, ...],
-                   device: torch.device) -> torch.Tensor:
-    """Uniform numbers in [0, 1) of ``shape`` from (the running seed's key, ``site``, position)
-    alone, in float64 (2^-32 resolution): a counter-based generator, the same for a seed
-    whichever seeds run beside it."""
-    if _Stream.key is None:
-        raise RuntimeError("seeded_uniform outside a batched step (no stream key set)")
-    n = int(np.prod(shape)) if len(shape) else 1
-    where = torch.arange(n, device=device, dtype=torch.int64).view(shape)
-    k = _mix((_Stream.key + site * 0x9E3779B1) & _M32)
-    return _mix((where + k) & _M32).to(torch.float64) * (1.0 / 2**32)
+def step_generator(seed: int, step: int, device: torch.device) -> torch.Generator:
+    """The generator of a seed's dropout masks at ``step``, seeded from (seed, step) alone
+    (numpy's SeedSequence mixes the pair: nearby seeds and steps give unrelated streams)."""
+    state = np.random.SeedSequence([seed, step]).generate_state(2, dtype=np.uint32)
+    return torch.Generator(device=device).manual_seed(int(state[0]) << 32 | int(state[1]))
+
+
+def site_masks(sites: list[tuple[int, float, str]], *, seed: int, step: int, rows: int,
+               width: int, hidden: int, heads: int, device: torch.device
+               ) -> dict[int, torch.Tensor]:
+    """One seed's keep masks of every dropout site at ``step``, drawn in site order from
+    :func:`step_generator`: ``(rows, width, hidden)`` for a hidden state's, ``(rows, heads,
+    width, width)`` for the attention probabilities'. A seed's masks depend on its seed, step
+    and batch shape alone."""
+    gen = step_generator(seed, step, device)
+    out = {}
+    for site, p, kind in sites:
+        shape = (rows, width, hidden) if kind == "hidden" else (rows, heads, width, width)
+        out[site] = torch.rand(shape, generator=gen, device=device) >= p
+    return out
 
 
 def _drop(x: torch.Tensor, p: float, site: int) -> torch.Tensor:
-    keep = seeded_uniform(site, x.shape, x.device) >= p
+    if _Stream.masks is None:
+        raise RuntimeError("a seeded dropout outside a batched step (no masks set)")
+    keep = _Stream.masks[site]
     return torch.where(keep, x / (1.0 - p), torch.zeros((), dtype=x.dtype, device=x.device))
 
 
 class SeededDropout(torch.nn.Module):
-    """``torch.nn.Dropout`` with its mask from :func:`seeded_uniform` at its own site."""
+    """``torch.nn.Dropout`` whose mask is the step's, drawn for its site beforehand
+    (:func:`site_masks`)."""
 
     def __init__(self, p: float, site: int) -> None:
         super().__init__()
@@ -111,7 +109,7 @@ def seeded_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
                      value: torch.Tensor, attention_mask: torch.Tensor | None,
                      scaling: float | None = None, dropout: float = 0.0, **_: Any):
     """transformers' eager attention (``eager_attention_forward``) with the attention dropout's
-    mask from :func:`seeded_uniform` at the module's site."""
+    mask the step's, drawn for the module's site beforehand."""
     if scaling is None:
         scaling = query.size(-1) ** -0.5
     weights = torch.matmul(query, key.transpose(2, 3)) * scaling
@@ -119,8 +117,13 @@ def seeded_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
         weights = weights + attention_mask
     weights = torch.nn.functional.softmax(weights, dim=-1)
     if module.training and dropout > 0:
-        weights = _drop(weights, dropout, int(module._seeded_site))
+        weights = _drop(weights, dropout, _site(module))
     return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+def _site(module: torch.nn.Module) -> int:
+    site: Any = module.__dict__["_seeded_site"]  # set by seeded(), a plain int attribute
+    return int(site)
 
 
 def _register() -> None:
@@ -131,22 +134,24 @@ def _register() -> None:
     AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
-def seeded(model: EncoderClassifier) -> EncoderClassifier:
-    """``model`` with every dropout of its encoder seeded (:class:`SeededDropout`, and the
-    attention's through :func:`seeded_attention`), numbered by site in module order."""
+def seeded(model: EncoderClassifier) -> list[tuple[int, float, str]]:
+    """Seed ``model``'s dropouts in place: every ``torch.nn.Dropout`` of its encoder a
+    :class:`SeededDropout` on a hidden state, every self-attention's probabilities through
+    :func:`seeded_attention`; the sites ``(site, p, "hidden" | "attention")`` in module
+    order (a dropout of rate 0 has none)."""
     _register()
-    site = 0
+    sites: list[tuple[int, float, str]] = []
     for module in list(model.encoder.modules()):
+        if hasattr(module, "is_causal") and hasattr(module, "dropout"):  # a self-attention
+            module._seeded_site = len(sites) + 1
+            sites.append((len(sites) + 1, float(module.dropout.p), "attention"))
+            continue  # its dropout module is read for its rate only (transformers' eager)
         for name, child in list(module.named_children()):
             if isinstance(child, torch.nn.Dropout):
-                site += 1
-                setattr(module, name, SeededDropout(child.p, site))
-    for module in model.encoder.modules():
-        if hasattr(module, "is_causal") and hasattr(module, "dropout"):  # a self-attention
-            site += 1
-            module._seeded_site = site
+                sites.append((len(sites) + 1, float(child.p), "hidden"))
+                setattr(module, name, SeededDropout(child.p, len(sites)))
     model.encoder.set_attn_implementation(ATTENTION)
-    return model
+    return [x for x in sites if x[1] > 0]
 
 
 def batchable(method: Method) -> str | None:
@@ -161,6 +166,33 @@ def batchable(method: Method) -> str | None:
     if method.double_backward:
         return "it differentiates through a gradient"
     return None
+
+
+def _available_bytes(device: torch.device) -> int:
+    """Free memory where the seeds train: CUDA's free memory, or the host's MemAvailable."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def seeds_per_chunk(model: EncoderClassifier, cfg: FinetuneConfig, device: torch.device) -> int:
+    """How many seeds train at once on ``device``: 60% of its free memory over a seed's share,
+    its trainable parameters five times (weights, gradients, AdamW's two moments, the copy a
+    step makes) plus an activation estimate (40 floats per token, hidden unit and layer)."""
+    conf = model.encoder.config
+    size = next(model.parameters()).element_size()
+    n = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    acts = cfg.batch_size * cfg.max_length * conf.hidden_size * conf.num_hidden_layers * 40
+    return max(1, int(0.6 * _available_bytes(device) // ((5 * n + acts) * size)))
 
 
 def _heads(model: EncoderClassifier, method: Method, seeds: Sequence[int]) -> dict[str, Any]:
@@ -207,7 +239,12 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     model, tok = load_classifier(cfg.model, num_labels=len(data.label_names),
                                  heads=method.heads, pooling=cfg.pooling, eager=True,
                                  seed=seeds[0])
-    seeded(model).to(device=device, dtype=dtype).train()
+    sites = seeded(model)
+    model.to(device=device, dtype=dtype).train()
+    chunk = seeds_per_chunk(model, cfg, device)
+    if len(seeds) > chunk:  # in chunks sized to the device's memory (a seed's numbers are its)
+        return [r for i in range(0, len(seeds), chunk) for r in finetune_seeds(
+            data, method, cfg, seeds=seeds[i:i + chunk], progress=progress, dtype=dtype)]
     if cfg.head_only:
         model.encoder.requires_grad_(False)
     S = len(seeds)
@@ -225,7 +262,7 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
                                                       if body else [])
     opt = torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
     seconds, losses, pens = _loop(model, method, cfg, params, fixed, opt, seeds, texts, labels,
-                                  tok, device, progress=progress)
+                                  tok, device, sites, progress=progress)
     # evaluated by a plain model of the same weights (no seeded dropout: it is off in eval)
     plain, _ = load_classifier(cfg.model, num_labels=len(data.label_names),
                                heads=method.heads, pooling=cfg.pooling, seed=seeds[0])
@@ -237,7 +274,8 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
 def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
           params: dict[str, torch.Tensor], fixed: dict[str, torch.Tensor],
           opt: torch.optim.Optimizer, seeds: list[int], texts: Sequence[str],
-          labels: np.ndarray, tok: Any, device: torch.device, *, progress: bool):
+          labels: np.ndarray, tok: Any, device: torch.device, sites: list[tuple[int, float, str]],
+          *, progress: bool):
     """The steps: ``(seconds, task losses (S, steps), penalties (S, steps))``, the losses kept
     on the device until the end (no host synchronisation per step)."""
     from boundbench.plm.train import _amp
@@ -249,12 +287,14 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     rngs = [np.random.default_rng(s) for s in seeds]  # each seed's data order, its own
     queues: list[list[np.ndarray]] = [[] for _ in seeds]
-    seeds_t = torch.tensor(seeds, dtype=torch.int64, device=device)
+    conf = model.encoder.config
     labels_t = torch.as_tensor(np.asarray(labels), dtype=torch.long)
     dtype = next(iter(params.values())).dtype
 
-    def one(p, ids_, mask, y, key):  # one seed's step, under vmap
-        _Stream.key = key
+    def one(p: dict[str, torch.Tensor], ids_: torch.Tensor, mask: torch.Tensor,
+            y: torch.Tensor, keep: dict[int, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        # one seed's step, under vmap
+        _Stream.masks = keep
         try:
             add = (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
             fwd: Forward = functional_call(model, {**p, **fixed}, args=(ids_, mask),
@@ -263,9 +303,10 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             task = method.task_loss(fwd, y)
             pen = method.penalty(fwd, {})
         finally:
-            _Stream.key = None
+            _Stream.masks = None
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
+    grads = {name: torch.zeros_like(v) for name, v in params.items()}  # every seed's, reused
     task_t = torch.zeros(total, S, device=device)
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
@@ -276,26 +317,32 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
         for i, idx in enumerate(batch):
             width = -(-int(lengths[idx].max()) // WIDTH_STEP) * WIDTH_STEP
             groups[(width, len(idx))].append(i)
-        keys = stream_key(seeds_t, step)
-        loss: Any = 0.0
-        for (width, _), members in groups.items():
+        for (width, rows), members in groups.items():
             padded = [_padded(ids, batch[i], width, pad_id) for i in members]
             x = torch.stack([a for a, _ in padded]).to(device)
             m = torch.stack([b for _, b in padded]).to(device)
             y = torch.stack([labels_t[batch[i]] for i in members]).to(device)
-            if len(members) == S:
-                p, k = params, keys
-            else:  # the seeds whose batch has this shape
-                sel = torch.tensor(members, device=device)
-                p = {name: v.index_select(0, sel) for name, v in params.items()}
-                k = keys.index_select(0, sel)
+            whole = len(members) == S
+            sel = torch.tensor(members, device=device)
+            # a group of some seeds trains on copies of their parameters, whose gradients are
+            # copied into the seeds' rows: through index_select's backward each group would
+            # zero-fill and add a gradient the size of every seed's (a quarter of the step)
+            p = params if whole else {name: v.detach().index_select(0, sel).requires_grad_(True)
+                                      for name, v in params.items()}
+            drawn = [site_masks(sites, seed=seeds[i], step=step, rows=rows, width=width,
+                                hidden=conf.hidden_size, heads=conf.num_attention_heads,
+                                device=device) for i in members]
+            keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
             with _amp(device, None):
-                task, pen = vmap(one, randomness="error")(p, x, m, y, k)
+                task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
+            g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
+            for (name, v), gv in zip(p.items(), g, strict=True):
+                gv = torch.zeros_like(v) if gv is None else gv
+                grads[name].copy_(gv) if whole else grads[name].index_copy_(0, sel, gv)
             task_t[step, members] = task.detach().float()
             pen_t[step, members] = pen.detach().float()
-            loss = loss + (task + pen).sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
+        for name, v in params.items():
+            v.grad = grads[name]
         opt.step()
     losses = task_t.T.cpu().tolist()  # one transfer, at the end
     pens = pen_t.T.cpu().tolist()

