@@ -51,6 +51,12 @@ from boundbench.plm.train import FinetuneConfig, FinetuneResult, _metrics, _next
 BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
                           frozenset({"penalty", "task-loss", "heads", "labels"}))
 
+#: At most this many seeds at once on a CPU, where a step is arithmetic-bound and larger
+#: stacks only add cache misses: on 2 EPYC cores (MiniLM, batch 16 x 64 tokens) 4 at once ran at
+#: 1.28x a Trainer's throughput, chunks of 12 at 1.21x, 16 at once at 0.92x
+#: (``benchmarks/bench_plm_train.py --only-seeds``, docs/results-log.md)
+CPU_AT_ONCE = 8
+
 #: A seed's batch width is its longest text rounded up to a multiple of this.
 WIDTH_STEP = 8
 
@@ -192,7 +198,8 @@ def seeds_per_chunk(model: EncoderClassifier, cfg: FinetuneConfig, device: torch
     size = next(model.parameters()).element_size()
     n = sum(p.numel() for p in model.parameters() if p.requires_grad)
     acts = cfg.batch_size * cfg.max_length * conf.hidden_size * conf.num_hidden_layers * 40
-    return max(1, int(0.6 * _available_bytes(device) // ((5 * n + acts) * size)))
+    fits = max(1, int(0.6 * _available_bytes(device) // ((5 * n + acts) * size)))
+    return fits if device.type == "cuda" else min(fits, CPU_AT_ONCE)
 
 
 def _heads(model: EncoderClassifier, method: Method, seeds: Sequence[int]) -> dict[str, Any]:
