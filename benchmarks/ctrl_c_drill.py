@@ -3,7 +3,10 @@ process group), a single Ctrl-C and a ``kill -9``, each ``--tries`` times on a r
 pool workers are computing, with counts of the tries that exited in time, in one line, with no
 worker left alive.
 
-    python benchmarks/ctrl_c_drill.py [--tries 10] [--kinds double group single kill]
+    python benchmarks/ctrl_c_drill.py [--tries 10] [--kinds double group single kill early]
+
+``early`` instead sends one Ctrl-C at 17 delays over a command's first 3 s and counts the
+answers longer than one line (issue 65, item 8).
 
 Pass: every count equals the tries. Run it under load (e.g. beside the test suite) as well: the
 CI machine is where two of the tests once timed out.
@@ -20,27 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-CLAIMS = ["fu.fig5.heads", "fu.fig7.margin", "fu.fig9.bound"]
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                out.append(int(d.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_interrupts import CLAIMS, _alive, _children  # noqa: E402 - the test's /proc helpers
 
 
 def _start(out: Path, command: str) -> tuple[subprocess.Popen, list[int]]:
@@ -95,13 +79,40 @@ def one(kind: str, out: Path) -> dict[str, object]:
             "no_worker": not [w for w in workers if _alive(w)], "stderr": err[-300:]}
 
 
+def early() -> None:
+    """A single Ctrl-C at 17 delays over a command's first 3 s (``claims`` and ``check``): how
+    many answers were a traceback, and how many of those came from the interpreter's own start
+    (``<frozen site>``, before the console script runs)."""
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    delays = [0.01, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.2, 1.6, 2.0,
+              2.5, 3.0]
+    runs = tracebacks = in_site = 0
+    for delay in delays:
+        for cmd in (["claims"], ["check", "ad.thm2", "--scale", "quick"]):
+            p = subprocess.Popen([sys.executable, "-c", "import sys; from boundbench._entry "
+                                  "import run; sys.exit(run())", *cmd], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+            time.sleep(delay)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=120)
+            runs += 1
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            if "Traceback" in err or len(lines) > 1 or p.returncode not in (0, 130):
+                tracebacks += 1
+                in_site += "<frozen site>" in err
+    print(f"early: {runs} signals, {tracebacks} answered with more than one line, "
+          f"{in_site} of them in the interpreter's own start", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tries", type=int, default=10)
     ap.add_argument("--kinds", nargs="+", default=["double", "group", "single", "kill"],
-                    choices=["double", "group", "single", "kill"])
+                    choices=["double", "group", "single", "kill", "early"])
     args = ap.parse_args()
-    for kind in args.kinds:
+    if "early" in args.kinds:
+        early()
+    for kind in [k for k in args.kinds if k != "early"]:
         rows = []
         for i in range(args.tries):
             with tempfile.TemporaryDirectory() as d:

@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from boundbench.methods import Forward, Method, Trainer
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
-from boundbench.plm.encode import forward_texts, token_ids
+from boundbench.plm.encode import forward_texts, pad_batch, token_ids
 from boundbench.plm.models import EncoderClassifier, load_classifier, pick_device
 from boundbench.plm.train import FinetuneConfig, FinetuneResult, _metrics, _next_batch, finetune
 
@@ -213,15 +213,6 @@ def _heads(model: EncoderClassifier, method: Method, seeds: Sequence[int]) -> di
             ("head_weight", "head_bias")}
 
 
-def _padded(ids: list[list[int]], rows: np.ndarray, width: int, pad_id: int):
-    out = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for r, i in enumerate(rows):
-        out[r, :len(ids[i])] = torch.as_tensor(ids[i])
-        mask[r, :len(ids[i])] = 1
-    return out, mask
-
-
 def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = None,
                    *, seeds: Sequence[int], progress: bool = False,
                    dtype: torch.dtype | None = None) -> list[FinetuneResult]:
@@ -328,9 +319,10 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             width = -(-int(lengths[idx].max()) // WIDTH_STEP) * WIDTH_STEP
             groups[(width, len(idx))].append(i)
         for (width, rows), members in groups.items():
-            padded = [_padded(ids, batch[i], width, pad_id) for i in members]
-            x = torch.stack([a for a, _ in padded]).to(device)
-            m = torch.stack([b for _, b in padded]).to(device)
+            padded = [pad_batch([ids[r] for r in batch[i]], pad_id=pad_id, width=width)
+                      for i in members]
+            x = torch.stack([b["input_ids"] for b in padded]).to(device)
+            m = torch.stack([b["attention_mask"] for b in padded]).to(device)
             y = torch.stack([labels_t[batch[i]] for i in members]).to(device)
             whole = len(members) == S
             sel = torch.tensor(members, device=device)

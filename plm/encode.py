@@ -29,9 +29,11 @@ def token_ids(tok, texts: list[str], *, max_length: int) -> list[list[int]]:
 
 
 @checked(ids=IntLists(), pad_id=Int(0))
-def pad_batch(ids: list[list[int]], *, pad_id: int, device=None) -> dict[str, torch.Tensor]:
-    """``input_ids`` and ``attention_mask`` of a batch, padded on the right to its longest."""
-    width = max(len(t) for t in ids)
+def pad_batch(ids: list[list[int]], *, pad_id: int, device=None,
+              width: int | None = None) -> dict[str, torch.Tensor]:
+    """``input_ids`` and ``attention_mask`` of a batch, padded on the right to its longest (or
+    to ``width``, at least that)."""
+    width = max(len(t) for t in ids) if width is None else width
     out = torch.full((len(ids), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
     for r, t in enumerate(ids):

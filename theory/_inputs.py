@@ -3,11 +3,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from boundbench.framework.limits import allocation_failure
 from boundbench.framework.values import MAX_MAGNITUDE
+
+
+def call_naming(fn: Callable[..., Any], *args: Any, failed: str) -> Any:
+    """``fn(*args)``, where torch's error inside a user's function or model (an input of the
+    wrong width or dtype: "mat1 and mat2 shapes cannot be multiplied") is a ValueError opening
+    with ``failed``, which names the input (issue 65). An allocation failure passes on, for
+    :func:`~boundbench.framework.validate.checked`'s size rule to name the sizes."""
+    try:
+        return fn(*args)
+    except RuntimeError as exc:
+        if allocation_failure(exc):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{failed}: {first}") from None
 
 
 def real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:

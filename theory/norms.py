@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from boundbench.framework.validate import Bool, Dims, Int, Tensor, TorchSeed, checked, draws
+from boundbench.theory._inputs import call_naming
 
 
 def _safe_sqrt(x: torch.Tensor) -> torch.Tensor:
@@ -33,14 +34,8 @@ def _generator(seed: int, device: torch.device) -> torch.Generator:
 def _output(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     """``f(x)``, where torch's errors inside ``f`` (an x of the wrong width or dtype for the
     model: "mat1 and mat2 shapes cannot be multiplied") name ``x`` and ``f`` (issue 65)."""
-    try:
-        z = f(x)
-    except RuntimeError as exc:
-        if "allocate" in str(exc) or "out of memory" in str(exc):
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"f(x) failed for x of shape {tuple(x.shape)} and dtype {x.dtype} (is "
-                         f"x the input f expects?): {first}") from None
+    z = call_naming(f, x, failed=f"f(x) failed for x of shape {tuple(x.shape)} and dtype "
+                                 f"{x.dtype} (is x the input f expects?)")
     if not isinstance(z, torch.Tensor):
         raise TypeError(f"f must return a tensor (got {type(z).__name__})")
     return z

@@ -13,6 +13,7 @@ import torch
 from torch.func import functional_call, grad, jvp, vmap
 
 from boundbench.framework.validate import Array
+from boundbench.theory._inputs import call_naming
 
 
 def _split_params(model: torch.nn.Module, names: list[str] | None):
@@ -37,16 +38,10 @@ def _try_loss(loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
     """Evaluate the loss once, at construction: an input of the wrong width or dtype for the
     model is named here (torch's "mat1 and mat2 shapes cannot be multiplied" at the first
     Hessian product used to be the message, issue 65), and the loss must be a scalar."""
-    try:
-        with torch.no_grad():
-            value = loss(params)
-    except RuntimeError as exc:
-        if "allocate" in str(exc) or "out of memory" in str(exc):
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"the model fails on {name} of shape {tuple(inputs.shape)} and dtype "
-                         f"{inputs.dtype} (is it the input the model expects?): {first}"
-                         ) from None
+    with torch.no_grad():
+        value = call_naming(loss, params, failed=f"the model fails on {name} of shape "
+                            f"{tuple(inputs.shape)} and dtype {inputs.dtype} (is it the input "
+                            "the model expects?)")
     if not (isinstance(value, torch.Tensor) and value.numel() == 1):
         raise ValueError(f"the loss must be a scalar tensor (got "
                          f"{getattr(value, 'shape', type(value).__name__)})")
