@@ -160,7 +160,7 @@ def seeds_at_once(args) -> None:
     import tempfile
 
     from boundbench.plm import batched
-    from boundbench.plm.batched import finetune_seeds
+    from boundbench.plm.train import finetune_seeds
 
     # the two knobs the results log compares (read by the loop at run time)
     batched.WIDTH_STEP = args.width_step or batched.WIDTH_STEP

@@ -22,16 +22,15 @@ What a method may use here is :data:`BATCHED_TRAINER`'s capabilities: its task l
 penalty, several heads and the batch labels, with hooks that run under vmap (no data-dependent
 Python control flow) and the default state. A method that needs more (an optimizer wrapper,
 model changes, differentiable inputs, unlabeled batches, its own state) is refused with the
-reason, and :func:`finetune_seeds` runs it one seed at a time with
-:func:`~boundbench.plm.train.finetune`.
+reason, and :func:`~boundbench.plm.train.finetune_seeds` runs it one seed at a time.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,13 +41,14 @@ from tqdm.auto import tqdm
 from boundbench.methods import Forward, Method, Trainer
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
-from boundbench.plm.encode import forward_texts, pad_batch, token_ids
+from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
 from boundbench.plm.models import EncoderClassifier, load_classifier, pick_device
-from boundbench.plm.train import FinetuneConfig, FinetuneResult, _metrics, _next_batch, finetune
+from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
 
 #: What the batched loop gives a method (a method needing more runs one seed at a time).
 BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
-                          frozenset({"penalty", "task-loss", "heads", "labels"}))
+                          frozenset({"penalty", "task-loss", "heads", "labels", "model-changes",
+                                     "encoder"}))
 
 #: At most this many seeds at once on a CPU, where a step is arithmetic-bound and larger
 #: stacks only add cache misses: on 2 EPYC cores (MiniLM, batch 16 x 64 tokens, S = 16) 4 and 8
@@ -213,39 +213,48 @@ def _heads(model: EncoderClassifier, method: Method, seeds: Sequence[int]) -> di
             ("head_weight", "head_bias")}
 
 
-def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = None,
-                   *, seeds: Sequence[int], progress: bool = False,
-                   dtype: torch.dtype | None = None) -> list[FinetuneResult]:
+def train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, *, seeds: Sequence[int],
+                progress: bool = False, keep_model: bool = False,
+                dtype: torch.dtype | None = None) -> list[FinetuneResult]:
     """Fine-tune ``data``'s train split at each of ``seeds`` (``cfg.seed`` is replaced by each),
-    the seeds at once; one :class:`~boundbench.plm.train.FinetuneResult` per seed, in order.
+    the seeds at once; one :class:`~boundbench.plm.steps.FinetuneResult` per seed, in order.
+    The public entries are :func:`boundbench.plm.train.finetune_seeds` (which runs a method
+    this loop cannot, :func:`batchable`, one seed at a time) and
+    :func:`~boundbench.plm.train.finetune` (one seed, through here when it can).
 
     A seed's result equals this function's at that seed alone (module docstring). ``dtype``:
-    the model's floating type (default its own, float32; the tests' float64). A method the
-    batched loop cannot run (:func:`batchable` says why) runs one seed at a time with
-    :func:`~boundbench.plm.train.finetune`, each result recording the reason.
+    the model's floating type (default its own, float32; the tests' float64). ``keep_model``:
+    each result keeps its seed's fine-tuned model and its pass over the test split, as
+    ``finetune(..., keep_model=True)`` does.
     """
-    cfg = FinetuneConfig() if cfg is None else cfg
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct seeds, at least one (got {seeds})")
     why = batchable(method)
     if why is not None or cfg.accelerate:
-        why = why or "accelerate runs one seed per process"
-        out = [finetune(data, method, replace(cfg, seed=s), progress=progress) for s in seeds]
-        for r in out:
-            r.config["seeds_at_once"] = f"1 (one seed at a time: {why})"
-        return out
+        raise ValueError(f"method {method.name!r} cannot train seeds at once: "
+                         f"{why or 'accelerate runs one seed per process'}")
+    seeds = [int(s) for s in seeds]
     device = pick_device(cfg.device)
     texts, labels = data.part("train")
     model, tok = load_classifier(cfg.model, num_labels=len(data.label_names),
                                  heads=method.heads, pooling=cfg.pooling, eager=True,
                                  seed=seeds[0])
+    with method.applied(model):  # its changes (a frozen encoder, a dropout rate) first
+        return _train_seeds(data, method, cfg, model, tok, seeds=seeds, progress=progress,
+                            keep_model=keep_model, dtype=dtype, device=device, texts=texts,
+                            labels=labels)
+
+
+def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: EncoderClassifier,
+                 tok: Any, *, seeds: list[int], progress: bool, keep_model: bool,
+                 dtype: torch.dtype | None, device: torch.device, texts: Sequence[str],
+                 labels: np.ndarray) -> list[FinetuneResult]:
+    """:func:`train_seeds` inside the method's model changes."""
     sites = seeded(model)
     model.to(device=device, dtype=dtype).train()
     chunk = seeds_per_chunk(model, cfg, device)
     if len(seeds) > chunk:  # in chunks sized to the device's memory (a seed's numbers are its)
-        return [r for i in range(0, len(seeds), chunk) for r in finetune_seeds(
-            data, method, cfg, seeds=seeds[i:i + chunk], progress=progress, dtype=dtype)]
+        return [r for i in range(0, len(seeds), chunk) for r in train_seeds(
+            data, method, cfg, seeds=seeds[i:i + chunk], progress=progress,
+            keep_model=keep_model, dtype=dtype)]
     if cfg.head_only:
         model.encoder.requires_grad_(False)
     S = len(seeds)
@@ -268,8 +277,10 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     plain, _ = load_classifier(cfg.model, num_labels=len(data.label_names),
                                heads=method.heads, pooling=cfg.pooling, seed=seeds[0])
     plain.to(device=device, dtype=dtype)
+    if cfg.head_only:  # a kept model is frozen as it trained
+        plain.encoder.requires_grad_(False)
     return [_result(plain, tok, data, method, cfg, params, start, s, i, losses[i], pens[i],
-                    seconds / S, S, device) for i, s in enumerate(seeds)]
+                    seconds / S, S, device, keep_model) for i, s in enumerate(seeds)]
 
 
 def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
@@ -279,8 +290,6 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
           *, progress: bool):
     """The steps: ``(seconds, task losses (S, steps), penalties (S, steps))``, the losses kept
     on the device until the end (no host synchronisation per step)."""
-    from boundbench.plm.train import _amp
-
     n, S = len(texts), len(seeds)
     total = cfg.max_steps or int(np.ceil(cfg.epochs * max(1, -(-n // cfg.batch_size))))
     ids = token_ids(tok, list(texts), max_length=cfg.max_length)  # once per task
@@ -312,7 +321,7 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
     for step in tqdm(range(total), desc=f"fine-tune {S} seeds", disable=not progress):
-        batch = [_next_batch(q, lengths, cfg=cfg, rng=r, world=1, acc=None)
+        batch = [next_batch(q, lengths, cfg=cfg, rng=r, world=1, acc=None)
                  for q, r in zip(queues, rngs, strict=True)]
         groups: dict[tuple[int, int], list[int]] = defaultdict(list)
         for i, idx in enumerate(batch):
@@ -335,8 +344,10 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
                                 hidden=conf.hidden_size, heads=conf.num_attention_heads,
                                 device=device) for i in members]
             keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
-            with _amp(device, None):
-                task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
+            # in the parameters' own precision on every device: torch's autocast does not act
+            # inside vmap (a Linear under bf16 autocast returns float32 there, torch 2.13;
+            # tests/test_gpu_standins.py keeps watch), so the result says float32, not bf16
+            task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
             g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
             for (name, v), gv in zip(p.items(), g, strict=True):
                 gv = torch.zeros_like(v) if gv is None else gv
@@ -354,23 +365,32 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
 def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Method,
             cfg: FinetuneConfig, params: dict[str, torch.Tensor],
             start: dict[str, torch.Tensor], seed: int, i: int, losses: list[float],
-            pens: list[float], seconds: float, S: int, device: torch.device) -> FinetuneResult:
-    """Seed ``i``'s result: its parameters loaded into a plain model (the evaluation of
-    :func:`~boundbench.plm.train.finetune`, bit for bit the same code)."""
+            pens: list[float], seconds: float, S: int, device: torch.device,
+            keep_model: bool) -> FinetuneResult:
+    """Seed ``i``'s result: its parameters loaded into a plain model and evaluated as the
+    one-seed loop evaluates (``keep_model``: a copy of that model and its test pass kept)."""
     eval_model.load_state_dict({k: v[i].detach() for k, v in params.items()}, strict=False)
     eval_model.eval()
     enc = eval_model.encoder.state_dict()
     metrics: dict[str, float] = {"train_steps": len(losses),
                                  "encoder_distance_from_start": parameter_distance(enc, start)}
+    test_pass = None
     for split in ("dev", "test"):
         tx, ty = data.part(split)
-        if len(tx):
+        if not len(tx):
+            continue
+        if split == "test" and keep_model:  # the block outputs too, in the same pass
+            test_pass = forward_all(eval_model, tok, tx, max_length=cfg.max_length,
+                                    device=device, hidden=True)
+            logits = test_pass["logits"]
+        else:
             logits = forward_texts(eval_model, tok, tx, max_length=cfg.max_length,
                                    device=device)
-            metrics.update(_metrics(logits, torch.as_tensor(ty), split))
+        metrics.update(split_metrics(logits, torch.as_tensor(ty), split))
     ran = {"seed": seed, "device_used": str(device),
-           "precision": "bf16 autocast" if device.type == "cuda" else "float32",
+           "precision": str(next(iter(params.values())).dtype).removeprefix("torch."),
            "cpu_threads": torch.get_num_threads(), "seeds_at_once": S,
            "dropout": "seeded (hash of seed, step, site, position)"}
+    kept = copy.deepcopy(eval_model) if keep_model else None
     return FinetuneResult(metrics, losses, pens, seconds, {**cfg.config(), **ran},
-                          {**method.describe(), **method.report({})})
+                          {**method.describe(), **method.report({})}, kept, test_pass)

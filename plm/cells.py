@@ -9,6 +9,7 @@ import contextlib
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ from boundbench.framework.files import (
 from boundbench.framework.meta import environment
 from boundbench.plm.data import TextData
 from boundbench.plm.experiments import StabilityGrid, load_task, method_labels, summarize
-from boundbench.plm.train import finetune
+from boundbench.plm.train import finetune_seeds
 
 
 def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
@@ -43,14 +44,19 @@ def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
 
 
 def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
-             workers: int | None = None, scheduler: str | None = None) -> pd.DataFrame:
+             workers: int | None = None, scheduler: str | None = None,
+             seeds_at_once: int | None = None) -> pd.DataFrame:
     """Run (or resume) every cell; write ``results.csv`` (one row per run), ``summary.csv``
     (mean and std per method and level), ``config.json`` and the figure set (``figures/``, see
     :func:`plm.figures.plot_grid`); return the results table. ``workers``/``scheduler``: the
     cells not yet done run as Dask tasks (one cell per task, a GPU each where there are GPUs);
-    their rows come back here and are written as a serial run writes them."""
+    their rows come back here and are written as a serial run writes them. Serially, the seeds
+    of a method and level train at once (:func:`boundbench.plm.train.finetune_seeds`), at most
+    ``seeds_at_once`` of them (default :func:`at_once_default`: as many as the device's memory
+    takes); a seed's numbers are the same either way."""
     import os
 
+    at_once = at_once_default(seeds_at_once)  # checked before anything is written
     out = Path(out)
     cells = out / "cells"
     cells.mkdir(parents=True, exist_ok=True)
@@ -68,24 +74,16 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
             _prepare_data(grid, lv).save_splits(out / "splits" / f"level-{lv}.csv")
     labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
     todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
-    rows = []
-    data_cache: dict = {}
     if grid.diagnostics:
         _pretrained_diagnostics(grid, out)
-    distributed = workers is not None or scheduler is not None
-    if distributed:
+    if workers is not None or scheduler is not None:
         rows = _run_cells_distributed(grid, todo, cells, labels, workers=workers,
                                       scheduler=scheduler, progress=progress, writer=writer)
-    # the bar names the run (issue 43: it said "stability grid")
-    desc = f"plm run {grid.task}: {len(grid.methods)} methods x {grid.seeds} seeds"
-    for m, lv, s in tqdm([] if distributed else todo, desc=desc, disable=not progress):
-        path = cells / f"{labels[m]}-{lv}-{s}.json"
-        # two runs on one --out never train the same cell at once; but the processes of one
-        # multi-process launch (accelerate/torchrun) train every cell together: one of them
-        # holding the lock while another waits for it inside DDP's set-up is a deadlock
-        with key_lock(path) if world == 1 else contextlib.nullcontext():
-            row = _cell(grid, m, lv, s, path, labels, data_cache, out, writer)
-        rows.append(row)
+    else:
+        # the bar names the run (issue 43: it said "stability grid")
+        desc = f"plm run {grid.task}: {len(grid.methods)} methods x {grid.seeds} seeds"
+        rows = _run_cells_serial(grid, todo, cells, labels, {}, out, writer=writer,
+                                 world=world, at_once=at_once, desc=desc, progress=progress)
     df = pd.DataFrame(rows)
     if writer:
         from boundbench.plm.figures import plot_grid
@@ -97,20 +95,73 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     return df
 
 
+def at_once_default(seeds_at_once: int | None = None) -> int | None:
+    """How many seeds of a cell train at once: ``seeds_at_once`` when given, else the
+    environment's ``BOUNDBENCH_SEEDS_AT_ONCE`` (an execution setting, like a thread count: it
+    changes no number, so it is in no cache key), else None (as many as fit)."""
+    import os
+
+    value: object = seeds_at_once
+    name = "seeds_at_once"
+    if value is None and os.environ.get("BOUNDBENCH_SEEDS_AT_ONCE", "").strip():
+        value, name = os.environ["BOUNDBENCH_SEEDS_AT_ONCE"].strip(), "BOUNDBENCH_SEEDS_AT_ONCE"
+        value = int(value) if str(value).isdigit() else value
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer (got {value!r})")
+    return value
+
+
+def _run_cells_serial(grid: StabilityGrid, todo: list, cells: Path, labels: dict,
+                      data_cache: dict, out: Path, *, writer: bool, world: int,
+                      at_once: int | None, desc: str, progress: bool) -> list[dict]:
+    """The cells of ``todo`` in order, done ones read back; the rest of each method and level
+    trained ``at_once`` seeds at a time (None: all of them, in chunks the memory takes)."""
+    done: dict[tuple, Any] = {}
+    todo_by: dict[tuple, list[int]] = {}
+    for m, lv, s in todo:
+        todo_by.setdefault((m, lv), []).append(s)
+    bar = tqdm(total=len(todo), desc=desc, disable=not progress)
+    for (m, lv), seeds in todo_by.items():
+        path = {s: cells / f"{labels[m]}-{lv}-{s}.json" for s in seeds}
+        pending = []
+        for s in seeds:
+            row = read_json(path[s], required=CELL_KEYS)
+            if row is None:
+                pending.append(s)
+            else:
+                done[(m, lv, s)] = row
+                bar.update(1)
+        step = at_once or max(1, len(pending))
+        for i in range(0, len(pending), step):
+            chunk = pending[i:i + step]
+            # two runs on one --out never train the same cell at once; but the processes of
+            # one multi-process launch (accelerate/torchrun) train every cell together: one of
+            # them holding the lock while another waits for it inside DDP's set-up is a deadlock
+            with contextlib.ExitStack() as stack:
+                if world == 1:
+                    for s in chunk:
+                        stack.enter_context(key_lock(path[s]))
+                # done meanwhile by another run on this folder?
+                rows: dict[int, dict | None] = {s: read_json(path[s], required=CELL_KEYS)
+                                                for s in chunk}
+                left = [s for s in chunk if rows[s] is None]
+                if left:
+                    rows.update(zip(left, _compute_cells(grid, m, lv, left, labels, data_cache,
+                                                         out), strict=True))
+                    if writer:
+                        for s in left:
+                            write_json(path[s], rows[s])
+            for s in chunk:
+                done[(m, lv, s)] = rows[s]
+            bar.update(len(chunk))
+    bar.close()
+    return [done[key] for key in todo]
+
+
 # the keys every cell file has: a cell without them (e.g. `{}`) is set aside and re-run
 CELL_KEYS = ("method", "level", "seed", "task", "seconds", "final_loss", "method_config")
-
-
-def _cell(grid: StabilityGrid, m, lv, s: int, path: Path, labels: dict, data_cache: dict,
-          out: Path, writer: bool) -> dict:
-    """One cell's row: read back (hash-verified) if done, else trained, measured and written."""
-    row = read_json(path, required=CELL_KEYS)
-    if row is not None:
-        return row
-    row = _compute_cell(grid, m, lv, s, labels, data_cache, out)
-    if writer:
-        write_json(path, row)
-    return row
 
 
 def _remote_cell(task: tuple) -> dict:
@@ -172,9 +223,16 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
 def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: dict,
                   out: Path | None) -> dict:
     """Train, measure and evaluate one cell: its row."""
+    return _compute_cells(grid, m, lv, [s], labels, data_cache, out)[0]
+
+
+def _compute_cells(grid: StabilityGrid, m, lv, seeds: list[int], labels: dict,
+                   data_cache: dict, out: Path | None) -> list[dict]:
+    """Train one method and level at ``seeds`` (at once where the method allows), then measure
+    and evaluate each run: their rows, in order."""
     if lv not in data_cache:
         data_cache[lv] = _prepare_data(grid, lv)
-    ft = replace(grid.finetune, seed=s)
+    ft = grid.finetune
     method = m
     if grid.vary == "heads":
         method = replace(m, heads=int(lv))
@@ -183,8 +241,19 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
     elif grid.vary in ("epochs", "lr"):
         ft = replace(ft, **{grid.vary: lv})
     unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
-    res = finetune(data_cache[lv], method, ft, keep_model=grid.diagnostics or grid.evaluation,
-                   unlabeled=unlab)
+    keep = grid.diagnostics or grid.evaluation
+    runs = finetune_seeds(data_cache[lv], method, ft, seeds=seeds, keep_model=keep,
+                          unlabeled=unlab)
+    out_rows = []
+    for s, res in zip(seeds, runs, strict=True):
+        out_rows.append(_row(grid, m, lv, s, res, labels, data_cache, out))
+        res.model = res.test_pass = None  # a seed's model is let go once its row is made
+    return out_rows
+
+
+def _row(grid: StabilityGrid, m, lv, s: int, res, labels: dict, data_cache: dict,
+         out: Path | None) -> dict:
+    """A trained run's row: its metrics, diagnostics and evaluation."""
     row = {"method": labels[m], "level": lv, "seed": s, "task": grid.task, **res.metrics,
            "seconds": res.seconds, "final_loss": float(np.mean(res.losses[-10:])),
            "method_config": json.dumps(res.method), "device": res.config["device_used"],

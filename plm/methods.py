@@ -95,6 +95,8 @@ class MixOut(Method):
 
     base_name = "mixout"
     uses = frozenset({"encoder"})
+    seeds_at_once_refused = ("its masks are drawn inside the forward from torch's generator, "
+                             "which vmap cannot split by seed")
     checks = {"p": Float(0, 1, hi_open=True)}
     p: float = 0.1
 

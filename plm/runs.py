@@ -4,6 +4,7 @@ behind, and the text the command prints. The command line only parses and prints
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.plm.cells import run_grid
+from boundbench.plm.cells import at_once_default, run_grid
 from boundbench.plm.experiments import STANDARD_SIZES, StabilityGrid, summarize
 
 
@@ -78,11 +79,13 @@ def cost_note(grid: StabilityGrid, *, scale: str, command: str = "run") -> str |
 def run(grid: StabilityGrid, out_root: Path, *, until_decided: bool = False,
         metric: str = "test_accuracy", band: float | None = None, max_seeds: int = 50,
         budget: float | None = None, workers: int | None = None,
-        scheduler: str | None = None) -> GridRun:
+        scheduler: str | None = None, seeds_at_once: int | None = None) -> GridRun:
     """Run ``grid`` into :func:`run_folder` (finished cells are reused): to its seeds, or, with
     ``until_decided``, adding paired seeds until the anytime-valid comparison on ``metric``
-    decides (:func:`boundbench.plm.sequential.run_until_decided`). A run that fails before
-    finishing any cell leaves no folder behind."""
+    decides (:func:`boundbench.plm.sequential.run_until_decided`). ``seeds_at_once``: see
+    :func:`boundbench.plm.cells.run_grid`. A run that fails before finishing any cell leaves
+    no folder behind."""
+    runner = functools.partial(run_grid, seeds_at_once=at_once_default(seeds_at_once))
     out = run_folder(grid, out_root)
     fresh = not out.exists()
     try:
@@ -91,9 +94,9 @@ def run(grid: StabilityGrid, out_root: Path, *, until_decided: bool = False,
 
             df, table, record = run_until_decided(
                 grid, out, metric=metric, band=band, max_seeds=max_seeds, budget=budget,
-                workers=workers, scheduler=scheduler)
+                workers=workers, scheduler=scheduler, runner=runner)
             return GridRun(grid, out, df, metric, table, record)
-        return GridRun(grid, out, run_grid(grid, out, workers=workers, scheduler=scheduler),
+        return GridRun(grid, out, runner(grid, out, workers=workers, scheduler=scheduler),
                        metric)
     except BaseException:
         if fresh and not any(out.glob("cells/*.json")):

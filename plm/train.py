@@ -11,13 +11,14 @@ GPUs, each process trains on its slice of every global batch and DDP averages th
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
+from boundbench.framework.limits import MAX_SEED
 from boundbench.methods import (
     CAPABILITIES,
     Forward,
@@ -26,78 +27,16 @@ from boundbench.methods import (
     make_optimizer,
     optimizer_report,
 )
+from boundbench.plm import batched, steps
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
-from boundbench.plm.encode import (
-    forward_all,
-    forward_texts,
-    length_grouped_batches,
-    pad_batch,
-    token_ids,
-)
-from boundbench.plm.evaluate import calibration
+from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
 from boundbench.plm.methods import dropout_rate
-from boundbench.plm.models import DEFAULT_MODEL, load_classifier, pick_device
+from boundbench.plm.models import load_classifier, pick_device
+from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
 
 #: The fine-tuning loop gives a method everything the interface defines.
 PLM_TRAINER = Trainer("plm fine-tuning", frozenset(CAPABILITIES))
-
-
-@dataclass(frozen=True)
-class FinetuneConfig:
-    model: str = DEFAULT_MODEL
-    epochs: float = 3.0
-    max_steps: int | None = None
-    lr: float = 2e-5
-    head_lr: float = 1e-3
-    batch_size: int = 16
-    max_length: int = 128
-    head_only: bool = False
-    pooling: str = "mean"
-    seed: int = 0
-    device: str | None = None
-    accelerate: bool = False  # use HF accelerate (multi-GPU under `accelerate launch`)
-    # batches from chunks of this many batches sorted by length (less padding); 1: plain random
-    length_groups: int = 4
-
-    def __post_init__(self) -> None:
-        check_fields(self, epochs=Float(0, lo_open=True), max_steps=Int(1, optional=True),
-                     lr=Float(0, lo_open=True), head_lr=Float(0, lo_open=True),
-                     batch_size=Int(1), max_length=Int(2), length_groups=Int(1), seed=Seed(),
-                     head_only=Bool(), accelerate=Bool())
-
-    def config(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class FinetuneResult:
-    metrics: dict[str, float]
-    losses: list[float]
-    penalties: list[float]
-    seconds: float
-    config: dict
-    method: dict
-    model: torch.nn.Module | None = None
-    # with ``model``: the fine-tuned model's evaluation pass over the test split
-    # (:func:`plm.encode.forward_all` with ``hidden=True``), which the grid's diagnostics and
-    # evaluation read instead of running the same pass again
-    test_pass: dict | None = None
-
-
-def _metrics(logits: torch.Tensor, y: torch.Tensor, prefix: str) -> dict[str, float]:
-    from torchmetrics.functional import accuracy, f1_score, matthews_corrcoef
-
-    c = logits.shape[-1]
-    task = "binary" if c == 2 else "multiclass"
-    pred = logits.argmax(-1)
-    kw = {"task": task} if task == "binary" else {"task": task, "num_classes": c}
-    f1_kw = kw if task == "binary" else {**kw, "average": "macro"}
-    cal = calibration(logits, y)
-    return {f"{prefix}_accuracy": float(accuracy(pred, y, **kw)),
-            f"{prefix}_f1": float(f1_score(pred, y, **f1_kw)),
-            f"{prefix}_mcc": float(matthews_corrcoef(pred, y, **kw)),
-            f"{prefix}_brier": cal["brier"], f"{prefix}_ece": cal["ece"]}
 
 
 def _accelerator(cfg: FinetuneConfig, method: Method):
@@ -173,8 +112,17 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     a task-loss step on a labeled batch with a penalty-only step on a batch of ``unlabeled``
     texts, one of each per step (the paper leaves the granularity open). Optimizers with
     ``needs_closure`` (SAM) get a closure that re-runs the batch with the same dropout masks.
+
+    A method the seeds-at-once loop can run (:func:`boundbench.plm.batched.batchable`: FineTune,
+    MHLoss, MMR, activation decay) trains there, as a batch of one seed, its dropout masks drawn
+    from (seed, step): a seed's numbers are then the same whether it trains alone or beside
+    others (:func:`finetune_seeds`). The other methods train in this function's own loop, their
+    dropout from torch's generator seeded by ``cfg.seed``.
     """
     PLM_TRAINER.check(method)
+    if batched.batchable(method) is None and not cfg.accelerate:
+        return batched.train_seeds(data, method, cfg, seeds=[cfg.seed], progress=progress,
+                                   keep_model=keep_model)[0]
     if method.dual and not unlabeled:
         raise ValueError(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
                          "(finetune(..., unlabeled=[...]))")
@@ -206,7 +154,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
             logits = test_pass["logits"]
         else:
             logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
-        metrics.update(_metrics(logits, torch.as_tensor(ty), split))
+        metrics.update(split_metrics(logits, torch.as_tensor(ty), split))
     # where, in which precision and on how many CPU threads it ran: part of every result (a
     # CPU float32 run and a GPU bf16 run are different measurements, and a CPU run's last bits
     # follow its thread count: the encoder's distance from its start moved between 1 and 2)
@@ -216,6 +164,50 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     return FinetuneResult(metrics, losses, pens, secs, {**cfg.config(), **ran},
                           {**method.describe(), **report}, model if keep_model else None,
                           test_pass)
+
+
+def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = None, *,
+                   seeds: Sequence[int], progress: bool = False, keep_model: bool = False,
+                   unlabeled: list[str] | None = None,
+                   dtype: torch.dtype | None = None) -> list[FinetuneResult]:
+    """Fine-tune at each of ``seeds`` (``cfg.seed`` replaced by each): one result per seed, in
+    order, each equal to :func:`finetune`'s at that seed.
+
+    The seeds of a method :func:`boundbench.plm.batched.batchable` accepts train at once, as one
+    batched model (:func:`boundbench.plm.batched.train_seeds`, in chunks sized to the device's
+    memory); the others one after another, each result's ``config["seeds_at_once"]`` saying
+    why. ``dtype`` (seeds at once only): the model's floating type, float64 in the equality
+    tests.
+
+    Examples
+    --------
+    >>> runs = finetune_seeds(data, FineTune(), FinetuneConfig(max_steps=50),
+    ...                       seeds=range(16))  # doctest: +SKIP
+    """
+    cfg = FinetuneConfig() if cfg is None else cfg
+    if not isinstance(cfg, FinetuneConfig):
+        raise TypeError(f"cfg must be a FinetuneConfig (got {type(cfg).__name__})")
+    seeds = list(seeds) if not isinstance(seeds, str | bytes) else [seeds]
+    if (not seeds or len(set(map(repr, seeds))) != len(seeds)
+            or any(not isinstance(s, int | np.integer) or isinstance(s, bool)
+                   or not 0 <= int(s) <= MAX_SEED for s in seeds)):
+        raise ValueError(f"seeds must be distinct integers in [0, {MAX_SEED}], at least one "
+                         f"(got {seeds!r})")
+    seeds = [int(s) for s in seeds]
+    PLM_TRAINER.check(method)
+    why = batched.batchable(method) or ("accelerate runs one seed per process"
+                                        if cfg.accelerate else None)
+    if why is None:
+        return batched.train_seeds(data, method, cfg, seeds=seeds, progress=progress,
+                                   keep_model=keep_model, dtype=dtype)
+    if dtype is not None:
+        raise ValueError(f"dtype applies to seeds trained at once, and {method.name!r} trains "
+                         f"one seed at a time ({why})")
+    out = [finetune(data, method, replace(cfg, seed=s), progress=progress,
+                    keep_model=keep_model, unlabeled=unlabeled) for s in seeds]
+    for r in out:
+        r.config["seeds_at_once"] = f"1 (one seed at a time: {why})"
+    return out
 
 
 def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, labels, *,
@@ -246,7 +238,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     state: dict = {}
 
     def run(b, y, *, with_task: bool, with_penalty: bool):
-        with _amp(device, acc):  # a fresh context per pass (accelerate's is single-use)
+        with steps.precision(device, acc):  # a fresh context per pass (accelerate's is single-use)
             fwd = _forward(model, core, b, y, method, trainable)
             task = method.task_loss(fwd, y) if with_task else torch.zeros((), device=device)
             if with_penalty and not state:  # the method's state, before any update
@@ -278,7 +270,7 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     model.train()
     world = acc.num_processes if acc is not None else 1
     for _ in tqdm(range(total), desc="fine-tune", disable=not progress):
-        idx = _next_batch(batches, lengths, cfg=cfg, rng=rng, world=world, acc=acc)
+        idx = next_batch(batches, lengths, cfg=cfg, rng=rng, world=world, acc=acc)
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)
         task, pen = step(b, y, with_task=True, with_penalty=not method.dual)
@@ -314,35 +306,6 @@ def _optimizer(model, method: Method, cfg: FinetuneConfig, device, acc):
     if acc is not None:
         model, base = acc.prepare(model, base)
     return model, trainable, make_optimizer(method, base, seed=cfg.seed)
-
-
-def _next_batch(batches: list, lengths: np.ndarray, *, cfg: FinetuneConfig, rng, world: int,
-                acc) -> np.ndarray:
-    """The next batch's text indices (``batches`` is the epoch's queue, refilled in place with
-    length-grouped batches when it runs out); on several processes, this process's slice."""
-    idx = np.asarray([], dtype=int)
-    while len(idx) < world:  # every process draws the same batches (same rng)
-        if not batches:  # a new epoch
-            batches.extend(length_grouped_batches(lengths, batch_size=cfg.batch_size,
-                                                  group=cfg.length_groups, rng=rng))
-        idx = np.asarray(batches.pop(0))
-    if world > 1:
-        # equal slices on every process: a batch whose length is not a multiple of the
-        # world size drops its last len % world texts (an epoch's short last batch), since
-        # an empty slice would fail on one process and unequal ones would weight DDP's
-        # gradient average unequally; a batch shorter than the world is skipped
-        idx = idx[:len(idx) - len(idx) % world][acc.process_index::world]
-    return idx
-
-
-def _amp(device: torch.device, acc):
-    """The step's mixed-precision context: accelerate's when it runs the show, bf16 autocast
-    on CUDA, none on the CPU (a test swaps in CPU bf16 to show every method survives it)."""
-    if acc is not None:  # accelerate owns mixed precision
-        return acc.autocast()
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return torch.autocast("cpu", enabled=False)
 
 
 def _adamw(groups: list[dict], device: torch.device) -> torch.optim.Optimizer:

@@ -100,22 +100,28 @@ class MMR(Method):
 
     uses = frozenset({"labels"})
     checks = {"alpha": STRENGTH}
-    seeds_at_once_refused = ("its penalty reads the classes present in each batch "
-                             "(torch.unique), an output shape vmap cannot batch")
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.labels is None:
             raise ValueError("MMR needs the batch labels (Forward.labels)")
         y, h = fwd.labels, fwd.features  # (B,), (..., B, k): the same labels for every model
-        present = torch.unique(y)
-        if len(present) < 2:
-            return h.sum(dim=(-2, -1)) * 0.0  # one class in the batch: no margin to measure
-        onehot = (y[:, None] == present[None, :]).to(h.dtype)  # (B, C)
-        cents = torch.einsum("...bk,bc->...ck", h, onehot) / onehot.sum(0)[:, None]
-        i, j = torch.triu_indices(len(present), len(present), 1)
+        # the classes are the logits' columns, a fixed count (the classes present in the batch,
+        # torch.unique's, would give an output shape that follows the data, which vmap cannot
+        # batch: the seeds-at-once loop runs this penalty under vmap); a pair of classes counts
+        # when both are in the batch, and a batch of one class has no margin to measure (0)
+        C = fwd.logits.shape[-1]
+        onehot = (y[:, None] == torch.arange(C, device=y.device)).to(h.dtype)  # (B, C)
+        counts = onehot.sum(0)
+        cents = torch.einsum("...bk,bc->...ck", h, onehot) / counts.clamp(min=1)[:, None]
+        i, j = torch.triu_indices(C, C, 1, device=y.device)
         dist = (cents[..., i, :] - cents[..., j, :]).norm(dim=-1)  # (..., pairs)
+        terms = 1.0 / (1.0 + dist)
+        both = ((counts[i] > 0) & (counts[j] > 0)).to(h.dtype)  # (pairs,)
+        some = (terms * both).sum(-1) / both.sum().clamp(min=1)
+        # every class present: the plain mean over the pairs (the last bits of the form it
+        # replaced, which averaged over torch.unique's pairs)
         alpha = torch.as_tensor(self.alpha).to(dist)
-        return alpha * (1.0 / (1.0 + dist)).mean(-1)
+        return alpha * torch.where((counts > 0).all(), terms.mean(-1), some)
 
 
 @dataclass(frozen=True)

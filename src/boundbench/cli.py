@@ -297,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
                        "configured")
         q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
+        q.add_argument("--seeds-at-once", type=_int_at_least(1), default=None,
+                       help="train at most N seeds of a method at once, as one batched model "
+                       "(default: as many as memory takes; 1: one after another; the numbers "
+                       "are the same)")
         distributed(q)
         q.set_defaults(func=commands.plm)
     return p

@@ -267,7 +267,8 @@ def plm(args: argparse.Namespace) -> int:
     res = runs.run(grid, Path(args.out), until_decided=until,
                    metric=getattr(args, "metric", "test_accuracy"),
                    **({"band": args.band, "max_seeds": args.max_seeds, "budget": args.budget}
-                      if until else {}), workers=args.workers, scheduler=args.scheduler)
+                      if until else {}), workers=args.workers, scheduler=args.scheduler,
+                   seeds_at_once=args.seeds_at_once)
     if int(os.environ.get("RANK", "0")) == 0:  # one report per multi-process launch
         print(runs.report(res))
     return 0
