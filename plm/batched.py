@@ -56,12 +56,11 @@ BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
 #: --only-seeds``, docs/results-log.md)
 CPU_AT_ONCE = 8
 
-#: A seed's batch width is its longest text rounded up to a multiple of this. On the CPU its
-#: own length (1) ran faster (S = 16: 43 examples/s at 1, 34 at 8, 31 at 16, 26 at 32), but
-#: split the seeds into more groups of different sizes, and with one torch thread seed 3 alone
-#: and beside seeds 1 and 7 then ended 1 ulp apart (float64, MHLoss, the tests' two-layer
-#: encoder): a kernel whose last bits follow the group's size, not yet found (issue 66).
-WIDTH_STEP = 8
+#: A seed's batch width is its longest text rounded up to a multiple of this. Its own length
+#: (1) ran fastest on the CPU (S = 16: 43 examples/s at 1, 34 at 8, 31 at 16, 26 at 32). It
+#: was 8 while seed 3 alone and beside seeds 1 and 7 ended 1 ulp apart at 1: the cause was the
+#: optimizer, not the widths (a fused AdamW over a stacked tensor, see :func:`_optimizer`).
+WIDTH_STEP = 1
 
 ATTENTION = "boundbench_seeded"
 
@@ -266,13 +265,10 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
     params = {k: v.to(device=device, dtype=ftype).requires_grad_(True) for k, v in params.items()}
     fixed = {k: v for k, v in model.state_dict(keep_vars=True).items() if k not in params}
     start = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
-    head = [params["head_weight"], params["head_bias"]]
-    body = [v for k, v in params.items() if k.startswith("encoder.")]
-    groups = [{"params": head, "lr": cfg.head_lr}] + ([{"params": body, "lr": cfg.lr}]
-                                                      if body else [])
-    opt = torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
-    seconds, losses, pens = _loop(model, method, cfg, params, fixed, opt, seeds, texts, labels,
-                                  tok, device, sites, progress=progress)
+    grads = {name: torch.zeros_like(v) for name, v in params.items()}  # every seed's, reused
+    opt = _optimizer(cfg, params, grads, device)
+    seconds, losses, pens = _loop(model, method, cfg, params, fixed, grads, opt, seeds, texts,
+                                  labels, tok, device, sites, progress=progress)
     # evaluated by a plain model of the same weights (no seeded dropout: it is off in eval)
     plain, _ = load_classifier(cfg.model, num_labels=len(data.label_names),
                                heads=method.heads, pooling=cfg.pooling, seed=seeds[0])
@@ -283,9 +279,31 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
                     seconds / S, S, device, keep_model) for i, s in enumerate(seeds)]
 
 
+def _optimizer(cfg: FinetuneConfig, params: dict[str, torch.Tensor],
+               grads: dict[str, torch.Tensor], device: torch.device) -> torch.optim.Optimizer:
+    """One fused AdamW over every seed's parameters, each seed's rows of a stacked parameter a
+    tensor of its own (a view of the stack, its gradient a view of ``grads``): over a stacked
+    tensor the fused kernel splits the whole length into vectors, a scalar tail and thread
+    chunks, so a seed's last bits followed its neighbours' (1 ulp in MHLoss's (3, 2) head bias
+    after 4 steps, float64, one thread); a tensor per seed takes the same path alone or not."""
+    def rows(names: list[str]) -> list[torch.Tensor]:
+        out = []
+        for name in names:
+            for i in range(params[name].shape[0]):
+                leaf = params[name].detach()[i]  # shares the stack's storage
+                leaf.grad = grads[name][i]
+                out.append(leaf)
+        return out
+
+    body = [k for k in params if k.startswith("encoder.")]
+    groups = [{"params": rows(["head_weight", "head_bias"]), "lr": cfg.head_lr}]
+    groups += [{"params": rows(body), "lr": cfg.lr}] if body else []
+    return torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
+
+
 def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
           params: dict[str, torch.Tensor], fixed: dict[str, torch.Tensor],
-          opt: torch.optim.Optimizer, seeds: list[int], texts: Sequence[str],
+          grads: dict[str, torch.Tensor], opt: torch.optim.Optimizer, seeds: list[int], texts: Sequence[str],
           labels: np.ndarray, tok: Any, device: torch.device, sites: list[tuple[int, float, str]],
           *, progress: bool):
     """The steps: ``(seconds, task losses (S, steps), penalties (S, steps))``, the losses kept
@@ -316,7 +334,6 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             _Stream.masks = None
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
-    grads = {name: torch.zeros_like(v) for name, v in params.items()}  # every seed's, reused
     task_t = torch.zeros(total, S, device=device)
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
@@ -344,9 +361,8 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
                                 hidden=conf.hidden_size, heads=conf.num_attention_heads,
                                 device=device) for i in members]
             keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
-            # in the parameters' own precision on every device: torch's autocast does not act
-            # inside vmap (a Linear under bf16 autocast returns float32 there, torch 2.13;
-            # tests/test_gpu_standins.py keeps watch), so the result says float32, not bf16
+            # in the parameters' own precision, float32 as every run (steps.precision: under
+            # vmap, autocast ran a Linear's matmul in bf16 and added its bias in float32)
             task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
             g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
             for (name, v), gv in zip(p.items(), g, strict=True):
@@ -354,8 +370,6 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
                 grads[name].copy_(gv) if whole else grads[name].index_copy_(0, sel, gv)
             task_t[step, members] = task.detach().float()
             pen_t[step, members] = pen.detach().float()
-        for name, v in params.items():
-            v.grad = grads[name]
         opt.step()
     losses = task_t.T.cpu().tolist()  # one transfer, at the end
     pens = pen_t.T.cpu().tolist()

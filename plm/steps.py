@@ -4,6 +4,7 @@ a seed's batches, the metrics of a split and the step's precision."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -92,10 +93,14 @@ def next_batch(batches: list, lengths: np.ndarray, *, cfg: FinetuneConfig, rng, 
 
 
 def precision(device: torch.device, acc):
-    """The step's mixed-precision context: accelerate's when it runs the show, bf16 autocast
-    on CUDA, none on the CPU (a test swaps in CPU bf16 to show every method survives it)."""
-    if acc is not None:  # accelerate owns mixed precision
+    """The step's precision context: float32 on every device (accelerate's own context when it
+    runs the show, with its mixed precision off).
+
+    CUDA ran under bf16 autocast until issue 66. The seeds-at-once loop cannot autocast: under
+    vmap a Linear's matmul ran in bf16 and its bias was added in float32 (pytorch#192617, seen
+    here in torch 2.13 on the CPU), and the two arms of a paired comparison (FineTune trained
+    at once, JACHESS one seed at a time) must train in one precision. A test swaps in CPU bf16
+    to show every method would survive it (``tests/test_gpu_standins.py``)."""
+    if acc is not None:  # accelerate owns the context (Accelerator(mixed_precision="no"))
         return acc.autocast()
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return torch.autocast("cpu", enabled=False)
+    return contextlib.nullcontext()

