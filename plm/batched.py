@@ -62,6 +62,12 @@ CPU_AT_ONCE = 8
 #: optimizer, not the widths (a fused AdamW over a stacked tensor, see :func:`_optimizer`).
 WIDTH_STEP = 1
 
+#: Whether the seeds of equal batch shapes share one vmapped call on a CPU too (always on a
+#: GPU, where a step is launch-bound). On 2 EPYC cores each seed's own forward, without vmap's
+#: batching rules (their weight copies were 10% of a step), ran faster: see the results log.
+#: The tests run both (a seed's numbers are the same either way, bit for bit).
+VMAP_ON_CPU = False
+
 ATTENTION = "boundbench_seeded"
 
 
@@ -265,9 +271,8 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
     params = {k: v.to(device=device, dtype=ftype).requires_grad_(True) for k, v in params.items()}
     fixed = {k: v for k, v in model.state_dict(keep_vars=True).items() if k not in params}
     start = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
-    grads = {name: torch.zeros_like(v) for name, v in params.items()}  # every seed's, reused
-    opt = _optimizer(cfg, params, grads, device)
-    seconds, losses, pens = _loop(model, method, cfg, params, fixed, grads, opt, seeds, texts,
+    opt, own = _optimizer(cfg, params, device)
+    seconds, losses, pens = _loop(model, method, cfg, params, fixed, own, opt, seeds, texts,
                                   labels, tok, device, sites, progress=progress)
     # evaluated by a plain model of the same weights (no seeded dropout: it is off in eval)
     plain, _ = load_classifier(cfg.model, num_labels=len(data.label_names),
@@ -279,33 +284,28 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
                     seconds / S, S, device, keep_model) for i, s in enumerate(seeds)]
 
 
-def _optimizer(cfg: FinetuneConfig, params: dict[str, torch.Tensor],
-               grads: dict[str, torch.Tensor], device: torch.device) -> torch.optim.Optimizer:
-    """One fused AdamW over every seed's parameters, each seed's rows of a stacked parameter a
-    tensor of its own (a view of the stack, its gradient a view of ``grads``): over a stacked
-    tensor the fused kernel splits the whole length into vectors, a scalar tail and thread
-    chunks, so a seed's last bits followed its neighbours' (1 ulp in MHLoss's (3, 2) head bias
-    after 4 steps, float64, one thread); a tensor per seed takes the same path alone or not."""
-    def rows(names: list[str]) -> list[torch.Tensor]:
-        out = []
-        for name in names:
-            for i in range(params[name].shape[0]):
-                leaf = params[name].detach()[i]  # shares the stack's storage
-                leaf.grad = grads[name][i]
-                out.append(leaf)
-        return out
-
+def _optimizer(cfg: FinetuneConfig, params: dict[str, torch.Tensor], device: torch.device
+               ) -> tuple[torch.optim.Optimizer, dict[str, list[torch.Tensor]]]:
+    """One fused AdamW over every seed's parameters, and those tensors (name -> one per seed):
+    each seed's rows of a stacked parameter are a tensor of their own, a view of the stack
+    whose gradient the step assigns. Over a stacked tensor the fused kernel splits the whole
+    length into vectors, a scalar tail and thread chunks, so a seed's last bits followed its
+    neighbours' (1 ulp in MHLoss's (3, 2) head bias after 4 steps, float64, one thread); a
+    tensor per seed takes the same path alone or not."""
+    rows = {name: [v.detach()[i] for i in range(v.shape[0])] for name, v in params.items()}
     body = [k for k in params if k.startswith("encoder.")]
-    groups = [{"params": rows(["head_weight", "head_bias"]), "lr": cfg.head_lr}]
-    groups += [{"params": rows(body), "lr": cfg.lr}] if body else []
-    return torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
+    head = rows["head_weight"] + rows["head_bias"]
+    groups = [{"params": head, "lr": cfg.head_lr}]
+    groups += [{"params": [t for k in body for t in rows[k]], "lr": cfg.lr}] if body else []
+    opt = torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
+    return opt, rows
 
 
 def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
           params: dict[str, torch.Tensor], fixed: dict[str, torch.Tensor],
-          grads: dict[str, torch.Tensor], opt: torch.optim.Optimizer, seeds: list[int], texts: Sequence[str],
-          labels: np.ndarray, tok: Any, device: torch.device, sites: list[tuple[int, float, str]],
-          *, progress: bool):
+          own: dict[str, list[torch.Tensor]], opt: torch.optim.Optimizer, seeds: list[int],
+          texts: Sequence[str], labels: np.ndarray, tok: Any, device: torch.device,
+          sites: list[tuple[int, float, str]], *, progress: bool):
     """The steps: ``(seconds, task losses (S, steps), penalties (S, steps))``, the losses kept
     on the device until the end (no host synchronisation per step)."""
     n, S = len(texts), len(seeds)
@@ -321,7 +321,7 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
 
     def one(p: dict[str, torch.Tensor], ids_: torch.Tensor, mask: torch.Tensor,
             y: torch.Tensor, keep: dict[int, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        # one seed's step, under vmap
+        # one seed's step (under vmap, or alone on a CPU)
         _Stream.masks = keep
         try:
             add = (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
@@ -334,40 +334,53 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             _Stream.masks = None
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
+    vmapped = device.type != "cpu" or VMAP_ON_CPU
     task_t = torch.zeros(total, S, device=device)
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
     for step in tqdm(range(total), desc=f"fine-tune {S} seeds", disable=not progress):
         batch = [next_batch(q, lengths, cfg=cfg, rng=r, world=1, acc=None)
                  for q, r in zip(queues, rngs, strict=True)]
-        groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
         for i, idx in enumerate(batch):
             width = -(-int(lengths[idx].max()) // WIDTH_STEP) * WIDTH_STEP
-            groups[(width, len(idx))].append(i)
-        for (width, rows), members in groups.items():
+            groups[(width, len(idx)) if vmapped else (width, len(idx), i)].append(i)
+        for (width, rows, *_), members in groups.items():
             padded = [pad_batch([ids[r] for r in batch[i]], pad_id=pad_id, width=width)
                       for i in members]
             x = torch.stack([b["input_ids"] for b in padded]).to(device)
             m = torch.stack([b["attention_mask"] for b in padded]).to(device)
             y = torch.stack([labels_t[batch[i]] for i in members]).to(device)
-            whole = len(members) == S
-            sel = torch.tensor(members, device=device)
-            # a group of some seeds trains on copies of their parameters, whose gradients are
-            # copied into the seeds' rows: through index_select's backward each group would
-            # zero-fill and add a gradient the size of every seed's (a quarter of the step)
-            p = params if whole else {name: v.detach().index_select(0, sel).requires_grad_(True)
-                                      for name, v in params.items()}
+            # the group's parameters: a view of the stacks when its seeds are consecutive (one
+            # alone always is), else copies (index_select's backward would zero-fill and add a
+            # gradient the size of every seed's: a quarter of the step); the gradients are
+            # taken for these tensors and handed to the seeds' own (no copy either way)
+            a = members[0]
+            if members == list(range(a, a + len(members))):
+                p = {name: v.narrow(0, a, len(members)) for name, v in params.items()}
+            else:
+                sel = torch.tensor(members, device=device)
+                p = {name: v.detach().index_select(0, sel).requires_grad_(True)
+                     for name, v in params.items()}
             drawn = [site_masks(sites, seed=seeds[i], step=step, rows=rows, width=width,
                                 hidden=conf.hidden_size, heads=conf.num_attention_heads,
                                 device=device) for i in members]
             keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
             # in the parameters' own precision, float32 as every run (steps.precision: under
             # vmap, autocast ran a Linear's matmul in bf16 and added its bias in float32)
-            task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
+            if vmapped:
+                task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
+            else:  # one seed: its own forward, no batching rules (the CPU's fastest)
+                task, pen = (t.unsqueeze(0) for t in one(
+                    {k: v[0] for k, v in p.items()}, x[0], m[0], y[0],
+                    {k: v[0] for k, v in keep.items()}))
             g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
             for (name, v), gv in zip(p.items(), g, strict=True):
-                gv = torch.zeros_like(v) if gv is None else gv
-                grads[name].copy_(gv) if whole else grads[name].index_copy_(0, sel, gv)
+                gv = torch.zeros_like(v) if gv is None else gv  # unused: a zero, as a run's
+                for j, i in enumerate(members):
+                    # contiguous, as the fused kernel reads it (vmap's embedding backward
+                    # returned position embeddings' gradient with other strides)
+                    own[name][i].grad = gv[j].contiguous()
             task_t[step, members] = task.detach().float()
             pen_t[step, members] = pen.detach().float()
         opt.step()

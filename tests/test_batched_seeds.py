@@ -21,17 +21,24 @@ def tiny():
             .subsample("test", 16))
 
 
-@pytest.mark.parametrize("name,dtype,threads", [
-    ("finetune", torch.float64, 1), ("mhloss:heads=3", torch.float64, 1),
-    ("mhloss:heads=3", torch.float64, 2), ("mmr:alpha=2", torch.float64, 1),
-    ("finetune", torch.float32, 1), ("activation-decay", torch.float32, 1)])
-def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, name, dtype,
-                                                              threads):
+@pytest.mark.parametrize("name,dtype,threads,vmapped", [
+    ("finetune", torch.float64, 1, True), ("finetune", torch.float64, 1, False),
+    ("mhloss:heads=3", torch.float64, 1, True), ("mhloss:heads=3", torch.float64, 2, True),
+    ("mhloss:heads=3", torch.float64, 2, False), ("mmr:alpha=2", torch.float64, 1, True),
+    ("finetune", torch.float32, 1, True), ("activation-decay", torch.float32, 1, True),
+    ("activation-decay", torch.float32, 2, False)])
+def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, monkeypatch,
+                                                              name, dtype, threads, vmapped):
     """Seed 3 alone and beside seeds 1 and 7: the same task losses, penalties and metrics, to
     the last bit. 32 texts in batches of 12 make each epoch's last batch short (8 rows) at a
     different step for each seed, and each seed's batch has its own width, so the seeds also
     run in separate vmapped groups of changing sizes. 12 steps: MHLoss's head bias (3 x 2, a
-    length no vector divides) was 1 ulp apart after 4 when the optimizer ran on the stack."""
+    length no vector divides) was 1 ulp apart after 4 when the optimizer ran on the stack.
+    ``vmapped``: the seeds of one shape share a vmapped call (the GPU's way), else each seed
+    runs its own forward (the CPU's default, ``batched.VMAP_ON_CPU``)."""
+    from boundbench.plm import batched
+
+    monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
     method = METHODS.parse(name)
     cfg = FinetuneConfig(max_steps=12, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
                          model=tiny_encoder)

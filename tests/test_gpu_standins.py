@@ -124,10 +124,15 @@ def test_no_host_sync_inside_the_training_step(spec, tiny_encoder):
     assert _syncs_per_step(spec, tiny_encoder) == 0
 
 
-@pytest.mark.parametrize("spec", ["finetune", "mhloss:heads=3"])
-def test_no_host_sync_inside_the_batched_seeds_step(spec, tiny_encoder):
+@pytest.mark.parametrize("spec,vmapped", [("finetune", True), ("mhloss:heads=3", True),
+                                          ("finetune", False)])
+def test_no_host_sync_inside_the_batched_seeds_step(spec, vmapped, tiny_encoder, monkeypatch):
     """Issue 66: the seeds-at-once loop keeps its losses on the device too (one transfer at the
-    end); its per-step work on the host is the batches' indices, not the accelerator's values."""
+    end); its per-step work on the host is the batches' indices, not the accelerator's values.
+    Both ways of running a step: vmapped groups (a GPU's) and each seed alone (a CPU's)."""
+    from boundbench.plm import batched
+
+    monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
     assert _syncs_per_step(spec, tiny_encoder, seeds=[0, 1, 2]) == 0
 
 
