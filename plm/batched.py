@@ -28,6 +28,7 @@ reason, and :func:`~boundbench.plm.train.finetune_seeds` runs it one seed at a t
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ import torch
 from torch.func import functional_call, vmap
 from tqdm.auto import tqdm
 
-from boundbench.methods import Forward, Method, Trainer
+from boundbench.methods import Forward, Method, Trainer, make_optimizer, optimizer_report
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
 from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
@@ -48,7 +49,7 @@ from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, spl
 #: What the batched loop gives a method (a method needing more runs one seed at a time).
 BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
                           frozenset({"penalty", "task-loss", "heads", "labels", "model-changes",
-                                     "encoder"}))
+                                     "encoder", "optimizer", "closure"}))
 
 #: At most this many seeds at once on a CPU, where a step is arithmetic-bound and larger
 #: stacks only add cache misses: on 2 EPYC cores (MiniLM, batch 16 x 64 tokens, S = 16) 4 and 8
@@ -271,8 +272,8 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
     params = {k: v.to(device=device, dtype=ftype).requires_grad_(True) for k, v in params.items()}
     fixed = {k: v for k, v in model.state_dict(keep_vars=True).items() if k not in params}
     start = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
-    opt, own = _optimizer(cfg, params, device)
-    seconds, losses, pens = _loop(model, method, cfg, params, fixed, own, opt, seeds, texts,
+    opts, own = _optimizer(cfg, method, params, seeds, device)
+    seconds, losses, pens = _loop(model, method, cfg, params, fixed, own, opts, seeds, texts,
                                   labels, tok, device, sites, progress=progress)
     # evaluated by a plain model of the same weights (no seeded dropout: it is off in eval)
     plain, _ = load_classifier(cfg.model, num_labels=len(data.label_names),
@@ -281,29 +282,34 @@ def _train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, model: Enc
     if cfg.head_only:  # a kept model is frozen as it trained
         plain.encoder.requires_grad_(False)
     return [_result(plain, tok, data, method, cfg, params, start, s, i, losses[i], pens[i],
-                    seconds / S, S, device, keep_model) for i, s in enumerate(seeds)]
+                    seconds / S, S, device, keep_model, optimizer_report(opts[i]))
+            for i, s in enumerate(seeds)]
 
 
-def _optimizer(cfg: FinetuneConfig, params: dict[str, torch.Tensor], device: torch.device
-               ) -> tuple[torch.optim.Optimizer, dict[str, list[torch.Tensor]]]:
-    """One fused AdamW over every seed's parameters, and those tensors (name -> one per seed):
-    each seed's rows of a stacked parameter are a tensor of their own, a view of the stack
-    whose gradient the step assigns. Over a stacked tensor the fused kernel splits the whole
-    length into vectors, a scalar tail and thread chunks, so a seed's last bits followed its
-    neighbours' (1 ulp in MHLoss's (3, 2) head bias after 4 steps, float64, one thread); a
-    tensor per seed takes the same path alone or not."""
+def _optimizer(cfg: FinetuneConfig, method: Method, params: dict[str, torch.Tensor],
+               seeds: list[int], device: torch.device
+               ) -> tuple[list[torch.optim.Optimizer], dict[str, list[torch.Tensor]]]:
+    """Each seed's optimizer (a fused AdamW in the method's wrapper, seeded by the seed: SAM's
+    norm, a masked update's saliency and masks are the seed's own) and its tensors (name -> one
+    per seed). A seed's rows of a stacked parameter are a tensor of their own, a view of the
+    stack whose gradient the step assigns: over a stacked tensor the fused kernel splits the
+    whole length into vectors, a scalar tail and thread chunks, so a seed's last bits followed
+    its neighbours' (1 ulp in MHLoss's (3, 2) head bias after 4 steps, float64, one thread)."""
     rows = {name: [v.detach()[i] for i in range(v.shape[0])] for name, v in params.items()}
     body = [k for k in params if k.startswith("encoder.")]
-    head = rows["head_weight"] + rows["head_bias"]
-    groups = [{"params": head, "lr": cfg.head_lr}]
-    groups += [{"params": [t for k in body for t in rows[k]], "lr": cfg.lr}] if body else []
-    opt = torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
-    return opt, rows
+    opts = []
+    for i, seed in enumerate(seeds):
+        groups = [{"params": [rows["head_weight"][i], rows["head_bias"][i]], "lr": cfg.head_lr}]
+        groups += [{"params": [rows[k][i] for k in body], "lr": cfg.lr}] if body else []
+        base = torch.optim.AdamW(groups, weight_decay=0.0, fused=device.type in ("cpu", "cuda"))
+        opts.append(make_optimizer(method, base, seed=seed))
+    return opts, rows
 
 
 def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
           params: dict[str, torch.Tensor], fixed: dict[str, torch.Tensor],
-          own: dict[str, list[torch.Tensor]], opt: torch.optim.Optimizer, seeds: list[int],
+          own: dict[str, list[torch.Tensor]], opts: list[torch.optim.Optimizer],
+          seeds: list[int],
           texts: Sequence[str], labels: np.ndarray, tok: Any, device: torch.device,
           sites: list[tuple[int, float, str]], *, progress: bool):
     """The steps: ``(seconds, task losses (S, steps), penalties (S, steps))``, the losses kept
@@ -335,6 +341,19 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
     vmapped = device.type != "cpu" or VMAP_ON_CPU
+    again: dict[int, tuple] = {}  # a seed's batch and masks this step, for a closure
+
+    def closure(i: int, x: torch.Tensor, m: torch.Tensor, y: torch.Tensor,
+                keep: dict[int, torch.Tensor]) -> Any:
+        # seed i's loss at its present (perturbed) parameters, its gradients handed over
+        p = {name: v.select(0, i) for name, v in params.items()}
+        task, pen = one(p, x, m, y, keep)
+        loss = task + pen
+        g = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
+        for (name, v), gv in zip(p.items(), g, strict=True):
+            own[name][i].grad = (torch.zeros_like(v) if gv is None else gv).contiguous()
+        return loss.detach()
+
     task_t = torch.zeros(total, S, device=device)
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
@@ -381,9 +400,16 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
                     # contiguous, as the fused kernel reads it (vmap's embedding backward
                     # returned position embeddings' gradient with other strides)
                     own[name][i].grad = gv[j].contiguous()
+            if method.needs_closure:
+                for j, i in enumerate(members):
+                    again[i] = (x[j], m[j], y[j], {k: v[j] for k, v in keep.items()})
             task_t[step, members] = task.detach().float()
             pen_t[step, members] = pen.detach().float()
-        opt.step()
+        for i, opt in enumerate(opts):
+            if method.needs_closure:  # SAM: the seed's batch again, alone, with its masks
+                opt.step(functools.partial(closure, i, *again[i]))
+            else:
+                opt.step()
     losses = task_t.T.cpu().tolist()  # one transfer, at the end
     pens = pen_t.T.cpu().tolist()
     return time.perf_counter() - t0, losses, pens
@@ -393,7 +419,7 @@ def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Met
             cfg: FinetuneConfig, params: dict[str, torch.Tensor],
             start: dict[str, torch.Tensor], seed: int, i: int, losses: list[float],
             pens: list[float], seconds: float, S: int, device: torch.device,
-            keep_model: bool) -> FinetuneResult:
+            keep_model: bool, opt_report: dict[str, Any]) -> FinetuneResult:
     """Seed ``i``'s result: its parameters loaded into a plain model and evaluated as the
     one-seed loop evaluates (``keep_model``: a copy of that model and its test pass kept)."""
     eval_model.load_state_dict({k: v[i].detach() for k, v in params.items()}, strict=False)
@@ -420,4 +446,4 @@ def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Met
            "dropout": "seeded (hash of seed, step, site, position)"}
     kept = copy.deepcopy(eval_model) if keep_model else None
     return FinetuneResult(metrics, losses, pens, seconds, {**cfg.config(), **ran},
-                          {**method.describe(), **method.report({})}, kept, test_pass)
+                          {**method.describe(), **method.report({}), **opt_report}, kept, test_pass)
