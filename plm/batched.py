@@ -370,39 +370,45 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             x = torch.stack([b["input_ids"] for b in padded]).to(device)
             m = torch.stack([b["attention_mask"] for b in padded]).to(device)
             y = torch.stack([labels_t[batch[i]] for i in members]).to(device)
-            # the group's parameters: a view of the stacks when its seeds are consecutive (one
-            # alone always is), else copies (index_select's backward would zero-fill and add a
-            # gradient the size of every seed's: a quarter of the step); the gradients are
-            # taken for these tensors and handed to the seeds' own (no copy either way)
-            a = members[0]
-            if members == list(range(a, a + len(members))):
-                p = {name: v.narrow(0, a, len(members)) for name, v in params.items()}
-            else:
-                sel = torch.tensor(members, device=device)
-                p = {name: v.detach().index_select(0, sel).requires_grad_(True)
-                     for name, v in params.items()}
             drawn = [site_masks(sites, seed=seeds[i], step=step, rows=rows, width=width,
                                 hidden=conf.hidden_size, heads=conf.num_attention_heads,
                                 device=device) for i in members]
-            keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
             # in the parameters' own precision, float32 as every run (steps.precision: under
             # vmap, autocast ran a Linear's matmul in bf16 and added its bias in float32)
             if vmapped:
+                keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
+                # the group's parameters: a view of the stacks when its seeds are consecutive,
+                # else copies (index_select's backward would zero-fill and add a gradient the
+                # size of every seed's: a quarter of the step); the gradients are taken for
+                # these tensors and handed to the seeds' own (no copy either way)
+                a = members[0]
+                if members == list(range(a, a + len(members))):
+                    p = {name: v.narrow(0, a, len(members)) for name, v in params.items()}
+                else:
+                    sel = torch.tensor(members, device=device)
+                    p = {name: v.detach().index_select(0, sel).requires_grad_(True)
+                         for name, v in params.items()}
                 task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
-            else:  # one seed: its own forward, no batching rules (the CPU's fastest)
-                task, pen = (t.unsqueeze(0) for t in one(
-                    {k: v[0] for k, v in p.items()}, x[0], m[0], y[0],
-                    {k: v[0] for k, v in keep.items()}))
-            g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
-            for (name, v), gv in zip(p.items(), g, strict=True):
-                gv = torch.zeros_like(v) if gv is None else gv  # unused: a zero, as a run's
+                g = torch.autograd.grad((task + pen).sum(), list(p.values()),
+                                        allow_unused=True)
+            else:  # one seed: its own forward, no batching rules (the CPU's fastest), its
+                # gradients taken for its rows themselves (through a (1, ...) view, select's
+                # backward zero-filled and copied every parameter: 16% of a step)
+                p = {name: v.select(0, members[0]) for name, v in params.items()}
+                task, pen = one(p, x[0], m[0], y[0], drawn[0])
+                g = tuple(None if t is None else t.unsqueeze(0) for t in torch.autograd.grad(
+                    task + pen, list(p.values()), allow_unused=True))
+                task, pen = task.unsqueeze(0), pen.unsqueeze(0)
+            for (name, v), gv in zip(params.items(), g, strict=True):
+                # unused: a zero, as a run's
+                gv = torch.zeros_like(v[:len(members)]) if gv is None else gv
                 for j, i in enumerate(members):
                     # contiguous, as the fused kernel reads it (vmap's embedding backward
                     # returned position embeddings' gradient with other strides)
                     own[name][i].grad = gv[j].contiguous()
             if method.needs_closure:
                 for j, i in enumerate(members):
-                    again[i] = (x[j], m[j], y[j], {k: v[j] for k, v in keep.items()})
+                    again[i] = (x[j], m[j], y[j], drawn[j])
             task_t[step, members] = task.detach().float()
             pen_t[step, members] = pen.detach().float()
         for i, opt in enumerate(opts):
