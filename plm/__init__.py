@@ -13,5 +13,5 @@ command line sets Hugging Face's offline mode before anything imports the hub
 __all__ = [
     "bands", "batched", "catalogue", "cells", "claims", "comparison", "data", "diagnostics", "encode",
     "evaluate", "experiments", "features", "figures", "jachess", "methods", "models", "reports",
-    "runs", "sequential", "steps", "surt", "train", "uegr",
+    "runs", "seeded", "sequential", "steps", "surt", "train", "uegr",
 ]

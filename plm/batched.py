@@ -44,6 +44,7 @@ from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
 from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
 from boundbench.plm.models import EncoderClassifier, load_classifier, pick_device
+from boundbench.plm.seeded import Stream, seeded, site_masks
 from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
 
 #: What the batched loop gives a method (a method needing more runs one seed at a time).
@@ -68,106 +69,6 @@ WIDTH_STEP = 1
 #: batching rules (their weight copies were 10% of a step), ran faster: see the results log.
 #: The tests run both (a seed's numbers are the same either way, bit for bit).
 VMAP_ON_CPU = False
-
-ATTENTION = "boundbench_seeded"
-
-
-class _Stream:
-    """The running step's dropout masks, site -> keep mask (batched inside :func:`vmap`, one
-    per seed; set by the batched step, read by the dropout sites)."""
-
-    masks: dict[int, torch.Tensor] | None = None
-
-
-def step_generator(seed: int, step: int, device: torch.device) -> torch.Generator:
-    """The generator of a seed's dropout masks at ``step``, seeded from (seed, step) alone
-    (numpy's SeedSequence mixes the pair: nearby seeds and steps give unrelated streams)."""
-    state = np.random.SeedSequence([seed, step]).generate_state(2, dtype=np.uint32)
-    return torch.Generator(device=device).manual_seed(int(state[0]) << 32 | int(state[1]))
-
-
-def site_masks(sites: list[tuple[int, float, str]], *, seed: int, step: int, rows: int,
-               width: int, hidden: int, heads: int, device: torch.device
-               ) -> dict[int, torch.Tensor]:
-    """One seed's keep masks of every dropout site at ``step``, drawn in site order from
-    :func:`step_generator`: ``(rows, width, hidden)`` for a hidden state's, ``(rows, heads,
-    width, width)`` for the attention probabilities'. A seed's masks depend on its seed, step
-    and batch shape alone."""
-    gen = step_generator(seed, step, device)
-    out = {}
-    for site, p, kind in sites:
-        shape = (rows, width, hidden) if kind == "hidden" else (rows, heads, width, width)
-        out[site] = torch.rand(shape, generator=gen, device=device) >= p
-    return out
-
-
-def _drop(x: torch.Tensor, p: float, site: int) -> torch.Tensor:
-    if _Stream.masks is None:
-        raise RuntimeError("a seeded dropout outside a batched step (no masks set)")
-    keep = _Stream.masks[site]
-    return torch.where(keep, x / (1.0 - p), torch.zeros((), dtype=x.dtype, device=x.device))
-
-
-class SeededDropout(torch.nn.Module):
-    """``torch.nn.Dropout`` whose mask is the step's, drawn for its site beforehand
-    (:func:`site_masks`)."""
-
-    def __init__(self, p: float, site: int) -> None:
-        super().__init__()
-        self.p, self.site = float(p), site
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _drop(x, self.p, self.site) if self.training and self.p > 0 else x
-
-
-def seeded_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
-                     value: torch.Tensor, attention_mask: torch.Tensor | None,
-                     scaling: float | None = None, dropout: float = 0.0, **_: Any):
-    """transformers' eager attention (``eager_attention_forward``) with the attention dropout's
-    mask the step's, drawn for the module's site beforehand."""
-    if scaling is None:
-        scaling = query.size(-1) ** -0.5
-    weights = torch.matmul(query, key.transpose(2, 3)) * scaling
-    if attention_mask is not None:
-        weights = weights + attention_mask
-    weights = torch.nn.functional.softmax(weights, dim=-1)
-    if module.training and dropout > 0:
-        weights = _drop(weights, dropout, _site(module))
-    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
-
-
-def _site(module: torch.nn.Module) -> int:
-    site: Any = module.__dict__["_seeded_site"]  # set by seeded(), a plain int attribute
-    return int(site)
-
-
-def _register() -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, eager_mask
-
-    AttentionInterface.register(ATTENTION, seeded_attention)
-    AttentionMaskInterface.register(ATTENTION, eager_mask)
-
-
-def seeded(model: EncoderClassifier) -> list[tuple[int, float, str]]:
-    """Seed ``model``'s dropouts in place: every ``torch.nn.Dropout`` of its encoder a
-    :class:`SeededDropout` on a hidden state, every self-attention's probabilities through
-    :func:`seeded_attention`; the sites ``(site, p, "hidden" | "attention")`` in module
-    order (a dropout of rate 0 has none)."""
-    _register()
-    sites: list[tuple[int, float, str]] = []
-    for module in list(model.encoder.modules()):
-        if hasattr(module, "is_causal") and hasattr(module, "dropout"):  # a self-attention
-            module._seeded_site = len(sites) + 1
-            sites.append((len(sites) + 1, float(module.dropout.p), "attention"))
-            continue  # its dropout module is read for its rate only (transformers' eager)
-        for name, child in list(module.named_children()):
-            if isinstance(child, torch.nn.Dropout):
-                sites.append((len(sites) + 1, float(child.p), "hidden"))
-                setattr(module, name, SeededDropout(child.p, len(sites)))
-    model.encoder.set_attn_implementation(ATTENTION)
-    return [x for x in sites if x[1] > 0]
-
 
 def batchable(method: Method) -> str | None:
     """Why ``method`` cannot train seeds at once, or None when it can."""
@@ -328,7 +229,7 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
     def one(p: dict[str, torch.Tensor], ids_: torch.Tensor, mask: torch.Tensor,
             y: torch.Tensor, keep: dict[int, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         # one seed's step (under vmap, or alone on a CPU)
-        _Stream.masks = keep
+        Stream.masks = keep
         try:
             add = (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
             fwd: Forward = functional_call(model, {**p, **fixed}, args=(ids_, mask),
@@ -337,27 +238,17 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             task = method.task_loss(fwd, y)
             pen = method.penalty(fwd, {})
         finally:
-            _Stream.masks = None
+            Stream.masks = None
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
     vmapped = device.type != "cpu" or VMAP_ON_CPU
     again: dict[int, tuple] = {}  # a seed's batch and masks this step, for a closure
 
-    def closure(i: int, x: torch.Tensor, m: torch.Tensor, y: torch.Tensor,
-                keep: dict[int, torch.Tensor]) -> Any:
-        # seed i's loss at its present (perturbed) parameters, its gradients handed over
-        p = {name: v.select(0, i) for name, v in params.items()}
-        task, pen = one(p, x, m, y, keep)
-        loss = task + pen
-        g = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
-        for (name, v), gv in zip(p.items(), g, strict=True):
-            own[name][i].grad = (torch.zeros_like(v) if gv is None else gv).contiguous()
-        return loss.detach()
-
     task_t = torch.zeros(total, S, device=device)
     pen_t = torch.zeros(total, S, device=device)
     t0 = time.perf_counter()
-    for step in tqdm(range(total), desc=f"fine-tune {S} seeds", disable=not progress):
+    for step in tqdm(range(total), desc=f"{method.name}: {S} seed{'s' * (S > 1)} at once",
+                     disable=not progress, leave=False):
         batch = [next_batch(q, lengths, cfg=cfg, rng=r, world=1, acc=None)
                  for q, r in zip(queues, rngs, strict=True)]
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
@@ -373,39 +264,9 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             drawn = [site_masks(sites, seed=seeds[i], step=step, rows=rows, width=width,
                                 hidden=conf.hidden_size, heads=conf.num_attention_heads,
                                 device=device) for i in members]
-            # in the parameters' own precision, float32 as every run (steps.precision: under
-            # vmap, autocast ran a Linear's matmul in bf16 and added its bias in float32)
-            if vmapped:
-                keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
-                # the group's parameters: a view of the stacks when its seeds are consecutive,
-                # else copies (index_select's backward would zero-fill and add a gradient the
-                # size of every seed's: a quarter of the step); the gradients are taken for
-                # these tensors and handed to the seeds' own (no copy either way)
-                a = members[0]
-                if members == list(range(a, a + len(members))):
-                    p = {name: v.narrow(0, a, len(members)) for name, v in params.items()}
-                else:
-                    sel = torch.tensor(members, device=device)
-                    p = {name: v.detach().index_select(0, sel).requires_grad_(True)
-                         for name, v in params.items()}
-                task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
-                g = torch.autograd.grad((task + pen).sum(), list(p.values()),
-                                        allow_unused=True)
-            else:  # one seed: its own forward, no batching rules (the CPU's fastest), its
-                # gradients taken for its rows themselves (through a (1, ...) view, select's
-                # backward zero-filled and copied every parameter: 16% of a step)
-                p = {name: v.select(0, members[0]) for name, v in params.items()}
-                task, pen = one(p, x[0], m[0], y[0], drawn[0])
-                g = tuple(None if t is None else t.unsqueeze(0) for t in torch.autograd.grad(
-                    task + pen, list(p.values()), allow_unused=True))
-                task, pen = task.unsqueeze(0), pen.unsqueeze(0)
-            for (name, v), gv in zip(params.items(), g, strict=True):
-                # unused: a zero, as a run's
-                gv = torch.zeros_like(v[:len(members)]) if gv is None else gv
-                for j, i in enumerate(members):
-                    # contiguous, as the fused kernel reads it (vmap's embedding backward
-                    # returned position embeddings' gradient with other strides)
-                    own[name][i].grad = gv[j].contiguous()
+            task, pen, g = _group_grads(one, params, members, x, m, y, drawn, sites,
+                                        vmapped=vmapped, device=device)
+            _hand_over(own, params, g, members)
             if method.needs_closure:
                 for j, i in enumerate(members):
                     again[i] = (x[j], m[j], y[j], drawn[j])
@@ -413,12 +274,68 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             pen_t[step, members] = pen.detach().float()
         for i, opt in enumerate(opts):
             if method.needs_closure:  # SAM: the seed's batch again, alone, with its masks
-                opt.step(functools.partial(closure, i, *again[i]))
+                opt.step(functools.partial(_closure, one, params, own, i, *again[i]))
             else:
                 opt.step()
     losses = task_t.T.cpu().tolist()  # one transfer, at the end
     pens = pen_t.T.cpu().tolist()
     return time.perf_counter() - t0, losses, pens
+
+
+def _group_grads(one: Any, params: dict[str, torch.Tensor], members: list[int],
+                 x: torch.Tensor, m: torch.Tensor, y: torch.Tensor,
+                 drawn: list[dict[int, torch.Tensor]], sites: list[tuple[int, float, str]], *,
+                 vmapped: bool, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    """One group's forward and backward: its task losses and penalties (one per member) and
+    the gradients (one per parameter, a leading axis over the members; None where unused), in
+    the parameters' own precision, float32 as every run (``steps.precision``: under vmap,
+    autocast ran a Linear's matmul in bf16 and added its bias in float32)."""
+    if not vmapped:  # one seed: its own forward, no batching rules (the CPU's fastest), its
+        # gradients taken for its rows themselves (through a (1, ...) view, select's backward
+        # zero-filled and copied every parameter: 16% of a step)
+        p = {name: v.select(0, members[0]) for name, v in params.items()}
+        task, pen = one(p, x[0], m[0], y[0], drawn[0])
+        g = tuple(None if t is None else t.unsqueeze(0) for t in torch.autograd.grad(
+            task + pen, list(p.values()), allow_unused=True))
+        return task.unsqueeze(0), pen.unsqueeze(0), g
+    keep = {site: torch.stack([d[site] for d in drawn]) for site, _, _ in sites}
+    # the group's parameters: a view of the stacks when its seeds are consecutive, else copies
+    # (index_select's backward would zero-fill and add a gradient the size of every seed's: a
+    # quarter of the step); the gradients are taken for these tensors (no copy either way)
+    a = members[0]
+    if members == list(range(a, a + len(members))):
+        p = {name: v.narrow(0, a, len(members)) for name, v in params.items()}
+    else:
+        sel = torch.tensor(members, device=device)
+        p = {name: v.detach().index_select(0, sel).requires_grad_(True)
+             for name, v in params.items()}
+    task, pen = vmap(one, randomness="error")(p, x, m, y, keep)
+    g = torch.autograd.grad((task + pen).sum(), list(p.values()), allow_unused=True)
+    return task, pen, g
+
+
+def _hand_over(own: dict[str, list[torch.Tensor]], params: dict[str, torch.Tensor], g: Any,
+               members: list[int]) -> None:
+    """Each member's gradients to its own tensors (an unused parameter's a zero, as a run's),
+    contiguous: the fused kernel reads them so (vmap's embedding backward returned the position
+    embeddings' gradient with other strides)."""
+    for (name, v), gv in zip(params.items(), g, strict=True):
+        gv = torch.zeros_like(v[:len(members)]) if gv is None else gv
+        for j, i in enumerate(members):
+            own[name][i].grad = gv[j].contiguous()
+
+
+def _closure(one: Any, params: dict[str, torch.Tensor], own: dict[str, list[torch.Tensor]],
+             i: int, x: torch.Tensor, m: torch.Tensor, y: torch.Tensor,
+             keep: dict[int, torch.Tensor]) -> Any:
+    """SAM's closure: seed ``i``'s loss at its present (perturbed) parameters, alone, with the
+    step's batch and masks; its gradients handed to its own tensors."""
+    p = {name: v.select(0, i) for name, v in params.items()}
+    task, pen = one(p, x, m, y, keep)
+    loss = task + pen
+    g = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
+    _hand_over(own, params, tuple(None if t is None else t.unsqueeze(0) for t in g), [i])
+    return loss.detach()
 
 
 def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Method,

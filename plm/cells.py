@@ -149,7 +149,7 @@ def _run_cells_serial(grid: StabilityGrid, todo: list, cells: Path, labels: dict
                 left = [s for s in chunk if rows[s] is None]
                 if left:
                     rows.update(zip(left, _compute_cells(grid, m, lv, left, labels, data_cache,
-                                                         out), strict=True))
+                                                         out, progress=progress), strict=True))
                     if writer:
                         for s in left:
                             write_json(path[s], rows[s])
@@ -227,9 +227,10 @@ def _compute_cell(grid: StabilityGrid, m, lv, s: int, labels: dict, data_cache: 
 
 
 def _compute_cells(grid: StabilityGrid, m, lv, seeds: list[int], labels: dict,
-                   data_cache: dict, out: Path | None) -> list[dict]:
+                   data_cache: dict, out: Path | None, *, progress: bool = False) -> list[dict]:
     """Train one method and level at ``seeds`` (at once where the method allows), then measure
-    and evaluate each run: their rows, in order."""
+    and evaluate each run: their rows, in order. ``progress``: a bar over the training steps
+    (a chunk of seeds at once can take minutes on a CPU), gone when it ends."""
     if lv not in data_cache:
         data_cache[lv] = _prepare_data(grid, lv)
     ft = grid.finetune
@@ -243,7 +244,7 @@ def _compute_cells(grid: StabilityGrid, m, lv, seeds: list[int], labels: dict,
     unlab = _unlabeled(grid, data_cache[lv]) if method.dual else None
     keep = grid.diagnostics or grid.evaluation
     runs = finetune_seeds(data_cache[lv], method, ft, seeds=seeds, keep_model=keep,
-                          unlabeled=unlab)
+                          unlabeled=unlab, progress=progress)
     out_rows = []
     for s, res in zip(seeds, runs, strict=True):
         out_rows.append(_row(grid, m, lv, s, res, labels, data_cache, out))

@@ -269,7 +269,8 @@ def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, 
     t0 = time.perf_counter()
     model.train()
     world = acc.num_processes if acc is not None else 1
-    for _ in tqdm(range(total), desc="fine-tune", disable=not progress):
+    for _ in tqdm(range(total), desc=f"{method.name}: seed {cfg.seed}", disable=not progress,
+                  leave=False):
         idx = next_batch(batches, lengths, cfg=cfg, rng=rng, world=world, acc=acc)
         b = pad_batch([ids[i] for i in idx], pad_id=pad_id, device=device)
         y = torch.as_tensor(labels[idx], device=device)

