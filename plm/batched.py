@@ -53,9 +53,10 @@ BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
                                      "encoder", "optimizer", "closure"}))
 
 #: At most this many seeds at once on a CPU, where a step is arithmetic-bound and larger
-#: stacks only add cache misses: on 2 EPYC cores (MiniLM, batch 16 x 64 tokens, S = 16) 4 and 8
-#: at once both ran at 43 examples/s, 16 at once at 33 (``benchmarks/bench_plm_train.py
-#: --only-seeds``, docs/results-log.md)
+#: stacks only add cache misses: on 2 EPYC cores (MiniLM, batch 16 x 64 tokens, S = 16, width
+#: buckets of 1, the vmapped loop of the first part) 4 and 8 at once both ran at 43 examples/s,
+#: 16 at once at 33 (``benchmarks/bench_plm_train.py --only-seeds --at-once A``,
+#: docs/results-log.md)
 CPU_AT_ONCE = 8
 
 #: A seed's batch width is its longest text rounded up to a multiple of this. Its own length
@@ -65,9 +66,10 @@ CPU_AT_ONCE = 8
 WIDTH_STEP = 1
 
 #: Whether the seeds of equal batch shapes share one vmapped call on a CPU too (always on a
-#: GPU, where a step is launch-bound). On 2 EPYC cores each seed's own forward, without vmap's
-#: batching rules (their weight copies were 10% of a step), ran faster: see the results log.
-#: The tests run both (a seed's numbers are the same either way, bit for bit).
+#: GPU, where a step is launch-bound). On 2 EPYC cores the two ran within run-to-run noise
+#: (``bench_plm_train.py --only-seeds --steps 10 --seeds 4`` without and with
+#: ``--vmap-on-cpu``: 39.8 and 41.2 examples/s); each seed's own forward is the simpler path
+#: (no batching rules). The tests run both (a seed's numbers are the same either way).
 VMAP_ON_CPU = False
 
 def batchable(method: Method) -> str | None:
@@ -290,9 +292,9 @@ def _group_grads(one: Any, params: dict[str, torch.Tensor], members: list[int],
     the gradients (one per parameter, a leading axis over the members; None where unused), in
     the parameters' own precision, float32 as every run (``steps.precision``: under vmap,
     autocast ran a Linear's matmul in bf16 and added its bias in float32)."""
-    if not vmapped:  # one seed: its own forward, no batching rules (the CPU's fastest), its
-        # gradients taken for its rows themselves (through a (1, ...) view, select's backward
-        # zero-filled and copied every parameter: 16% of a step)
+    if not vmapped:  # one seed: its own forward, no batching rules, its gradients taken for
+        # its rows themselves (through a (1, ...) view, select's backward zero-filled and
+        # copied every parameter each step: 16% of a torch.profiler trace of 6 steps)
         p = {name: v.select(0, members[0]) for name, v in params.items()}
         task, pen = one(p, x[0], m[0], y[0], drawn[0])
         g = tuple(None if t is None else t.unsqueeze(0) for t in torch.autograd.grad(
