@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from boundbench.framework.search import Search, worst_case, worst_ratio
-from boundbench.theory import activation_decay as sm
-from boundbench.theory import fu as sb
+from boundbench.theory import activation_decay as ad
+from boundbench.theory import fu
 
 
 def _unit(a: float) -> np.ndarray:
@@ -39,14 +39,14 @@ def _unit(a: float) -> np.ndarray:
 
 def constant_halved(p):
     H, eps, sigma, theta = p["H"], p["eps"], p["sigma"], p["theta"]
-    lhs = sm.huber_smoothed_hessian(theta, H=H, eps=eps, sigma=sigma)
-    return lhs, sm.cor1_rhs(H=H, eps=eps, sigma=sigma) / 2
+    lhs = ad.huber_smoothed_hessian(theta, H=H, eps=eps, sigma=sigma)
+    return lhs, ad.cor1_rhs(H=H, eps=eps, sigma=sigma) / 2
 
 
 def exponent_off(p):
     r = p["r"]
     x, y = _unit(p["a"]) * r * p["sx"], _unit(p["b"]) * r * p["sy"]
-    s = sb.lemma_a21_sides(x, y, r=r)
+    s = fu.lemma_a21_sides(x, y, r=r)
     return s.lhs, s.rhs / 2 * (2 / r) ** 0.5  # (2/r)^(3/2) / 2 in place of 2/r
 
 
@@ -68,7 +68,7 @@ def condition_ignored(p):
 def small_corner(p):
     r = 1.0
     x, y = _unit(p["a"]) * r * p["sx"], _unit(p["a"] + np.pi - p["d"]) * r * p["sy"]
-    s = sb.lemma_a21_sides(x, y, r=r)
+    s = fu.lemma_a21_sides(x, y, r=r)
     near = max(p["sx"] - 1, p["sy"] - 1, p["d"])  # 0 at the corner
     return s.lhs, s.rhs * (0.45 + 20 * near)
 

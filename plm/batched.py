@@ -39,6 +39,7 @@ import torch
 from torch.func import functional_call, vmap
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.methods import Forward, Method, Trainer, make_optimizer, optimizer_report
 from boundbench.plm.data import TextData
 from boundbench.plm.diagnostics import parameter_distance
@@ -138,8 +139,8 @@ def train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, *, seeds: S
     """
     why = batchable(method)
     if why is not None or cfg.accelerate:
-        raise ValueError(f"method {method.name!r} cannot train seeds at once: "
-                         f"{why or 'accelerate runs one seed per process'}")
+        raise InvalidArgument(f"method {method.name!r} cannot train seeds at once: "
+                              f"{why or 'accelerate runs one seed per process'}")
     seeds = [int(s) for s in seeds]
     device = pick_device(cfg.device)
     texts, labels = data.part("train")

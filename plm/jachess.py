@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Choice, Float, Int, unchecked
 from boundbench.methods import Forward, Method
 from boundbench.theory import norms
@@ -74,7 +75,7 @@ class JACHESS(Method):
 
     def _rows(self, fwd: Forward) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
         if fwd.inputs is None or fwd.hidden_fn is None:
-            raise ValueError("JACHESS needs Forward.inputs and Forward.hidden_fn")
+            raise InvalidArgument("JACHESS needs Forward.inputs and Forward.hidden_fn")
         x = fwd.inputs if self.reg_batch is None else fwd.inputs[: self.reg_batch]
         sub = x.detach().requires_grad_(True)
         layers, logits = fwd.hidden_fn(sub, slice(0, sub.shape[0]))  # one pass, first rows
@@ -136,11 +137,11 @@ class CrossHolder(Method):
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.inputs is None or fwd.fn is None:
-            raise ValueError("Cross-Hölder needs Forward.inputs and Forward.fn")
+            raise InvalidArgument("Cross-Hölder needs Forward.inputs and Forward.fn")
         x, fn = fwd.inputs, fwd.fn
         if self.reg_batch is not None:  # the first rows only, in a pass of their own
             if fwd.hidden_fn is None:
-                raise ValueError("Cross-Hölder with reg_batch needs Forward.hidden_fn")
+                raise InvalidArgument("Cross-Hölder with reg_batch needs Forward.hidden_fn")
             rows = slice(0, self.reg_batch)
             x = fwd.inputs[rows].detach().requires_grad_(True)
 

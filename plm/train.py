@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.limits import MAX_SEED
 from boundbench.methods import (
     CAPABILITIES,
@@ -43,15 +44,15 @@ def _accelerator(cfg: FinetuneConfig, method: Method):
     import importlib.util
 
     if importlib.util.find_spec("accelerate") is None:
-        raise ValueError("accelerate=True needs Hugging Face accelerate: pip install -e "
-                         "'.[plm]' (or pip install 'accelerate>=1,<2')")
+        raise InvalidArgument("accelerate=True needs Hugging Face accelerate: pip install -e "
+                              "'.[plm]' (or pip install 'accelerate>=1,<2')")
     from accelerate import Accelerator
 
     cpu = cfg.device == "cpu" or not torch.cuda.is_available()
     acc = Accelerator(cpu=cpu, mixed_precision="no")  # float32, as every run (steps.precision)
     if acc.num_processes > 1 and method.needs_inputs:
-        raise ValueError(f"method {method.name!r} differentiates through extra forward passes "
-                         "(double backward), which DDP does not support: run it on one device")
+        raise InvalidArgument(f"method {method.name!r} differentiates through extra forward passes "
+                              "(double backward), which DDP does not support: run it on one device")
     return acc
 
 
@@ -66,9 +67,9 @@ def _accelerated_device(cfg: FinetuneConfig, acc) -> torch.device:
     if want.type != "cuda" or want.index is None:
         return acc.device
     if acc.num_processes > 1:
-        raise ValueError(f"device={cfg.device!r} with accelerate on {acc.num_processes} "
-                         "processes: each process trains on its own GPU (its local rank); "
-                         "leave device unset, or choose GPUs with CUDA_VISIBLE_DEVICES")
+        raise InvalidArgument(f"device={cfg.device!r} with accelerate on {acc.num_processes} "
+                              "processes: each process trains on its own GPU (its local rank); "
+                              "leave device unset, or choose GPUs with CUDA_VISIBLE_DEVICES")
     torch.cuda.set_device(want)
     return want
 
@@ -124,8 +125,8 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
         return batched.train_seeds(data, method, cfg, seeds=[cfg.seed], progress=progress,
                                    keep_model=keep_model)[0]
     if method.dual and not unlabeled:
-        raise ValueError(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
-                         "(finetune(..., unlabeled=[...]))")
+        raise InvalidArgument(f"method {method.name!r} runs in dual mode and needs unlabeled texts "
+                              "(finetune(..., unlabeled=[...]))")
     acc = _accelerator(cfg, method) if cfg.accelerate else None
     device = _accelerated_device(cfg, acc) if acc is not None else pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
@@ -191,8 +192,8 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     if (not seeds or len(set(map(repr, seeds))) != len(seeds)
             or any(not isinstance(s, int | np.integer) or isinstance(s, bool)
                    or not 0 <= int(s) <= MAX_SEED for s in seeds)):
-        raise ValueError(f"seeds must be distinct integers in [0, {MAX_SEED}], at least one "
-                         f"(got {seeds!r})")
+        raise InvalidArgument(f"seeds must be distinct integers in [0, {MAX_SEED}], at least one "
+                              f"(got {seeds!r})")
     seeds = [int(s) for s in seeds]
     PLM_TRAINER.check(method)
     why = batched.batchable(method) or ("accelerate runs one seed per process"
@@ -201,8 +202,8 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
         return batched.train_seeds(data, method, cfg, seeds=seeds, progress=progress,
                                    keep_model=keep_model, dtype=dtype)
     if dtype is not None:
-        raise ValueError(f"dtype applies to seeds trained at once, and {method.name!r} trains "
-                         f"one seed at a time ({why})")
+        raise InvalidArgument(f"dtype applies to seeds trained at once, and {method.name!r} trains "
+                              f"one seed at a time ({why})")
     out = [finetune(data, method, replace(cfg, seed=s), progress=progress,
                     keep_model=keep_model, unlabeled=unlabeled) for s in seeds]
     for r in out:

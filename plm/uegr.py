@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Bool, Choice, Float, Seq
 from boundbench.methods import Forward, Method
 from boundbench.synthetic.optimizers import SelectiveUpdate
@@ -66,7 +67,7 @@ class UEGR(Method):
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.inputs is None or fwd.dropout_fn is None or fwd.labels is None:
-            raise ValueError("UEGR needs Forward.inputs, Forward.dropout_fn and Forward.labels")
+            raise InvalidArgument("UEGR needs Forward.inputs, Forward.dropout_fn and Forward.labels")
         y = fwd.labels
         ce = torch.nn.functional.cross_entropy(fwd.logits, y)
         (g,) = torch.autograd.grad(ce, fwd.inputs, retain_graph=True)

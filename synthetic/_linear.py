@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.values import real
 
 
@@ -27,29 +28,29 @@ def check_xy(X: ArrayLike, y: ArrayLike, limit: float | None = None
     y = real("y", y, allow_empty=True, finite=False)
     batched = X.ndim == 3
     if X.ndim not in (2, 3):
-        raise ValueError(f"X must have shape (n, d) or (n_datasets, n, d) (got {X.shape})")
+        raise InvalidArgument(f"X must have shape (n, d) or (n_datasets, n, d) (got {X.shape})")
     if not batched:
         X, y = X[None], y[None]
     if y.shape != X.shape[:2]:
-        raise ValueError(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} to "
-                         f"match X of shape {X.shape if batched else X.shape[1:]} (got "
-                         f"{y.shape if batched else y.shape[1:]})")
+        raise InvalidArgument(f"y must have shape {X.shape[:2] if batched else X.shape[1:2]} to "
+                              f"match X of shape {X.shape if batched else X.shape[1:]} (got "
+                              f"{y.shape if batched else y.shape[1:]})")
     # the shape printed as the user gave it: (1, 20, 0) for a single dataset read "1 sample"
     given = X.shape if batched else X.shape[1:]
     if X.shape[-2] < 2:
-        raise ValueError(f"X must have at least 2 samples (got {X.shape[-2]}: shape {given})")
+        raise InvalidArgument(f"X must have at least 2 samples (got {X.shape[-2]}: shape {given})")
     if X.shape[-1] == 0:
-        raise ValueError(f"X must have at least 1 feature (got 0: shape {given})")
+        raise InvalidArgument(f"X must have at least 1 feature (got 0: shape {given})")
     if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite")
+        raise InvalidArgument("X must be finite")
     if limit is not None and X.size and np.max(np.abs(X)) > limit:
-        raise ValueError(f"X must have magnitude <= {limit:g} (got {np.max(np.abs(X)):.3g}): "
-                         "this problem is not scale-free (a constant feature or a fixed lam), "
-                         "and beyond it its solver fails")
+        raise InvalidArgument(f"X must have magnitude <= {limit:g} (got {np.max(np.abs(X)):.3g}): "
+                              "this problem is not scale-free (a constant feature or a fixed lam), "
+                              "and beyond it its solver fails")
     if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must hold labels in {-1, +1}")
+        raise InvalidArgument("y must hold labels in {-1, +1}")
     if np.any(np.all(y == 1, axis=1) | np.all(y == -1, axis=1)):
-        raise ValueError("y must contain both classes in every dataset")
+        raise InvalidArgument("y must contain both classes in every dataset")
     return X, y, batched
 
 
@@ -64,19 +65,19 @@ class Linear:
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "coef_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
+            raise InvalidArgument(f"this {type(self).__name__} is not fitted: call fit(X, y) first")
         X = real("X", X, allow_empty=True, finite=False)
         if X.shape[-1:] != np.shape(self.coef_)[-1:]:
-            raise ValueError(f"X must have {np.shape(self.coef_)[-1]} features (got shape "
-                             f"{X.shape})")
+            raise InvalidArgument(f"X must have {np.shape(self.coef_)[-1]} features (got shape "
+                                  f"{X.shape})")
         if not np.all(np.isfinite(X)):
-            raise ValueError("X must be finite (a NaN row has no label)")
+            raise InvalidArgument("X must be finite (a NaN row has no label)")
         batch = np.ndim(self.coef_) == 2
         if (batch and (X.ndim != 3 or X.shape[0] != np.shape(self.coef_)[0])) or \
                 (not batch and X.ndim > 2):
             want = f"({np.shape(self.coef_)[0]}, n, d)" if batch else "(n, d) or (d,)"
-            raise ValueError(f"X must have shape {want}, as the data this model was fitted on "
-                             f"(got shape {X.shape})")
+            raise InvalidArgument(f"X must have shape {want}, as the data this model was fitted on "
+                                  f"(got shape {X.shape})")
         if batch:
             return np.einsum("knd,kd->kn", X, self.coef_) + self.intercept_[:, None]
         return X @ self.coef_ + self.intercept_

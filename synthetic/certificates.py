@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.replay import exact
 
 # tight tolerances: the solution only names the active set the replay re-solves exactly
@@ -41,8 +42,8 @@ def _solve(X: np.ndarray, y: np.ndarray, caps: np.ndarray | None, lam: float,
         con, keep = prob.constraints[1], caps > 0
     prob.solve(solver=SOLVER, warm_start=False, **_TIGHT)
     if prob.status != cp.OPTIMAL:
-        raise ValueError(f"the SVM for the replay is {prob.status} (hard margin needs separable "
-                         "data)")
+        raise InvalidArgument(f"the SVM for the replay is {prob.status} (hard margin needs separable "
+                              "data)")
     alpha = np.where(keep, np.asarray(con.dual_value, dtype=float), 0.0)
     return {"v": exact(np.asarray(v.value, dtype=float)),
             "c": exact(float(np.asarray(c.value, dtype=float))),
@@ -66,7 +67,7 @@ def svm_loo_instance(X: np.ndarray, y: np.ndarray, *, which: str, lam: float | N
         out["hard_loo"] = [_solve(X, y, None, 0.0, drop=i) for i in range(n)]
         return out
     if lam is None or n_fav is None:
-        raise ValueError("lam and n_fav are needed for the soft-margin replays")
+        raise InvalidArgument("lam and n_fav are needed for the soft-margin replays")
     out.update(lam=exact(lam), n_fav=exact(int(n_fav)),
                soft=_solve(X, y, np.full(n, 1.0 / n), lam))
     loo = []

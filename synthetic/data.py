@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.draws import complement_basis, power
 from boundbench.framework.validate import Bool, Float, Int, Seed, checked
 
@@ -78,12 +79,12 @@ def make_separable(
     ``margin`` (needs ``d`` points of each class).
     """
     if not margin < bound:
-        raise ValueError(f"margin must be < bound: points within the bound cannot be {margin} away "
-                         f"from a plane on both sides with bound={bound}")
+        raise InvalidArgument(f"margin must be < bound: points within the bound cannot be {margin} away "
+                              f"from a plane on both sides with bound={bound}")
     n_pos = int(round(balance * n))
     if not 0 < n_pos < n:
-        raise ValueError(f"balance={balance} with n={n} leaves one class empty "
-                         f"({n_pos} positives)")
+        raise InvalidArgument(f"balance={balance} with n={n} leaves one class empty "
+                              f"({n_pos} positives)")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     k = n_datasets
     u = rng.standard_normal((k, d))
@@ -123,8 +124,8 @@ def _plant_on_margin(X: np.ndarray, y: np.ndarray, u: np.ndarray, c: np.ndarray,
     k, n, d = X.shape
     n_pos = int((y[0] > 0).sum())
     if min(n_pos, n - n_pos) < d:
-        raise ValueError(f"exact_margin needs at least d = {d} points of each class (got "
-                         f"{n_pos} positives and {n - n_pos} negatives); pass exact_margin=False")
+        raise InvalidArgument(f"exact_margin needs at least d = {d} points of each class (got "
+                              f"{n_pos} positives and {n - n_pos} negatives); pass exact_margin=False")
     tp, tq = c + margin, c - margin
     room = np.sqrt(bound**2 - np.maximum(tp**2, tq**2))  # > 0: |c| + margin < bound
     if d == 1:
@@ -169,8 +170,8 @@ def make_centres(
     SVM finds (at least ``distance/2 - radius``, which must be > 0 so that the classes are
     separable)."""
     if not distance > 2 * radius:
-        raise ValueError(f"distance must be > 2 * radius = {2 * radius:g} for the two balls to be "
-                         f"separable (got {distance:g})")
+        raise InvalidArgument(f"distance must be > 2 * radius = {2 * radius:g} for the two balls to be "
+                              f"separable (got {distance:g})")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     k = n_datasets
     u = rng.standard_normal((k, d))

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.synthetic.data import make_centres, make_separable
 from boundbench.synthetic.stability import (
     optimal_set_moves,
@@ -68,12 +69,12 @@ class SVMSweep:
 
     def run(self, progress: bool = False) -> pd.DataFrame:
         if self.generator == "centres" and self.vary not in ("distance", "radius"):
-            raise ValueError(f"the centres generator varies the centre distance or the class "
-                             f"radius: vary must be 'distance' or 'radius' (got {self.vary!r})")
+            raise InvalidArgument(f"the centres generator varies the centre distance or the class "
+                                  f"radius: vary must be 'distance' or 'radius' (got {self.vary!r})")
         if self.generator == "slab" and self.vary not in ("n", "margin", "bound"):
-            raise ValueError(f"vary must be 'n', 'margin' or 'bound' (got {self.vary!r})")
+            raise InvalidArgument(f"vary must be 'n', 'margin' or 'bound' (got {self.vary!r})")
         if self.generator not in ("slab", "centres"):
-            raise ValueError(f"generator must be 'slab' or 'centres' (got {self.generator!r})")
+            raise InvalidArgument(f"generator must be 'slab' or 'centres' (got {self.generator!r})")
         rows = []
         for j, level in enumerate(tqdm(self.levels, desc=f"SVM sweep over {self.vary}",
                                        disable=not progress)):

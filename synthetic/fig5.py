@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import (
     head_loo_stability,
@@ -116,12 +117,12 @@ class HeadsRun:
 
     def __post_init__(self) -> None:
         if isinstance(self.block, bool) or not isinstance(self.block, int) or self.block < 1:
-            raise ValueError(f"block must be an integer >= 1 (got {self.block!r})")
+            raise InvalidArgument(f"block must be an integer >= 1 (got {self.block!r})")
         if self.slope not in ("float64", "float32"):
-            raise ValueError(f"slope must be 'float64' or 'float32' (got {self.slope!r})")
+            raise InvalidArgument(f"slope must be 'float64' or 'float32' (got {self.slope!r})")
         if isinstance(self.n_datasets, bool) or not isinstance(self.n_datasets, int) \
                 or self.n_datasets < 1:
-            raise ValueError(f"n_datasets must be an integer >= 1 (got {self.n_datasets!r})")
+            raise InvalidArgument(f"n_datasets must be an integer >= 1 (got {self.n_datasets!r})")
 
     @property
     def n_blocks(self) -> int:
@@ -130,7 +131,7 @@ class HeadsRun:
     def block_size(self, b: int) -> int:
         """Datasets in block ``b`` (the last may be short)."""
         if not 0 <= b < self.n_blocks:
-            raise ValueError(f"b must be a block index in [0, {self.n_blocks}) (got {b!r})")
+            raise InvalidArgument(f"b must be a block index in [0, {self.n_blocks}) (got {b!r})")
         return min(self.block, self.n_datasets - b * self.block)
 
     def block_config(self, b: int) -> dict:
@@ -159,7 +160,7 @@ class HeadsRun:
         import torch
 
         if probe_steps < 1:
-            raise ValueError(f"probe_steps must be >= 1 (got {probe_steps})")
+            raise InvalidArgument(f"probe_steps must be >= 1 (got {probe_steps})")
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
         width = max(self.heads)
         per_set = self.n * width * (1 + self.k_loo)

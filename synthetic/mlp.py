@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Float, Int, Seed, checked
 from boundbench.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.synthetic.penalties import ActivationDecay
@@ -35,9 +36,9 @@ def make_clusters(
     Returns ``(X, y, y_clean)``; a fraction ``label_noise`` of labels is replaced by a uniformly
     drawn *different* class (symmetric noise)."""
     if not 0 <= label_noise < 1:
-        raise ValueError(f"label_noise must lie in [0, 1) (got {label_noise})")
+        raise InvalidArgument(f"label_noise must lie in [0, 1) (got {label_noise})")
     if classes < 2 or n < classes:
-        raise ValueError(f"need classes >= 2 and n >= classes (got {classes}, {n})")
+        raise InvalidArgument(f"need classes >= 2 and n >= classes (got {classes}, {n})")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     centres = rng.standard_normal((classes, d)) * separation
     y = rng.integers(0, classes, n)
@@ -53,7 +54,7 @@ def _act(name: str):
         return torch.relu
     if name == "gelu":
         return torch.nn.functional.gelu
-    raise ValueError(f"activation must be 'relu' or 'gelu' (got {name!r})")
+    raise InvalidArgument(f"activation must be 'relu' or 'gelu' (got {name!r})")
 
 
 #: What :func:`train_mlps` gives a method: loss terms, its own task loss, optimizer wrappers (a
@@ -92,13 +93,13 @@ class MLPRun:
         if self.strength is None:  # the method as given for every model
             return
         if self.strength not in {f.name for f in fields(self.method) if f.init}:
-            raise ValueError(f"strength must name a parameter of {self.method.name!r} (got "
-                             f"{self.strength!r})")
+            raise InvalidArgument(f"strength must name a parameter of {self.method.name!r} (got "
+                                  f"{self.strength!r})")
         try:  # one method object serves every model: the strength holds one value per model
             self.batched_method()
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"strengths: {self.method.name!r} cannot take one {self.strength!r} "
-                             f"per model ({exc})") from None
+            raise InvalidArgument(f"strengths: {self.method.name!r} cannot take one {self.strength!r} "
+                                  f"per model ({exc})") from None
 
     def batched_method(self) -> Method:
         """The method with its strength a tensor over the models (strengths x seeds)."""
@@ -196,9 +197,9 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
         sched.step()
     bad = ~(torch.isfinite(W1).flatten(1).all(1) & torch.isfinite(W2).flatten(1).all(1))
     if bad.any():
-        raise ValueError(f"training diverged (non-finite weights) for strengths "
-                         f"{sorted(set(strength[bad.numpy()].tolist()))}: lr={cfg.lr} is too large "
-                         "for that penalty; lower lr or the strength")
+        raise InvalidArgument(f"training diverged (non-finite weights) for strengths "
+                              f"{sorted(set(strength[bad.numpy()].tolist()))}: lr={cfg.lr} is too large "
+                              "for that penalty; lower lr or the strength")
     out.W1, out.W2 = W1.detach(), W2.detach()
     out.grad_norm_end = (gnorm / tail).numpy()
     return out

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Bool, Choice, Float, unchecked
 from boundbench.methods import Combined, Method, MethodOptimizer, per_model
 from boundbench.synthetic.penalties import STRENGTH, ActivationDecay
@@ -39,7 +40,7 @@ class SAMOptimizer(MethodOptimizer):
     @torch.no_grad()
     def step(self, closure=None):
         if closure is None:
-            raise ValueError("SAM needs a closure that re-evaluates the loss and its gradients")
+            raise InvalidArgument("SAM needs a closure that re-evaluates the loss and its gradients")
         params = [p for g in self.param_groups for p in g["params"] if p.grad is not None]
         k = self.model_axes
         if k == 0:
@@ -123,7 +124,7 @@ class SelectiveUpdate(MethodOptimizer):
     def step(self, closure=None):
         if self.needs_closure:  # the wrapper inside re-runs the batch: mask what it computes
             if closure is None:
-                raise ValueError("this masked update wraps an optimizer that needs a closure")
+                raise InvalidArgument("this masked update wraps an optimizer that needs a closure")
 
             def masked():
                 loss = closure()

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Choice, Float, Int, unchecked
 from boundbench.methods import Forward, Method
 from boundbench.theory.norms import jacobian_frobenius as _checked_jacobian
@@ -65,7 +66,7 @@ class JacobianPenalty(Method):
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.inputs is None or fwd.fn is None:
-            raise ValueError("JacobianPenalty needs Forward.inputs and Forward.fn")
+            raise InvalidArgument("JacobianPenalty needs Forward.inputs and Forward.fn")
         est = jacobian_frobenius(fwd.fn, fwd.inputs, n_proj=self.n_proj, seed=state["generator"],
                                  create_graph=True, event_dims=fwd.input_event_dims)  # (..., B)
         return torch.as_tensor(self.lam).to(est) * est.mean(-1)
@@ -84,7 +85,7 @@ class MHLoss(Method):
 
     def task_loss(self, fwd: Forward, y: torch.Tensor) -> torch.Tensor:
         if fwd.head_logits is None:
-            raise ValueError("MHLoss needs a multi-head model (Forward.head_logits)")
+            raise InvalidArgument("MHLoss needs a multi-head model (Forward.head_logits)")
         H, B, c = fwd.head_logits.shape
         return torch.nn.functional.cross_entropy(fwd.head_logits.reshape(H * B, c), y.repeat(H))
 
@@ -103,7 +104,7 @@ class MMR(Method):
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.labels is None:
-            raise ValueError("MMR needs the batch labels (Forward.labels)")
+            raise InvalidArgument("MMR needs the batch labels (Forward.labels)")
         y, h = fwd.labels, fwd.features  # (B,), (..., B, k): the same labels for every model
         # the classes are the logits' columns, a fixed count (the classes present in the batch,
         # torch.unique's, would give an output shape that follows the data, which vmap cannot
@@ -138,12 +139,12 @@ class L2ToInit(Method):
 
     def init_state(self, fwd: Forward, *, seed: int) -> dict[str, Any]:
         if fwd.params is None:
-            raise ValueError("L2ToInit needs the trainable parameters (Forward.params)")
+            raise InvalidArgument("L2ToInit needs the trainable parameters (Forward.params)")
         return {"theta0": {k: p.detach().clone() for k, p in fwd.params.items()}}
 
     def penalty(self, fwd: Forward, state: Mapping[str, Any]) -> torch.Tensor:
         if fwd.params is None:
-            raise ValueError("L2ToInit needs the trainable parameters (Forward.params)")
+            raise InvalidArgument("L2ToInit needs the trainable parameters (Forward.params)")
         theta0, k = state["theta0"], fwd.model_axes  # per model when parameters carry a model axis
         sq = sum((p - theta0[name]).pow(2).flatten(k).sum(-1) for name, p in fwd.params.items())
         return torch.as_tensor(self.lam).to(sq) * sq

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import Array, Float, Int, Rng, as_generator, checked
 from boundbench.synthetic.train import augment
@@ -38,20 +39,20 @@ def _inv(A: torch.Tensor) -> torch.Tensor:
 def _check_batch(X: np.ndarray, y: np.ndarray) -> None:
     """Datasets ``X (k, n, d)`` with labels ``y (k, n)``, or a ValueError naming both."""
     if np.shape(y) != np.shape(X)[:2]:
-        raise ValueError(f"y must have shape (k, n) = {np.shape(X)[:2]} to match X of shape "
-                         f"{np.shape(X)} (got {np.shape(y)})")
+        raise InvalidArgument(f"y must have shape (k, n) = {np.shape(X)[:2]} to match X of shape "
+                              f"{np.shape(X)} (got {np.shape(y)})")
 
 
 def check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if X.ndim != 2 or y.shape != (len(X),):
-        raise ValueError(f"the pool must be X (N, d) with labels y (N,) (got {X.shape}, {y.shape})")
+        raise InvalidArgument(f"the pool must be X (N, d) with labels y (N,) (got {X.shape}, {y.shape})")
     classes = np.unique(y)
     if len(classes) != 2:
-        raise ValueError(f"the pool needs binary labels (got {len(classes)} classes)")
+        raise InvalidArgument(f"the pool needs binary labels (got {len(classes)} classes)")
     if not np.all(np.isfinite(X)):
-        raise ValueError("the pool's features must be finite")
+        raise InvalidArgument("the pool's features must be finite")
     return X, np.where(y == classes[1], 1.0, -1.0)
 
 
@@ -63,8 +64,8 @@ def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator | int,
     rng = as_generator(rng)
     N = len(y)
     if not 2 * min_per_class <= n <= N:
-        raise ValueError(f"n must lie in [2 * min_per_class, len(y)] = [{2 * min_per_class}, "
-                         f"{N}] (got n={n}, min_per_class={min_per_class})")
+        raise InvalidArgument(f"n must lie in [2 * min_per_class, len(y)] = [{2 * min_per_class}, "
+                              f"{N}] (got n={n}, min_per_class={min_per_class})")
     out = np.empty((k, n), dtype=int)
     for j in range(k):
         for _ in range(1000):
@@ -74,7 +75,7 @@ def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator | int,
                 out[j] = idx
                 break
         else:
-            raise ValueError(f"cannot draw {n} points with {min_per_class} of each class")
+            raise InvalidArgument(f"cannot draw {n} points with {min_per_class} of each class")
     return out
 
 
@@ -93,7 +94,7 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
     """Ridge-logistic heads ``w = [v, b]`` of datasets ``X (k, n, d)``, ``y (k, n)`` in {-1, 1}
     by Newton's method: ``(k, d + 1)``."""
     if not lam > 0:
-        raise ValueError(f"lam must be > 0 (got {lam})")
+        raise InvalidArgument(f"lam must be > 0 (got {lam})")
     _check_batch(X, y)
     Z = torch.as_tensor(np.asarray(y, dtype=np.float64))[..., None] * augment(
         torch.as_tensor(np.asarray(X, dtype=np.float64)))
@@ -108,7 +109,7 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
         H = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / n + lam * eye
         W = W - _solve(H, g)[:, None]
     else:
-        raise ValueError(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
+        raise InvalidArgument(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
     return W[:, 0].numpy()
 
 
@@ -147,8 +148,8 @@ def ridge_logistic_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
         step = Mg + U * (c * (U * g).sum(-1) / denom)[..., None]
         W = W - step
     else:
-        raise ValueError(f"the leave-one-out solves did not reach tol={tol} in {max_iter} "
-                         f"steps (lam={lam}); a larger lam converges faster")
+        raise InvalidArgument(f"the leave-one-out solves did not reach tol={tol} in {max_iter} "
+                              f"steps (lam={lam}); a larger lam converges faster")
     return W.numpy(), w
 
 
@@ -183,8 +184,8 @@ def _sq_hinge_newton(Z: torch.Tensor, W: torch.Tensor, lam: float, *, tol: float
                 break
             t = torch.where(bad, t / 2, t)
         W = new
-    raise ValueError(f"the squared-hinge Newton did not reach tol={tol} in {max_iter} steps "
-                     f"(lam={lam})")
+    raise InvalidArgument(f"the squared-hinge Newton did not reach tol={tol} in {max_iter} steps "
+                          f"(lam={lam})")
 
 
 def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | None = None,

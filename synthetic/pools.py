@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import (
     Bool,
@@ -233,10 +234,10 @@ class SeedSpread:
         X, ys = check_pool(X, y)
         Xt, yt = check_pool(X_test, y_test)
         if Xt.shape[1] != X.shape[1]:
-            raise ValueError(f"X_test must have X's {X.shape[1]} columns (got {Xt.shape[1]})")
+            raise InvalidArgument(f"X_test must have X's {X.shape[1]} columns (got {Xt.shape[1]})")
         if not np.array_equal(np.unique(y), np.unique(y_test)):
-            raise ValueError(f"y_test must have y's two classes {np.unique(y).tolist()} (got "
-                             f"{np.unique(y_test).tolist()})")
+            raise InvalidArgument(f"y_test must have y's two classes {np.unique(y).tolist()} (got "
+                                  f"{np.unique(y_test).tolist()})")
         n, S, Hs = len(X), self.seeds, self.heads
         b = min(self.batch_size, n)
         steps = max(1, int(np.ceil(self.epochs * n / b)))

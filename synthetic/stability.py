@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, checked
 from boundbench.synthetic.svm import hard_margin_loo
 
@@ -29,8 +30,8 @@ def paper_head(v: np.ndarray, c: np.ndarray) -> np.ndarray:
     ``(..., d)``, ``c`` of shape ``(...)``."""
     v, c = np.asarray(v), np.asarray(c)
     if v.ndim < 1 or c.shape != v.shape[:-1]:
-        raise ValueError(f"v must have shape (..., d) and c its leading shape (got v {v.shape}, "
-                         f"c {c.shape})")
+        raise InvalidArgument(f"v must have shape (..., d) and c its leading shape (got v {v.shape}, "
+                              f"c {c.shape})")
     return np.concatenate([v, -c[..., None]], axis=-1)
 
 
@@ -95,7 +96,7 @@ def optimal_set_moves(v: np.ndarray, c_int: tuple[float, float], v_loo: np.ndarr
     lo, hi = (float(x) for x in c_int)
     lo_i, hi_i = (np.asarray(x, dtype=np.float64) for x in c_loo_int)
     if np.any(lo_i > hi_i) or lo > hi:
-        raise ValueError("intercept intervals must have low <= high")
+        raise InvalidArgument("intercept intervals must have low <= high")
     dv2 = ((v_loo - v) ** 2).sum(-1)
     gap = np.maximum(0.0, np.maximum(lo_i - hi, lo - hi_i))
     spread = np.maximum(hi_i - lo, hi - lo_i)

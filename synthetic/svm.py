@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Bool, Float, Int, checked
 from boundbench.framework.values import MAX_MAGNITUDE, same_length
 from boundbench.synthetic._linear import Linear as _Linear
@@ -48,8 +49,8 @@ def _solve(prob: cp.Problem, what: str) -> None:
             # history (docs/reproducibility.md)
             prob.solve(solver=SOLVER, warm_start=False)
     except cp.error.SolverError as exc:
-        raise ValueError(f"{what} solver {SOLVER} failed without a status (numerical "
-                         f"trouble: the data may be nearly or not separable): {exc}") from exc
+        raise InvalidArgument(f"{what} solver {SOLVER} failed without a status (numerical "
+                              f"trouble: the data may be nearly or not separable): {exc}") from exc
 
 
 @lru_cache(maxsize=32)
@@ -73,12 +74,12 @@ def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
     Z.value, yy.value, r.value = Zv, yv, rv
     _solve(prob, "hard-margin SVM")
     if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-        raise ValueError(
+        raise InvalidArgument(
             f"X, y are not linearly separable: the hard-margin SVM is infeasible "
             f"(solver status {prob.status!r}); use SoftMarginSVM"
         )
     if prob.status != cp.OPTIMAL:
-        raise ValueError(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
+        raise InvalidArgument(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
     return np.array(v.value), float(c.value), np.array(con.dual_value[: len(idx)])
 
 
@@ -98,7 +99,7 @@ def hard_margin_exact(
     # at scale 1e-8 or 1e8 meet the solver's absolute tolerances like data at scale 1
     scale = float(np.linalg.norm(X, axis=1).max())
     if not scale > 0:
-        raise ValueError("X, y are not linearly separable: every x_i is 0")
+        raise InvalidArgument("X, y are not linearly separable: every x_i is 0")
     v, c, duals, work = _exact_unit(X / scale, y, exclude=exclude, start=start)
     return v / scale, c, duals / scale**2, work
 
@@ -110,7 +111,7 @@ def _exact_unit(
     keep = np.ones(n, dtype=bool)
     if exclude is not None:
         if not 0 <= exclude < n:
-            raise ValueError(f"exclude must be a sample index in [0, {n}) (got {exclude})")
+            raise InvalidArgument(f"exclude must be a sample index in [0, {n}) (got {exclude})")
         keep[exclude] = False
     if start is None:
         a = X[y > 0].mean(0) - X[y < 0].mean(0)
@@ -156,7 +157,7 @@ class HardMarginSVM(_Linear):
         for name in ("support_tol", "margin_tol"):
             t = getattr(self, name)
             if not (isinstance(t, int | float) and 0 < t < 1):
-                raise ValueError(f"{name} must be in (0, 1) (got {t!r})")
+                raise InvalidArgument(f"{name} must be in (0, 1) (got {t!r})")
         Xb, yb, batched = _check_xy(X, y)
         # the problem is scale-equivariant (x -> s x: v -> v/s, c and the support unchanged,
         # duals -> duals/s^2): data far from unit scale are solved at unit scale, by a power of
@@ -194,9 +195,9 @@ class HardMarginSVM(_Linear):
         if not hasattr(self, "_dual_coef"):
             raise AttributeError("dual_coef_: this HardMarginSVM is not fitted")
         if not np.all(np.isfinite(self._dual_coef)):
-            raise ValueError(f"dual_coef_ of X with magnitude near {np.min(self.scale_):.3g} "
-                             "lies beyond float64's range (duals scale as 1/scale^2): fit X / "
-                             "scale_ and divide its duals by scale_**2 in a wider type")
+            raise InvalidArgument(f"dual_coef_ of X with magnitude near {np.min(self.scale_):.3g} "
+                                  "lies beyond float64's range (duals scale as 1/scale^2): fit X / "
+                                  "scale_ and divide its duals by scale_**2 in a wider type")
         return self._dual_coef
 
 
@@ -216,13 +217,13 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
     """
     Xb, yb, batched = _check_xy(X, y)
     if batched:
-        raise ValueError("X must be one dataset (n, d) for hard_margin_loo; for a batch use "
-                         "boundbench.synthetic.stability.svm_loo_stability")
+        raise InvalidArgument("X must be one dataset (n, d) for hard_margin_loo; for a batch use "
+                              "boundbench.synthetic.stability.svm_loo_stability")
     X, y = Xb[0], yb[0]
     if min((y > 0).sum(), (y < 0).sum()) < 2:
-        raise ValueError(f"y must hold >= 2 points of each class so that each leave-one-out "
-                         f"set has both (got {int((y > 0).sum())} positive, "
-                         f"{int((y < 0).sum())} negative)")
+        raise InvalidArgument(f"y must hold >= 2 points of each class so that each leave-one-out "
+                              f"set has both (got {int((y > 0).sum())} positive, "
+                              f"{int((y < 0).sum())} negative)")
     v, c, duals, work = hard_margin_exact(X, y)
     n = len(y)
     v_loo = np.broadcast_to(v, (n, v.size)).copy()
@@ -250,7 +251,7 @@ def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float,
     Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
     _solve(prob, "soft-margin SVM")
     if prob.status != cp.OPTIMAL:
-        raise ValueError(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
+        raise InvalidArgument(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
     return np.array(v.value), float(c.value)
 
 
@@ -267,8 +268,8 @@ class SoftMarginSVM(_Linear):
     def fit(self, X: ArrayLike, y: ArrayLike) -> SoftMarginSVM:
         if isinstance(self.lam, bool) or not (isinstance(self.lam, int | float)
                                               and 0 < self.lam <= MAX_MAGNITUDE):
-            raise ValueError(f"lam must be a finite number in (0, {MAX_MAGNITUDE:g}] (got "
-                             f"{self.lam!r})")
+            raise InvalidArgument(f"lam must be a finite number in (0, {MAX_MAGNITUDE:g}] (got "
+                                  f"{self.lam!r})")
         Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
         n = Xb.shape[1]
         out = [_soft_solve(Xk, yk, np.full(n, 1.0 / n), self.lam) for Xk, yk in zip(Xb, yb,
@@ -289,10 +290,10 @@ def soft_margin_loo(X: ArrayLike, y: ArrayLike, *, lam: float, penalize_intercep
     Lemma A.2.5's strong-convexity step is valid)."""
     Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
     if batched:
-        raise ValueError(f"X must be one dataset (n, d) for soft_margin_loo (got shape "
-                         f"{Xb.shape})")
+        raise InvalidArgument(f"X must be one dataset (n, d) for soft_margin_loo (got shape "
+                              f"{Xb.shape})")
     if not lam > 0:
-        raise ValueError(f"lam must be > 0 (got {lam})")
+        raise InvalidArgument(f"lam must be > 0 (got {lam})")
     X, y = Xb[0], yb[0]
     n = len(y)
     v, c = _soft_solve(X, y, np.full(n, 1.0 / n), lam, penalize_intercept)
@@ -326,18 +327,18 @@ def soft_margin_intercepts(X: ArrayLike, y: ArrayLike, v: ArrayLike, weights: Ar
     V = np.atleast_2d(np.asarray(v, dtype=np.float64))
     W = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if X.ndim != 2 or y.shape != X.shape[:1] or V.shape[1:] != X.shape[1:]:
-        raise ValueError(f"X must be (n, d), y (n,) and v (m, d) (got {X.shape}, {y.shape}, "
-                         f"{V.shape})")
+        raise InvalidArgument(f"X must be (n, d), y (n,) and v (m, d) (got {X.shape}, {y.shape}, "
+                              f"{V.shape})")
     if W.shape != (V.shape[0], X.shape[0]) or np.any(W < 0) or not np.all(np.isfinite(W)):
-        raise ValueError(f"weights must be finite, >= 0 and of shape {(V.shape[0], X.shape[0])} "
-                         f"(got {W.shape})")
+        raise InvalidArgument(f"weights must be finite, >= 0 and of shape {(V.shape[0], X.shape[0])} "
+                              f"(got {W.shape})")
     active = W > 0
     top = np.where(active, W, 0).max(1, keepdims=True)
     if np.any(active & ~np.isclose(W, top, rtol=1e-12, atol=0)):
-        raise ValueError("weights must be equal on the points they keep (1/n or 1/(n - 1))")
+        raise InvalidArgument("weights must be equal on the points they keep (1/n or 1/(n - 1))")
     pos, neg = active & (y > 0), active & (y < 0)
     if np.any(~pos.any(1) | ~neg.any(1)):
-        raise ValueError("every row of weights must keep both classes")
+        raise InvalidArgument("every row of weights must keep both classes")
     t = np.where(active, y - V @ X.T, np.inf)  # breakpoints; a dropped point has none
     order = np.argsort(t, axis=1, kind="stable")
     ts = np.take_along_axis(t, order, 1)
@@ -382,11 +383,11 @@ class BiasPenalizedSVM:
             Z.value = yk[:, None] * np.concatenate([Xk, -np.ones((n, 1))], axis=1)
             _solve(prob, "bias-penalized SVM")
             if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-                raise ValueError(f"X, y are not separable by a plane w^T [x, -1] = 0 (solver "
-                                 f"status {prob.status!r})")
+                raise InvalidArgument(f"X, y are not separable by a plane w^T [x, -1] = 0 (solver "
+                                      f"status {prob.status!r})")
             if prob.status != cp.OPTIMAL:
-                raise ValueError(f"bias-penalized SVM solver status {prob.status!r}, not "
-                                 "'optimal'")
+                raise InvalidArgument(f"bias-penalized SVM solver status {prob.status!r}, not "
+                                      "'optimal'")
             coefs.append(np.array(w.value))
         coef = np.stack(coefs)
         self.coef_ = coef if batched else coef[0]

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import (
     MAX_DRAWS,
@@ -228,31 +229,31 @@ def _checked_heads_args(X, y, *, loo, heads, prefixes, w0, dtype, slope_dtype, m
     """:func:`train_heads`' checks of its arrays and options; returns the LOO indices ``(k, R)``,
     the head count, the recorded head counts (sorted, ``heads`` last) and the slopes' dtype."""
     if X.ndim != 3 or y.shape != X.shape[:2]:
-        raise ValueError(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
+        raise InvalidArgument(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
     if not np.all(np.isin(y, (-1.0, 1.0))):
         # {0, 1} labels would silently zero the margins y w^T x of one class
-        raise ValueError(f"y must hold labels in {{-1, +1}} (got values {np.unique(y)[:5]})")
+        raise InvalidArgument(f"y must hold labels in {{-1, +1}} (got values {np.unique(y)[:5]})")
     k, n, d = X.shape
     loo = np.zeros((k, 0), dtype=int) if loo is None else np.asarray(loo, dtype=int)
     if loo.ndim != 2 or loo.shape[0] != k or np.any((loo < 0) | (loo >= n)):
-        raise ValueError(f"loo must be (k, R) sample indices in [0, {n}) (got shape {loo.shape})")
+        raise InvalidArgument(f"loo must be (k, R) sample indices in [0, {n}) (got shape {loo.shape})")
     if method is not None:
         HEADS_TRAINER.check(method)
         if heads not in (1, method.heads):
-            raise ValueError(f"heads={heads} contradicts method {method.name!r} with "
-                             f"{method.heads} heads; give one of them")
+            raise InvalidArgument(f"heads={heads} contradicts method {method.name!r} with "
+                                  f"{method.heads} heads; give one of them")
         heads = method.heads
     if any(h > heads for h in prefixes):
-        raise ValueError(f"prefixes must be head counts <= heads={heads} (got {tuple(prefixes)})")
+        raise InvalidArgument(f"prefixes must be head counts <= heads={heads} (got {tuple(prefixes)})")
     if w0 is not None and np.shape(w0) != (k, heads, d + 1):
-        raise ValueError(f"w0 must have shape (k, heads, d + 1) = {(k, heads, d + 1)} (got "
-                         f"{np.shape(w0)})")
+        raise InvalidArgument(f"w0 must have shape (k, heads, d + 1) = {(k, heads, d + 1)} (got "
+                              f"{np.shape(w0)})")
     if slope_dtype is None:
         slope_dtype = dtype
     if slope_dtype not in (torch.float32, torch.float64) or dtype not in (torch.float32,
                                                                          torch.float64):
-        raise ValueError(f"dtype and slope_dtype must be torch.float32 or torch.float64 (got "
-                         f"{dtype} and {slope_dtype}): half precision overflows the slopes")
+        raise InvalidArgument(f"dtype and slope_dtype must be torch.float32 or torch.float64 (got "
+                              f"{dtype} and {slope_dtype}): half precision overflows the slopes")
     return loo, heads, tuple(sorted(set(prefixes) | {heads})), slope_dtype
 
 
@@ -261,14 +262,14 @@ def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:
     beta_eff`` at ``W0`` times ``lr_scale``, or the fixed ``lr``, refused where it diverges."""
     limit = stable_lr(Xa, yy, W0, loss)
     if not bool(torch.all(torch.isfinite(limit) & (limit > 0))):
-        raise ValueError(f"init_scale={init_scale} leaves no stable step for the {loss} loss "
-                         f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
-                         "overflows); use a smaller init_scale")
+        raise InvalidArgument(f"init_scale={init_scale} leaves no stable step for the {loss} loss "
+                              f"(2/beta_eff at w0 is {limit.min().item():.3g}: the loss at w0 "
+                              "overflows); use a smaller init_scale")
     if lr is None:
         return limit / 2 * lr_scale
     eta = torch.full_like(limit, float(lr))
     if torch.any(eta >= limit):
-        raise ValueError(
+        raise InvalidArgument(
             f"lr={lr} diverges: it must be < 2/beta_eff = {limit.min().item():.4g} for "
             "every dataset (Soudry et al.'s eta < 2 beta^-1 sigma_max^-2, mean loss)")
     return eta
@@ -287,7 +288,7 @@ def mhloss_plan(heads: tuple[int, ...], *, nested: bool, step: str, k: int, D: i
     ``rng``, the only case that consumes it)."""
     rng = as_generator(rng)
     if step not in ("per-head", "eq10-fixed"):
-        raise ValueError(f"step must be 'per-head' or 'eq10-fixed' (got {step!r})")
+        raise InvalidArgument(f"step must be 'per-head' or 'eq10-fixed' (got {step!r})")
     if nested and step == "per-head":
         return [(max(heads), tuple(heads), {})]
     if step == "per-head":
@@ -322,7 +323,7 @@ def make_quadratic_setting(
     seed: int | np.random.Generator = 0,
 ) -> QuadraticSetting:
     if not 0 < mu < beta:
-        raise ValueError(f"need 0 < mu < beta (got mu={mu}, beta={beta})")
+        raise InvalidArgument(f"need 0 < mu < beta (got mu={mu}, beta={beta})")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     U = rng.standard_normal((n_datasets, n, d))
     U /= np.linalg.norm(U, axis=-1, keepdims=True)
@@ -350,11 +351,11 @@ def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int |
     S = outer.sum(1)
     loo = as_array("loo", loo)
     if loo.ndim != 2 or loo.shape[0] != k or not np.issubdtype(loo.dtype, np.integer):
-        raise ValueError(f"loo must be a ({k}, R) array of sample indices (got {loo.dtype} "
-                         f"with shape {loo.shape})")
+        raise InvalidArgument(f"loo must be a ({k}, R) array of sample indices (got {loo.dtype} "
+                              f"with shape {loo.shape})")
     if np.any((loo < 0) | (loo >= n)):
-        raise ValueError(f"loo must hold sample indices in [0, {n}) (got min {loo.min()}, max "
-                         f"{loo.max()})")
+        raise InvalidArgument(f"loo must hold sample indices in [0, {n}) (got min {loo.min()}, max "
+                              f"{loo.max()})")
     idx = torch.as_tensor(loo)
     left = outer[torch.arange(k)[:, None], idx]  # (k, R, d, d)
     eye = torch.eye(d, dtype=U.dtype)

@@ -243,7 +243,7 @@ def test_a_bug_is_one_line_with_the_way_to_the_traceback(capsys, tmp_path, monke
     monkeypatch.setattr(audit, "run_audit", boom)
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(cli.main(["audit", "--out", str(tmp_path / "o")]))
-    assert exc.value.code == 1
+    assert exc.value.code == 3  # ExitCode.CHECK_RAISED: our bug is not a finding (1)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "internal error: ZeroDivisionError: a bug" in err[0]
     assert "BOUNDBENCH_TRACEBACK=1" in err[0]

@@ -9,36 +9,35 @@ import torch
 
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import activation_decay as sm
-from boundbench.theory import fu as sb
+from boundbench.theory import activation_decay as ad
+from boundbench.theory import fu, uegr
 from boundbench.theory import operators as ops
 from boundbench.theory import trace as tr
-from boundbench.theory import uegr as mg
 
 
 @pytest.mark.parametrize("call, match", [
     # complex: the imaginary part was dropped (lhs 5 instead of |1+5j|^2 + 4 = 30)
-    (lambda: sb.lemma_a13_sides(grad=[1 + 5j, 2], f_value=1.0, beta=1.0), "grad must be real"),
-    (lambda: sm.cor1_rhs(H=2.0 + 1j, eps=0.3, sigma=0.1), "H must be real"),
+    (lambda: fu.lemma_a13_sides(grad=[1 + 5j, 2], f_value=1.0, beta=1.0), "grad must be real"),
+    (lambda: ad.cor1_rhs(H=2.0 + 1j, eps=0.3, sigma=0.1), "H must be real"),
     (lambda: HardMarginSVM().fit(np.array([[1.0 + 1j], [-1.0]]), np.array([1.0, -1.0])),
      "X must be real"),
     # booleans read as 0/1
-    (lambda: sm.thm2_rhs(np.zeros((2, 3)), np.array([True, False]), s=1.0), "y must hold integer"),
-    (lambda: sb.lemma_a13_sides(grad=[True, False], f_value=1.0, beta=1.0), "grad must be numbers"),
+    (lambda: ad.thm2_rhs(np.zeros((2, 3)), np.array([True, False]), s=1.0), "y must hold integer"),
+    (lambda: fu.lemma_a13_sides(grad=[True, False], f_value=1.0, beta=1.0), "grad must be numbers"),
     # empty arrays ignored
-    (lambda: sb.lemma_a12_sides([1.0, 2], [1.0, 2], [0, 0], [0, 0], eta=1.0, beta=[]),
+    (lambda: fu.lemma_a12_sides([1.0, 2], [1.0, 2], [0, 0], [0, 0], eta=1.0, beta=[]),
      "beta must not be empty"),
-    (lambda: mg.thm1_frobenius_rhs(grad_mean=[], sigma_g=1, batch_size=1, p=[0.5]),
+    (lambda: uegr.thm1_frobenius_rhs(grad_mean=[], sigma_g=1, batch_size=1, p=[0.5]),
      "grad_mean must not be empty"),
     # lengths that must match
-    (lambda: mg.thm1_frobenius_rhs(grad_mean=[1.0, 2, 3], sigma_g=1, batch_size=1, p=[0.5, 0.5]),
+    (lambda: uegr.thm1_frobenius_rhs(grad_mean=[1.0, 2, 3], sigma_g=1, batch_size=1, p=[0.5, 0.5]),
      "shapes do not broadcast: grad_mean"),
-    (lambda: mg.rescaled_mask_mean(grad_mean=[1.0, 2, 3], p=[0.5, 0.5]), "grad_mean"),
+    (lambda: uegr.rescaled_mask_mean(grad_mean=[1.0, 2, 3], p=[0.5, 0.5]), "grad_mean"),
     # requests that cannot finish
-    (lambda: sm.smoothed_ce_monte_carlo(np.zeros(2), 0, s=1.0, n_samples=10**15,
+    (lambda: ad.smoothed_ce_monte_carlo(np.zeros(2), 0, s=1.0, n_samples=10**15,
                                         rng=np.random.default_rng(0)), "n_samples must be <="),
     (lambda: tr.trace_hutchinson(None, n_probes=10**15), "n_probes must be <="),
-    (lambda: mg.sample_masked_gradients(grad_mean=np.zeros(1000), sigma_g=1.0, batch_size=1,
+    (lambda: uegr.sample_masked_gradients(grad_mean=np.zeros(1000), sigma_g=1.0, batch_size=1,
                                         p=0.5, n_draws=10**7, rng=0), "n_draws must be <="),
 ])
 def test_misread_inputs_are_refused_by_name(call, match):

@@ -38,11 +38,9 @@ from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pool_heads, pools, stability, svm, train
 from boundbench.theory import activation_decay as ad
 from boundbench.theory import eigenvalues as eig
-from boundbench.theory import fu as sb
-from boundbench.theory import norms, problems
+from boundbench.theory import fu, norms, problems, uegr
 from boundbench.theory import operators as ops
 from boundbench.theory import trace as tr
-from boundbench.theory import uegr as mg
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 LIMIT = 20  # seconds a single call may take
@@ -181,27 +179,27 @@ def _fit(cls, **fit_fixed):
 
 # name -> (callable taking keywords, a valid call's keywords)
 CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
-    "fu.thm22_main_rhs": (sb.thm22_main_rhs, dict(lipschitz=1.0, beta=1.0, mu=0.1,
+    "fu.thm22_main_rhs": (fu.thm22_main_rhs, dict(lipschitz=1.0, beta=1.0, mu=0.1,
                                                                 dist0=1.0, n=50)),
-    "fu.thm22_appendix_rhs": (sb.thm22_appendix_rhs, dict(
+    "fu.thm22_appendix_rhs": (fu.thm22_appendix_rhs, dict(
         lipschitz=1.0, beta=1.0, mu=0.1, dist0=1.0, n=50)),
-    "fu.lemma_a25_rhs": (sb.lemma_a25_rhs, dict(lam=0.1, n=50, B=1.0, gamma=0.1)),
-    "fu.thm24_second_term": (sb.thm24_second_term, dict(r=1.0, lam=0.1, n=50,
+    "fu.lemma_a25_rhs": (fu.lemma_a25_rhs, dict(lam=0.1, n=50, B=1.0, gamma=0.1)),
+    "fu.thm24_second_term": (fu.thm24_second_term, dict(r=1.0, lam=0.1, n=50,
                                                                       B=1.0, gamma=0.1)),
-    "fu.cor25_second_term": (sb.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
+    "fu.cor25_second_term": (fu.cor25_second_term, dict(nu=2.0, lipschitz=1.5,
                                                                       lam=0.1, n=50)),
-    "fu.cor31_head_factor": (sb.cor31_head_factor, dict(heads=50, delta=0.1)),
-    "fu.thm24_direction_rate": (sb.thm24_direction_rate, dict(t=100.0)),
-    "fu.lemma_a12_sides": (sb.lemma_a12_sides, dict(
+    "fu.cor31_head_factor": (fu.cor31_head_factor, dict(heads=50, delta=0.1)),
+    "fu.thm24_direction_rate": (fu.thm24_direction_rate, dict(t=100.0)),
+    "fu.lemma_a12_sides": (fu.lemma_a12_sides, dict(
         u=np.ones(3), w=np.zeros(3), grad_u=np.ones(3) * 0.5, grad_w=np.zeros(3), eta=0.5,
         beta=1.0)),
-    "fu.lemma_a13_sides": (sb.lemma_a13_sides, dict(grad=np.ones(3), f_value=2.0,
+    "fu.lemma_a13_sides": (fu.lemma_a13_sides, dict(grad=np.ones(3), f_value=2.0,
                                                               beta=1.0)),
-    "fu.lemma_a21_sides": (sb.lemma_a21_sides, dict(
+    "fu.lemma_a21_sides": (fu.lemma_a21_sides, dict(
         x=np.array([1.0, 0.0]), y=np.array([0.0, 1.0]), r=1.0)),
-    "fu.lemma_a23_sides": (sb.lemma_a23_sides, dict(b_hat=0.5, v_hat=np.ones(3),
+    "fu.lemma_a23_sides": (fu.lemma_a23_sides, dict(b_hat=0.5, v_hat=np.ones(3),
                                                                   B=1.0)),
-    "fu.lemma_a51_sides": (sb.lemma_a51_sides, dict(f_next=0.5, f_now=1.0,
+    "fu.lemma_a51_sides": (fu.lemma_a51_sides, dict(f_next=0.5, f_now=1.0,
                                                               grad_now=np.ones(2), eta=0.5,
                                                               beta=1.0)),
     "activation_decay.cor1_rhs": (ad.cor1_rhs, dict(H=1.0, eps=0.5, sigma=0.1)),
@@ -226,19 +224,19 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         logits=np.array([1.0, 0.0]), y=0, s=0.5, n_samples=100, rng=_rng())),
     "activation_decay.smoothed_ce_weight_space": (ad.smoothed_ce_weight_space, dict(
         W=np.eye(2, 3), h=np.ones(3), y=1, sigma=0.1, n_samples=100, rng=_rng())),
-    "uegr.keep_probability": (mg.keep_probability, dict(
+    "uegr.keep_probability": (uegr.keep_probability, dict(
         s_norm=np.linspace(0, 1, 5), alpha=0.8, beta=5.0, flipped=True)),
-    "uegr.normalized_saliency": (mg.normalized_saliency, dict(
+    "uegr.normalized_saliency": (uegr.normalized_saliency, dict(
         grads=[torch.tensor([1.0, -2.0]), torch.tensor([[0.5]])])),
-    "uegr.rescaled_mask_mean": (mg.rescaled_mask_mean, dict(grad_mean=np.ones(3),
+    "uegr.rescaled_mask_mean": (uegr.rescaled_mask_mean, dict(grad_mean=np.ones(3),
                                                                        p=0.5)),
-    "uegr.rescaled_mask_variance": (mg.rescaled_mask_variance, dict(
+    "uegr.rescaled_mask_variance": (uegr.rescaled_mask_variance, dict(
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
-    "uegr.unscaled_mask_variance": (mg.unscaled_mask_variance, dict(
+    "uegr.unscaled_mask_variance": (uegr.unscaled_mask_variance, dict(
         grad_mean=np.ones(3), grad_var=np.ones(3), p=0.5)),
-    "uegr.thm1_frobenius_rhs": (mg.thm1_frobenius_rhs, dict(
+    "uegr.thm1_frobenius_rhs": (uegr.thm1_frobenius_rhs, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, k=1.0)),
-    "uegr.sample_masked_gradients": (mg.sample_masked_gradients, dict(
+    "uegr.sample_masked_gradients": (uegr.sample_masked_gradients, dict(
         grad_mean=np.ones(3), sigma_g=1.0, batch_size=8, p=0.5, n_draws=10, rng=_rng())),
     "eigenvalues.top_eigenvalue_power": (_wrap("top_eigenvalue_power", eig.top_eigenvalue_power,
                                              op=_op()), dict(tol=1e-3, max_iter=50, seed=0)),
@@ -793,12 +791,11 @@ def test_no_input_is_silently_misread(case):
 def test_an_empty_label_array_is_refused_not_read_as_no_rows():
     """``y=[]`` gave ``cross_entropy`` an empty result and ``smoothed_ce_monte_carlo`` numpy's
     broadcasting message (issue 41 item 10); a y that does not broadcast names all three."""
-    from boundbench.theory import activation_decay as sm
 
     z = np.array([[1.0, 2.0], [0.0, 1.0]])
     with pytest.raises(ValueError, match="y must not be empty"):
-        sm.cross_entropy(z, [])
+        ad.cross_entropy(z, [])
     with pytest.raises(ValueError, match="y must not be empty"):
-        sm.smoothed_ce_monte_carlo(z, [], s=0.1, n_samples=8, rng=0)
+        ad.smoothed_ce_monte_carlo(z, [], s=0.1, n_samples=8, rng=0)
     with pytest.raises(ValueError, match=r"logits \(\.\.\., classes\), y and s must broadcast"):
-        sm.smoothed_ce_monte_carlo(z, [0, 1, 1], s=0.1, n_samples=8, rng=0)
+        ad.smoothed_ce_monte_carlo(z, [0, 1, 1], s=0.1, n_samples=8, rng=0)

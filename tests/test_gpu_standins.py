@@ -470,7 +470,7 @@ def _meta_calls():
     from boundbench.framework.validate import unchecked as bare
     from boundbench.plm import evaluate as ev
     from boundbench.synthetic import train
-    from boundbench.theory import uegr as mg
+    from boundbench.theory import uegr
 
     return {
         "norms.jacobian_frobenius": lambda: bare(norms.jacobian_frobenius)(
@@ -494,9 +494,9 @@ def _meta_calls():
                                                       activation="gelu"),
         "trace.trace_hutchinson": lambda: bare(tr.trace_hutchinson)(_meta_op(), n_probes=4),
         "trace.trace_hutchpp": lambda: bare(tr.trace_hutchpp)(_meta_op(), n_matvecs=9),
-        "uegr.normalized_saliency": lambda: bare(mg.normalized_saliency)(
+        "uegr.normalized_saliency": lambda: bare(uegr.normalized_saliency)(
             [_m(2), _m(1, 1)]),
-        "uegr.keep_probability": lambda: bare(mg.keep_probability)(
+        "uegr.keep_probability": lambda: bare(uegr.keep_probability)(
             _m(5), alpha=0.8, beta=5.0, flipped=True),
         "optimizers.SelectiveUpdate.step": _selective_step,
         "train.stable_lr[logistic]": lambda: train.stable_lr(_m(2, 5, 3), _m(2, 5), _m(2, 4, 3),

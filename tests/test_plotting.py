@@ -15,7 +15,7 @@ from boundbench.framework import (
     context,
     plotting,  # noqa: E402
 )
-from boundbench.framework import registry as _claims  # noqa: E402
+from boundbench.framework import registry as registry  # noqa: E402
 
 
 def test_a_clean_figure_has_no_layout_problem():
@@ -94,9 +94,9 @@ def test_the_palette_is_colour_blind_safe_and_fonts_print():
 def test_formats_are_checked():
     assert plotting.FORMATS == context.FIGURE_FORMATS
     with pytest.raises(ValueError, match="formats must be"):
-        _claims.CheckContext(formats=("jpg",))
+        registry.CheckContext(formats=("jpg",))
     with pytest.raises(ValueError, match="formats must be"):
-        _claims.CheckContext(formats="pdf")
+        registry.CheckContext(formats="pdf")
     with pytest.raises(ValueError, match="format must be"):
         plotting.savefig(plt.figure(), "x.tiff", fmt="tiff")
     plt.close("all")
@@ -112,8 +112,8 @@ def test_figures_in_pdf_and_svg_are_vector_and_reproducible(tmp_path):
     cid = "fu.fig8.distance"
     paths = {}
     for run in ("a", "b"):
-        ctx = _claims.CheckContext(out_dir=tmp_path / "out", formats=("png", "pdf", "svg"))
-        r = _claims.run(cid, ctx).to_dict()
+        ctx = registry.CheckContext(out_dir=tmp_path / "out", formats=("png", "pdf", "svg"))
+        r = registry.run(cid, ctx).to_dict()
         assert r["figure_files"] == [f"{cid}.png", f"{cid}.pdf", f"{cid}.svg"]
         assert r["figure"] == f"{cid}.png" and r["layout_problems"] == []
         paths[run] = {f: (tmp_path / "out" / f).read_bytes() for f in r["figure_files"]}

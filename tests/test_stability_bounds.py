@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 # the lemmas' property tests: the public strategies and @bound (boundbench.testing), each a
 # search for the worst lhs/rhs whose tightness the plugin prints at the end of the run
@@ -18,7 +18,7 @@ CONVEX = ("quadratic", "singular", "logistic")
 def test_lemma_a12_gd_map_is_nonexpansive_for_eta_up_to_2_over_beta(case):
     loss, frac = case
     u, w = loss.points
-    s = sb.lemma_a12_sides(u, w, loss.grad(u), loss.grad(w), eta=frac / loss.betas,
+    s = fu.lemma_a12_sides(u, w, loss.grad(u), loss.grad(w), eta=frac / loss.betas,
                            beta=loss.betas)
     return s.lhs, s.rhs
 
@@ -31,40 +31,40 @@ def test_gd_map_expands_beyond_2_over_beta():
     gap = np.linalg.norm((u - eta * A @ u) - (w - eta * A @ w))
     assert gap == pytest.approx(1.5)
     with pytest.raises(ValueError, match="eta must be <= 2/beta"):
-        sb.lemma_a12_sides(u, w, A @ u, A @ w, eta=eta, beta=4.0)
+        fu.lemma_a12_sides(u, w, A @ u, A @ w, eta=eta, beta=4.0)
 
 
 @bound(bst.smooth_losses(kind=CONVEX, points=1))
 def test_lemma_a13_self_bounding(loss):
     (w,) = loss.points
     # quadratics have minimum 0 at their centre; logistic losses are positive
-    s = sb.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.betas)
+    s = fu.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.betas)
     return s.lhs, s.rhs
 
 
 def test_self_bounding_is_tight_on_the_top_eigenvector():
     A = np.diag([3.0, 1.0])
     w = np.array([2.0, 0.0])
-    s = sb.lemma_a13_sides(A @ w, 0.5 * w @ A @ w, beta=3.0)
+    s = fu.lemma_a13_sides(A @ w, 0.5 * w @ A @ w, beta=3.0)
     assert s.lhs == pytest.approx(s.rhs)
 
 
 @bound(bst.exterior_pairs())
 def test_lemma_a21_normalization_is_lipschitz_with_2_over_r(pair):
-    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    s = fu.lemma_a21_sides(pair.x, pair.y, r=pair.r)
     return s.lhs, s.rhs
 
 
 @bound(bst.exterior_pairs())
 def test_lemma_a21_sharp_constant_is_1_over_r(pair):
     """Half the lemma's constant still holds: the lemma is loose by 2."""
-    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    s = fu.lemma_a21_sides(pair.x, pair.y, r=pair.r)
     return s.lhs, s.rhs / 2
 
 
 @bound(bst.exterior_pairs(d=(2, 5), excess=(0.0, 0.0)), max_examples=100)
 def _a21_with_1_over_2r(pair):
-    s = sb.lemma_a21_sides(pair.x, pair.y, r=pair.r)
+    s = fu.lemma_a21_sides(pair.x, pair.y, r=pair.r)
     return s.lhs, s.rhs / 4
 
 
@@ -76,7 +76,7 @@ def test_lemma_a21_with_a_quarter_of_its_constant_is_caught():
 
 def test_normalization_rejects_points_inside_the_ball():
     with pytest.raises(ValueError, match="norm >= r"):
-        sb.lemma_a21_sides(np.array([0.1, 0.0]), np.array([1.0, 0.0]), r=1.0)
+        fu.lemma_a21_sides(np.array([0.1, 0.0]), np.array([1.0, 0.0]), r=1.0)
 
 
 @bound(st.tuples(bst.smooth_losses(kind=(*CONVEX, "indefinite"), points=1),
@@ -87,14 +87,14 @@ def test_lemma_a51_descent_lemma(case):
     (w,) = loss.points
     eta = frac / loss.betas
     g = loss.grad(w)
-    s = sb.lemma_a51_sides(loss.value(w - eta[:, None] * g), loss.value(w), g, eta=eta,
+    s = fu.lemma_a51_sides(loss.value(w - eta[:, None] * g), loss.value(w), g, eta=eta,
                            beta=loss.betas)
     return s.lhs, s.rhs
 
 
 def test_descent_lemma_needs_eta_at_most_1_over_beta():
     with pytest.raises(ValueError, match="eta must be <= 1/beta"):
-        sb.lemma_a51_sides(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
+        fu.lemma_a51_sides(0.0, 1.0, np.ones(2), eta=0.6, beta=2.0)
 
 
 @bound(bst.separable_datasets(n=(16, 40), d=(1, 6), margin=(0.05, 0.5), bound=(1.0, 3.0),
@@ -103,7 +103,7 @@ def test_lemma_a23_intercept_bound_on_svms(data):
     from boundbench.synthetic.svm import HardMarginSVM
 
     svm = HardMarginSVM().fit(data.X, data.y)
-    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(data.X, axis=1).max())
+    s = fu.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(data.X, axis=1).max())
     return s.lhs, s.rhs
 
 
@@ -113,32 +113,32 @@ pos = st.floats(1e-3, 1e3)
 @given(pos, pos, st.floats(0.01, 0.99), pos, st.integers(2, 10_000))
 def test_thm22_forms_differ_by_sqrt_dist_over_beta(L, beta, ratio, dist, n):
     kw = dict(lipschitz=L, beta=beta, mu=ratio * beta, dist0=dist, n=n)
-    main, app = sb.thm22_main_rhs(**kw), sb.thm22_appendix_rhs(**kw)
+    main, app = fu.thm22_main_rhs(**kw), fu.thm22_appendix_rhs(**kw)
     assert main > 0 and app > 0
     assert main / app == pytest.approx(np.sqrt(dist / beta), rel=1e-9)
-    assert sb.thm22_main_rhs(**{**kw, "n": 2 * n}) == pytest.approx(main * n / (2 * n), rel=1e-12)
+    assert fu.thm22_main_rhs(**{**kw, "n": 2 * n}) == pytest.approx(main * n / (2 * n), rel=1e-12)
 
 
 def test_thm22_closed_form():
     # mu/beta = 1 - 1/16: (1 - mu/beta)^(-1/4) - 1 = 1
     kw = dict(lipschitz=2.0, beta=4.0, mu=3.75, dist0=8.0, n=10)
-    assert sb.thm22_main_rhs(**kw) == pytest.approx(np.sqrt(4.0) * 8.0 / 4.0 / 10)
-    assert sb.thm22_appendix_rhs(**kw) == pytest.approx(np.sqrt(2 * 2.0 * 8.0 / 4.0) / 10)
+    assert fu.thm22_main_rhs(**kw) == pytest.approx(np.sqrt(4.0) * 8.0 / 4.0 / 10)
+    assert fu.thm22_appendix_rhs(**kw) == pytest.approx(np.sqrt(2 * 2.0 * 8.0 / 4.0) / 10)
 
 
 @given(st.floats(1e-4, 1e2), st.integers(2, 10**6), st.floats(0.01, 100), st.floats(0.01, 100))
 def test_lemma_a25_is_a_max_and_decreases_in_n_and_lambda(lam, n, B, gamma):
-    r = sb.lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
+    r = fu.lemma_a25_rhs(lam=lam, n=n, B=B, gamma=gamma)
     k = 1 + B / gamma
     assert r >= np.sqrt(2 / (lam * n) * k) * (1 - 1e-12)
     assert r >= (B + np.sqrt(B**2 + 8 * n * lam * k)) / (2 * n * lam) * (1 - 1e-12)
-    assert sb.lemma_a25_rhs(lam=lam, n=2 * n, B=B, gamma=gamma) < r
-    assert sb.lemma_a25_rhs(lam=2 * lam, n=n, B=B, gamma=gamma) < r
-    assert sb.thm24_second_term(r=0.5, lam=lam, n=n, B=B, gamma=gamma) == pytest.approx(4 * r)
+    assert fu.lemma_a25_rhs(lam=lam, n=2 * n, B=B, gamma=gamma) < r
+    assert fu.lemma_a25_rhs(lam=2 * lam, n=n, B=B, gamma=gamma) < r
+    assert fu.thm24_second_term(r=0.5, lam=lam, n=n, B=B, gamma=gamma) == pytest.approx(4 * r)
 
 
 def test_cor25_second_term():
-    assert sb.cor25_second_term(nu=2.0, lipschitz=3.0, lam=0.5, n=6) == pytest.approx(2.0)
+    assert fu.cor25_second_term(nu=2.0, lipschitz=3.0, lam=0.5, n=6) == pytest.approx(2.0)
 
 
 @given(st.floats(1e-6, 0.999), st.integers(1, 10**6))
@@ -146,31 +146,31 @@ def test_cor31_head_factor(delta, heads):
     need = 2 + 8 * np.log(1 / delta)
     if heads <= need:
         with pytest.raises(ValueError, match="heads must be >"):
-            sb.cor31_head_factor(heads=heads, delta=delta)
+            fu.cor31_head_factor(heads=heads, delta=delta)
     else:
-        f = sb.cor31_head_factor(heads=heads, delta=delta)
+        f = fu.cor31_head_factor(heads=heads, delta=delta)
         assert 0 < f < 1
         assert f == pytest.approx(np.sqrt(need / heads))
 
 
 def test_direction_rate_needs_t_above_e():
-    assert sb.thm24_direction_rate(np.e**np.e) == pytest.approx(1 / np.e)
+    assert fu.thm24_direction_rate(np.e**np.e) == pytest.approx(1 / np.e)
     with pytest.raises(ValueError, match="t must be > e"):
-        sb.thm24_direction_rate(2.0)
+        fu.thm24_direction_rate(2.0)
 
 
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: sb.thm22_main_rhs(lipschitz=1, beta=1, mu=1, dist0=1, n=5), "mu must be < beta"),
-        (lambda: sb.thm22_main_rhs(lipschitz=-1, beta=1, mu=.5, dist0=1, n=5), "lipschitz must be > 0"),
-        (lambda: sb.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=1), "n must be >= 2"),
-        (lambda: sb.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=2.5), "n must be an integer"),
-        (lambda: sb.lemma_a25_rhs(lam=0, n=5, B=1, gamma=1), "lam must be > 0"),
-        (lambda: sb.lemma_a25_rhs(lam=1, n=5, B=1, gamma=np.nan), "gamma must be finite"),
-        (lambda: sb.cor31_head_factor(heads=100, delta=1.0), r"delta must lie in \(0, 1\)"),
-        (lambda: sb.lemma_a23_sides(1.0, [1.0], B=0), "B must be > 0"),
-        (lambda: sb.lemma_a13_sides([1.0], -1.0, beta=1), "f_value must be >= 0"),
+        (lambda: fu.thm22_main_rhs(lipschitz=1, beta=1, mu=1, dist0=1, n=5), "mu must be < beta"),
+        (lambda: fu.thm22_main_rhs(lipschitz=-1, beta=1, mu=.5, dist0=1, n=5), "lipschitz must be > 0"),
+        (lambda: fu.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=1), "n must be >= 2"),
+        (lambda: fu.thm22_appendix_rhs(lipschitz=1, beta=1, mu=.5, dist0=1, n=2.5), "n must be an integer"),
+        (lambda: fu.lemma_a25_rhs(lam=0, n=5, B=1, gamma=1), "lam must be > 0"),
+        (lambda: fu.lemma_a25_rhs(lam=1, n=5, B=1, gamma=np.nan), "gamma must be finite"),
+        (lambda: fu.cor31_head_factor(heads=100, delta=1.0), r"delta must lie in \(0, 1\)"),
+        (lambda: fu.lemma_a23_sides(1.0, [1.0], B=0), "B must be > 0"),
+        (lambda: fu.lemma_a13_sides([1.0], -1.0, beta=1), "f_value must be >= 0"),
     ],
 )
 def test_bad_input_names_the_parameter(call, match):
@@ -254,12 +254,12 @@ def _a25_sides(prob, pair: str, which: str = "lemma"):
     m = optimal_set_moves(v, (lo[0], hi[0]), v_loo, (lo[1:], hi[1:]))
     B = np.linalg.norm(X, axis=1).max()
     if which == "thm24":  # Theorem 2.4's second term: the direction's move, nu = 2/r
-        return m[f"direction_{pair}"].max(), sb.thm24_second_term(
+        return m[f"direction_{pair}"].max(), fu.thm24_second_term(
             r=m["r_min"], lam=prob.lam, n=n - 1, B=B, gamma=prob.data.margin)
     if which == "cor":  # Corollary 2.5's second term, L = sqrt(B^2 + 1) on [x, -1], nu = 1
-        return m[pair].max(), sb.cor25_second_term(nu=1.0, lipschitz=np.sqrt(B**2 + 1),
+        return m[pair].max(), fu.cor25_second_term(nu=1.0, lipschitz=np.sqrt(B**2 + 1),
                                                    lam=prob.lam, n=n - 1)
-    return m[pair].max(), sb.lemma_a25_rhs(lam=prob.lam, n=n - 1, B=B, gamma=prob.data.margin)
+    return m[pair].max(), fu.lemma_a25_rhs(lam=prob.lam, n=n - 1, B=B, gamma=prob.data.margin)
 
 
 @bound(bst.soft_margin_problems(lam=(1e-3, 10.0), n=(6, 12), d=(2, 2), margin=(0.05, 0.5),
@@ -305,7 +305,7 @@ def _thm22_sides(prob, form: str):
     lhs = prob.loo_distances().mean()
     kw = dict(lipschitz=prob.beta * prob.dist0, beta=prob.beta, mu=prob.mu, dist0=prob.dist0,
               n=prob.n)
-    return lhs, (sb.thm22_main_rhs(**kw) if form == "main" else sb.thm22_appendix_rhs(**kw))
+    return lhs, (fu.thm22_main_rhs(**kw) if form == "main" else fu.thm22_appendix_rhs(**kw))
 
 
 @bound(bst.quadratic_loo_problems(), max_examples=100)

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 BIN = Path(sys.executable).parent
 
@@ -61,7 +61,7 @@ def test_strategies_refuse_bad_ranges():
 
 def _self_bounding(loss, *, factor):
     w = np.random.default_rng(loss.seed + 1).standard_normal(loss.d) * loss.radius
-    s = sb.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.beta)
+    s = fu.lemma_a13_sides(loss.grad(w), loss.value(w), beta=loss.beta)
     return s.lhs, factor * s.rhs
 
 
@@ -104,13 +104,13 @@ def test_vectorized_sides_count_their_worst_element():
 
 USER_FILE = '''
 from boundbench.testing import bound, strategies as bst
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 import numpy as np
 
 
 def sides(data, c):
     x, y = data.X[0], data.X[1]
-    s = sb.lemma_a21_sides(x, y, r=np.linalg.norm(data.X, axis=1).min())
+    s = fu.lemma_a21_sides(x, y, r=np.linalg.norm(data.X, axis=1).min())
     return s.lhs, c * s.rhs
 
 

@@ -14,7 +14,7 @@ from boundbench.synthetic.train import (
     stable_lr,
     train_heads,
 )
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_quadratic_loo_matches_an_explicit_loop():
                 best = max(best, np.linalg.norm(w - wi))
             assert sup[k, r] == pytest.approx(best, rel=1e-10)
     # Theorem 2.2's appendix bound holds here (L = beta * dist0)
-    rhs = sb.thm22_appendix_rhs(lipschitz=2.0, beta=1.0, mu=0.2, dist0=2.0, n=12)
+    rhs = fu.thm22_appendix_rhs(lipschitz=2.0, beta=1.0, mu=0.2, dist0=2.0, n=12)
     assert sup.max() <= rhs
 
 

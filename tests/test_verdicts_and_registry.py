@@ -14,8 +14,8 @@ from boundbench.framework.verdicts import (
     bound_verdict,
     equality_verdict,
 )
-from boundbench.theory import activation_decay as smoothing
-from boundbench.theory import fu as stability_bounds
+from boundbench.theory import activation_decay as ad
+from boundbench.theory import fu
 
 catalogue.load()
 
@@ -64,20 +64,20 @@ def test_same_seed_same_numbers_other_seed_other_numbers():
 # The checks can fail: break a bound on purpose and the claim must come back violated.
 
 def test_thm2_check_detects_a_too_small_right_side(monkeypatch):
-    monkeypatch.setattr(smoothing, "thm2_rhs",
-                        lambda logits, y, *, s: smoothing.cross_entropy(logits, y) + s**2 / 4)
+    monkeypatch.setattr(ad, "thm2_rhs",
+                        lambda logits, y, *, s: ad.cross_entropy(logits, y) + s**2 / 4)
     assert claims.run("ad.thm2", claims.CheckContext()).verdict.status == "violated"
 
 
 def test_self_bounding_check_detects_a_wrong_constant(monkeypatch):
-    real = stability_bounds.lemma_a13_sides
-    monkeypatch.setattr(stability_bounds, "lemma_a13_sides",
+    real = fu.lemma_a13_sides
+    monkeypatch.setattr(fu, "lemma_a13_sides",
                         lambda g, f, *, beta: real(g, f, beta=np.asarray(beta) / 2))
     assert claims.run("fu.lemma-a.1.3", claims.CheckContext()).verdict.status == "violated"
 
 
 def test_huber_check_detects_a_wrong_bound(monkeypatch):
-    monkeypatch.setattr(smoothing, "cor1_rhs", lambda *, H, eps, sigma: smoothing.cor1_simple_rhs(
+    monkeypatch.setattr(ad, "cor1_rhs", lambda *, H, eps, sigma: ad.cor1_simple_rhs(
         H=H, eps=eps, sigma=sigma))
     assert claims.run("ad.cor1.huber-tight", claims.CheckContext()).verdict.status == "violated"
 

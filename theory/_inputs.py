@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.limits import allocation_failure
 from boundbench.framework.values import MAX_MAGNITUDE
 
@@ -23,26 +24,26 @@ def call_naming(fn: Callable[..., Any], *args: Any, failed: str) -> Any:
         if allocation_failure(exc):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{failed}: {first}") from None
+        raise InvalidArgument(f"{failed}: {first}") from None
 
 
 def real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:
     """``value`` as a finite, non-empty float64 tensor of ``ndim`` axes, or a ValueError naming
     ``name`` (no silent cast of complex or boolean input)."""
     if isinstance(value, str | bytes) or value is None:
-        raise ValueError(f"{name} must be a real {ndim}-D array (got {type(value).__name__})")
+        raise InvalidArgument(f"{name} must be a real {ndim}-D array (got {type(value).__name__})")
     try:
         t = torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError) as err:
-        raise ValueError(f"{name} must be a real {ndim}-D array ({err})") from None
+        raise InvalidArgument(f"{name} must be a real {ndim}-D array ({err})") from None
     if t.is_complex() or t.dtype == torch.bool:
-        raise ValueError(f"{name} must be real-valued (got dtype {t.dtype})")
+        raise InvalidArgument(f"{name} must be real-valued (got dtype {t.dtype})")
     if t.ndim != ndim or t.numel() == 0:
-        raise ValueError(f"{name} must be a non-empty {ndim}-D array (got shape {tuple(t.shape)})")
+        raise InvalidArgument(f"{name} must be a non-empty {ndim}-D array (got shape {tuple(t.shape)})")
     t = t.to(torch.float64)
     if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite (got NaN or inf)")
+        raise InvalidArgument(f"{name} must be finite (got NaN or inf)")
     if float(t.abs().max()) > MAX_MAGNITUDE:
-        raise ValueError(f"{name} must have magnitude <= {MAX_MAGNITUDE:g} (got "
-                         f"{float(t.abs().max()):.3g}): beyond it the Hessian's products overflow")
+        raise InvalidArgument(f"{name} must have magnitude <= {MAX_MAGNITUDE:g} (got "
+                              f"{float(t.abs().max()):.3g}): beyond it the Hessian's products overflow")
     return t

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Choice, Float, Int, Seed, checked
 from boundbench.theory.operators import HessianOperator
 
@@ -88,7 +89,7 @@ def top_eigenvalue_power(
     30.0
     """
     if not tol > 0:
-        raise ValueError(f"tol must be > 0 (got {tol})")
+        raise InvalidArgument(f"tol must be > 0 (got {tol})")
     gen = torch.Generator(device="cpu").manual_seed(seed)
     v = torch.randn(op.dim, generator=gen, dtype=op.dtype).to(op.device)
     v /= v.norm()
@@ -157,8 +158,8 @@ def top_eigenvalue_lanczos(
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     if which not in ("LM", "LA"):
-        raise ValueError(f"which must be 'LM' (largest magnitude) or 'LA' (largest algebraic) "
-                         f"(got {which!r})")
+        raise InvalidArgument(f"which must be 'LM' (largest magnitude) or 'LA' (largest algebraic) "
+                              f"(got {which!r})")
     start = op.n_matvecs
 
     def mv(x: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Bool, Dims, Int, Tensor, TorchSeed, checked, draws
 from boundbench.theory._inputs import call_naming
 
@@ -92,9 +93,9 @@ def jacobian_frobenius(
     4.97
     """
     if n_proj < 1:
-        raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
+        raise InvalidArgument(f"n_proj must be >= 1 (got {n_proj})")
     if event_dims > x.ndim:
-        raise ValueError(f"event_dims must be <= x.ndim = {x.ndim} (got {event_dims})")
+        raise InvalidArgument(f"event_dims must be <= x.ndim = {x.ndim} (got {event_dims})")
     gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = _output(f, x)
@@ -158,15 +159,15 @@ def hessian_frobenius(
     4.25
     """
     if n_proj < 1:
-        raise ValueError(f"n_proj must be >= 1 (got {n_proj})")
+        raise InvalidArgument(f"n_proj must be >= 1 (got {n_proj})")
     gen = seed if isinstance(seed, torch.Generator) else _generator(seed, x.device)
     x = x if x.requires_grad else x.detach().requires_grad_(True)
     z = _output(f, x)
     if z.ndim != 2:
-        raise ValueError(f"f(x) must be a batch of output vectors (B, m) (got shape "
-                         f"{tuple(z.shape)} for x of shape {tuple(x.shape)})")
+        raise InvalidArgument(f"f(x) must be a batch of output vectors (B, m) (got shape "
+                              f"{tuple(z.shape)} for x of shape {tuple(x.shape)})")
     if not isinstance(dims, int) and max(dims) >= z.shape[1]:
-        raise ValueError(f"dims must be output indices < m = {z.shape[1]} (got {max(dims)})")
+        raise InvalidArgument(f"dims must be output indices < m = {z.shape[1]} (got {max(dims)})")
     if isinstance(dims, int):
         # drawn indices stay a tensor: indexing with them needs no copy to the host
         idx: Any = torch.randint(0, z.shape[1], (dims,), generator=gen, device=gen.device

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch.func import functional_call, grad, jvp, vmap
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array
 from boundbench.theory._inputs import call_naming
 
@@ -24,11 +25,11 @@ def _split_params(model: torch.nn.Module, names: list[str] | None):
         raise TypeError(f"names must be a list of parameter names, or None for all (got "
                         f"{names!r})")
     if names is not None and not names:  # [] used to mean "all", silently
-        raise ValueError("names must name at least one parameter (None: all of them)")
+        raise InvalidArgument("names must name at least one parameter (None: all of them)")
     names = list(full) if names is None else list(names)
     unknown = set(names) - set(full)
     if unknown:
-        raise ValueError(f"names must be parameters of the model; unknown: {sorted(unknown)}")
+        raise InvalidArgument(f"names must be parameters of the model; unknown: {sorted(unknown)}")
     fixed = {k: v.detach() for k, v in full.items() if k not in names}
     return {k: full[k] for k in names}, fixed
 
@@ -43,8 +44,8 @@ def _try_loss(loss: Callable[[Mapping[str, torch.Tensor]], torch.Tensor],
                             f"{tuple(inputs.shape)} and dtype {inputs.dtype} (is it the input "
                             "the model expects?)")
     if not (isinstance(value, torch.Tensor) and value.numel() == 1):
-        raise ValueError(f"the loss must be a scalar tensor (got "
-                         f"{getattr(value, 'shape', type(value).__name__)})")
+        raise InvalidArgument(f"the loss must be a scalar tensor (got "
+                              f"{getattr(value, 'shape', type(value).__name__)})")
 
 
 class HessianOperator:

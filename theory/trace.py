@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Choice, Seed, checked, draws
 from boundbench.theory.operators import HessianOperator
 
@@ -21,7 +22,7 @@ def _probes(n: int, dim: int, *, seed: int, dist: str, dtype, device) -> torch.T
     elif dist == "gaussian":
         z = torch.randn(n, dim, generator=gen, dtype=dtype)
     else:
-        raise ValueError(f"dist must be 'rademacher' or 'gaussian' (got {dist!r})")
+        raise InvalidArgument(f"dist must be 'rademacher' or 'gaussian' (got {dist!r})")
     return z.to(device)
 
 
@@ -63,7 +64,7 @@ def trace_hutchinson(
     (465.0, 0.0)
     """
     if n_probes < 2:
-        raise ValueError(f"n_probes must be >= 2 (got {n_probes})")
+        raise InvalidArgument(f"n_probes must be >= 2 (got {n_probes})")
     Z = _probes(n_probes, op.dim, seed=seed, dist=dist, dtype=op.dtype, device=op.device)
     q = (Z * op.matmat(Z)).sum(1)
     return float(q.mean()), float(q.std() / n_probes**0.5)
@@ -107,7 +108,7 @@ def trace_hutchpp(op: HessianOperator, *, n_matvecs: int = 99, seed: int = 0) ->
     """
     m = n_matvecs // 3
     if m < 1:
-        raise ValueError(f"n_matvecs must be >= 3 (got {n_matvecs})")
+        raise InvalidArgument(f"n_matvecs must be >= 3 (got {n_matvecs})")
     S = _probes(m, op.dim, seed=seed, dist="rademacher", dtype=op.dtype, device=op.device)
     G = _probes(m, op.dim, seed=seed + 1, dist="rademacher", dtype=op.dtype, device=op.device)
     Q, _ = torch.linalg.qr(op.matmat(S).T)

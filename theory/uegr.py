@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework import validate as v
 from boundbench.framework import values
 from boundbench.framework.validate import (
@@ -75,7 +76,7 @@ def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
     [0.1192, 0.8808]
     """
     if beta < 0:
-        raise ValueError(f"beta must be >= 0 (got {beta})")
+        raise InvalidArgument(f"beta must be >= 0 (got {beta})")
     if isinstance(s_norm, torch.Tensor):
         z = 2.0 * beta * (s_norm - alpha)
         return torch.sigmoid(z if flipped else -z)
@@ -125,7 +126,7 @@ def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> li
     """
     sal = [g.detach().float().pow(2) for g in grads]
     if not sal:
-        raise ValueError("grads must hold at least one gradient tensor")
+        raise InvalidArgument("grads must hold at least one gradient tensor")
     if model_axes == 0:
         # on the device, no float() per tensor (a host sync each on a GPU); the span in
         # float64, as Python floats had it
@@ -136,7 +137,7 @@ def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> li
         return [torch.where(ok, t / torch.where(ok, span, 1.0), 0.0).to(t.dtype) for t in sal]
     lead = sal[0].shape[:model_axes]
     if any(t.shape[:model_axes] != lead for t in sal):
-        raise ValueError(f"grads must share their {model_axes} leading model axes")
+        raise InvalidArgument(f"grads must share their {model_axes} leading model axes")
     hi_m = torch.stack([t.flatten(model_axes).amax(-1) for t in sal]).amax(0)
     lo_m = torch.stack([t.flatten(model_axes).amin(-1) for t in sal]).amin(0)
     span_m = hi_m - lo_m
@@ -387,11 +388,11 @@ def sample_masked_gradients(
     sg = float(np.asarray(sigma_g))
     nb = int(np.asarray(batch_size))
     if n_draws < 2:
-        raise ValueError(f"n_draws must be >= 2 (got {n_draws})")
+        raise InvalidArgument(f"n_draws must be >= 2 (got {n_draws})")
     if n_draws * mu.size > 2 * 10**8:  # two float64 arrays of this size
-        raise ValueError(f"n_draws must be <= {2 * 10**8 // mu.size:,} for {mu.size} "
-                         f"coordinates (got {n_draws:,}: {2 * 8 * n_draws * mu.size / 2**30:.3g}"
-                         " GiB of draws); draw in several calls")
+        raise InvalidArgument(f"n_draws must be <= {2 * 10**8 // mu.size:,} for {mu.size} "
+                              f"coordinates (got {n_draws:,}: {2 * 8 * n_draws * mu.size / 2**30:.3g}"
+                              " GiB of draws); draw in several calls")
     g = mu + rng.standard_normal((n_draws, mu.size)).reshape(n_draws, *mu.shape) * sg / np.sqrt(nb)
     m = rng.random(g.shape) < pp
     masked = g * m / pp if rescale else g * m

@@ -18,7 +18,8 @@ Layers, each importing only those below it (an import-linter contract in ``pypro
   ``synthetic/``);
 * :mod:`boundbench.methods` — the method interface both trainers share;
 * :mod:`boundbench.theory` — the bounds and the estimators (folder ``theory/``);
-* :mod:`boundbench.framework` — the claims registry, verdicts, search, files and execution.
+* :mod:`boundbench.framework` — the claims registry, verdicts, search, files and execution;
+* :mod:`boundbench.errors` — the exceptions and the commands' exit statuses (imports nothing).
 
 ``src/boundbench/{theory,synthetic,plm}`` are symbolic links to the project's
 top-level folders, so the package is a plain directory tree to Python, setuptools and type
@@ -70,6 +71,11 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "tightness_table": ("boundbench.testing", "tightness_table"),
     # (not ``falsify``: that is the module's name, which its import would rebind)
     "search_worst_case": ("boundbench.falsify", "falsify"),
+    # errors: what boundbench raises, and what its commands return
+    "BoundbenchError": ("boundbench.errors", "BoundbenchError"),
+    "InvalidArgument": ("boundbench.errors", "InvalidArgument"),
+    "ClaimError": ("boundbench.errors", "ClaimError"),
+    "ExitCode": ("boundbench.errors", "ExitCode"),
 }
 
 __all__ = [
@@ -83,6 +89,8 @@ __all__ = [
     "Method", "SYNTHETIC_METHODS", "METHODS",
     # testing
     "bound", "strategies", "tightness_table", "search_worst_case",
+    # errors
+    "BoundbenchError", "InvalidArgument", "ClaimError", "ExitCode",
 ]
 
 # checked at import, as Hypothesis checks its own: the grouped list and the table agree

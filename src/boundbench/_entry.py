@@ -14,12 +14,14 @@ import os
 import signal
 import sys
 
+from boundbench.errors import ExitCode  # imports enum alone
+
 BEFORE_START = "\nboundbench: interrupted before it started; nothing was written.\n"
 
 
 def _before_start(signum: int, frame: object) -> None:
     os.write(2, BEFORE_START.encode())
-    os._exit(130)
+    os._exit(ExitCode.INTERRUPTED)
 
 
 def offline() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 from boundbench import catalogue, errata, summaries
 from boundbench.budget import BUDGET_FILE, spend_budget
-from boundbench.framework import context
-from boundbench.framework import registry as _claims
+from boundbench.errors import InvalidArgument
+from boundbench.framework import context, registry
 from boundbench.framework.files import key_lock, write_atomic
 from boundbench.framework.meta import commit, environment, lock, machine
 from boundbench.html_report import render_html
@@ -39,9 +39,9 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
             larger.append(f"{cid} ({made})")
     if larger:
         shown = ", ".join(larger[:5]) + (f" and {len(larger) - 5} more" if len(larger) > 5 else "")
-        raise ValueError(f"--out {str(out)!r} holds outputs made at a larger scale than "
-                         f"{scale!r}: {shown}; choose another --out, or add --force to replace "
-                         "them")
+        raise InvalidArgument(f"--out {str(out)!r} holds outputs made at a larger scale than "
+                              f"{scale!r}: {shown}; choose another --out, or add --force to replace "
+                              "them")
 
 
 def _previous_report(out: Path) -> dict[str, Any] | None:
@@ -129,12 +129,12 @@ def run_audit(
     """
     if budget is not None and not (isinstance(budget, int | float) and math.isfinite(budget)
                                    and budget > 0):
-        raise ValueError(f"budget must be a positive number of seconds (got {budget!r})")
+        raise InvalidArgument(f"budget must be a positive number of seconds (got {budget!r})")
     if budget is not None and (workers is not None or scheduler is not None):
         # the allocation adds seeds claim by claim, in this process
-        raise ValueError("budget runs the fine-tuning claims here, one after another: leave "
-                         "out workers and scheduler")
-    ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
+        raise InvalidArgument("budget runs the fine-tuning claims here, one after another: leave "
+                              "out workers and scheduler")
+    ctx = registry.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
                                formats=tuple(formats), sequential=budget is not None,
                                datasets=datasets)
     catalogue.load()
@@ -164,7 +164,7 @@ def run_audit(
     return _write_report(Path(out_dir), results, meta, scale=scale, partial=bool(only), t0=t0)
 
 
-def _claims_within_budget(ids: list[str], ctx: _claims.CheckContext, *, budget: float | None,
+def _claims_within_budget(ids: list[str], ctx: registry.CheckContext, *, budget: float | None,
                           out_dir: Path, t0: float, progress: bool,
                           run_kw: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
     """The claims' results and the seconds spent: one pass (:func:`run_claims`), then, with a

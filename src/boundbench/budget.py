@@ -9,7 +9,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from boundbench.framework import registry as _claims
+from boundbench.framework import registry
 
 BUDGET_FILE = "budget.json"  # in out_dir/.cache: the seconds a budgeted audit has spent
 
@@ -90,7 +90,7 @@ def _sharing(byid: dict[str, dict[str, Any]], cid: str) -> list[str]:
             and int(r["evidence"]["sequential"].get("grid_seeds") or 0) < seeds]
 
 
-def spend_budget(results: list[dict[str, Any]], ctx: _claims.CheckContext, *, budget: float,
+def spend_budget(results: list[dict[str, Any]], ctx: registry.CheckContext, *, budget: float,
                  spent: float, progress: bool = True,
                  save: Any = None) -> tuple[list[dict[str, Any]], float]:
     """Give the time left of ``budget`` (seconds, ``spent`` already) to the fine-tuning claims
@@ -138,11 +138,11 @@ def spend_budget(results: list[dict[str, Any]], ctx: _claims.CheckContext, *, bu
         step = plan["step"]
         run_ctx = _replace(ctx, seeds=plan["seeds"] + step, sequential=True)
         try:
-            byid[cid] = _claims.run(cid, run_ctx, catch=True).to_dict()
+            byid[cid] = registry.run(cid, run_ctx, catch=True).to_dict()
             # the seeds just added are every claim's on the same grid too: re-read those claims
             # at the new count (their runs are cached, so no fine-tuning) and plan them again
             for other in _sharing(byid, cid):
-                byid[other] = _claims.run(other, _replace(ctx, seeds=run_ctx.seeds,
+                byid[other] = registry.run(other, _replace(ctx, seeds=run_ctx.seeds,
                                                           sequential=True), catch=True).to_dict()
                 stopped.pop(other, None)
         except KeyboardInterrupt:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 from importlib import metadata
 
+from boundbench.errors import InvalidArgument
+
 GROUP = "boundbench.claims"
 FAILED: list[str] = []  # one line per plugin that did not load
 _LOADED: list[bool] = []
@@ -89,7 +91,7 @@ def plugins_wanted() -> bool:
 
     value = os.environ.get("BOUNDBENCH_PLUGINS", "all")
     if value not in ("all", "none"):
-        raise ValueError(f"BOUNDBENCH_PLUGINS must be 'all' or 'none' (got {value!r})")
+        raise InvalidArgument(f"BOUNDBENCH_PLUGINS must be 'all' or 'none' (got {value!r})")
     return value == "all"
 
 
@@ -176,6 +178,6 @@ def expand(ids: list[str]) -> list[str]:
         elif i in reg:
             out += [] if i in out else [i]
         else:
-            raise ValueError(f"unknown claim id {i!r}, and no paper has that key; "
-                             "`boundbench claims` lists them")
+            raise InvalidArgument(f"unknown claim id {i!r}, and no paper has that key; "
+                                  "`boundbench claims` lists them")
     return out

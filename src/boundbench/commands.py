@@ -9,46 +9,42 @@ import sys
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.framework import registry as _claims
+from boundbench.errors import ExitCode, InvalidArgument
+from boundbench.framework import registry
 from boundbench.framework.execution import cores
 from boundbench.framework.files import write_atomic
 from boundbench.framework.readings import against_paper
 
-# Exit statuses, as pytest's: 0 nothing against a paper; 1 a bound violated or a trend
-# contradicted (`check`, `falsify`), so a researcher's CI job fails on it; 2 a usage error (one
-# line naming the parameter); 3 a check raised (our bug: report it).
-EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 1, 2, 3
 
-
-def claims(args: argparse.Namespace) -> int:
+def claims(args: argparse.Namespace) -> ExitCode:
     reg = catalogue.registry()
     if args.functions:
         from boundbench.generated import functions_table
 
         print(functions_table(markdown=args.markdown), end="")
-        return 0
+        return ExitCode.OK
     if args.markdown:
-        raise ValueError("--markdown goes with --functions")
+        raise InvalidArgument("--markdown goes with --functions")
     if args.json:
         print(json.dumps([c.describe() for c in reg.values()], indent=2))
-        return 0
+        return ExitCode.OK
     width = max(len(i) for i in reg)
     for c in reg.values():  # a plugin's claims name their package
         pkg = f"  [{c.package}]" if c.package != "boundbench" else ""
         print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.where}{pkg}")
-    return 0
+    return ExitCode.OK
 
 
-def check(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> ExitCode:
     from boundbench.framework.characterize import summary as characterization_summary
     from boundbench.rendering import verdict_size
     from boundbench.running import _jsonable
 
     ids = catalogue.expand(args.ids)  # a paper's key: all its claims
     out = Path(args.out) if args.out else None
-    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
+    ctx = registry.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
                                formats=tuple(args.format), datasets=args.datasets)
-    results = [_claims.run(cid, ctx, catch=True).to_dict() for cid in ids]
+    results = [registry.run(cid, ctx, catch=True).to_dict() for cid in ids]
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
     else:
@@ -69,8 +65,8 @@ def check(args: argparse.Namespace) -> int:
             if r.get("error"):
                 _print_claim_error(r)
     if any(r.get("error") for r in results):
-        return EXIT_ERROR
-    return EXIT_FINDING if any(against_paper(r) for r in results) else 0
+        return ExitCode.CHECK_RAISED
+    return ExitCode.FINDING if any(against_paper(r) for r in results) else ExitCode.OK
 
 
 def _print_claim_error(r: dict) -> None:
@@ -86,7 +82,7 @@ def _print_claim_error(r: dict) -> None:
           "record; BOUNDBENCH_TRACEBACK=1 prints it)", file=sys.stderr)
 
 
-def falsify(args: argparse.Namespace) -> int:
+def falsify(args: argparse.Namespace) -> ExitCode:
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from boundbench.falsify import falsify
@@ -101,11 +97,11 @@ def falsify(args: argparse.Namespace) -> int:
                       evaluations=args.evaluations)
     except BoundRaised as exc:  # the user's bound raised and nothing was found: exit 3
         print(f"boundbench: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.CHECK_RAISED
     name = args.target.replace("/", "_").replace(":", "_")
     out = Path(args.out) / f"falsify-{name}.json"
     write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
-    status = EXIT_FINDING if res["violated"] else 0
+    status = ExitCode.FINDING if res["violated"] else ExitCode.OK
     if args.json:  # the whole counterexample, as written to the file
         print(json.dumps(res, default=str))
         return status
@@ -129,7 +125,7 @@ def falsify(args: argparse.Namespace) -> int:
     return status
 
 
-def audit(args: argparse.Namespace) -> int:
+def audit(args: argparse.Namespace) -> ExitCode:
     from boundbench.audit import run_audit
 
     report = run_audit(seed=args.seed, scale=args.scale, out_dir=Path(args.out),
@@ -159,11 +155,11 @@ def audit(args: argparse.Namespace) -> int:
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.CHECK_RAISED
+    return ExitCode.OK
 
 
-def findings(args: argparse.Namespace) -> int:
+def findings(args: argparse.Namespace) -> ExitCode:
     from boundbench import generated, rendering
 
     report = generated.read_audit(Path(args.out) / "audit.json")
@@ -181,43 +177,42 @@ def findings(args: argparse.Namespace) -> int:
         text = generated.readme_block(rec, readme.parent)
         generated.replace_readme_block(readme, text)
         print(f"updated: {args.readme}")
-    return 0
+    return ExitCode.OK
 
 
-def new_paper(args: argparse.Namespace) -> int:
-    from boundbench.framework import registry
+def new_paper(args: argparse.Namespace) -> ExitCode:
     from boundbench.scaffold import new_paper as scaffold
 
     catalogue.load()
     if args.key in registry.papers():
-        raise ValueError(f"key {args.key!r} is taken by an installed paper "
-                         f"({registry.papers()[args.key].package}): choose another")
+        raise InvalidArgument(f"key {args.key!r} is taken by an installed paper "
+                              f"({registry.papers()[args.key].package}): choose another")
     files = scaffold(args.key, Path(args.out), title=args.title, citation=args.citation)
     for f in files:
         print(f"written: {f}")
     print(f"next: pip install --no-deps -e {args.out} && boundbench audit --only {args.key} "
           f"--out figures-{args.key}")
-    return 0
+    return ExitCode.OK
 
 
-def regenerate(args: argparse.Namespace) -> int:
+def regenerate(args: argparse.Namespace) -> ExitCode:
     from boundbench.generated import regenerate as regenerate_files
 
     for path in regenerate_files(Path(args.root), Path(args.out) / "audit.json"):
         print(f"written: {path}")
-    return 0
+    return ExitCode.OK
 
 
-def errata(args: argparse.Namespace) -> int:
+def errata(args: argparse.Namespace) -> ExitCode:
     from boundbench import errata as errata_sheet
 
     path = errata_sheet.write(Path(args.out), paper=args.paper,
                         audit=Path(args.audit) if args.audit else None)
     print(f"errata: {path}")
-    return 0
+    return ExitCode.OK
 
 
-def figures(args: argparse.Namespace) -> int:
+def figures(args: argparse.Namespace) -> ExitCode:
     from tqdm.auto import tqdm
 
     catalogue.load()
@@ -228,7 +223,7 @@ def figures(args: argparse.Namespace) -> int:
 
     check_no_downscale(out, ids, args.scale, force=args.force)
     # one progress bar per command: over the claims, or, for a single claim, inside it
-    ctx = _claims.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
+    ctx = registry.CheckContext(seed=args.seed, scale=args.scale, out_dir=out, force=args.force,
                                progress=len(ids) == 1, formats=tuple(args.format),
                                datasets=args.datasets)
 
@@ -245,10 +240,10 @@ def figures(args: argparse.Namespace) -> int:
         if r.get("error"):
             failed.append(r["id"])
             _print_claim_error(r)
-    return 1 if failed else 0
+    return ExitCode.CHECK_RAISED if failed else ExitCode.OK
 
 
-def plm(args: argparse.Namespace) -> int:
+def plm(args: argparse.Namespace) -> ExitCode:
     import os
 
     from boundbench.plm import runs
@@ -271,4 +266,4 @@ def plm(args: argparse.Namespace) -> int:
                    seeds_at_once=args.seeds_at_once)
     if int(os.environ.get("RANK", "0")) == 0:  # one report per multi-process launch
         print(runs.report(res))
-    return 0
+    return ExitCode.OK

@@ -26,7 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.framework import registry as _claims
+from boundbench.errors import InvalidArgument
+from boundbench.framework import registry
 from boundbench.framework.characterize import summary as characterization_summary
 from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
@@ -141,12 +142,12 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
     otherwise says so, with both verdicts."""
     report, larger = markdown_safe(report), markdown_safe(larger)  # issue 65: no tag from data
     latest = latest_verdicts(larger or [])
-    titles = _claims.titles_of(report["claims"])
+    titles = registry.titles_of(report["claims"])
     if paper is not None and paper not in titles:
-        raise ValueError(f"paper must be one of the audit's papers, {sorted(titles)} (got "
-                         f"{paper!r})")
+        raise InvalidArgument(f"paper must be one of the audit's papers, {sorted(titles)} (got "
+                              f"{paper!r})")
     meta = report["meta"]
-    reg = _claims.registry()
+    reg = registry.registry()
     lines = ["# boundbench errata", "",
              f"Generated from the audit of {meta['created']} (scale {meta['scale']}, seed "
              f"{meta['seed']}): every claim the measurements went against. Regenerate with "
@@ -344,8 +345,8 @@ def write(folder: Path, *, paper: str | None = None, audit: Path | None = None,
     try:
         text = render(report, src.parent, paper=paper, larger=larger)
     except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"audit {str(src)!r} is not one this version reads ({type(exc).__name__}"
-                         f": {exc}; an older or hand-edited report; rerun the audit)") from None
+        raise InvalidArgument(f"audit {str(src)!r} is not one this version reads ({type(exc).__name__}"
+                              f": {exc}; an older or hand-edited report; rerun the audit)") from None
     out = folder / (f"errata-{paper}.md" if paper else "errata.md")
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(out, lambda t: t.write_text(text))

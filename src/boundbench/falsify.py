@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from boundbench import catalogue
-from boundbench.framework import registry as _claims
+from boundbench.errors import InvalidArgument
+from boundbench.framework import registry
 from boundbench.testing._portfolio import polish_round, search_round
 
 
@@ -53,12 +54,12 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
     """
     if not (isinstance(budget, int | float) and not isinstance(budget, bool)
             and math.isfinite(budget) and budget > 0):
-        raise ValueError(f"budget must be a number of seconds > 0 (got {budget!r})")
+        raise InvalidArgument(f"budget must be a number of seconds > 0 (got {budget!r})")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0 (got {seed!r})")
+        raise InvalidArgument(f"seed must be an integer >= 0 (got {seed!r})")
     if evaluations is not None and (isinstance(evaluations, bool)
                                     or not isinstance(evaluations, int) or evaluations < 1):
-        raise ValueError(f"evaluations must be an integer >= 1 (got {evaluations!r})")
+        raise InvalidArgument(f"evaluations must be an integer >= 1 (got {evaluations!r})")
     if ".py:" in target:
         return _falsify_file(target, budget=float(budget), seed=seed, evaluations=evaluations)
     return _falsify_claim(target, budget=float(budget), seed=seed, evaluations=evaluations)
@@ -70,18 +71,18 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
     over the box and the claim's own differential evolution, each round seeding the other."""
     catalogue.load()
     if cid not in catalogue.registry() and ":" in cid:
-        raise ValueError(f"unknown claim id {cid!r}: a file target is FILE.py:FUNCTION (a "
-                         "path ending in .py), a claim id is one `boundbench claims` lists")
-    claim = _claims.get(cid)
+        raise InvalidArgument(f"unknown claim id {cid!r}: a file target is FILE.py:FUNCTION (a "
+                              "path ending in .py), a claim id is one `boundbench claims` lists")
+    claim = registry.get(cid)
     if claim.search is None:
-        raise ValueError(f"claim {cid!r} declares no targeted search (only bound claims do; "
-                         "`boundbench claims` lists them)")
+        raise InvalidArgument(f"claim {cid!r} declares no targeted search (only bound claims do; "
+                              "`boundbench claims` lists them)")
     from boundbench.framework.search import instance_sides
     from boundbench.framework.verdicts import NUMERIC_RTOL
     from boundbench.testing.bound import bound
 
     s = claim.search
-    ctx = _claims.CheckContext(seed=seed, scale="quick", claim_id=cid)
+    ctx = registry.CheckContext(seed=seed, scale="quick", claim_id=cid)
 
     one = instance_sides(s, ctx)
 
@@ -122,24 +123,24 @@ def _falsify_file(target: str, *, budget: float, seed: int,
     path_text, _, name = target.rpartition(":")
     path = Path(path_text)
     if not path.is_file():
-        raise ValueError(f"no such file {str(path)!r} (TARGET is a claim id or FILE.py:FUNCTION)")
+        raise InvalidArgument(f"no such file {str(path)!r} (TARGET is a claim id or FILE.py:FUNCTION)")
     spec = importlib.util.spec_from_file_location(f"falsify_{path.stem}", path)
     if spec is None or spec.loader is None:
-        raise ValueError(f"cannot import {str(path)!r} as a Python module")
+        raise InvalidArgument(f"cannot import {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     # the user's file runs on import (as pytest runs a test module): an error in it is the
     # user's to fix, one line naming the file and the line, not "an internal error"
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        raise ValueError(f"{str(path)!r} has a syntax error at line {exc.lineno}: "
-                         f"{exc.msg}") from None
+        raise InvalidArgument(f"{str(path)!r} has a syntax error at line {exc.lineno}: "
+                              f"{exc.msg}") from None
     except Exception as exc:  # noqa: BLE001 - the user's code raised while importing
-        raise ValueError(f"importing {str(path)!r} raised {type(exc).__name__}: {exc} "
-                         f"({_where(exc, path)})") from None
+        raise InvalidArgument(f"importing {str(path)!r} raised {type(exc).__name__}: {exc} "
+                              f"({_where(exc, path)})") from None
     test = getattr(module, name, None)
     if test is None or not hasattr(test, "run"):
-        raise ValueError(f"{target!r} is not a function decorated with boundbench.testing.bound")
+        raise InvalidArgument(f"{target!r} is not a function decorated with boundbench.testing.bound")
     t0 = time.perf_counter()
     from boundbench.testing.bound import BoundRaised
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench import catalogue, rendering
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_atomic
 
 README_START = ("<!-- findings:start (boundbench findings --record docs/last-audit.json "
@@ -52,8 +53,8 @@ def read_audit(path: Path) -> dict[str, Any]:
     try:
         rendering.record(report)  # the fields a record needs are there
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"audit {str(path)!r} is not one this version reads ({type(exc).__name__}"
-                         f": {exc}; an older or hand-edited report; rerun the audit)") from None
+        raise InvalidArgument(f"audit {str(path)!r} is not one this version reads ({type(exc).__name__}"
+                              f": {exc}; an older or hand-edited report; rerun the audit)") from None
     return report
 
 
@@ -75,8 +76,8 @@ def read_larger(path: Path) -> list[dict[str, Any]]:
         for r in records:
             r["created"], r["scale"], r["device"], r["claims"]  # noqa: B018 (the fields read)
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"larger-audit records {str(path)!r} are not readable ({exc}): "
-                         "remake them with `boundbench findings --keep`") from exc
+        raise InvalidArgument(f"larger-audit records {str(path)!r} are not readable ({exc}): "
+                              "remake them with `boundbench findings --keep`") from exc
     return records
 
 
@@ -86,8 +87,8 @@ def keep_larger(report: dict[str, Any], path: Path) -> dict[str, Any]:
     replaced. The README shows each claim's latest one beside its quick verdict."""
     scale = report["meta"].get("scale")
     if scale not in ("standard", "paper"):
-        raise ValueError(f"the audit ran at scale {scale!r}: --keep records standard- and "
-                         "paper-scale audits (the quick one is --record's)")
+        raise InvalidArgument(f"the audit ran at scale {scale!r}: --keep records standard- and "
+                              "paper-scale audits (the quick one is --record's)")
     rec = rendering.record(report)
     records = [r for r in read_larger(path) if r["created"] != rec["created"]]
     records = sorted([*records, rec], key=lambda r: r["created"])
@@ -107,8 +108,8 @@ def replace_readme_block(path: Path, text: str) -> None:
     :data:`README_END`) by ``text``."""
     old = path.read_text()
     if README_START not in old or README_END not in old:
-        raise ValueError(f"readme {str(path)!r} has no findings block (the lines "
-                         f"{README_START!r} and {README_END!r})")
+        raise InvalidArgument(f"readme {str(path)!r} has no findings block (the lines "
+                              f"{README_START!r} and {README_END!r})")
     head, rest = old.split(README_START, 1)
     new = head + README_START + "\n" + text + rest[rest.index(README_END):]
     write_atomic(path, lambda t: t.write_text(new))
@@ -125,21 +126,21 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
         root / "README.md"
     for p in (bounds, record, readme):
         if not p.exists():
-            raise ValueError(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is missing "
-                             "(run this at the repository's root, or give --root)")
+            raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is missing "
+                                  "(run this at the repository's root, or give --root)")
     report = read_audit(Path(audit_json))
     meta = report.get("meta", {})
     if meta.get("scale") != "quick" or meta.get("seed") != 0:
-        raise ValueError(f"audit {str(audit_json)!r} ran at scale {meta.get('scale')!r}, seed "
-                         f"{meta.get('seed')!r}; the record is of the README's main command "
-                         "(--scale quick, seed 0)")
+        raise InvalidArgument(f"audit {str(audit_json)!r} ran at scale {meta.get('scale')!r}, seed "
+                              f"{meta.get('seed')!r}; the record is of the README's main command "
+                              "(--scale quick, seed 0)")
     ran, known = [c["id"] for c in report["claims"]], list(catalogue.registry())
     if sorted(ran) != sorted(known):
         missing = sorted(set(known) - set(ran))
-        raise ValueError(f"audit {str(audit_json)!r} holds {len(ran)} of the {len(known)} "
-                         f"claims (missing: {', '.join(missing[:5])}"
-                         f"{' ...' if len(missing) > 5 else ''}); the record is of the whole "
-                         "quick audit")
+        raise InvalidArgument(f"audit {str(audit_json)!r} holds {len(ran)} of the {len(known)} "
+                              f"claims (missing: {', '.join(missing[:5])}"
+                              f"{' ...' if len(missing) > 5 else ''}); the record is of the whole "
+                              "quick audit")
     table = functions_table(markdown=True)
     write_atomic(bounds, lambda t: t.write_text(table))
     rec = write_record(report, record)

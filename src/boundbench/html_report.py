@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from boundbench.errata import rerun_command
-from boundbench.framework import registry as _claims
+from boundbench.framework import registry
 from boundbench.framework.escape import safe_url
 from boundbench.framework.files import within
 from boundbench.framework.readings import readings_text
@@ -147,7 +147,7 @@ def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = No
         figures inline: the page needs nothing beside it.
     """
     meta, results = report["meta"], report["claims"]
-    titles = _claims.titles_of(results)
+    titles = registry.titles_of(results)
     latest = latest_verdicts(larger or [])
     return _ENV.get_template("audit.html.j2").render(
         meta=meta, rerun=rerun_command(report),

@@ -9,7 +9,7 @@ from typing import Any
 
 from boundbench.budget import budget_section
 from boundbench.errata import known_size, largest_known, rerun_command
-from boundbench.framework import registry as _claims
+from boundbench.framework import registry
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.escape import markdown_safe
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
@@ -294,7 +294,7 @@ def render_index(report: dict[str, Any]) -> str:
              "Each figure links to its table (CSV, the data it was drawn from) and its config "
              "(JSON: seed, scale, versions, device); the verdict links to the claim's section in "
              "[`audit.md`](audit.md).", ""]
-    for paper, title in _claims.titles_of(results).items():
+    for paper, title in registry.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper and r.get("figure")]
         if not part:
             continue
@@ -362,7 +362,7 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
     lines: list[str] = []
     counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
     lines += ["", f"## Summary by paper ({plural(len(results), 'claim')}: {counts})", ""]
-    for paper, title in _claims.titles_of(results).items():
+    for paper, title in registry.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper]
         if not part:
             continue
@@ -375,7 +375,7 @@ def _summary_by_paper(results: list[dict[str, Any]], meta: dict[str, Any]) -> li
                          f"{r['kind']} | **{r['verdict']}**{fragile_mark(r)} | "
                          f"{_fmt(verdict_size(r))} | {_fmt(r['reason'])} |")
         lines.append("")
-    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in _claims.titles_of(results).items()), ""]
+    lines += ["Papers: " + "; ".join(f"**{k}** = {v}" for k, v in registry.titles_of(results).items()), ""]
     return lines
 
 

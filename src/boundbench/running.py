@@ -19,8 +19,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench import catalogue
-from boundbench.framework import context
-from boundbench.framework import registry as _claims
+from boundbench.framework import context, registry
 from boundbench.framework.files import sweep_temporaries, within, write_atomic
 
 
@@ -121,10 +120,10 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
         for rel, data in cache.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
-        ctx = _claims.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
+        ctx = registry.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
                                    progress=False, formats=formats, datasets=datasets,
                                    tables=context.TableCache(shared=_DaskShared(run)))
-        result = _claims.run(cid, ctx, catch=True).to_dict()
+        result = registry.run(cid, ctx, catch=True).to_dict()
         files = {}
         for f in root.rglob("*"):
             rel = f.relative_to(root).as_posix()
@@ -149,26 +148,26 @@ def _one_line_warnings() -> None:
     warnings.formatwarning = one_line_warning
 
 
-def _failed(cid: str, ctx: _claims.CheckContext, why: str, done: Any) -> dict[str, Any]:
+def _failed(cid: str, ctx: registry.CheckContext, why: str, done: Any) -> dict[str, Any]:
     """The report entry of a claim whose task failed away from here (``done``: its
     :class:`~boundbench.framework.execution.Done`): inconclusive, saying where and why."""
-    return {**_claims.get(cid).describe(), "verdict": "inconclusive",
+    return {**registry.get(cid).describe(), "verdict": "inconclusive",
             "reason": f"{why}: {done.error}", "evidence": {}, "figure": None, "table": None,
             "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
             "error": done.traceback or done.error}
 
 
-def _remote_block(block: _claims.Block) -> Any:
+def _remote_block(block: registry.Block) -> Any:
     """One block of a claim's experiment on a worker: its table (the client caches it)."""
     _one_line_warnings()
     return block.run()
 
 
-def _claim_blocks(ids: list[str], ctx: _claims.CheckContext) -> list[_claims.Block]:
+def _claim_blocks(ids: list[str], ctx: registry.CheckContext) -> list[registry.Block]:
     """The blocks the claims in ``ids`` declare, each once (claims may share them)."""
     seen, out = set(), []
     for cid in ids:
-        fn = _claims.get(cid).blocks
+        fn = registry.get(cid).blocks
         for b in (fn(ctx) if fn is not None else []):
             key = json.dumps({"name": b.name, "config": b.config}, sort_keys=True, default=str)
             if key not in seen:
@@ -177,7 +176,7 @@ def _claim_blocks(ids: list[str], ctx: _claims.CheckContext) -> list[_claims.Blo
     return out
 
 
-def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
+def compute_blocks(ids: list[str], ctx: registry.CheckContext, ex: Any, *,
                    progress: bool = True, desc: str = "blocks") -> int:
     """Compute on the executor ``ex`` every block the claims in ``ids`` declare and ``ctx``'s
     cache lacks, caching each as it arrives (a killed run resumes with the blocks it has);
@@ -192,14 +191,14 @@ def compute_blocks(ids: list[str], ctx: _claims.CheckContext, ex: Any, *,
 
 
 
-def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
+def _pooled_blocks(ids: list[str], ctx: registry.CheckContext, processes: int, *,
                    progress: bool, desc: str, pool: Any = None) -> None:
     """The missing blocks of the claims in ``ids`` on a local process pool (two or more):
     ``pool`` when given (the claims' pool, so that its processes start once), else one of
     its own."""
     from boundbench.framework.execution import LocalPool
 
-    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None]
+    blocked = [cid for cid in ids if registry.get(cid).blocks is not None]
     if not blocked:
         return
     todo = [b for b in _claim_blocks(blocked, ctx) if not ctx.is_cached(b.name, b.config)]
@@ -210,17 +209,17 @@ def _pooled_blocks(ids: list[str], ctx: _claims.CheckContext, processes: int, *,
         compute_blocks(blocked, ctx, ex, progress=progress, desc=f"{desc}: blocks")
 
 
-def _local_claim(task: tuple[str, _claims.CheckContext]) -> dict[str, Any]:
+def _local_claim(task: tuple[str, registry.CheckContext]) -> dict[str, Any]:
     """One claim in a pool's process: it writes its files into the run's folder itself (the
     folder's cache entries are locked per key and written atomically, so claims that share a
     table compute it once, whichever process gets there first)."""
     cid, ctx = task
     _one_line_warnings()
     catalogue.load()
-    return _claims.run(cid, ctx, catch=True).to_dict()
+    return registry.run(cid, ctx, catch=True).to_dict()
 
 
-def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, pool: Any, *,
+def _pooled_claims(ids: list[str], ctx: registry.CheckContext, pool: Any, *,
                    progress: bool, desc: str) -> list[dict[str, Any]]:
     """Every claim in ``ids`` on the local process ``pool``, one torch thread each: the claims are
     independent units (what a Dask run distributes), and a claim's numbers then depend neither
@@ -240,7 +239,7 @@ def _pooled_claims(ids: list[str], ctx: _claims.CheckContext, pool: Any, *,
     return [results[cid] for cid in ids]
 
 
-def _interrupted(ids: list[str], ctx: _claims.CheckContext, returned: int,
+def _interrupted(ids: list[str], ctx: registry.CheckContext, returned: int,
                  started: float) -> KeyboardInterrupt:
     """What a Ctrl-C says: how many claims had finished, counted from their files (a pool's
     worker writes a claim's files before its result reaches this process, so results alone
@@ -278,7 +277,7 @@ def _spread(ids: list[str]) -> list[str]:
     later one then starts with the earlier one's cached table)."""
     groups: dict[str, list[str]] = {}
     for cid in ids:
-        groups.setdefault(_claims.get(cid).check.__module__, []).append(cid)
+        groups.setdefault(registry.get(cid).check.__module__, []).append(cid)
     lanes = list(groups.values())
     return [lane[i] for i in range(max(map(len, lanes), default=0)) for lane in lanes
             if i < len(lane)]
@@ -289,7 +288,7 @@ def _write_bytes(path: Path, *, data: bytes) -> None:
 
 
 
-def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None = None,
+def run_claims(ids: list[str], ctx: registry.CheckContext, *, workers: int | None = None,
                scheduler: str | None = None, progress: bool = True,
                desc: str = "audit", processes: int | None = None) -> list[dict[str, Any]]:
     """Every claim in ``ids`` with ``ctx``: here, one after another (the default), or as Dask
@@ -319,7 +318,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
         started = time.time()
         try:
             for cid in tqdm(ids, desc=desc, unit="claim", disable=not progress):
-                finished.append(_claims.run(cid, ctx, catch=True).to_dict())
+                finished.append(registry.run(cid, ctx, catch=True).to_dict())
         except KeyboardInterrupt:
             raise _interrupted(ids, ctx, len(finished), started) from None
         return finished
@@ -329,7 +328,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
     results: dict[str, dict[str, Any]] = {}
     # claims that declare blocks (Fig. 5's heads): their blocks are the cluster's tasks, then
     # the claims read them here; the other claims are tasks themselves
-    blocked = [cid for cid in ids if _claims.get(cid).blocks is not None] if out else []
+    blocked = [cid for cid in ids if registry.get(cid).blocks is not None] if out else []
     spread = [cid for cid in ids if cid not in blocked]
     skip = tuple({b.name for b in _claim_blocks(blocked, ctx)}) if blocked else ()
     # each task carries the cache as it stands when the task starts, so a table one claim
@@ -343,7 +342,7 @@ def run_claims(ids: list[str], ctx: _claims.CheckContext, *, workers: int | None
         if blocked:
             compute_blocks(blocked, ctx, ex, progress=progress)
             for cid in blocked:
-                results[cid] = _claims.run(cid, ctx, catch=True).to_dict()
+                results[cid] = registry.run(cid, ctx, catch=True).to_dict()
         try:
             for task, done in ex.map(_remote_claim, tasks, desc=desc, progress=progress,
                                      total=len(spread)):

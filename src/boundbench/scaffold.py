@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_atomic
 
 KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -43,13 +44,13 @@ def new_paper(key: str, out: Path, *, title: str = "", citation: str = "") -> li
         The files written, ``pyproject.toml`` first.
     """
     if not isinstance(key, str) or not KEY.fullmatch(key):
-        raise ValueError(f"key must be lower case letters, digits or _, starting with a letter, "
-                         f"at most 32 characters (got {key!r})")
+        raise InvalidArgument(f"key must be lower case letters, digits or _, starting with a letter, "
+                              f"at most 32 characters (got {key!r})")
     out = Path(out)
     if out.is_symlink() and not out.exists():
-        raise ValueError(f"out {str(out)!r} is a link to nothing: give a new folder")
+        raise InvalidArgument(f"out {str(out)!r} is a link to nothing: give a new folder")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ValueError(f"out {str(out)!r} exists and is not an empty folder: give a new one")
+        raise InvalidArgument(f"out {str(out)!r} exists and is not an empty folder: give a new one")
     names = {"key": key, "package": f"boundbench_{key}", "dist": f"boundbench-{key}",
              "title": title or f"The paper {key} (replace with its title)",
              "citation": citation or "authors, venue, year (replace)"}
@@ -58,8 +59,8 @@ def new_paper(key: str, out: Path, *, title: str = "", citation: str = "") -> li
         # (a carriage return broke both, issue 65)
         if any(c in names[field] for c in '"\\') or any(
                 ord(c) < 32 or ord(c) == 127 for c in names[field]):
-            raise ValueError(f"{field} must not hold quotes, backslashes, line breaks or other "
-                             f"control characters (got {names[field]!r})")
+            raise InvalidArgument(f"{field} must not hold quotes, backslashes, line breaks or other "
+                                  f"control characters (got {names[field]!r})")
     written = []
     for template, target in FILES.items():
         path = out / target.format(**names)

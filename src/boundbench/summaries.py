@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from boundbench.framework import registry as _claims
+from boundbench.framework import registry
 from boundbench.framework.escape import csv_cell, markdown_safe, safe_name
 from boundbench.framework.files import write_atomic
 from boundbench.framework.readings import against_paper
@@ -33,7 +33,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     """``summary-<paper>.md``: the paper's claims as one page, from the audit's ``report``."""
     meta = report["meta"]
     rs = [r for r in report["claims"] if r["paper"] == paper]
-    title = _claims.titles_of(rs).get(paper, paper)
+    title = registry.titles_of(rs).get(paper, paper)
     kinds = Counter(r["kind"] for r in rs)
     tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items())
     lines = [f"# Reproducibility summary: {title}", "",

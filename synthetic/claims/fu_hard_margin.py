@@ -17,7 +17,7 @@ from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 # ---------------------------------------------------------------------------- Lemma A.2.4
 
@@ -104,7 +104,7 @@ def _a23_B(p: dict) -> float:
 def _a23_sides(p: dict):
     X, y = _hard_data(p)
     svm = HardMarginSVM().fit(X, y)  # ValueError: not separable
-    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=-1).max())
+    s = fu.lemma_a23_sides(-svm.intercept_, svm.coef_, B=np.linalg.norm(X, axis=-1).max())
     return s.lhs, s.rhs
 
 
@@ -219,7 +219,7 @@ def _a24v(ctx: CheckContext) -> Outcome:
 
 @claim(
     "fu.lemma-a.2.3",
-    functions=(sb.lemma_a23_sides,),
+    functions=(fu.lemma_a23_sides,),
     paper="fu",
     where="Lemma A.2.3",
     kind="bound",
@@ -242,7 +242,7 @@ def _check_a23(ctx: CheckContext) -> Outcome:
         data = make_separable(n_datasets=ctx.pick(10, 100), n=60, d=d, margin=0.2, bound=3.0,
                               seed=rng)
         svm = HardMarginSVM().fit(data.X, data.y)
-        s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=data.max_norm)
+        s = fu.lemma_a23_sides(-svm.intercept_, svm.coef_, B=data.max_norm)
         rows.append(pd.DataFrame({"family": f"d={d}", "B": data.max_norm, "margin": svm.margin_,
                                   "n_support": [len(x) for x in svm.support_], "lhs": s.lhs,
                                   "rhs": s.rhs}))
@@ -258,7 +258,7 @@ def _check_a23(ctx: CheckContext) -> Outcome:
     Y = np.broadcast_to(y, (k, n))
     svm = HardMarginSVM().fit(X, Y)
     B = np.linalg.norm(X, axis=-1).max(-1)
-    s = sb.lemma_a23_sides(-svm.intercept_, svm.coef_, B=B)
+    s = fu.lemma_a23_sides(-svm.intercept_, svm.coef_, B=B)
     rows.append(pd.DataFrame({"family": "d=5, far along the normal", "B": B,
                               "margin": svm.margin_, "n_support": [len(x) for x in svm.support_],
                               "lhs": s.lhs, "rhs": s.rhs}))

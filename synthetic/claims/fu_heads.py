@@ -34,7 +34,7 @@ from boundbench.framework.trends import (
 )
 from boundbench.framework.verdicts import Verdict, measured, with_margin
 from boundbench.synthetic.fig5 import FIG5_COMBINED, FIG5_DEFAULT, FIG5_WORDS, HeadsRun
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 # ---------------------------------------------------------------- Figure 5, Corollary 3.1
 
@@ -298,7 +298,7 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
                    f"{along.evidence['t_ranges'].removeprefix('supported ')}", ev), fits
 
 
-@claim("fu.cor3.1.sqrt-h", functions=(sb.cor31_head_factor,), blocks=_fig5_blocks,
+@claim("fu.cor3.1.sqrt-h", functions=(fu.cor31_head_factor,), blocks=_fig5_blocks,
        erratum=Erratum(
            "statement",
            "The rate: the direction gap of the mean of H heads does not shrink like H^(-1/2) at "

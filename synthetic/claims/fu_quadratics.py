@@ -17,7 +17,7 @@ from boundbench.framework.search import Search
 from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.experiments import QuadraticGrid
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 # ----------------------------------------------------------- Theorem 2.2 and Figure 8
 
@@ -47,8 +47,8 @@ def _thm22_table(df: pd.DataFrame) -> pd.DataFrame:
     for name, lip in THM22_READINGS.items():
         kw = dict(lipschitz=lip(cells.beta, cells.dist0), beta=cells.beta,
                   mu=cells.kappa * cells.beta, dist0=cells.dist0, n=cells.n)
-        cells[f"rhs_main_{name}"] = sb.thm22_main_rhs(**kw)
-        cells[f"rhs_appendix_{name}"] = sb.thm22_appendix_rhs(**kw)
+        cells[f"rhs_main_{name}"] = fu.thm22_main_rhs(**kw)
+        cells[f"rhs_appendix_{name}"] = fu.thm22_appendix_rhs(**kw)
     return cells
 
 
@@ -118,7 +118,7 @@ def _thm22_search_sides(form: str):
         sup = np.linalg.norm(e[:, 1:] - e[:, :1], axis=-1).max(-1)  # (k, NMAX)
         lhs = np.where(keep, sup, 0).sum(1) / n
         kw = dict(lipschitz=d0, beta=np.ones_like(d0), mu=kap, dist0=d0, n=n)
-        rhs = sb.thm22_main_rhs(**kw) if form == "main" else sb.thm22_appendix_rhs(**kw)
+        rhs = fu.thm22_main_rhs(**kw) if form == "main" else fu.thm22_appendix_rhs(**kw)
         return lhs, rhs
     return sides
 
@@ -147,7 +147,7 @@ _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu 
           "u_i u_i^T, GD with eta = 1/beta, sup over steps; L = beta ||w0 - w*||.")
 
 
-@claim("fu.thm2.2.main", functions=(sb.thm22_main_rhs,),
+@claim("fu.thm2.2.main", functions=(fu.thm22_main_rhs,),
        paper="fu", where="Theorem 2.2, eq. (3) (main text)", kind="bound",
        statement="Full fine-tuning by GD is leave-one-out stable with the main text's bound, "
        "which grows linearly in ||w0 - w*||.",
@@ -158,7 +158,7 @@ def _thm22_main(ctx: CheckContext) -> Outcome:
     return _thm22_claim(ctx, "main")
 
 
-@claim("fu.thm2.2.appendix", functions=(sb.thm22_appendix_rhs,),
+@claim("fu.thm2.2.appendix", functions=(fu.thm22_appendix_rhs,),
        paper="fu", where="Theorem 2.2, Appendix A.1 (the proof's form)",
        kind="bound",
        statement="Full fine-tuning by GD is leave-one-out stable with the bound the appendix "

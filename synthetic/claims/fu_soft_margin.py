@@ -22,7 +22,7 @@ from boundbench.synthetic.claims.fu_hard_margin import (
 )
 from boundbench.synthetic.experiments import SoftLOOGrid
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 _LAM_READING = ("lam is the soft-margin weight the proofs fix (the objective lam ||v||^2 + (1/n) "
                 "sum hinge); read existentially (for some lam) the statement could not fail, so "
@@ -153,11 +153,11 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
         if which == "v-norm":  # Lemma A.2.5's proof step: no optimal set (v is unique)
             return np.linalg.norm(v_loo, axis=-1).max(), np.linalg.norm(v)
         if which == "lemma":
-            return m["closest"].max(), sb.lemma_a25_rhs(lam=lam, n=n_fav, B=B, gamma=gamma)
+            return m["closest"].max(), fu.lemma_a25_rhs(lam=lam, n=n_fav, B=B, gamma=gamma)
         if which == "cor":
-            return m["closest"].max(), sb.cor25_second_term(nu=1.0, lipschitz=np.sqrt(B**2 + 1),
+            return m["closest"].max(), fu.cor25_second_term(nu=1.0, lipschitz=np.sqrt(B**2 + 1),
                                                             lam=lam, n=n_fav)
-        return m["direction_closest"].max(), sb.thm24_second_term(r=m["r_min"], lam=lam,
+        return m["direction_closest"].max(), fu.thm24_second_term(r=m["r_min"], lam=lam,
                                                                    n=n_fav, B=B, gamma=gamma)
 
     def symmetry(p: dict, k: float) -> dict:
@@ -193,7 +193,7 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
                   replay=None if penalized else Replay("svm_loo", replay))
 
 
-@claim("fu.lemma-a.2.5", functions=(sb.lemma_a25_rhs,),
+@claim("fu.lemma-a.2.5", functions=(fu.lemma_a25_rhs,),
        paper="fu", where="Lemma A.2.5", kind="bound",
        erratum=Erratum(
            "statement",
@@ -227,11 +227,11 @@ def _move_claim(ctx: CheckContext, which: str, *, penalized: bool) -> Outcome:
     LOO table, the intercept free or ``penalized``."""
     df, cfg = _soft_loo(ctx, penalized=penalized)
     if which == "lemma":
-        rhs = sb.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard)
+        rhs = fu.lemma_a25_rhs(lam=df.lam, n=df.n, B=df.B, gamma=df.gamma_hard)
         name = "Lemma A.2.5"
     else:
         df = df.assign(lipschitz=np.sqrt(df.B**2 + 1))
-        rhs = sb.cor25_second_term(nu=1.0, lipschitz=df.lipschitz, lam=df.lam, n=df.n)
+        rhs = fu.cor25_second_term(nu=1.0, lipschitz=df.lipschitz, lam=df.lam, n=df.n)
         name = "L/(lam n)"
     df = df.assign(rhs=rhs, rhs_sets=rhs)
     tail = ", b penalized" if penalized else ""
@@ -240,7 +240,7 @@ def _move_claim(ctx: CheckContext, which: str, *, penalized: bool) -> Outcome:
                              ylabel=f"max_i ||w(S^i) - w(S)|| / {name}")
 
 
-@claim("fu.thm2.4.second-term", functions=(sb.thm24_second_term,),
+@claim("fu.thm2.4.second-term", functions=(fu.thm24_second_term,),
        paper="fu", where="Theorem 2.4, eq. (6), second term",
        kind="bound",
        erratum=Erratum(
@@ -268,16 +268,16 @@ def _move_claim(ctx: CheckContext, which: str, *, penalized: bool) -> Outcome:
 def _thm24_second(ctx: CheckContext) -> Outcome:
     df, cfg = _soft_loo(ctx)
     # the solver's pick uses its own radius; the optimal sets the smallest norm among them all
-    df = df.assign(rhs=sb.thm24_second_term(r=df.r, lam=df.lam, n=df.n, B=df.B,
+    df = df.assign(rhs=fu.thm24_second_term(r=df.r, lam=df.lam, n=df.n, B=df.B,
                                             gamma=df.gamma_hard),
-                   rhs_sets=sb.thm24_second_term(r=df.r_min, lam=df.lam, n=df.n, B=df.B,
+                   rhs_sets=fu.thm24_second_term(r=df.r_min, lam=df.lam, n=df.n, B=df.B,
                                                  gamma=df.gamma_hard))
     return _soft_loo_outcome(ctx, df, cfg, lhs="direction_distance_max",
                              what="max_i ||direction change|| <= (2/r) Lemma A.2.5",
                              ylabel="direction change / Theorem 2.4's second term")
 
 
-@claim("fu.cor2.5", functions=(sb.cor25_second_term,),
+@claim("fu.cor2.5", functions=(fu.cor25_second_term,),
        paper="fu", where="Corollary 2.5, the L/(lam n) step of its proof (A.3)", kind="bound",
        erratum=Erratum(
            "proof step",
@@ -349,7 +349,7 @@ def _a25_proof_step(ctx: CheckContext) -> Outcome:
     return Outcome(verdict, df.assign(lhs=df.v_norm_loo_max, rhs=df.v_norm), fig, cfg.config())
 
 
-@claim("fu.lemma-a.2.5.penalized", functions=(sb.lemma_a25_rhs,),
+@claim("fu.lemma-a.2.5.penalized", functions=(fu.lemma_a25_rhs,),
        paper="fu", where="Lemma A.2.5, intercept penalized",
        kind="bound",
        statement="With the intercept penalized too (lam ||[v, b]||^2 + (1/n) sum hinge, the "
@@ -363,7 +363,7 @@ def _a25_penalized(ctx: CheckContext) -> Outcome:
     return _move_claim(ctx, "lemma", penalized=True)
 
 
-@claim("fu.cor2.5.penalized", functions=(sb.cor25_second_term,),
+@claim("fu.cor2.5.penalized", functions=(fu.cor25_second_term,),
        paper="fu", where="Corollary 2.5, intercept penalized",
        kind="bound",
        statement="With the intercept penalized too (a unique, 2 lam-strongly convex minimizer), "

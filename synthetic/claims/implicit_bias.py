@@ -18,7 +18,7 @@ from boundbench.framework.trends import bootstrap_mean
 from boundbench.framework.verdicts import Verdict
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
-from boundbench.theory import fu as sb
+from boundbench.theory import fu
 
 
 def _gd_gaps(X: np.ndarray, y: np.ndarray, *, steps: int, record: int, seed: int) -> dict:
@@ -59,7 +59,7 @@ def _rate_table(ctx: CheckContext) -> tuple[pd.DataFrame, dict]:
     return ctx.cached("soudry-rate", cfg, compute), cfg
 
 
-@claim("soudry.direction-rate", functions=(sb.thm24_direction_rate,),
+@claim("soudry.direction-rate", functions=(fu.thm24_direction_rate,),
        paper="soudry", where="Theorem 5 (used by Fu et al. Thm 2.4)",
        kind="trend",
        statement="Gradient descent on separable data converges in direction to the max-margin "
@@ -76,7 +76,7 @@ def _soudry(ctx: CheckContext) -> Outcome:
     df, cfg = _rate_table(ctx)
     one = df[df.step >= 100]
     piv = one.pivot(index="dataset", columns="step", values="gap_penalized_svm")
-    r = np.log(sb.thm24_direction_rate(piv.columns.to_numpy(dtype=float)))
+    r = np.log(fu.thm24_direction_rate(piv.columns.to_numpy(dtype=float)))
     a = np.array([np.polyfit(r, np.log(row), 1)[0] for row in piv.to_numpy()])
     _, lo, hi = bootstrap_mean(a, rng=ctx.rng())
     ev: dict[str, Any] = {"mean_exponent": float(a.mean()), "ci_low": float(lo), "ci_high": float(hi),
@@ -95,8 +95,8 @@ def _soudry(ctx: CheckContext) -> Outcome:
                          label="to the bias-penalized SVM (GD's limit)")
     plotting.median_band(ax, df.step, df.gap_free_svm, label="to the free-intercept SVM")
     t = piv.columns.to_numpy(dtype=float)
-    scale = np.median(piv.to_numpy()[:, -1]) / sb.thm24_direction_rate(t[-1])
-    ax.plot(t, scale * sb.thm24_direction_rate(t), "k--", lw=1, label="C log log t / log t")
+    scale = np.median(piv.to_numpy()[:, -1]) / fu.thm24_direction_rate(t[-1])
+    ax.plot(t, scale * fu.thm24_direction_rate(t), "k--", lw=1, label="C log log t / log t")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("GD steps t")

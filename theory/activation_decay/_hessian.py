@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from scipy.special import erf
 from scipy.stats import norm
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import (
     Values,
     checked,
@@ -290,18 +291,18 @@ def thm1_terms(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
 def _thm1_inputs(weights, x, *, activation: str) -> tuple[list[torch.Tensor], torch.Tensor]:
     """:func:`thm1_terms`' checks: the weights as real matrices that chain from ``x``."""
     if activation not in _THM1_ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
-                         f"(got {activation!r})")
+        raise InvalidArgument(f"activation must be one of {sorted(_THM1_ACTIVATIONS)} "
+                              f"(got {activation!r})")
     if not isinstance(weights, list | tuple) or len(weights) < 2:
-        raise ValueError("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
+        raise InvalidArgument("weights must be a list of at least 2 matrices W^(1), ..., W^(L)")
     Ws = [real_tensor(f"weights[{i}]", w, 2) for i, w in enumerate(weights)]
     xx = real_tensor("x", x, 1)
     prev = xx.shape[0]
     for i, w in enumerate(Ws):
         if w.shape[1] != prev:
             after = "x's length" if i == 0 else f"weights[{i - 1}]'s rows"
-            raise ValueError(f"weights[{i}] must have {prev} columns to follow {after} (got "
-                             f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
+            raise InvalidArgument(f"weights[{i}] must have {prev} columns to follow {after} (got "
+                                  f"shape {tuple(w.shape)}; x has shape {tuple(xx.shape)})")
         prev = w.shape[0]
     return Ws, xx
 
@@ -394,7 +395,7 @@ def thm1_sides(weights: list[torch.Tensor] | tuple[torch.Tensor, ...], x: torch.
     block 0.2034 1.7279
     """
     if reading not in THM1_READINGS:
-        raise ValueError(f"reading must be one of {THM1_READINGS} (got {reading!r})")
+        raise InvalidArgument(f"reading must be one of {THM1_READINGS} (got {reading!r})")
     t = thm1_terms(weights, x, activation=activation)
     if reading == "literal":
         return BoundSides(np.asarray(t["hess_full"]), np.asarray(t["rhs_contractant"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Float, Seed, Tensor, checked, draws, iterations
 
 
@@ -47,8 +48,8 @@ def last_layer_hessian(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     (0.5, 0.5)
     """
     if h.shape[-1] != W.shape[-1] or h.shape[:-2] != W.shape[:-2]:
-        raise ValueError(f"h (..., n, k) and W (..., c, k) must share k and their leading axes "
-                         f"(got {tuple(h.shape)} and {tuple(W.shape)})")
+        raise InvalidArgument(f"h (..., n, k) and W (..., c, k) must share k and their leading axes "
+                              f"(got {tuple(h.shape)} and {tuple(W.shape)})")
     p = torch.softmax(h @ W.transpose(-1, -2), -1)
     A = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
     n, c, k = h.shape[-2], W.shape[-2], h.shape[-1]
@@ -109,8 +110,8 @@ def smoothed_last_layer_top_eig(
     (True, 0.5)
     """
     if h.ndim != 2 or W.ndim != 2 or W.shape[1] != h.shape[1]:
-        raise ValueError(f"h must be (n, k) features and W (c, k) weights over the same k (got h "
-                         f"{tuple(h.shape)}, W {tuple(W.shape)})")
+        raise InvalidArgument(f"h must be (n, k) features and W (c, k) weights over the same k (got h "
+                              f"{tuple(h.shape)}, W {tuple(W.shape)})")
     gen = torch.Generator().manual_seed(seed)
     n, k = h.shape
     c = W.shape[0]

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import log_softmax, softmax
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework import validate as v
 from boundbench.framework import values
 from boundbench.framework.validate import (
@@ -216,7 +217,7 @@ def smoothed_ce_binary(margin: ArrayLike, *, s: ArrayLike, n_nodes: int = 300) -
     m = np.asarray(margin)
     ss = np.asarray(s)
     if n_nodes < 2:
-        raise ValueError(f"n_nodes must be >= 2 (got {n_nodes})")
+        raise InvalidArgument(f"n_nodes must be >= 2 (got {n_nodes})")
     x, w = np.polynomial.hermite.hermgauss(n_nodes)
     # E f(mu + tau Z) = pi^(-1/2) sum_k w_k f(mu + tau sqrt(2) x_k), with tau = sqrt(2) s
     arg = -m[..., None] + 2.0 * ss[..., None] * x
@@ -232,11 +233,11 @@ def _values(f: Callable[[np.ndarray], np.ndarray], noise: np.ndarray) -> np.ndar
         raise TypeError(f"f must return numbers, one row per draw (got an error: {exc})"
                         ) from None
     if out.ndim == 0 or out.shape[0] != noise.shape[0]:
-        raise ValueError(f"f must return one row per draw: {noise.shape[0]} rows for noise of "
-                         f"shape {noise.shape} (got shape {out.shape})")
+        raise InvalidArgument(f"f must return one row per draw: {noise.shape[0]} rows for noise of "
+                              f"shape {noise.shape} (got shape {out.shape})")
     if not np.all(np.isfinite(out)):
-        raise ValueError(f"f returned {int(np.sum(~np.isfinite(out)))} non-finite values for "
-                         f"noise of shape {noise.shape}")
+        raise InvalidArgument(f"f returned {int(np.sum(~np.isfinite(out)))} non-finite values for "
+                              f"noise of shape {noise.shape}")
     return out
 
 
@@ -281,7 +282,7 @@ def antithetic_mean(
     """
     rng = as_generator(rng)
     if n_samples < 4 or n_samples % 2:
-        raise ValueError(f"n_samples must be an even number >= 4 (got {n_samples})")
+        raise InvalidArgument(f"n_samples must be an even number >= 4 (got {n_samples})")
     n = n_samples // 2
     total = total_sq = 0.0
     done = 0
@@ -349,8 +350,8 @@ def smoothed_ce_monte_carlo(
     try:
         np.broadcast_shapes(z.shape[:-1], yy.shape, ss.shape)
     except ValueError:
-        raise ValueError(f"logits (..., classes), y and s must broadcast over the leading axes "
-                         f"(got logits {z.shape}, y {yy.shape}, s {ss.shape})") from None
+        raise InvalidArgument(f"logits (..., classes), y and s must broadcast over the leading axes "
+                              f"(got logits {z.shape}, y {yy.shape}, s {ss.shape})") from None
     z, yy, ss = np.broadcast_arrays(z, yy[..., None], ss[..., None])
     yy, ss = yy[..., 0], ss[..., 0]
     return antithetic_mean(lambda xi: cross_entropy(z + xi * ss[..., None], yy), z.shape,
@@ -409,7 +410,7 @@ def smoothed_ce_weight_space(
     hh = np.asarray(h)
     sg = float(np.asarray(sigma))
     if WW.ndim != 2 or hh.shape != (WW.shape[1],):
-        raise ValueError(f"W must be (c, d) and h (d,) (got {WW.shape} and {hh.shape})")
+        raise InvalidArgument(f"W must be (c, d) and h (d,) (got {WW.shape} and {hh.shape})")
     yy = values.labels("y", np.asarray(y), WW.shape[0])
     mean, se = antithetic_mean(lambda dl: cross_entropy((WW + sg * dl) @ hh, yy), WW.shape,
                                n_samples=n_samples, rng=rng, batch=max(64, 2**20 // WW.size))

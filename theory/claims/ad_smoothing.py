@@ -25,7 +25,7 @@ from boundbench.framework.verdicts import (
     bound_verdict,
     equality_verdict,
 )
-from boundbench.theory import activation_decay as sm
+from boundbench.theory import activation_decay as ad
 from boundbench.theory.claims.ad_proofs import THM2_PROOF, THM3_PROOF, gelu_lipschitz_proof
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
@@ -54,13 +54,13 @@ def stein_smoothed_hessian(
     half = (right - left) / 2.0
     t = left + half * (x + 1.0)
     ex = lambda z: z[..., None, None]  # noqa: E731 - broadcast scalars over segments x nodes
-    f = sm.huber_grad(ex(theta) + t, H=ex(H), eps=ex(eps)) * t * norm.pdf(t, scale=ex(sigma))
+    f = ad.huber_grad(ex(theta) + t, H=ex(H), eps=ex(eps)) * t * norm.pdf(t, scale=ex(sigma))
     return np.sum(half * w * f, axis=(-2, -1)) / sigma**2
 
 
 @claim(
     "ad.cor1.huber-tight",
-    functions=(sm.cor1_rhs, sm.cor1_simple_rhs, sm.huber_smoothed_hessian),
+    functions=(ad.cor1_rhs, ad.cor1_simple_rhs, ad.huber_smoothed_hessian),
     paper="ad",
     where="Corollary 1, eq. (1); Appendix B.1",
     kind="equality",
@@ -76,12 +76,12 @@ def _check_huber(ctx: CheckContext) -> Outcome:
     eps = 10.0 ** rng.uniform(-2, 1, k)
     sigma = 10.0 ** rng.uniform(-2, 1, k)
     at0 = stein_smoothed_hessian(0.0, H=H, eps=eps, sigma=sigma)
-    rhs = sm.cor1_rhs(H=H, eps=eps, sigma=sigma)
+    rhs = ad.cor1_rhs(H=H, eps=eps, sigma=sigma)
     verdict = equality_verdict(at0 / H, rhs / H, atol=1e-9,
                                what="Stein-quadrature Hessian at 0 vs H erf(...), relative to H")
     # elsewhere: the closed form (itself checked against Stein at theta != 0) stays below
     theta = np.linspace(-3, 3, 121)[:, None] * (eps / H + sigma)
-    closed = sm.huber_smoothed_hessian(theta, H=H, eps=eps, sigma=sigma)
+    closed = ad.huber_smoothed_hessian(theta, H=H, eps=eps, sigma=sigma)
     off = stein_smoothed_hessian(theta[80, :20], H=H[:20], eps=eps[:20], sigma=sigma[:20])
     below = bound_evidence(BoundSides(closed, np.broadcast_to(rhs, closed.shape)), rtol=1e-12,
                            atol=0.0)
@@ -96,13 +96,13 @@ def _check_huber(ctx: CheckContext) -> Outcome:
                           "or the closed form disagrees with quadrature", verdict.evidence)
 
     df = pd.DataFrame({"H": H, "eps": eps, "sigma": sigma, "stein_hessian_at_0": at0,
-                       "erf_bound": rhs, "simple_bound": sm.cor1_simple_rhs(H=H, eps=eps,
+                       "erf_bound": rhs, "simple_bound": ad.cor1_simple_rhs(H=H, eps=eps,
                                                                                sigma=sigma)})
     fig, (ax,) = plotting.figure()
     s_grid = np.logspace(-2, 1, 60)
     for (h, e), c in zip([(1.0, 0.1), (4.0, 0.3), (2.0, 1.0)], ["C0", "C1", "C2"], strict=True):
-        ax.plot(s_grid, sm.cor1_rhs(H=h, eps=e, sigma=s_grid), c=c, label=f"H={h:g}, eps={e:g}")
-        ax.plot(s_grid, sm.cor1_simple_rhs(H=h, eps=e, sigma=s_grid), c=c, ls=":", lw=1)
+        ax.plot(s_grid, ad.cor1_rhs(H=h, eps=e, sigma=s_grid), c=c, label=f"H={h:g}, eps={e:g}")
+        ax.plot(s_grid, ad.cor1_simple_rhs(H=h, eps=e, sigma=s_grid), c=c, ls=":", lw=1)
         pts = s_grid[::6]
         ax.plot(pts, stein_smoothed_hessian(0.0, H=h, eps=e, sigma=pts), "o", c=c, ms=4,
                 mfc="none")
@@ -121,7 +121,7 @@ def _thm2_sides(p: dict):
     """Both sides of Theorem 2 for two classes, exactly (quadrature): the upper side as
     (smoothed - CE) <= s^2/2 and the Jensen side CE <= smoothed, batched over candidates."""
     m, s = np.asarray(p["margin"], dtype=float), np.asarray(p["s"], dtype=float)
-    smoothed = sm.smoothed_ce_binary(m, s=s)
+    smoothed = ad.smoothed_ce_binary(m, s=s)
     ce = np.logaddexp(0.0, -m)
     return np.stack([smoothed - ce, ce], -1), np.stack([s**2 / 2, smoothed], -1)
 
@@ -134,12 +134,12 @@ def _thm3_sides(p: dict):
     z = np.where(np.arange(8)[None, :] < c[:, None], z, -60.0)
     s = np.asarray(p["s"], dtype=float)
     y = np.zeros(len(c), dtype=int)
-    return sm.thm3_taylor(z, y, s=s), sm.thm2_rhs(z, y, s=s)
+    return ad.thm3_taylor(z, y, s=s), ad.thm2_rhs(z, y, s=s)
 
 
 @claim(
     "ad.thm2",
-    functions=(sm.thm2_rhs, sm.smoothed_ce_binary),
+    functions=(ad.thm2_rhs, ad.smoothed_ce_binary),
     paper="ad",
     where="Theorem 2, eq. (4); Appendix B.3",
     kind="bound",
@@ -165,15 +165,15 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
         W = rng.standard_normal((c, d))
         W *= rng.uniform(0.3, 4.0) / np.std(W @ h)  # logits of moderate spread, any ||h||
         y = int(rng.integers(c))
-        mean, se = sm.smoothed_ce_weight_space(W, h, y, sigma=sigma, n_samples=n_mc, rng=rng)
+        mean, se = ad.smoothed_ce_weight_space(W, h, y, sigma=sigma, n_samples=n_mc, rng=rng)
         z = W @ h
-        s = float(sm.logit_noise_scale(h, sigma=sigma))
+        s = float(ad.logit_noise_scale(h, sigma=sigma))
         row = {"instance": j, "classes": c, "dim": d, "sigma": sigma, "s": s,
-               "ce": float(sm.cross_entropy(z, y)), "smoothed_mc": mean, "smoothed_se": se,
-               "upper": float(sm.thm2_rhs(z, y, s=s)), "taylor": float(sm.thm3_taylor(z, y, s=s)),
+               "ce": float(ad.cross_entropy(z, y)), "smoothed_mc": mean, "smoothed_se": se,
+               "upper": float(ad.thm2_rhs(z, y, s=s)), "taylor": float(ad.thm3_taylor(z, y, s=s)),
                "one_minus_p2": float(1 - np.sum(softmax(z) ** 2))}
         if c == 2:
-            row["smoothed_exact"] = float(sm.smoothed_ce_binary(z[y] - z[1 - y], s=s))
+            row["smoothed_exact"] = float(ad.smoothed_ce_binary(z[y] - z[1 - y], s=s))
         rows.append(row)
     df = pd.DataFrame(rows)
     lower = bound_evidence(BoundSides(df.ce.to_numpy(), (df.smoothed_mc + Z_CRIT * df.smoothed_se)
@@ -232,7 +232,7 @@ def _check_thm2(ctx: CheckContext) -> Outcome:
 
 @claim(
     "ad.thm3.not-a-bound",
-    functions=(sm.thm3_taylor, sm.smoothed_ce_binary),
+    functions=(ad.thm3_taylor, ad.smoothed_ce_binary),
     paper="ad",
     where="Theorem 3; Appendix B.4",
     kind="bound",
@@ -250,9 +250,9 @@ def _check_thm3(ctx: CheckContext) -> Outcome:
     m = np.linspace(-8, 8, ctx.pick(161, 1601))
     s = np.array([0.1, 0.25, 0.5, 1.0, 2.0])[:, None]
     logits = np.stack(np.broadcast_arrays(m, 0.0 * m), axis=-1)  # class 0 true, margin m
-    exact = sm.smoothed_ce_binary(m, s=s)
-    taylor = sm.thm3_taylor(logits, np.zeros_like(m, dtype=int), s=s)
-    upper = sm.thm2_rhs(logits, np.zeros_like(m, dtype=int), s=s)
+    exact = ad.smoothed_ce_binary(m, s=s)
+    taylor = ad.thm3_taylor(logits, np.zeros_like(m, dtype=int), s=s)
+    upper = ad.thm2_rhs(logits, np.zeros_like(m, dtype=int), s=s)
     err = taylor - exact
     p = 1.0 / (1.0 + np.exp(-m))
     q = p * (1 - p)
@@ -324,7 +324,7 @@ def _gelu_figure(grid: np.ndarray, s: np.ndarray, title: str):
     fig, (ax,) = plotting.figure()
     ax.plot(grid[::100], s[::100], label="GELU'(x) (torch autograd)")
     ax.axhline(1.0, color="k", ls=":", lw=1, label="1 (ReLU's Lipschitz constant)")
-    ax.axhline(sm.GELU_LIPSCHITZ, color="C3", ls="--", lw=1, label=f"{sm.GELU_LIPSCHITZ:.6f}")
+    ax.axhline(ad.GELU_LIPSCHITZ, color="C3", ls="--", lw=1, label=f"{ad.GELU_LIPSCHITZ:.6f}")
     ax.set_xlabel("x")
     ax.set_ylabel("GELU'(x)")
     ax.set_title(title, fontsize=9)
@@ -344,9 +344,9 @@ def _gelu_figure(grid: np.ndarray, s: np.ndarray, title: str):
 )
 def _check_gelu(ctx: CheckContext) -> Outcome:
     grid, s, measured, argmax = _gelu_max_slope(ctx)
-    verdict = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
+    verdict = equality_verdict(np.array([measured]), np.array([ad.GELU_LIPSCHITZ]), atol=1e-9,
                                what="torch autograd max GELU' vs closed form")
-    verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=sm.GELU_LIPSCHITZ,
+    verdict = verdict.with_evidence(measured_max_slope=measured, closed_form=ad.GELU_LIPSCHITZ,
                                     argmax=argmax, sqrt2=float(np.sqrt(2)), seed=ctx.seed,
                                     certification=gelu_lipschitz_proof())
     fig = _gelu_figure(grid, s, f"{ctx.claim_id}: {verdict.status}")
@@ -381,9 +381,9 @@ def _check_gelu(ctx: CheckContext) -> Outcome:
 def _check_gelu_contractant(ctx: CheckContext) -> Outcome:
     grid, s, measured, argmax = _gelu_max_slope(ctx)
     # the control: autograd's maximum is GELU's closed-form Lipschitz constant
-    control = equality_verdict(np.array([measured]), np.array([sm.GELU_LIPSCHITZ]), atol=1e-9,
+    control = equality_verdict(np.array([measured]), np.array([ad.GELU_LIPSCHITZ]), atol=1e-9,
                                what="torch autograd max GELU' vs closed form")
-    ev = {"measured_max_slope": measured, "closed_form": sm.GELU_LIPSCHITZ, "argmax": argmax,
+    ev = {"measured_max_slope": measured, "closed_form": ad.GELU_LIPSCHITZ, "argmax": argmax,
           "control": control.status, "seed": ctx.seed}
     if control.status != "holds":
         verdict = Verdict("inconclusive", f"the control failed: {control.reason}", ev)

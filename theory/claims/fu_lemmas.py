@@ -20,8 +20,7 @@ from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL
-from boundbench.theory import fu as sb
-from boundbench.theory import pep
+from boundbench.theory import fu, pep
 from boundbench.theory.problems import random_logistic, random_quadratics
 
 # the step sizes (eta beta) at which each lemma's PEP is solved over its whole range
@@ -100,7 +99,7 @@ def _a12_sides(p: dict):
     eta = np.asarray(p["eta_times_beta"], dtype=float)  # beta = 1
     u = np.zeros_like(e)
     w = e * np.asarray(p["scale"], dtype=float)[:, None]
-    s = sb.lemma_a12_sides(u, w, np.einsum("kij,kj->ki", A, u), np.einsum("kij,kj->ki", A, w),
+    s = fu.lemma_a12_sides(u, w, np.einsum("kij,kj->ki", A, u), np.einsum("kij,kj->ki", A, w),
                                eta=eta, beta=np.ones_like(eta))
     return s.lhs, s.rhs
 
@@ -114,7 +113,7 @@ def _a13_sides(p: dict):
     m = np.asarray(p["logit"], dtype=float)
     lg, sg = np.logaddexp(0, -m), 1 / (1 + np.exp(m))
     logistic = np.asarray(p["family"]) == 1
-    s = sb.lemma_a13_sides(np.where(logistic[:, None], sg[:, None] * e, g),
+    s = fu.lemma_a13_sides(np.where(logistic[:, None], sg[:, None] * e, g),
                          np.where(logistic, lg, f), beta=np.where(logistic, 0.25, 1.0))
     return s.lhs, s.rhs
 
@@ -124,7 +123,7 @@ def _a21_sides(p: dict):
     nx, ny = 1 + np.asarray(p["x_excess"], dtype=float), 1 + np.asarray(p["y_excess"], dtype=float)
     x = np.stack([nx, np.zeros_like(nx)], -1)
     y = np.stack([ny * np.cos(th), ny * np.sin(th)], -1)
-    s = sb.lemma_a21_sides(x, y, r=np.ones_like(th))
+    s = fu.lemma_a21_sides(x, y, r=np.ones_like(th))
     return s.lhs, s.rhs
 
 
@@ -150,7 +149,7 @@ def _a51_sides(p: dict):
     nxt = w - eta[:, None] * g
     f = 0.5 * np.einsum("ki,ki->k", w, g)
     f_next = 0.5 * np.einsum("ki,kij,kj->k", nxt, A, nxt)
-    s = sb.lemma_a51_sides(f_next, f, g, eta=eta, beta=np.ones_like(eta))
+    s = fu.lemma_a51_sides(f_next, f, g, eta=eta, beta=np.ones_like(eta))
     return s.lhs, s.rhs
 
 
@@ -172,7 +171,7 @@ def _families(rng: np.random.Generator, k: int, *, convex: bool):
 
 @claim(
     "fu.lemma-a.1.2",
-    functions=(sb.lemma_a12_sides,),
+    functions=(fu.lemma_a12_sides,),
     paper="fu",
     where="Lemma A.1.2",
     kind="bound",
@@ -195,7 +194,7 @@ def _check_a12(ctx: CheckContext) -> Outcome:
         frac[: k // 10] = 2.0  # the boundary eta = 2/beta, where quadratics are tight
         frac = np.maximum(frac, 1e-3)
         eta = frac / prob.beta
-        s = sb.lemma_a12_sides(u, w, prob.grad(u), prob.grad(w), eta=eta, beta=prob.beta)
+        s = fu.lemma_a12_sides(u, w, prob.grad(u), prob.grad(w), eta=eta, beta=prob.beta)
         rows.append(pd.DataFrame({"family": name, "eta_times_beta": frac, "lhs": s.lhs,
                                   "rhs": s.rhs}))
     df = pd.concat(rows, ignore_index=True)
@@ -220,7 +219,7 @@ def _check_a12(ctx: CheckContext) -> Outcome:
 
 @claim(
     "fu.lemma-a.1.3",
-    functions=(sb.lemma_a13_sides,),
+    functions=(fu.lemma_a13_sides,),
     paper="fu",
     where="Lemma A.1.3",
     kind="bound",
@@ -238,7 +237,7 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     for name, prob in _families(rng, k, convex=True):
         d = prob.dim
         w = rng.standard_normal((k, d)) * 10.0 ** rng.uniform(-2, 1, (k, 1))
-        s = sb.lemma_a13_sides(prob.grad(w), prob.value(w), beta=prob.beta)
+        s = fu.lemma_a13_sides(prob.grad(w), prob.value(w), beta=prob.beta)
         rows.append(pd.DataFrame({"family": name, "lhs": s.lhs, "rhs": s.rhs}))
     df = pd.concat(rows, ignore_index=True)
     # control: the same quadratics with beta understated by half, at their top eigenvector
@@ -257,7 +256,7 @@ def _check_a13(ctx: CheckContext) -> Outcome:
 
 @claim(
     "fu.lemma-a.2.1",
-    functions=(sb.lemma_a21_sides,),
+    functions=(fu.lemma_a21_sides,),
     paper="fu",
     where="Lemma A.2.1",
     kind="bound",
@@ -284,7 +283,7 @@ def _check_a21(ctx: CheckContext) -> Outcome:
         on_sphere = slice(0, k // 4)
         x[on_sphere] *= (r[on_sphere] / np.linalg.norm(x[on_sphere], axis=-1))[:, None]
         y[on_sphere] *= (r[on_sphere] / np.linalg.norm(y[on_sphere], axis=-1))[:, None]
-        s = sb.lemma_a21_sides(x, y, r=r)
+        s = fu.lemma_a21_sides(x, y, r=r)
         rows.append(pd.DataFrame({"family": f"d={d}", "lhs": s.lhs, "rhs": s.rhs}))
     df = pd.concat(rows, ignore_index=True)
     sharp = float((2 * df["lhs"] / df["rhs"]).max())  # lhs / ((1/r)||x - y||)
@@ -303,7 +302,7 @@ def _check_a21(ctx: CheckContext) -> Outcome:
 
 @claim(
     "fu.lemma-a.5.1",
-    functions=(sb.lemma_a51_sides,),
+    functions=(fu.lemma_a51_sides,),
     paper="fu",
     where="Lemma A.5.1",
     kind="bound",
@@ -327,7 +326,7 @@ def _check_a51(ctx: CheckContext) -> Outcome:
         frac[: k // 10] = 1.0
         eta = frac / prob.beta
         g = prob.grad(w)
-        s = sb.lemma_a51_sides(prob.value(w - eta[:, None] * g), prob.value(w), g, eta=eta,
+        s = fu.lemma_a51_sides(prob.value(w - eta[:, None] * g), prob.value(w), g, eta=eta,
                              beta=prob.beta)
         rows.append(pd.DataFrame({"family": name, "eta_times_beta": frac, "f_now": prob.value(w),
                                   "lhs": s.lhs, "rhs": s.rhs}))

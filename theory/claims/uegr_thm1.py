@@ -12,7 +12,7 @@ from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, measured, with_margin
-from boundbench.theory import uegr as mg
+from boundbench.theory import uegr
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests
 
@@ -85,7 +85,7 @@ def _moment_z(x: np.ndarray, expected_mean: np.ndarray, expected_var: np.ndarray
 
 @claim(
     "uegr.thm1.unbiased",
-    functions=(mg.rescaled_mask_mean,),
+    functions=(uegr.rescaled_mask_mean,),
     paper="uegr",
     where="Theorem 1, eq. (17)",
     kind="equality",
@@ -96,13 +96,13 @@ def _moment_z(x: np.ndarray, expected_mean: np.ndarray, expected_var: np.ndarray
 def _check_unbiased(ctx: CheckContext) -> Outcome:
     rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
-    var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
-    _, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
+    var = uegr.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
+    _, masked = uegr.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                            n_draws=n, rng=rng)
-    mean, _, z, _ = _moment_z(masked, mg.rescaled_mask_mean(grad_mean=mu, p=p), var)
+    mean, _, z, _ = _moment_z(masked, uegr.rescaled_mask_mean(grad_mean=mu, p=p), var)
     zcrit = float(norm.isf(ALPHA / (2 * mu.size)))
     # control: the unscaled mask of eq. (15), whose mean is p * mu
-    _, raw = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
+    _, raw = uegr.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                         n_draws=n, rng=rng, rescale=False)
     z_ctrl = (raw.mean(0) - mu) / np.sqrt(var / n)
     ev = {"n_coordinates": int(mu.size), "n_draws": n, "max_abs_z": float(np.abs(z).max()),
@@ -128,7 +128,7 @@ def _check_unbiased(ctx: CheckContext) -> Outcome:
 
 @claim(
     "uegr.thm1.variance",
-    functions=(mg.rescaled_mask_variance, mg.thm1_frobenius_rhs),
+    functions=(uegr.rescaled_mask_variance, uegr.thm1_frobenius_rhs),
     paper="uegr",
     where="Theorem 1, eqs. (18)-(19)",
     kind="equality",
@@ -141,13 +141,13 @@ def _check_unbiased(ctx: CheckContext) -> Outcome:
 def _check_variance(ctx: CheckContext) -> Outcome:
     rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
-    var = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
-    _, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
+    var = uegr.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
+    _, masked = uegr.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                            n_draws=n, rng=rng)
     _, mc_var, _, z_var = _moment_z(masked, mu, var)
     zcrit = float(norm.isf(ALPHA / (2 * mu.size)))
     cov_f = float(np.linalg.norm(var))  # Cov is diagonal: independent coordinates and mask
-    bound = mg.thm1_frobenius_rhs(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p)
+    bound = uegr.thm1_frobenius_rhs(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p)
     be = bound_evidence(BoundSides(np.array([cov_f]), np.atleast_1d(bound)), rtol=1e-12, atol=0)
     ev = {"n_coordinates": int(mu.size), "n_draws": n, "max_abs_z_variance": float(np.abs(z_var)
           .max()), "z_critical_bonferroni": zcrit, "cov_frobenius": cov_f,
@@ -175,7 +175,7 @@ def _check_variance(ctx: CheckContext) -> Outcome:
 
 @claim(
     "uegr.thm1.variance-reduction",
-    functions=(mg.rescaled_mask_variance,),
+    functions=(uegr.rescaled_mask_variance,),
     paper="uegr",
     where="Theorem 1, prose after eq. (19)",
     kind="trend",
@@ -188,12 +188,12 @@ def _check_variance(ctx: CheckContext) -> Outcome:
 def _check_reduction(ctx: CheckContext) -> Outcome:
     rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
-    g, masked = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
+    g, masked = uegr.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                            n_draws=n, rng=rng)
-    _, raw = mg.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
+    _, raw = uegr.sample_masked_gradients(grad_mean=mu, sigma_g=sg, batch_size=nb, p=p,
                                         n_draws=n, rng=rng, rescale=False)
     ratio_mc = masked.var(0, ddof=1) / g.var(0, ddof=1)
-    ratio_exact = mg.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p) / (sg**2 / nb)
+    ratio_exact = uegr.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p) / (sg**2 / nb)
     ratio_unscaled = raw.var(0, ddof=1) / g.var(0, ddof=1)
     masked_coords = p < 1
     decided = measured(ratio_mc[masked_coords])  # what the verdict compares with 1

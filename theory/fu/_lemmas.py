@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Values, checked
 from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import BoundSides
@@ -60,7 +61,7 @@ def lemma_a12_sides(
     b = np.asarray(beta)
     e = np.asarray(eta)
     if np.any(e > 2.0 / b * (1 + 1e-12)):
-        raise ValueError("eta must be <= 2/beta (Lemma A.1.2's condition)")
+        raise InvalidArgument("eta must be <= 2/beta (Lemma A.1.2's condition)")
     uu, ww = np.asarray(u), np.asarray(w)
     gu, gw = np.asarray(grad_u), np.asarray(grad_w)
     broadcastable(u=uu, w=ww, grad_u=gu, grad_w=gw)
@@ -147,7 +148,7 @@ def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     broadcastable(**{"x and y without their last axis": xx[..., 0] + yy[..., 0], "r": rr})
     nx, ny = np.linalg.norm(xx, axis=-1), np.linalg.norm(yy, axis=-1)
     if np.any(nx < rr * (1 - 1e-12)) or np.any(ny < rr * (1 - 1e-12)):
-        raise ValueError("x and y must have norm >= r (Lemma A.2.1's domain)")
+        raise InvalidArgument("x and y must have norm >= r (Lemma A.2.1's domain)")
     lhs = np.linalg.norm(xx / nx[..., None] - yy / ny[..., None], axis=-1)
     return BoundSides(lhs, 2.0 / rr * np.linalg.norm(xx - yy, axis=-1))
 
@@ -232,6 +233,6 @@ def lemma_a51_sides(
     b = np.asarray(beta)
     e = np.asarray(eta)
     if np.any(e > 1.0 / b * (1 + 1e-12)):
-        raise ValueError("eta must be <= 1/beta (Lemma A.5.1's condition)")
+        raise InvalidArgument("eta must be <= 1/beta (Lemma A.5.1's condition)")
     g2 = np.sum(np.asarray(grad_now) ** 2, axis=-1)
     return BoundSides(np.asarray(f_next), np.asarray(f_now) - e / 2.0 * g2)

@@ -8,13 +8,14 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Values, checked
 
 
 def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.ndarray:
     if np.any(mu >= beta):
-        raise ValueError("mu must be < beta (Theorem 2.2 needs mu*I <= Hessian <= beta*I, "
-                         "and mu = beta makes (1 - mu/beta)^(-1/4) infinite)")
+        raise InvalidArgument("mu must be < beta (Theorem 2.2 needs mu*I <= Hessian <= beta*I, "
+                              "and mu = beta makes (1 - mu/beta)^(-1/4) infinite)")
     # (1 - x)^(-1/4) - 1 as expm1(-log1p(-x)/4): exact for tiny mu/beta, where the plain form
     # rounds to 0 and the bound to inf (mu = 1e-16: 2.5e-17 n, not 0)
     return n * np.expm1(-0.25 * np.log1p(-mu / beta))
@@ -316,7 +317,7 @@ def cor31_head_factor(*, heads: ArrayLike, delta: ArrayLike) -> np.ndarray:
     h = np.asarray(heads)
     need = 2.0 + 8.0 * np.log(1.0 / d)
     if np.any(h <= need):
-        raise ValueError(
+        raise InvalidArgument(
             f"heads must be > 2 + 8 ln(1/delta) = {np.max(need):.4g} (Corollary 3.1's condition)"
         )
     return np.sqrt(need / h)
@@ -351,5 +352,5 @@ def thm24_direction_rate(t: ArrayLike) -> np.ndarray:
     """
     tt = np.asarray(t)
     if np.any(tt <= math.e):
-        raise ValueError(f"t must be > e so that log log t > 0 (got min {tt.min():.6g})")
+        raise InvalidArgument(f"t must be > e so that log log t > 0 (got min {tt.min():.6g})")
     return np.log(np.log(tt)) / np.log(tt)

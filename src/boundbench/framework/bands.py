@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from boundbench.errors import InvalidArgument
+
 PAPER = "half the paper's effect"
 DEFAULT = "default"
 
@@ -54,14 +56,14 @@ class Band:
 
     def __post_init__(self) -> None:
         if self.kind not in ("difference", "ratio"):
-            raise ValueError(f"kind must be 'difference' or 'ratio' (got {self.kind!r})")
+            raise InvalidArgument(f"kind must be 'difference' or 'ratio' (got {self.kind!r})")
         null = self.null
         if not (math.isfinite(self.low) and math.isfinite(self.high)
                 and self.low < null < self.high):
-            raise ValueError(f"a band must contain its null {null:g} strictly inside (got "
-                             f"[{self.low:g}, {self.high:g}])")
+            raise InvalidArgument(f"a band must contain its null {null:g} strictly inside (got "
+                                  f"[{self.low:g}, {self.high:g}])")
         if self.kind == "ratio" and self.low <= 0:
-            raise ValueError(f"a ratio's band must be positive (got low={self.low:g})")
+            raise InvalidArgument(f"a ratio's band must be positive (got low={self.low:g})")
 
     @property
     def null(self) -> float:
@@ -87,7 +89,7 @@ class Band:
         """Half the paper's reported change ``method - baseline``, either side of 0."""
         effect = method - baseline
         if effect == 0:
-            raise ValueError(f"the paper's effect must be nonzero to halve (got {source})")
+            raise InvalidArgument(f"the paper's effect must be nonzero to halve (got {source})")
         h = abs(effect) / 2
         return cls(-h, h, "difference", PAPER, source, paper_effect=effect)
 
@@ -96,7 +98,7 @@ class Band:
         """Half the paper's reported ratio on the log scale: ``ratio^(+-1/2)`` (halving the
         log keeps a ratio and its inverse alike)."""
         if not (ratio > 0 and ratio != 1):
-            raise ValueError(f"the paper's ratio must be positive and not 1 (got {ratio!r})")
+            raise InvalidArgument(f"the paper's ratio must be positive and not 1 (got {ratio!r})")
         h = abs(math.log(ratio)) / 2
         return cls(math.exp(-h), math.exp(h), "ratio", PAPER, source, paper_effect=ratio)
 
@@ -105,8 +107,8 @@ class Band:
         """+-10% of the baseline method's value of a scale-free metric (distance, margin, ECE,
         Brier, CKA), on the paired difference."""
         if not (math.isfinite(baseline_value) and baseline_value != 0):
-            raise ValueError(f"baseline_value must be finite and nonzero (got "
-                             f"{baseline_value!r})")
+            raise InvalidArgument(f"baseline_value must be finite and nonzero (got "
+                                  f"{baseline_value!r})")
         h = RELATIVE * abs(baseline_value)
         return cls(-h, h, "difference", DEFAULT,
                    f"+-10% of the baseline's {baseline_value:.4g} ({source})")
@@ -146,9 +148,9 @@ def band_outcome(low: float, high: float, band: Band, *, expected: str) -> str |
     True
     """
     if expected not in ("increase", "decrease"):
-        raise ValueError(f"expected must be 'increase' or 'decrease' (got {expected!r})")
+        raise InvalidArgument(f"expected must be 'increase' or 'decrease' (got {expected!r})")
     if not low <= high:
-        raise ValueError(f"low must be <= high (got {low:g} > {high:g})")
+        raise InvalidArgument(f"low must be <= high (got {low:g} > {high:g})")
     if band.low <= low and high <= band.high:
         return "no-effect"
     if low > band.high or high < band.low:
@@ -170,7 +172,7 @@ def band_margin(low: float, high: float, band: Band) -> float | None:
     True
     """
     if not low <= high:
-        raise ValueError(f"low must be <= high (got {low:g} > {high:g})")
+        raise InvalidArgument(f"low must be <= high (got {low:g} > {high:g})")
     if band.kind == "ratio":
         def f(v: float) -> float:
             return math.log(v) if v > 0 else -math.inf

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.calibration import ALPHA, FALSE, Calibration, _calibration
 from boundbench.framework.validate import Array, Choice, Float, checked
 from boundbench.framework.verdicts import Verdict, with_margin
@@ -63,7 +64,7 @@ def realised(proc: Procedure, *, rng: np.random.Generator, n_sim: int,
              alpha: float = ALPHA) -> Calibration:
     """How often ``proc`` makes a false decision on ``n_sim`` of its nulls."""
     if not isinstance(n_sim, int) or isinstance(n_sim, bool) or n_sim < 1:
-        raise ValueError(f"n_sim must be an integer >= 1 (got {n_sim!r})")
+        raise InvalidArgument(f"n_sim must be an integer >= 1 (got {n_sim!r})")
     k = sum(proc.decide(proc.null(rng), rng)[0] in proc.false for _ in range(n_sim))
     return _calibration(k, n_sim, proc.name, alpha, proc.nulls)
 

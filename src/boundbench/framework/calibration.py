@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.bands import Band
 from boundbench.framework.verdicts import Verdict, with_margin
 
@@ -101,7 +102,7 @@ def realised_rate(decide: Decide, a: np.ndarray, b: np.ndarray, *, rng: np.rando
     """How often ``decide`` (data -> a verdict word) decides a trend on nulls drawn by
     :func:`null_pair` from ``a`` and ``b``."""
     if not isinstance(n_sim, int) or isinstance(n_sim, bool) or n_sim < 1:
-        raise ValueError(f"n_sim must be an integer >= 1 (got {n_sim!r})")
+        raise InvalidArgument(f"n_sim must be an integer >= 1 (got {n_sim!r})")
     pool = _pool(a, b)
     k = sum(decide(*_draw(pool, len(a), len(b), rng), rng) in FALSE for _ in range(n_sim))
     return _calibration(k, n_sim, procedure, alpha)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.files import (
     key_lock,
     read_verified,
@@ -34,7 +35,7 @@ where stated)."""
 def check_scale(scale: str) -> str:
     """``scale`` if it is one of :data:`SCALES`, else a ``ValueError`` naming it."""
     if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES} (got {scale!r})")
+        raise InvalidArgument(f"scale must be one of {SCALES} (got {scale!r})")
     return scale
 
 
@@ -135,24 +136,24 @@ class CheckContext:
                 # frozen: a string is stored as the Path every writer expects
                 object.__setattr__(self, "out_dir", Path(self.out_dir))
             else:
-                raise ValueError(f"out_dir must be None or a non-empty path (got "
-                                 f"{self.out_dir!r})")
+                raise InvalidArgument(f"out_dir must be None or a non-empty path (got "
+                                      f"{self.out_dir!r})")
         if (isinstance(self.formats, str) or not self.formats
                 or any(f not in FIGURE_FORMATS for f in self.formats)):
-            raise ValueError(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
-                             f"(got {self.formats!r})")
+            raise InvalidArgument(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
+                                  f"(got {self.formats!r})")
         from boundbench.framework.validate import MAX_SEED
 
         if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) \
                 or not 0 <= self.seed <= MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}] (got {self.seed!r})")
+            raise InvalidArgument(f"seed must be an integer in [0, {MAX_SEED}] (got {self.seed!r})")
         if self.seeds is not None and (isinstance(self.seeds, bool) or not isinstance(
                 self.seeds, int | np.integer) or self.seeds < 2):
-            raise ValueError(f"seeds must be None or an integer >= 2 (got {self.seeds!r})")
+            raise InvalidArgument(f"seeds must be None or an integer >= 2 (got {self.seeds!r})")
         if self.datasets is not None and (isinstance(self.datasets, bool) or not isinstance(
                 self.datasets, int | np.integer) or self.datasets < 1):
-            raise ValueError(f"datasets must be None or an integer >= 1 (got "
-                             f"{self.datasets!r})")
+            raise InvalidArgument(f"datasets must be None or an integer >= 1 (got "
+                                  f"{self.datasets!r})")
 
     def seed_count(self, quick: int, paper: int, *, standard: Any = _AS_QUICK) -> int:
         """How many seeds a fine-tuning grid runs: the budgeted audit's :attr:`seeds` where it
@@ -164,7 +165,7 @@ class CheckContext:
         """A generator that depends on the seed and the claim only (not on run order); named
         ``streams`` give independent generators within one claim."""
         if not self.claim_id:
-            raise ValueError("CheckContext.rng needs claim_id (the registry sets it)")
+            raise InvalidArgument("CheckContext.rng needs claim_id (the registry sets it)")
         return np.random.default_rng([self.seed, salt(self.claim_id), *map(salt, streams)])
 
     def table_rng(self, table: str) -> np.random.Generator:

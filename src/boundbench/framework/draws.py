@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
+
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # elementwise product and numpy's fixed-order reduction: no BLAS call (matmul, dot and
@@ -36,7 +38,7 @@ def orthonormalize(a: np.ndarray) -> np.ndarray:
     """
     a = np.asarray(a, dtype=np.float64)
     if a.ndim < 2 or a.shape[-1] > a.shape[-2]:
-        raise ValueError(f"a must be (..., m, r) with r <= m (got shape {a.shape})")
+        raise InvalidArgument(f"a must be (..., m, r) with r <= m (got shape {a.shape})")
     cols = [a[..., :, j].copy() for j in range(a.shape[-1])]
     for j, v in enumerate(cols):
         for q in cols[:j]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from boundbench.errors import InvalidArgument
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -30,8 +32,8 @@ def safe_name(name: Any, *, what: str) -> str:
     with a letter or digit, no ``..``, at most 200 characters); else a ``ValueError`` naming
     ``what`` and the rule."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
-        raise ValueError(f"{what} must be a plain file name (letters, digits and . _ + -, "
-                         f"starting with a letter or digit, no '..'; got {name!r:.80})")
+        raise InvalidArgument(f"{what} must be a plain file name (letters, digits and . _ + -, "
+                              f"starting with a letter or digit, no '..'; got {name!r:.80})")
     return name
 
 
@@ -39,8 +41,8 @@ def safe_relpath(path: Any, *, what: str) -> str:
     """``path`` if it is a relative path of :func:`safe_name` components joined by ``/`` (a
     figure, a table, a replay script inside ``--out``); else a ``ValueError``."""
     if not isinstance(path, str) or not path or path.startswith("/"):
-        raise ValueError(f"{what} must be a relative path inside the output folder (got "
-                         f"{path!r:.80})")
+        raise InvalidArgument(f"{what} must be a relative path inside the output folder (got "
+                              f"{path!r:.80})")
     for part in path.split("/"):
         safe_name(part, what=what)
     return path

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from boundbench.errors import InvalidArgument
+
 
 @dataclass(frozen=True)
 class Done:
@@ -172,7 +174,7 @@ class LocalPool:
         from concurrent.futures import ProcessPoolExecutor
 
         if not (isinstance(workers, int) and workers >= 1):
-            raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
+            raise InvalidArgument(f"workers must be an integer >= 1 (got {workers!r})")
         self.workers = workers
         # spawned, not forked: a fork after torch's thread pool started can hang
         with _sigint_deferred():
@@ -267,10 +269,10 @@ class DaskExecutor:
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:
-            raise ValueError("--workers/--scheduler need Dask: pip install -e '.[dist]'") from exc
+            raise InvalidArgument("--workers/--scheduler need Dask: pip install -e '.[dist]'") from exc
         if (workers is None) == (scheduler is None):
-            raise ValueError("give exactly one of workers (a local cluster) and scheduler "
-                             "(an address)")
+            raise InvalidArgument("give exactly one of workers (a local cluster) and scheduler "
+                                  "(an address)")
         self.retries = retries
         self._cluster = None
         # task keys unique over this executor's life: Dask gives a submitted key that is still
@@ -280,7 +282,7 @@ class DaskExecutor:
         self.pin = False  # a cluster of your own pins its workers (e.g. CUDA_VISIBLE_DEVICES)
         if workers is not None:
             if not (isinstance(workers, int) and workers >= 1):
-                raise ValueError(f"workers must be an integer >= 1 (got {workers!r})")
+                raise InvalidArgument(f"workers must be an integer >= 1 (got {workers!r})")
             import torch
 
             # one worker per GPU holds that GPU (a "GPU" resource, which a GPU cell asks for)

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from boundbench.errors import InvalidArgument
+
 SIDECAR = ".sha256"
 
 
@@ -120,8 +122,8 @@ def within(root: Path, path: Path, *, what: str = "path") -> Path:
     base = Path(root).resolve()
     full = (Path(root) / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
     if full != base and not full.is_relative_to(base):
-        raise ValueError(f"{what} {path} resolves to {full}, outside the output folder {base}: "
-                         "refused (a link, or a path that leaves the folder)")
+        raise InvalidArgument(f"{what} {path} resolves to {full}, outside the output folder {base}: "
+                              "refused (a link, or a path that leaves the folder)")
     return full
 
 

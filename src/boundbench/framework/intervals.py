@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from boundbench.errors import InvalidArgument
+
 
 class Iv:
     """A closed interval ``[lo, hi]`` whose endpoints are exact ``arb`` points: every operation
@@ -228,7 +230,7 @@ class Dual:
 
     def __pow__(self, k: int) -> Dual:
         if not isinstance(k, int) or k < 1:
-            raise ValueError(f"Dual powers are positive integers (got {k!r})")
+            raise InvalidArgument(f"Dual powers are positive integers (got {k!r})")
         # by endpoints: an even power of an interval around 0 stays >= 0 (a product would not)
         return self.apply(self.v**k, k * self.v ** (k - 1) if k > 1 else Iv.of(1))
 
@@ -266,7 +268,7 @@ def _unary(name: str) -> Callable[[Dual], Dual]:
         if name == "erf":
             slope = (-(v**2)).increasing(lambda t: t.exp()) * Iv.of(2 / arb.pi().sqrt())
             return x.apply(v.increasing(lambda t: t.erf()), slope)
-        raise ValueError(name)
+        raise InvalidArgument(name)
     return f
 
 
@@ -277,7 +279,7 @@ def hull(a: Any, b: Any) -> Dual:
     """Every value between ``a`` and ``b`` (a mean-value point ``xi`` between two ends); its
     gradient is unknown (the whole line), so it serves a cancellation-free form, not a slope."""
     if not isinstance(a, Dual) and not isinstance(b, Dual):
-        raise ValueError("hull takes at least one Dual (its gradient is the whole line)")
+        raise InvalidArgument("hull takes at least one Dual (its gradient is the whole line)")
     n = len(a.g) if isinstance(a, Dual) else len(b.g)
     va = a.v if isinstance(a, Dual) else Iv.of(a)
     vb = b.v if isinstance(b, Dual) else Iv.of(b)

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from boundbench.errors import ClaimError
+
 PAPER_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
@@ -63,14 +65,14 @@ def register_paper(key: str, title: str, *, citation: str = "") -> Paper:
     'my-notes'
     """
     if not isinstance(key, str) or not PAPER_KEY.fullmatch(key):
-        raise ValueError(f"key must be lower case letters, digits or _, starting with a letter "
+        raise ClaimError(f"key must be lower case letters, digits or _, starting with a letter "
                          f"(got {key!r})")
     if not isinstance(title, str) or not title.strip():
-        raise ValueError(f"title must be a non-empty string (got {title!r})")
+        raise ClaimError(f"title must be a non-empty string (got {title!r})")
     paper = Paper(key, title, citation, current_package())
     old = _PAPERS.get(key)
     if old is not None and old != paper:
-        raise ValueError(f"paper key {key!r} of package {paper.package or '?'!r} clashes with "
+        raise ClaimError(f"paper key {key!r} of package {paper.package or '?'!r} clashes with "
                          f"the one package {old.package or '?'!r} registered ({old.title!r})")
     _PAPERS[key] = paper
     return paper

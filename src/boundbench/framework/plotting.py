@@ -10,6 +10,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
+from boundbench.errors import InvalidArgument
+
 # Okabe & Ito (2008): distinguishable under the common colour-vision deficiencies and in grey
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
              "#000000")
@@ -47,7 +49,7 @@ def figure(ncols: int = 1, *, width: float | None = None, height: float | None =
     the figure and its ``ncols`` axes (a grid's unused cells are removed). The layout is
     constrained, so labels, titles and legends never overlap or leave the canvas."""
     if ncols < 1:
-        raise ValueError(f"ncols must be >= 1 (got {ncols})")
+        raise InvalidArgument(f"ncols must be >= 1 (got {ncols})")
     per_row = min(ncols, 3)
     rows = -(-ncols // per_row)
     w = width if width is not None else (COLUMN_IN if ncols == 1 else PAGE_IN)
@@ -392,7 +394,7 @@ def savefig(fig, path, *, fmt: str, claim_id: str = "", description: str = "") -
     ``description`` (how to remake it) goes into the file's metadata: PNG's ``Description``,
     PDF's ``Subject``, SVG's ``Description``."""
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS} (got {fmt!r})")
+        raise InvalidArgument(f"format must be one of {FORMATS} (got {fmt!r})")
     fixed: dict[str, dict[str, str | None]] = {
         "png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None},
         "svg": {"Date": None}}

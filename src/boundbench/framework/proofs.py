@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.intervals import (  # noqa: F401 - the sides' vocabulary, re-exported
     Dual,
     Iv,
@@ -207,8 +208,8 @@ def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float 
     from flint import ctx
 
     if any(len(s) == 3 and s[2] == "int" for s in space.values()):
-        raise ValueError("prove takes continuous boxes; enumerate integer axes outside it "
-                         "(integer_cases)")
+        raise InvalidArgument("prove takes continuous boxes; enumerate integer axes outside it "
+                              "(integer_cases)")
     old = ctx.prec
     ctx.prec = PREC
     try:
@@ -351,8 +352,8 @@ def integer_cases(space: Mapping[str, tuple]) -> list[dict[str, tuple]]:
             if len(v) == 3 and v[2] == "int"}
     combos = list(itertools.product(*ints.values()))
     if len(combos) > MAX_INTEGER_CASES:
-        raise ValueError(f"the box has {len(combos)} integer combinations; a proof enumerates at "
-                         f"most {MAX_INTEGER_CASES}")
+        raise InvalidArgument(f"the box has {len(combos)} integer combinations; a proof enumerates at "
+                              f"most {MAX_INTEGER_CASES}")
     return [{k: ((float(dict(zip(ints, c, strict=True))[k]),) * 2 if k in ints else v)
              for k, v in space.items()} for c in combos]
 

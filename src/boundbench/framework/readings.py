@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.verdicts import (
     FRAGILE,
     Verdict,
@@ -171,10 +172,10 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
     ('depends-on-reading', 'bound: holds under a; violated under b. Default reading (a): fine')
     """
     if not by_reading:
-        raise ValueError("by_reading must name at least one reading")
+        raise InvalidArgument("by_reading must name at least one reading")
     if default not in by_reading:
-        raise ValueError(f"default must be one of the readings {sorted(by_reading)} (got "
-                         f"{default!r})")
+        raise InvalidArgument(f"default must be one of the readings {sorted(by_reading)} (got "
+                              f"{default!r})")
     for name, v in by_reading.items():
         if not isinstance(v, Verdict):
             raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
@@ -183,7 +184,7 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
         parts = list(dict.fromkeys(p for n in by_reading for p in reading_parts(n)))
         missing = [p for p in parts if not str(words.get(p, "")).strip()]
         if missing:
-            raise ValueError(f"words must describe every reading's choice (missing: {missing})")
+            raise InvalidArgument(f"words must describe every reading's choice (missing: {missing})")
         named = {p: str(words[p]) for p in parts}
     by_reading, default, merged_groups = merge_identical(by_reading, default)
     decided = {n: v for n, v in by_reading.items() if v.status not in UNDECIDED}
@@ -240,7 +241,7 @@ def log_spaced(steps: Any, k: int = 5) -> list[int]:
     st = np.unique(np.asarray(steps, dtype=np.int64))
     st = st[st > 0]
     if st.size == 0:
-        raise ValueError("steps must hold at least one step > 0")
+        raise InvalidArgument("steps must hold at least one step > 0")
     grid = np.geomspace(st[0], st[-1], min(k, st.size))
     return sorted({int(st[np.abs(np.log(st) - np.log(g)).argmin()]) for g in grid})
 
@@ -253,7 +254,7 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
     The evidence keeps the last step's evidence, each step's status (``by_t``), the ranges and
     the smallest margin over the steps."""
     if not by_t:
-        raise ValueError("by_t must hold at least one step")
+        raise InvalidArgument("by_t must hold at least one step")
     ts = sorted(by_t)
     runs: list[tuple[str, list[int]]] = []
     for t in ts:

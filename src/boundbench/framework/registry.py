@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from boundbench.errors import ClaimError, InvalidArgument
 from boundbench.framework import papers as _papers
 from boundbench.framework.characterize import apply_characterization, not_probed
 from boundbench.framework.context import CheckContext, salt
@@ -57,7 +58,7 @@ def loading(package: str) -> Iterator[None]:
         unknown = sorted(f"{c.id} (paper {c.paper!r})" for c in _REGISTRY.values()
                          if c.id not in claims_before and c.paper not in _papers._PAPERS)
         if unknown:  # a claim names a paper no package registered
-            raise ValueError(f"claims of package {package!r} name no registered paper: "
+            raise ClaimError(f"claims of package {package!r} name no registered paper: "
                              f"{', '.join(unknown)}; call boundbench.register_paper first")
     except BaseException:
         _papers._PAPERS.clear()
@@ -131,9 +132,9 @@ class Erratum:
 
     def __post_init__(self) -> None:
         if self.fails not in self.PARTS:
-            raise ValueError(f"fails must be one of {self.PARTS} (got {self.fails!r})")
+            raise ClaimError(f"fails must be one of {self.PARTS} (got {self.fails!r})")
         if not self.part:
-            raise ValueError("part must name what fails")
+            raise ClaimError("part must name what fails")
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ def claim(
     'holds'
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS} (got {kind!r})")
+        raise ClaimError(f"kind must be one of {KINDS} (got {kind!r})")
     from boundbench.framework.escape import safe_name
 
     # both name files (``<id>.png``, ``summary-<paper>.md``): plain names only (issue 65)
@@ -274,17 +275,17 @@ def claim(
     safe_name(paper, what=f"paper of claim {id!r}")
     for f in functions:
         if not callable(f):
-            raise ValueError(f"functions must hold callables (got {f!r} for claim {id!r})")
+            raise ClaimError(f"functions must hold callables (got {f!r} for claim {id!r})")
     if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
-        raise ValueError(f"time_limit must be a number of seconds > 0 (got {time_limit!r})")
+        raise ClaimError(f"time_limit must be a number of seconds > 0 (got {time_limit!r})")
     if self_test is not None and self_test not in STATUSES:
-        raise ValueError(f"self_test must be the verdict the self-test expects, one of "
+        raise ClaimError(f"self_test must be the verdict the self-test expects, one of "
                          f"{STATUSES} (got {self_test!r} for claim {id!r})")
 
     def register(fn: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
         package = _papers.current_package() or fn.__module__.split(".")[0]
         if id in _REGISTRY:
-            raise ValueError(f"claim id {id!r} of package {package!r} clashes with the one "
+            raise ClaimError(f"claim id {id!r} of package {package!r} clashes with the one "
                              f"package {_REGISTRY[id].package!r} registered")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
                               correction, search, tuple(functions), erratum, blocks, package,
@@ -321,7 +322,7 @@ def registry() -> dict[str, Claim]:
 def get(claim_id: str) -> Claim:
     reg = registry()
     if claim_id not in reg:
-        raise ValueError(f"unknown claim id {claim_id!r}; `boundbench claims` lists them")
+        raise InvalidArgument(f"unknown claim id {claim_id!r}; `boundbench claims` lists them")
     return reg[claim_id]
 
 
@@ -408,8 +409,8 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
         if isinstance(outcome, Verdict):  # nothing measured, nothing to draw (not-testable)
             outcome = Outcome(outcome)
         if not isinstance(outcome, Outcome):
-            raise TypeError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
-                            "Outcome")
+            raise ClaimError(f"the check of {c.id!r} returned {type(outcome).__name__}, not an "
+                             "Outcome")
         if c.search is not None and outcome.verdict.status != "not-testable":
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)

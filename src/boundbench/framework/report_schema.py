@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.escape import safe_name, safe_relpath
 
 TEXT = ("where", "statement", "verdict", "reason")
@@ -86,7 +87,7 @@ def read_report(path: Path) -> dict[str, Any]:
     the file where it is missing, is not JSON, or nests too deep to read."""
     path = Path(path)
     if not path.exists():
-        raise ValueError(f"audit {str(path)!r} does not exist: run `boundbench audit` first")
+        raise InvalidArgument(f"audit {str(path)!r} does not exist: run `boundbench audit` first")
     try:
         report = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

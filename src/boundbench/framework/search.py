@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.execution import one_torch_thread
 
 AXES = ("lin", "log", "int")
@@ -113,26 +114,26 @@ class Search:
 
     def __post_init__(self) -> None:
         if not self.space:
-            raise ValueError("space must name at least one parameter")
+            raise InvalidArgument("space must name at least one parameter")
         for name, spec in self.space.items():
             if len(spec) not in (2, 3) or (len(spec) == 3 and spec[2] not in AXES):
-                raise ValueError(f"space[{name!r}] must be (low, high) or (low, high, axis) with "
-                                 f"axis in {AXES} (got {spec!r})")
+                raise InvalidArgument(f"space[{name!r}] must be (low, high) or (low, high, axis) with "
+                                      f"axis in {AXES} (got {spec!r})")
             lo, hi = float(spec[0]), float(spec[1])
             if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
-                raise ValueError(f"space[{name!r}] must have finite low <= high (got {spec!r})")
+                raise InvalidArgument(f"space[{name!r}] must have finite low <= high (got {spec!r})")
             if len(spec) == 3 and spec[2] == "log" and lo <= 0:
-                raise ValueError(f"space[{name!r}] is logarithmic: low must be > 0 (got {lo})")
+                raise InvalidArgument(f"space[{name!r}] is logarithmic: low must be > 0 (got {lo})")
         for name, fn in dict(self.maps or {}).items():
             if not isinstance(name, str) or not callable(fn):
-                raise ValueError(f"maps must map names to callables (params, k) -> params (got "
-                                 f"{name!r}: {fn!r})")
+                raise InvalidArgument(f"maps must map names to callables (params, k) -> params (got "
+                                      f"{name!r}: {fn!r})")
         if self.quantities is not None and not callable(self.quantities):
-            raise ValueError(f"quantities must be a callable params -> dict (got "
-                             f"{self.quantities!r})")
+            raise InvalidArgument(f"quantities must be a callable params -> dict (got "
+                                  f"{self.quantities!r})")
         if len(self.budget) != 2 or min(self.budget) < 1:
-            raise ValueError(f"budget must be (quick_evaluations, paper_evaluations) >= 1 (got "
-                             f"{self.budget!r})")
+            raise InvalidArgument(f"budget must be (quick_evaluations, paper_evaluations) >= 1 (got "
+                                  f"{self.budget!r})")
 
     def decode(self, u: np.ndarray) -> dict[str, Any]:
         """Parameters from points ``u`` of the unit cube (last axis: one entry per name)."""
@@ -205,7 +206,7 @@ def instance_sides(search: Search, context: Any = None
     population of one), raising where the sides do (outside the assumptions): how the
     characterization, the replays and ``falsify`` evaluate single instances."""
     if search.with_context and context is None:
-        raise ValueError("this search's sides take the check context: pass context=")
+        raise InvalidArgument("this search's sides take the check context: pass context=")
 
     def sides(params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         if search.batched:  # a population of one
@@ -294,12 +295,12 @@ def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any,
     from scipy.optimize import differential_evolution
 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
-        raise ValueError(f"max_evals must be an integer >= 1 (got {max_evals!r})")
+        raise InvalidArgument(f"max_evals must be an integer >= 1 (got {max_evals!r})")
     dim = len(search.space)
     best: dict[str, Any] = {"ratio": -np.inf, "u": np.full(dim, 0.5), "n": 0, "refused": 0}
     if search.with_context:
         if context is None:
-            raise ValueError("this search's sides take the check context: pass context=")
+            raise InvalidArgument("this search's sides take the check context: pass context=")
         def sides(p: dict[str, Any], f: Callable[..., Any] = search.sides) -> Any:
             return f(p, context)
 

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Float, checked
 
 ALPHA = 0.05
@@ -146,12 +147,12 @@ def std_ratio_confidence_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float 
     deviation of the normal mixture over the log variance ratio (1: std ratios of 0.6 to 1.6
     within one sd)."""
     if a.size != b.size:
-        raise ValueError(f"a and b must have one length, a value each per seed (got {a.size} "
-                         f"and {b.size})")
+        raise InvalidArgument(f"a and b must have one length, a value each per seed (got {a.size} "
+                              f"and {b.size})")
     n = a.size
     if n < 2:
-        raise ValueError(f"a and b need at least 2 values each (got {n}): a standard "
-                         "deviation needs two")
+        raise InvalidArgument(f"a and b need at least 2 values each (got {n}): a standard "
+                              "deviation needs two")
     a, b = np.asarray(a[:n], dtype=float), np.asarray(b[:n], dtype=float)
     t = np.arange(1, n + 1)
     est, lo, hi = ratio_intervals(t, t, _prefix_ss(a), _prefix_ss(b), alpha, prior_sd)
@@ -168,11 +169,11 @@ def eb_confidence_sequence(x: np.ndarray, *, lower: float, upper: float, alpha: 
     with no distributional assumption beyond the range. Intervals are intersected over time
     (still valid). Its width cannot fall below about ``(upper - lower) log(2/alpha) / (c n)``."""
     if not upper > lower:
-        raise ValueError(f"upper must be > lower (got lower={lower:g}, upper={upper:g})")
+        raise InvalidArgument(f"upper must be > lower (got lower={lower:g}, upper={upper:g})")
     x = np.asarray(x, dtype=float)
     if np.any(x < lower) or np.any(x > upper):
-        raise ValueError(f"x must lie in [lower, upper] = [{lower:g}, {upper:g}] (got "
-                         f"[{x.min():.6g}, {x.max():.6g}])")
+        raise InvalidArgument(f"x must lie in [lower, upper] = [{lower:g}, {upper:g}] (got "
+                              f"[{x.min():.6g}, {x.max():.6g}])")
     span = upper - lower
     z = (x - lower) / span
     t = np.arange(1, z.size + 1, dtype=float)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.bands import Band, band_margin, band_outcome
 from boundbench.framework.sequential import ALPHA, CSPath, ratio_intervals, t_halfwidth
 from boundbench.framework.validate import Array, Choice, Float, Int, Real, checked
@@ -24,14 +25,14 @@ def as_band(band, *, null: float, scale: str = "linear") -> Band | None:
         return Band(**band)
     if isinstance(band, bool) or not isinstance(band, int | float) or not band > 0 \
             or not np.isfinite(band):
-        raise ValueError(f"band must be a positive number, a Band or None (got {band!r})")
+        raise InvalidArgument(f"band must be a positive number, a Band or None (got {band!r})")
     if scale not in ("linear", "ratio"):
-        raise ValueError(f"scale must be 'linear' or 'ratio' (got {scale!r})")
+        raise InvalidArgument(f"scale must be 'linear' or 'ratio' (got {scale!r})")
     if null not in (0.0, 1.0):
-        raise ValueError(f"a band is around a difference's null 0 or a ratio's null 1 (got "
-                         f"null={null:g})")
+        raise InvalidArgument(f"a band is around a difference's null 0 or a ratio's null 1 (got "
+                              f"null={null:g})")
     if scale == "ratio" and band >= 1:
-        raise ValueError(f"a ratio band must be below 1 (got {band!r})")
+        raise InvalidArgument(f"a ratio band must be below 1 (got {band!r})")
     lo, hi = (null - band, null + band) if scale == "linear" else (null * (1 - band),
                                                                      null * (1 + band))
     return Band(lo, hi, "difference" if null == 0 else "ratio", "given",
@@ -49,9 +50,9 @@ def decide(low: float, high: float, *, null: float, expected: str,
     :func:`~boundbench.framework.bands.band_outcome`: ``no-effect`` inside it, ``supported`` or
     ``contradicted`` wholly beyond it, ``None`` across an edge."""
     if scale not in ("linear", "ratio"):
-        raise ValueError(f"scale must be 'linear' or 'ratio' (got {scale!r})")
+        raise InvalidArgument(f"scale must be 'linear' or 'ratio' (got {scale!r})")
     if not low <= high:
-        raise ValueError(f"low must be <= high (got {low:g} > {high:g})")
+        raise InvalidArgument(f"low must be <= high (got {low:g} > {high:g})")
     b = as_band(band, null=null, scale=scale)
     if b is None:
         up, down = low > null, high < null
@@ -70,7 +71,7 @@ def first_decision(low: np.ndarray, high: np.ndarray, *, null: float, expected: 
     does: look after every seed, stop at the first decision."""
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     if low.shape != high.shape:
-        raise ValueError(f"low and high must have one shape (got {low.shape} and {high.shape})")
+        raise InvalidArgument(f"low and high must have one shape (got {low.shape} and {high.shape})")
     b = as_band(band, null=null, scale=scale)
     if b is None:
         hit = (low > null) | (high < null)
@@ -109,7 +110,7 @@ def futile(*, n: int, n_max: int, estimate: float, spread: float, null: float,
     would still neither exclude ``null`` nor fit in the band. Stopping for futility decides
     nothing, so it costs no validity."""
     if n_max < n:
-        raise ValueError(f"n_max must be >= n (got n={n}, n_max={n_max})")
+        raise InvalidArgument(f"n_max must be >= n (got n={n}, n_max={n_max})")
     return seeds_to_decide(n=n_max, n_max=n_max, estimate=estimate, spread=spread, null=null,
                            kind=kind, band=band, alpha=alpha) is None
 
@@ -122,7 +123,7 @@ def seeds_to_decide(*, n: int, n_max: int, estimate: float, spread: float, null:
     """The fewest seeds, from ``n`` up to ``n_max``, at which the projected interval (see
     :func:`futile`) decides; ``None`` when none does. What a budget allocates by."""
     if n_max < n:
-        raise ValueError(f"n_max must be >= n (got n={n}, n_max={n_max})")
+        raise InvalidArgument(f"n_max must be >= n (got n={n}, n_max={n_max})")
     band = as_band(band, null=null, scale="linear" if kind == "mean" else "ratio")
 
     def decides(k: int) -> bool:
@@ -152,7 +153,7 @@ def fixed_n(effect: float, sd: float, *, alpha: float = ALPHA, power: float = 0.
     from scipy import stats
 
     if effect == 0:
-        raise ValueError("effect must be nonzero (a zero effect is never detected)")
+        raise InvalidArgument("effect must be nonzero (a zero effect is never detected)")
 
     def enough(n: int) -> bool:
         df = n - 1
@@ -168,7 +169,7 @@ def fixed_n(effect: float, sd: float, *, alpha: float = ALPHA, power: float = 0.
     lo, hi = 2, 4  # enough(lo) is False
     while not enough(min(hi, top)):
         if hi >= top:
-            raise ValueError(f"effect/sd = {effect / sd:.3g} needs over 100,000 seeds")
+            raise InvalidArgument(f"effect/sd = {effect / sd:.3g} needs over 100,000 seeds")
         lo, hi = hi, hi * 2
     hi = min(hi, top)
     while hi - lo > 1:
@@ -192,12 +193,12 @@ def duration_seconds(budget: str) -> float:
         parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?:in)?)?\s*"
                              r"(?:(\d+(?:\.\d+)?)s)?", s)
         if not s or parts is None or not any(parts.groups()):
-            raise ValueError(f"budget must be a duration such as 90m, 1h30m, 45s or 600 (got "
-                             f"{text!r})")
+            raise InvalidArgument(f"budget must be a duration such as 90m, 1h30m, 45s or 600 (got "
+                                  f"{text!r})")
         h, m, sec = (float(g) if g else 0.0 for g in parts.groups())
         total = 3600 * h + 60 * m + sec
     if total <= 0:
-        raise ValueError(f"budget must be a positive duration (got {text!r})")
+        raise InvalidArgument(f"budget must be a positive duration (got {text!r})")
     return total
 
 

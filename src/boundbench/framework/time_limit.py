@@ -11,6 +11,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from boundbench.errors import InvalidArgument
+
 #: seconds a claim may take at each scale: several times the slowest built-in claim's time
 #: (Fig. 5 takes about 4 hours at the paper's size on 2 cores)
 DEFAULTS = {"quick": 15 * 60, "standard": 4 * 3600, "paper": 24 * 3600}
@@ -34,7 +36,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
     if not seconds > 0:
-        raise ValueError(f"time_limit must be > 0 seconds (got {seconds!r})")
+        raise InvalidArgument(f"time_limit must be > 0 seconds (got {seconds!r})")
 
     def alarm(*_: object) -> None:
         raise TimeLimitExceeded(seconds)

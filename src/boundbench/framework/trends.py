@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Bool, Choice, Float, Int, Rng, Text, as_generator, checked
 from boundbench.framework.values import broadcastable
 from boundbench.framework.verdicts import (
@@ -129,12 +130,12 @@ def paired_trend_verdict(
     """
     rng = as_generator(rng)
     if expected not in ("increasing", "decreasing"):
-        raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
+        raise InvalidArgument(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     y = np.asarray(measured(y), dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
     if y.ndim != 2 or x.shape != y.shape[1:] or y.shape[0] < 2 or y.shape[1] < 2:
-        raise ValueError(f"y must be (sets >= 2, levels >= 2) with x (levels,) (got {y.shape}, "
-                         f"{x.shape})")
+        raise InvalidArgument(f"y must be (sets >= 2, levels >= 2) with x (levels,) (got {y.shape}, "
+                              f"{x.shape})")
     rho = spearman_rows(np.broadcast_to(x, y.shape), y)
     mean, lo, hi = bootstrap_mean(rho, rng=rng)
     ev = {"mean_within_set_spearman": mean, "ci_low": lo, "ci_high": hi, "n_sets": len(rho),
@@ -203,11 +204,11 @@ def trend_verdict(
     """
     rng = as_generator(rng)
     if expected not in ("increasing", "decreasing"):
-        raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
+        raise InvalidArgument(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     x = np.asarray(measured(x), dtype=np.float64).ravel()
     y = np.asarray(measured(y), dtype=np.float64).ravel()
     if x.shape != y.shape or x.size < 4:
-        raise ValueError("a trend needs x and y of one shape with at least 4 points")
+        raise InvalidArgument("a trend needs x and y of one shape with at least 4 points")
 
     rho = float(spearman_rows(x[None], y[None])[0])
     ix = rng.integers(0, x.size, (n_boot, x.size))
@@ -237,12 +238,12 @@ def end_ratio(
     lo_v = np.asarray(measured(low_level), dtype=np.float64)
     hi_v = np.asarray(measured(high_level), dtype=np.float64)
     if np.any(lo_v <= 0) or np.any(hi_v < 0):
-        raise ValueError("low_level must be > 0 and high_level >= 0 (a ratio of magnitudes; got "
-                         f"min {lo_v.min():.3g} and {hi_v.min():.3g})")
+        raise InvalidArgument("low_level must be > 0 and high_level >= 0 (a ratio of magnitudes; got "
+                              f"min {lo_v.min():.3g} and {hi_v.min():.3g})")
     if paired:
         if lo_v.shape != hi_v.shape:
-            raise ValueError(f"low_level and high_level must have one value per set when "
-                             f"paired (got {lo_v.shape} and {hi_v.shape})")
+            raise InvalidArgument(f"low_level and high_level must have one value per set when "
+                                  f"paired (got {lo_v.shape} and {hi_v.shape})")
         r = hi_v / lo_v
         boot = np.median(r[rng.integers(0, len(r), (n_boot, len(r)))], 1)
         est = float(np.median(r))
@@ -267,8 +268,8 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
         raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
     # a bootstrap percentile interval need not contain the point estimate: only low <= high
     if len(ratio) != 3 or not ratio[1] <= ratio[2]:
-        raise ValueError(f"ratio must be (estimate, low, high) with low <= high (got "
-                         f"{tuple(ratio)})")
+        raise InvalidArgument(f"ratio must be (estimate, low, high) with low <= high (got "
+                              f"{tuple(ratio)})")
     r, a, b = (float(v) for v in ratio)
     ev: dict[str, Any] = {"end_ratio": r, "end_ratio_ci_low": a, "end_ratio_ci_high": b,
           "equivalence_margin": margin}
@@ -305,15 +306,15 @@ def median_reversals(groups: list[np.ndarray], *, expected: str, rng: np.random.
     ``margin`` (in log-ratio units: the interval edge nearest to making, or unmaking, a
     reversal)."""
     if expected not in ("increasing", "decreasing"):
-        raise ValueError(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
+        raise InvalidArgument(f"expected must be 'increasing' or 'decreasing' (got {expected!r})")
     if len(groups) < 2:
-        raise ValueError(f"need at least 2 levels (got {len(groups)})")
+        raise InvalidArgument(f"need at least 2 levels (got {len(groups)})")
     sign = 1.0 if expected == "increasing" else -1.0
     meds = []
     for g in groups:
         g = np.asarray(measured(g), dtype=np.float64)
         if g.size < 2 or np.any(g <= 0):
-            raise ValueError("each level needs at least 2 positive measurements")
+            raise InvalidArgument("each level needs at least 2 positive measurements")
         meds.append(np.median(g[rng.integers(0, g.size, (n_boot, g.size))], axis=1))
     # every adjacent pair at once: (levels - 1, n_boot) log ratios, signed so that the expected
     # direction is positive; a reversal is a pair whose whole interval is below 0
@@ -337,7 +338,7 @@ def bootstrap_mean(
     rng = as_generator(rng)
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size < 2:
-        raise ValueError(f"x must be a 1-D array of at least 2 values (got shape {x.shape})")
+        raise InvalidArgument(f"x must be a 1-D array of at least 2 values (got shape {x.shape})")
     boot = x[rng.integers(0, x.size, (n_boot, x.size))].mean(1)
     lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
     return float(x.mean()), float(lo), float(hi)
@@ -377,7 +378,7 @@ def std_ratio_verdict(
     rng = as_generator(rng)
     a, b = np.asarray(measured(a), dtype=float), np.asarray(measured(b), dtype=float)
     if min(len(a), len(b)) < 3:
-        raise ValueError(f"a and b need at least 3 values each (got {len(a)} and {len(b)})")
+        raise InvalidArgument(f"a and b need at least 3 values each (got {len(a)} and {len(b)})")
     sa, sb = float(np.std(a, ddof=1)), float(np.std(b, ddof=1))
     r = sa / sb if sb > 0 else np.inf
     boot_a = np.std(a[rng.integers(0, len(a), (n_boot, len(a)))], axis=1, ddof=1)

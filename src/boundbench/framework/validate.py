@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework import limits
 from boundbench.framework.values import (
     MAX_MAGNITUDE,
@@ -56,8 +57,8 @@ class Values(Spec):
 
     def __call__(self, name: str, value: Any) -> np.ndarray:
         if np.ndim(value) < self.min_ndim:
-            raise ValueError(f"{name} must have at least {self.min_ndim} dimension(s) (got shape "
-                             f"{np.shape(value)})")
+            raise InvalidArgument(f"{name} must have at least {self.min_ndim} dimension(s) (got shape "
+                                  f"{np.shape(value)})")
         if self.integer:
             return integers(name, value, minimum=None if self.lo is None else int(self.lo))
         if self.lo is None and self.hi is None:
@@ -67,8 +68,8 @@ class Values(Spec):
             a = real(name, value)
             bad = a <= self.lo if self.lo_open else a < self.lo
             if np.any(bad):
-                raise ValueError(f"{name} must be {'>' if self.lo_open else '>='} {self.lo:g} "
-                                 f"(got min {a.min():.6g})")
+                raise InvalidArgument(f"{name} must be {'>' if self.lo_open else '>='} {self.lo:g} "
+                                      f"(got min {a.min():.6g})")
             return a
         return in_interval(name, value, -np.inf if self.lo is None else self.lo, self.hi,
                             closed_lo=not self.lo_open, closed_hi=not self.hi_open)
@@ -88,10 +89,10 @@ class Int(Spec):
         if not _is_int(value):
             raise TypeError(f"{name} must be an integer (got {value!r})")
         if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"{name} must be >= {self.minimum} (got {value})")
+            raise InvalidArgument(f"{name} must be >= {self.minimum} (got {value})")
         if self.maximum is not None and value > self.maximum:
             why = f": {self.why}" if self.why else ""
-            raise ValueError(f"{name} must be <= {self.maximum:,} (got {value:,}){why}")
+            raise InvalidArgument(f"{name} must be <= {self.maximum:,} (got {value:,}){why}")
         return value
 
 
@@ -117,7 +118,7 @@ class Float(Spec):
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
             raise TypeError(f"{name} must be a real number (got {value!r})")
         if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite (got {value})")
+            raise InvalidArgument(f"{name} must be finite (got {value})")
         if abs(float(value)) > MAX_MAGNITUDE:
             raise too_large(name, abs(float(value)), MAX_MAGNITUDE)
         lo_bad = self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo)
@@ -130,7 +131,7 @@ class Float(Spec):
             else:
                 need = (f"lie in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}"
                         f"{')' if self.hi_open else ']'}")
-            raise ValueError(f"{name} must {need} (got {value:g})")
+            raise InvalidArgument(f"{name} must {need} (got {value:g})")
         return value
 
 
@@ -158,12 +159,12 @@ class Array(Spec):
             raise TypeError(f"{name} must be real numbers (got dtype {a.dtype})")
         dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
         if dims is not None and a.ndim not in dims:
-            raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
-                             f"shape {a.shape})")
+            raise InvalidArgument(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
+                                  f"shape {a.shape})")
         if a.size < self.min_size or (self.min_size and a.ndim and 0 in a.shape):
-            raise ValueError(f"{name} must not be empty (got shape {a.shape})")
+            raise InvalidArgument(f"{name} must not be empty (got shape {a.shape})")
         if self.finite and not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} must be finite (got NaN or inf)")
+            raise InvalidArgument(f"{name} must be finite (got NaN or inf)")
         if a.dtype.kind == "f" and a.size:
             # NaN may mean "not measured" where finite=False; a huge finite entry never does
             biggest = float(np.max(np.abs(np.where(np.isfinite(a), a, 0.0))))
@@ -179,13 +180,13 @@ class Array(Spec):
             raise TypeError(f"{name} must be real-valued (got dtype {value.dtype})")
         dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
         if dims is not None and value.ndim not in dims:
-            raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
-                             f"shape {tuple(value.shape)})")
+            raise InvalidArgument(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
+                                  f"shape {tuple(value.shape)})")
         if value.numel() < self.min_size or (self.min_size and 0 in value.shape):
-            raise ValueError(f"{name} must not be empty (got shape {tuple(value.shape)})")
+            raise InvalidArgument(f"{name} must not be empty (got shape {tuple(value.shape)})")
         if self.finite and value.is_floating_point():
             if not bool(torch.isfinite(value).all()):
-                raise ValueError(f"{name} must be finite (got NaN or inf)")
+                raise InvalidArgument(f"{name} must be finite (got NaN or inf)")
             limit = max_magnitude(value.dtype)
             biggest = float(value.detach().abs().max())
             if biggest > limit:
@@ -214,10 +215,10 @@ class Choice(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, bool | np.bool_) and not any(isinstance(o, bool) for o in self.options):
-            raise ValueError(f"{name} must be one of {list(self.options)} (got {value!r}, a "
-                             "boolean)")
+            raise InvalidArgument(f"{name} must be one of {list(self.options)} (got {value!r}, a "
+                                  "boolean)")
         if value not in self.options:
-            raise ValueError(f"{name} must be one of {list(self.options)} (got {value!r})")
+            raise InvalidArgument(f"{name} must be one of {list(self.options)} (got {value!r})")
         return value
 
 
@@ -262,9 +263,9 @@ class Seed(Spec):
                             f"{' or a numpy Generator' if self.generator else ''} "
                             f"(got {value!r})")
         if value < 0:
-            raise ValueError(f"{name} must be >= 0 (got {value})")
+            raise InvalidArgument(f"{name} must be >= 0 (got {value})")
         if value > MAX_SEED:
-            raise ValueError(f"{name} must be <= {MAX_SEED} (2^32 - 1; got {value})")
+            raise InvalidArgument(f"{name} must be <= {MAX_SEED} (2^32 - 1; got {value})")
         return value
 
 
@@ -303,8 +304,8 @@ def apply(spec: Spec, name: str, value: Any) -> Any:
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         if "inhomogeneous" in msg or "setting an array element with a sequence" in msg:
-            raise ValueError(f"{name} must be a rectangular array of numbers (nested lists of "
-                             f"equal lengths; got a ragged nesting: {_outline(value)})") from None
+            raise InvalidArgument(f"{name} must be a rectangular array of numbers (nested lists of "
+                                  f"equal lengths; got a ragged nesting: {_outline(value)})") from None
         if name in msg:
             raise
         raise type(exc)(f"{name}: {msg or type(exc).__name__}") from None

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from boundbench.errors import InvalidArgument
+
 MAX_MAGNITUDE = 1e50
 """The largest magnitude a finite float64 input may have: a sixth power of it still fits in
 float64, so the products and squares a bound forms stay finite; a larger value is refused by
@@ -44,31 +46,31 @@ def real(name: str, x: Any, *, allow_empty: bool = False, finite: bool = True) -
     own array arguments (and for the ``Values`` spec)."""
     if hasattr(x, "detach") and hasattr(x, "is_complex"):  # a torch tensor
         if x.is_complex() or str(x.dtype) == "torch.bool":
-            raise ValueError(f"{name} must be real numbers (got a tensor of dtype {x.dtype})")
+            raise InvalidArgument(f"{name} must be real numbers (got a tensor of dtype {x.dtype})")
         x = x.detach().cpu().numpy()
     if isinstance(x, str | bytes):
-        raise ValueError(f"{name} must be numeric (got text {x!r:.40})")
+        raise InvalidArgument(f"{name} must be numeric (got text {x!r:.40})")
     try:
         raw = np.asarray(x)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric (got {type(x).__name__})") from exc
+        raise InvalidArgument(f"{name} must be numeric (got {type(x).__name__})") from exc
     if raw.dtype.kind == "c" or (raw.dtype.kind == "O" and any(
             isinstance(v, complex | np.complexfloating) for v in raw.ravel())):
-        raise ValueError(f"{name} must be real numbers (got complex values; take .real or "
-                         "abs() first if that is what you mean)")
+        raise InvalidArgument(f"{name} must be real numbers (got complex values; take .real or "
+                              "abs() first if that is what you mean)")
     if raw.dtype.kind == "b" or (raw.dtype.kind == "O" and any(
             isinstance(v, bool | np.bool_) for v in raw.ravel())):
-        raise ValueError(f"{name} must be numbers, not booleans")
+        raise InvalidArgument(f"{name} must be numbers, not booleans")
     if raw.dtype.kind in "USV":
-        raise ValueError(f"{name} must be numeric (got text {raw.ravel()[:1].tolist()})")
+        raise InvalidArgument(f"{name} must be numeric (got text {raw.ravel()[:1].tolist()})")
     if raw.size == 0 and not allow_empty:
-        raise ValueError(f"{name} must not be empty (got shape {raw.shape})")
+        raise InvalidArgument(f"{name} must not be empty (got shape {raw.shape})")
     try:
         a = raw.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric (got {type(x).__name__})") from exc
+        raise InvalidArgument(f"{name} must be numeric (got {type(x).__name__})") from exc
     if finite and not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite (got NaN or inf)")
+        raise InvalidArgument(f"{name} must be finite (got NaN or inf)")
     if finite and a.size and np.max(np.abs(a)) > MAX_MAGNITUDE:
         raise too_large(name, float(np.max(np.abs(a))), MAX_MAGNITUDE)
     return a
@@ -84,7 +86,7 @@ def in_interval(
     if not np.all(ok_lo & ok_hi):
         interval = f"{'[' if closed_lo else '('}{lo:g}, {hi:g}{']' if closed_hi else ')'}"
         bad = a[~(ok_lo & ok_hi)].ravel()[0]
-        raise ValueError(f"{name} must lie in {interval} (got {bad:.6g})")
+        raise InvalidArgument(f"{name} must lie in {interval} (got {bad:.6g})")
     return a
 
 
@@ -92,9 +94,9 @@ def integers(name: str, x: ArrayLike, *, minimum: int | None) -> np.ndarray:
     """Integer-valued array (sample counts, head counts) at least ``minimum``."""
     a = real(name, x)
     if np.any(a != np.round(a)):
-        raise ValueError(f"{name} must be an integer (got {a[a != np.round(a)].ravel()[0]:g})")
+        raise InvalidArgument(f"{name} must be an integer (got {a[a != np.round(a)].ravel()[0]:g})")
     if minimum is not None and np.any(a < minimum):
-        raise ValueError(f"{name} must be >= {minimum} (got {a.min():g})")
+        raise InvalidArgument(f"{name} must be >= {minimum} (got {a.min():g})")
     return a
 
 
@@ -107,15 +109,15 @@ def integers(name: str, x: ArrayLike, *, minimum: int | None) -> np.ndarray:
 def labels(name: str, y: ArrayLike, n_classes: int) -> np.ndarray:
     a = np.asarray(y)
     if a.size == 0:  # an empty y broadcast against the logits gave an empty result, silently
-        raise ValueError(f"{name} must not be empty (got shape {a.shape})")
+        raise InvalidArgument(f"{name} must not be empty (got shape {a.shape})")
     if a.dtype.kind in "bc" or a.dtype.kind in "USVO":
-        raise ValueError(f"{name} must hold integer class indices (got dtype {a.dtype})")
+        raise InvalidArgument(f"{name} must hold integer class indices (got dtype {a.dtype})")
     if not np.issubdtype(a.dtype, np.integer):
         if np.any(a != np.round(a)):
-            raise ValueError(f"{name} must hold integer class indices")
+            raise InvalidArgument(f"{name} must hold integer class indices")
         a = a.astype(np.int64)
     if np.any((a < 0) | (a >= n_classes)):
-        raise ValueError(f"{name} must lie in [0, {n_classes - 1}] for {n_classes} classes")
+        raise InvalidArgument(f"{name} must lie in [0, {n_classes - 1}] for {n_classes} classes")
     return a
 
 
@@ -126,8 +128,8 @@ def same_length(axis: int = 0, **arrays: Any) -> None:
     lengths = {k: s[axis] if -len(s) <= axis < len(s) else None for k, s in shapes.items()}
     if len(set(lengths.values())) > 1:
         said = ", ".join(f"{k} {s}" for k, s in shapes.items())
-        raise ValueError(f"{' and '.join(shapes)} must have the same length along axis {axis} "
-                         f"(got {said})")
+        raise InvalidArgument(f"{' and '.join(shapes)} must have the same length along axis {axis} "
+                              f"(got {said})")
 
 
 def broadcastable(**arrays: Any) -> None:
@@ -136,4 +138,4 @@ def broadcastable(**arrays: Any) -> None:
         np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
-        raise ValueError(f"shapes do not broadcast: {shapes}") from None
+        raise InvalidArgument(f"shapes do not broadcast: {shapes}") from None

@@ -16,12 +16,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Array, Float, checked
 from boundbench.framework.values import real
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")
-"""What a verdict can say (the report's glossary, ``boundbench.audit.VERDICT_HELP``, defines
+"""What a verdict can say (the report's glossary, ``boundbench.rendering.VERDICT_HELP``, defines
 each): a bound or identity ``holds`` or is ``violated``, or is ``ill-posed`` where it
 presupposes a unique optimum that does not exist (it holds for the closest pair of optima and
 fails for the farthest); a trend is ``supported``, ``contradicted`` (the opposite effect) or
@@ -96,7 +97,7 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES} (got {self.status!r})")
+            raise InvalidArgument(f"status must be one of {STATUSES} (got {self.status!r})")
         # evidence is built once: a read-only copy
         object.__setattr__(self, "evidence", Evidence(self.evidence))
 
@@ -256,7 +257,7 @@ def with_margin(ev: Mapping[str, Any], margin: float, units: str) -> dict[str, A
     """``ev`` with ``margin_to_flip`` (how far the deciding statistic is from the nearest
     threshold, in ``units``), ``margin_units`` and ``fragile`` (within :data:`FRAGILE`)."""
     if units not in FRAGILE:
-        raise ValueError(f"units must be one of {sorted(FRAGILE)} (got {units!r})")
+        raise InvalidArgument(f"units must be one of {sorted(FRAGILE)} (got {units!r})")
     m = float(margin)
     return {**ev, "margin_to_flip": m, "margin_units": units,
             "fragile": bool(not np.isfinite(m) or m < FRAGILE[units])}
@@ -268,11 +269,11 @@ def bound_evidence(sides: BoundSides, *, rtol: float, atol: float) -> dict[str, 
     lhs = real("lhs", sides.lhs, allow_empty=True, finite=False).ravel()
     rhs = real("rhs", sides.rhs, allow_empty=True, finite=False).ravel()
     if lhs.shape != rhs.shape:
-        raise ValueError(f"lhs and rhs must have one shape (got {lhs.shape} and {rhs.shape})")
+        raise InvalidArgument(f"lhs and rhs must have one shape (got {lhs.shape} and {rhs.shape})")
     if lhs.size == 0:
-        raise ValueError("a bound check needs at least one instance")
+        raise InvalidArgument("a bound check needs at least one instance")
     if not (np.all(np.isfinite(lhs)) and np.all(np.isfinite(rhs))):
-        raise ValueError("lhs and rhs must be finite")
+        raise InvalidArgument("lhs and rhs must be finite")
     excess = lhs - rhs
     allowed = rtol * np.abs(rhs) + atol
     bad = excess > allowed
@@ -408,7 +409,7 @@ def equality_verdict(
     m = np.asarray(_as_measured(measured), dtype=np.float64).ravel()
     e = np.asarray(_as_measured(expected), dtype=np.float64).ravel()
     if m.shape != e.shape or m.size == 0:
-        raise ValueError("measured and expected must be non-empty and of one shape")
+        raise InvalidArgument("measured and expected must be non-empty and of one shape")
     err = np.abs(m - e)
     allowed = atol + rtol * np.abs(e)
     size = np.maximum(np.abs(m), np.abs(e))

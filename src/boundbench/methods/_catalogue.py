@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.methods._interface import Method, _plain
 
 
@@ -28,7 +29,7 @@ def _split_args(text: str) -> list[str]:
         else:
             cur += ch
     if depth != 0:
-        raise ValueError(f"unbalanced brackets in method arguments {text!r}")
+        raise InvalidArgument(f"unbalanced brackets in method arguments {text!r}")
     return [p for p in [*parts, cur] if p.strip()]
 
 
@@ -47,10 +48,10 @@ def _coerce(method: str, key: str, hint: Any, value: Any) -> Any:
                 return _coerce(method, key, a, value)
             except ValueError as exc:
                 errors.append(str(exc))
-        raise ValueError(errors[0] if errors else f"{where}: cannot read {value!r}")
+        raise InvalidArgument(errors[0] if errors else f"{where}: cannot read {value!r}")
     if origin is typing.Literal:
         if value not in args:
-            raise ValueError(f"{where} must be one of {list(args)} (got {value!r})")
+            raise InvalidArgument(f"{where} must be one of {list(args)} (got {value!r})")
         return value
     if origin is tuple:
         if isinstance(value, str):
@@ -67,25 +68,25 @@ def _coerce(method: str, key: str, hint: Any, value: Any) -> Any:
             return value
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
             return value.strip().lower() in ("true", "1")
-        raise ValueError(f"{where} must be true or false (got {value!r})")
+        raise InvalidArgument(f"{where} must be true or false (got {value!r})")
     if hint is int:
         try:
             f = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{where} must be an integer (got {value!r})") from None
+            raise InvalidArgument(f"{where} must be an integer (got {value!r})") from None
         if isinstance(value, bool) or not f.is_integer():
-            raise ValueError(f"{where} must be an integer (got {value!r})")
+            raise InvalidArgument(f"{where} must be an integer (got {value!r})")
         return int(f)
     if hint is float:
         if isinstance(value, bool):
-            raise ValueError(f"{where} must be a number (got {value!r})")
+            raise InvalidArgument(f"{where} must be a number (got {value!r})")
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{where} must be a number (got {value!r})") from None
+            raise InvalidArgument(f"{where} must be a number (got {value!r})") from None
     if hint is str:
         if not isinstance(value, str):
-            raise ValueError(f"{where} must be a string (got {value!r})")
+            raise InvalidArgument(f"{where} must be a string (got {value!r})")
         return value.strip()
     return value
 
@@ -104,7 +105,7 @@ class MethodCatalogue:
             for name, fixed in [(cls.base_name, {})] + (
                     [(f"{cls.base_name}-unlab", {"mode": "unlab"})] if has_mode else []):
                 if name in self._by_name:
-                    raise ValueError(f"method name {name!r} is listed twice")
+                    raise InvalidArgument(f"method name {name!r} is listed twice")
                 self._by_name[name] = (cls, fixed)
 
     def extended(self, classes: Iterable[type[Method]], *, elsewhere: str = "") -> MethodCatalogue:
@@ -121,21 +122,21 @@ class MethodCatalogue:
         """The method ``name`` with ``params`` (strings or JSON values) read against its typed
         fields; unknown names, unknown parameters and ill-typed values raise ``ValueError``."""
         if name not in self._by_name:
-            raise ValueError(f"unknown method {name!r}; known: {self.names()}"
-                             + (f" ({self._elsewhere})" if self._elsewhere else ""))
+            raise InvalidArgument(f"unknown method {name!r}; known: {self.names()}"
+                                  + (f" ({self._elsewhere})" if self._elsewhere else ""))
         cls, fixed = self._by_name[name]
         hints = typing.get_type_hints(cls)
         fields = {f.name for f in dataclasses.fields(cls) if f.init} - set(fixed)
         kw = {}
         for key, value in (params or {}).items():
             if key not in fields:
-                raise ValueError(f"method {name!r} has no parameter {key!r}; its parameters: "
-                                 f"{sorted(fields) or 'none'}")
+                raise InvalidArgument(f"method {name!r} has no parameter {key!r}; its parameters: "
+                                      f"{sorted(fields) or 'none'}")
             kw[key] = _coerce(name, key, hints[key], value)
         try:
             return cls(**fixed, **kw)
         except TypeError as exc:  # a spec's type check: at this edge, a bad value
-            raise ValueError(f"method {name!r}: {exc}") from None
+            raise InvalidArgument(f"method {name!r}: {exc}") from None
 
     def parse(self, text: str) -> Method:
         """``"name"`` or ``"name:key=value,key=value"`` (lists in brackets: ``rates=[0.3,0.5]``)
@@ -146,7 +147,7 @@ class MethodCatalogue:
         """The inverse of :meth:`parse`: the name and the parameters that differ from the
         defaults (``"jachess:dims=1,reg_batch=2"``)."""
         if method.name not in self._by_name:
-            raise ValueError(f"method {method.name!r} is not in this catalogue")
+            raise InvalidArgument(f"method {method.name!r} is not in this catalogue")
         _, fixed = self._by_name[method.name]
         defaults = type(method)(**fixed)
         args = []
@@ -163,14 +164,14 @@ class MethodCatalogue:
 def split_spec(spec: str) -> tuple[str, dict[str, str]]:
     """``"name:key=value,key=value"`` -> ``(name, {key: value})``, the values still strings."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"method must be a non-empty name (got {spec!r})")
+        raise InvalidArgument(f"method must be a non-empty name (got {spec!r})")
     name, _, rest = spec.strip().partition(":")
     params: dict[str, str] = {}
     for part in _split_args(rest) if rest.strip() else []:
         key, eq, val = part.partition("=")
         if not eq or not key.strip():
-            raise ValueError(f"method spec {spec!r}: expected name:key=value,... (got {part!r})")
+            raise InvalidArgument(f"method spec {spec!r}: expected name:key=value,... (got {part!r})")
         if key.strip() in params:
-            raise ValueError(f"method spec {spec!r} sets {key.strip()!r} twice")
+            raise InvalidArgument(f"method spec {spec!r} sets {key.strip()!r} twice")
         params[key.strip()] = val.strip()
     return name.strip(), params

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Spec, check_fields
 
 
@@ -97,16 +98,16 @@ class Trainer:
     def __post_init__(self) -> None:
         unknown = set(self.gives) - set(CAPABILITIES)
         if unknown:
-            raise ValueError(f"trainer {self.name!r}: unknown capabilities {sorted(unknown)}")
+            raise InvalidArgument(f"trainer {self.name!r}: unknown capabilities {sorted(unknown)}")
 
     def check(self, method: Method) -> None:
         """``ValueError`` in one line when ``method`` needs what this trainer does not give."""
         if not isinstance(method, Method):
-            raise ValueError(f"method must be a Method of the shared interface (got {method!r})")
+            raise InvalidArgument(f"method must be a Method of the shared interface (got {method!r})")
         missing = sorted(method.needs() - self.gives)
         if missing:
-            raise ValueError(f"the {self.name} trainer cannot run method {method.name!r}: it "
-                             f"needs {'; '.join(CAPABILITIES[c] for c in missing)}")
+            raise InvalidArgument(f"the {self.name} trainer cannot run method {method.name!r}: it "
+                                  f"needs {'; '.join(CAPABILITIES[c] for c in missing)}")
 
 
 # ------------------------------------------------------------------ optimizer wrappers
@@ -124,7 +125,7 @@ class MethodOptimizer(torch.optim.Optimizer):
 
     def __init__(self, base: torch.optim.Optimizer, *, model_axes: int = 0) -> None:
         if not isinstance(base, torch.optim.Optimizer):
-            raise ValueError(f"base must be a torch.optim.Optimizer (got {type(base).__name__})")
+            raise InvalidArgument(f"base must be a torch.optim.Optimizer (got {type(base).__name__})")
         # torch's own constructor (its checks, hooks and bookkeeping) over the base's groups;
         # afterwards param_groups, state and defaults read the base's live objects, which a
         # load_state_dict of the base replaces
@@ -172,8 +173,8 @@ class MethodOptimizer(torch.optim.Optimizer):
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         if set(state_dict) != {"base", "wrapper"}:
-            raise ValueError(f"state_dict of {type(self).__name__} must hold 'base' and "
-                             f"'wrapper' (got keys {sorted(state_dict)})")
+            raise InvalidArgument(f"state_dict of {type(self).__name__} must hold 'base' and "
+                                  f"'wrapper' (got keys {sorted(state_dict)})")
         self.base.load_state_dict(state_dict["base"])
         self.load_wrapper_state(state_dict["wrapper"])
 
@@ -198,9 +199,9 @@ def make_optimizer(method: Method, base: torch.optim.Optimizer, *, seed: int,
     opt = method.optimizer(base, seed=seed, model_axes=model_axes)
     wants = isinstance(opt, MethodOptimizer) and opt.needs_closure
     if wants != method.needs_closure:
-        raise ValueError(f"method {method.name!r} declares needs_closure={method.needs_closure} "
-                         f"but its optimizer {type(opt).__name__} "
-                         f"{'needs' if wants else 'takes no'} closure")
+        raise InvalidArgument(f"method {method.name!r} declares needs_closure={method.needs_closure} "
+                              f"but its optimizer {type(opt).__name__} "
+                              f"{'needs' if wants else 'takes no'} closure")
     return opt
 
 
@@ -357,10 +358,10 @@ class Combined(Method):
 
     def __post_init__(self) -> None:
         if not self.parts or not all(isinstance(m, Method) for m in self.parts):
-            raise ValueError(f"parts must be a non-empty tuple of methods (got {self.parts!r})")
+            raise InvalidArgument(f"parts must be a non-empty tuple of methods (got {self.parts!r})")
         losses = [m.name for m in self.parts if "task-loss" in m.needs()]
         if len(losses) > 1:
-            raise ValueError(f"parts {losses} each replace the task loss; combine at most one")
+            raise InvalidArgument(f"parts {losses} each replace the task loss; combine at most one")
 
     @property
     def name(self) -> str:

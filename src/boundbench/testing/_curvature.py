@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from boundbench.errors import InvalidArgument
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 
 
@@ -67,7 +68,7 @@ def huber_losses(*, H: tuple[float, float] = (1e-2, 1e2), eps: tuple[float, floa
     logs = []
     for name, rng_ in (("H", H), ("eps", eps), ("sigma", sigma)):
         if not 0 < rng_[0] <= rng_[1]:
-            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+            raise InvalidArgument(f"{name} must be a range with 0 < low <= high (got {rng_})")
         logs.append(st.floats(np.log10(rng_[0]), np.log10(rng_[1])).map(lambda e: float(10.0**e)))
     return st.builds(HuberLoss, *logs, floats_in(theta, "theta"))
 
@@ -153,11 +154,11 @@ def mlps(*, depth: tuple[int, int] = (2, 4), width: tuple[int, int] = (1, 6),
     dp_s, w_s = ints_in(depth, "depth", 2), ints_in(width, "width", 1)
     acts = (activation,) if isinstance(activation, str) else tuple(activation)
     if not acts or any(a not in ACTIVATIONS for a in acts):
-        raise ValueError(f"activation must be one of {ACTIVATIONS} or a tuple of them "
-                         f"(got {activation!r})")
+        raise InvalidArgument(f"activation must be one of {ACTIVATIONS} or a tuple of them "
+                              f"(got {activation!r})")
     for name, rng_ in (("weight_norm", weight_norm), ("last_norm", last_norm)):
         if not 0 < rng_[0] <= rng_[1]:
-            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+            raise InvalidArgument(f"{name} must be a range with 0 < low <= high (got {rng_})")
     wn_s = st.floats(np.log10(weight_norm[0]), np.log10(weight_norm[1])).map(lambda e: 10.0**e)
     ln_s = st.floats(np.log10(last_norm[0]), np.log10(last_norm[1])).map(lambda e: 10.0**e)
 
@@ -243,7 +244,7 @@ def logit_batches(*, batch: tuple[int, int] = (1, 32), classes: tuple[int, int] 
     b_s, c_s = ints_in(batch, "batch", 1), ints_in(classes, "classes", 2)
     for name, r in (("scale", scale), ("sigma", sigma)):
         if not 0 < r[0] <= r[1]:
-            raise ValueError(f"{name} must be a range with 0 < low <= high (got {r})")
+            raise InvalidArgument(f"{name} must be a range with 0 < low <= high (got {r})")
     sc_s = st.floats(np.log10(scale[0]), np.log10(scale[1])).map(lambda e: float(10.0**e))
     sg_s = st.floats(np.log10(sigma[0]), np.log10(sigma[1])).map(lambda e: float(10.0**e))
 
@@ -333,9 +334,9 @@ def masked_gradients(*, dim: tuple[int, int] = (1, 64), p: tuple[float, float] =
     """
     d_s, b_s = ints_in(dim, "dim", 1), ints_in(batch_size, "batch_size", 1)
     if not 0 < p[0] <= p[1] <= 1:
-        raise ValueError(f"p must be a range with 0 < low <= high <= 1 (got {p})")
+        raise InvalidArgument(f"p must be a range with 0 < low <= high <= 1 (got {p})")
     if sigma_g[0] < 0:
-        raise ValueError(f"sigma_g must be a range with 0 <= low (got {sigma_g})")
+        raise InvalidArgument(f"sigma_g must be a range with 0 <= low (got {sigma_g})")
     sg_s = floats_in(sigma_g, "sigma_g")
     sc_s = st.floats(-2.0, 1.0).map(lambda e: float(10.0**e))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.draws import orthonormalize
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 
@@ -110,9 +111,9 @@ def quadratic_loo_problems(*, n: tuple[int, int] = (2, 12), d: tuple[int, int] =
     """
     n_s, d_s, k_s = ints_in(n, "n", 2), ints_in(d, "d", 1), floats_in(mu_over_beta, "mu_over_beta")
     if not 0 < mu_over_beta[0] <= mu_over_beta[1] < 1:
-        raise ValueError(f"mu_over_beta must be a range within (0, 1) (got {mu_over_beta})")
+        raise InvalidArgument(f"mu_over_beta must be a range within (0, 1) (got {mu_over_beta})")
     if not 0 < dist0[0] <= dist0[1]:
-        raise ValueError(f"dist0 must be a range with 0 < low <= high (got {dist0})")
+        raise InvalidArgument(f"dist0 must be a range with 0 < low <= high (got {dist0})")
     r_s = st.floats(np.log10(dist0[0]), np.log10(dist0[1])).map(lambda e: float(10.0**e))
 
     @st.composite
@@ -198,14 +199,14 @@ def exterior_pairs(*, d: tuple[int, int] = (1, 30), r: tuple[float, float] = (1e
     d_s = ints_in(d, "d", 1)
     for name, rng_ in (("r", r), ("angle", angle)):
         if not 0 < rng_[0] <= rng_[1]:
-            raise ValueError(f"{name} must be a range with 0 < low <= high (got {rng_})")
+            raise InvalidArgument(f"{name} must be a range with 0 < low <= high (got {rng_})")
     if angle[1] > np.pi:
-        raise ValueError(f"angle must be a range within (0, pi] (got {angle})")
+        raise InvalidArgument(f"angle must be a range within (0, pi] (got {angle})")
     r_s = st.floats(np.log10(r[0]), np.log10(r[1])).map(lambda e: float(10.0**e))
     a_s = st.floats(np.log(angle[0]), np.log(angle[1])).map(lambda e: float(min(np.exp(e), np.pi)))
     e_s = floats_in(excess, "excess")
     if excess[0] < 0:
-        raise ValueError(f"excess must be a range with 0 <= low (got {excess})")
+        raise InvalidArgument(f"excess must be a range with 0 <= low (got {excess})")
 
     @st.composite
     def draw(draw_) -> ExteriorPair:

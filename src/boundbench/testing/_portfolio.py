@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import InvalidArgument
+
 __all__ = ["APART", "TOP", "polish_round", "search_round"]
 
 
@@ -102,7 +104,7 @@ def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) 
 
     def sides(p: dict) -> Any:
         if left[0] <= 0:
-            raise ValueError("this round's calls are spent")
+            raise InvalidArgument("this round's calls are spent")
         left[0] -= 1
         out = test.fn(p)
         ratio, lhs, rhs = worst_element(*out)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.draws import power
 from boundbench.synthetic.data import make_separable
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
@@ -102,7 +103,7 @@ def separable_datasets(*, n: tuple[int, int] = (10, 200), d: tuple[int, int] = (
     n_s, d_s = ints_in(n, "n", 4), ints_in(d, "d", 1)
     m_s, b_s, bal_s = floats_in(margin, "margin"), floats_in(bound, "bound"), floats_in(balance, "balance")
     if margin[0] <= 0:
-        raise ValueError(f"margin must be > 0 (got range {margin})")
+        raise InvalidArgument(f"margin must be > 0 (got range {margin})")
 
     @st.composite
     def draw(draw_) -> SeparableDataset:
@@ -171,7 +172,7 @@ def soft_margin_problems(*, lam: tuple[float, float] = (1e-3, 10.0), **data_rang
     """
     lo, hi = lam
     if not 0 < lo <= hi:
-        raise ValueError(f"lam must be a range with 0 < low <= high (got {lam})")
+        raise InvalidArgument(f"lam must be a range with 0 < low <= high (got {lam})")
     lam_s = st.floats(np.log10(lo), np.log10(hi)).map(lambda e: float(10.0**e))
     return st.builds(SoftMarginProblem, separable_datasets(**data_ranges), lam_s)
 
@@ -280,9 +281,9 @@ def smooth_losses(*, kind: str | tuple[str, ...] = "quadratic", n: tuple[int, in
     """
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     if not kinds or any(k not in SMOOTH_KINDS for k in kinds):
-        raise ValueError(f"kind must be one of {SMOOTH_KINDS} or a tuple of them (got {kind!r})")
+        raise InvalidArgument(f"kind must be one of {SMOOTH_KINDS} or a tuple of them (got {kind!r})")
     if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-        raise ValueError(f"points must be an integer >= 1 (got {points!r})")
+        raise InvalidArgument(f"points must be an integer >= 1 (got {points!r})")
     n_s, d_s, r_s = ints_in(n, "n", 1), ints_in(d, "d", 1), floats_in(radius, "radius")
 
     @st.composite

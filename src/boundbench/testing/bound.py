@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings, target
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from boundbench.errors import InvalidArgument
 from boundbench.framework.search import element_ratios
 
 
@@ -82,14 +83,14 @@ def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
         a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64),
                                    np.asarray(rhs, dtype=np.float64))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"a bound must return two numbers or arrays (lhs, rhs) of one shape "
-                         f"(got {type(lhs).__name__} and {type(rhs).__name__}: {exc})") from None
+        raise InvalidArgument(f"a bound must return two numbers or arrays (lhs, rhs) of one shape "
+                              f"(got {type(lhs).__name__} and {type(rhs).__name__}: {exc})") from None
     a, b = a.ravel(), b.ravel()
     if a.size == 0:
-        raise ValueError("a bound must return non-empty lhs and rhs")
+        raise InvalidArgument("a bound must return non-empty lhs and rhs")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         bad = "lhs" if not np.all(np.isfinite(a)) else "rhs"
-        raise ValueError(f"{bad} must be finite (got NaN or inf)")
+        raise InvalidArgument(f"{bad} must be finite (got NaN or inf)")
     r = element_ratios(a, b)
     i = int(np.argmax(r))
     return float(r[i]), float(a[i]), float(b[i])
@@ -119,13 +120,13 @@ def _checked(strategy: st.SearchStrategy | None, space: dict | None, *, rtol: fl
         if strategy is None:
             strategy = _box_strategy(space)
     if not isinstance(strategy, st.SearchStrategy):
-        raise ValueError(f"strategy must be a hypothesis strategy, or space a box (got "
-                         f"{type(strategy).__name__})")
+        raise InvalidArgument(f"strategy must be a hypothesis strategy, or space a box (got "
+                              f"{type(strategy).__name__})")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not (isinstance(value, int | float) and value >= 0):
-            raise ValueError(f"{name} must be a number >= 0 (got {value!r})")
+            raise InvalidArgument(f"{name} must be a number >= 0 (got {value!r})")
     if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
-        raise ValueError(f"max_examples must be an integer >= 1 (got {max_examples!r})")
+        raise InvalidArgument(f"max_examples must be an integer >= 1 (got {max_examples!r})")
     return strategy, space
 
 
@@ -333,8 +334,8 @@ def _score(fn: Callable, instance: Any, rec: Tightness,
         raise
     try:
         if not (isinstance(out, tuple | list) and len(out) == 2):
-            raise ValueError(f"a bound must return (lhs, rhs), a pair (got "
-                             f"{type(out).__name__})")
+            raise InvalidArgument(f"a bound must return (lhs, rhs), a pair (got "
+                                  f"{type(out).__name__})")
         return worst_element(*out)
     except ValueError as exc:
         if not rec.raised:

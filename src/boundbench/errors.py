@@ -1,0 +1,67 @@
+"""boundbench's exceptions and exit statuses, in one place (after Hypothesis's ``errors.py`` and
+scikit-learn's ``exceptions``).
+
+Every exception boundbench raises on purpose is a :class:`BoundbenchError`. The two a user
+meets are also ``ValueError`` s, so code written against a plain ``ValueError`` keeps working:
+
+* :class:`InvalidArgument`: a parameter outside its declared range (the message names the
+  parameter and the violated condition; ``tests/test_fuzz_api.py`` holds every public function
+  to it), a malformed file of the user's, an unknown name;
+* :class:`ClaimError`: a paper's or claim's definition is wrong (a plugin's registration, a
+  check that returns something other than an outcome): its author's mistake.
+
+:class:`ExitCode` is the one contract between the command line and a shell: every
+``boundbench`` command returns one of its members (``boundbench.cli.COMMAND_EXITS`` says which
+each command can return; ``tests/test_exit_codes.py`` drives every command to each).
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["BoundbenchError", "ClaimError", "ExitCode", "InvalidArgument"]
+
+
+class BoundbenchError(Exception):
+    """The base of every exception boundbench raises on purpose."""
+
+
+class InvalidArgument(BoundbenchError, ValueError):
+    """A parameter, option or input file outside what it accepts: the message names it and
+    the condition it violates (exit :attr:`ExitCode.USAGE` on the command line).
+
+    Examples
+    --------
+    >>> from boundbench.errors import InvalidArgument
+    >>> issubclass(InvalidArgument, ValueError)
+    True
+    """
+
+
+class ClaimError(BoundbenchError, ValueError):
+    """A paper's or claim's definition is invalid: its registration (an unknown paper, a
+    clashing key or id, a field out of range) or its check's return value (exit
+    :attr:`ExitCode.USAGE`: the plugin's author fixes it)."""
+
+
+class ExitCode(enum.IntEnum):
+    """What a ``boundbench`` command tells the shell, as pytest's statuses do: a researcher's
+    CI job fails on a finding, and a finding, a usage error and our bug are told apart.
+
+    * ``OK`` (0): done; nothing went against its paper (``check``), no ratio above 1
+      (``falsify``);
+    * ``FINDING`` (1): a bound violated or a trend contradicted (``check``: a claim whose
+      verdict, or a decided reading of it, goes against its paper; ``falsify``: a ratio above 1);
+    * ``USAGE`` (2): a usage error, one line naming the parameter or file
+      (:class:`InvalidArgument`, a malformed input, a folder the file system refuses);
+    * ``CHECK_RAISED`` (3): a check raised, or boundbench failed in another way: our bug,
+      please report it (``falsify FILE:FUNC``: your bound raised on every instance, or returned
+      no finite ``(lhs, rhs)``);
+    * ``INTERRUPTED`` (130): stopped by Ctrl-C; finished work is kept and a rerun resumes.
+    """
+
+    OK = 0
+    FINDING = 1
+    USAGE = 2
+    CHECK_RAISED = 3
+    INTERRUPTED = 130
