@@ -17,7 +17,7 @@ from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
 from boundbench.framework.calibrated import calibrated_paired_mean
 from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
+from boundbench.framework.registry import Outcome, claim, registers_claims
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Verdict, plural, with_margin
@@ -394,6 +394,7 @@ def both_verdict(v1: Verdict, v2: Verdict, what: str) -> Verdict:
     return Verdict(status, f"{what}: {v1.reason}; {v2.reason}", ev)
 
 
+@registers_claims
 def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], method: str,
                  columns: tuple[str, ...], labels: tuple[str, ...], expected: str,
                  what: str | None = None, baseline: str = "finetune",
@@ -407,7 +408,7 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     column (:mod:`boundbench.plm.bands`), every verdict decided against its own; the figure is
     the first column per method.
     ``declared``: the claim's metadata, as :func:`~boundbench.framework.registry.claim` takes
-    it."""
+    it; its setting is fine-tuning, its origin the caller's line."""
     if len(columns) not in (1, 2) or len(labels) != len(columns):
         raise InvalidArgument(f"{claim_id}: one or two columns, each with its label (got {columns}, "
                               f"{labels})")
@@ -436,4 +437,4 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     check.__name__ = check.__qualname__ = "_" + claim_id.replace(".", "_").replace("-", "_")
     # the claim belongs to the module that declares it: the report orders claims by module
     check.__module__ = sys._getframe(1).f_globals.get("__name__", check.__module__)
-    claim(claim_id, **declared)(needs_plm(check))
+    claim(claim_id, setting="fine-tuning", **declared)(needs_plm(check))

@@ -184,7 +184,8 @@ def _outcome(ctx: CheckContext, df: pd.DataFrame, config: dict, *, x: str, y: st
     return Outcome(verdict, df, fig, config)
 
 
-@claim("fu.features.n", paper="fu", where="§4.3.2, Figure 6, on real features", kind="trend",
+@claim("fu.features.n", setting="features",
+       paper="fu", where="§4.3.2, Figure 6, on real features", kind="trend",
        statement="A linear head on frozen pre-trained features becomes more stable as the number "
        "of training samples n grows.",
        equation="E_i ||w(S^i)/||w(S^i)|| - w(S)/||w(S)|| || decreases in n (ridge-logistic head)",
@@ -209,7 +210,7 @@ def _features_n(ctx: CheckContext) -> Outcome:
         **gaps, n_gap_measured=counted, head="squared-hinge SVM, lam = 1e-6"))
 
 
-@claim("fu.features.heads", paper="fu", where="§4.3.1, Figure 5, on real features",
+@claim("fu.features.heads", setting="features", paper="fu", where="§4.3.1, Figure 5, on real features",
        kind="trend",
        statement="With the multi-head loss on frozen pre-trained features, more heads give a "
        "more stable head after the same number of GD steps.",
@@ -244,7 +245,8 @@ def _features_heads(ctx: CheckContext) -> Outcome:
                     readings={name: (tables[name][0], per[name]) for name in FIG5_READINGS})
 
 
-@claim("fu.features.distance", paper="fu", where="Theorem 2.2 and Figure 8, on real features",
+@claim("fu.features.distance", setting="features",
+       paper="fu", where="Theorem 2.2 and Figure 8, on real features",
        kind="trend",
        statement="A head that starts closer to the solution is more stable: on frozen pre-trained "
        "features, the leave-one-out distance of GD grows with ||w0 - w*||.",
@@ -304,7 +306,8 @@ def _split_pools(ctx: CheckContext) -> tuple[dict, dict]:
                    "test_features": asdict(test), "test_features_key": test.key()}
 
 
-@claim("fu.features.head-tuning", paper="fu", where="§4.2.6, Table 3 (head tuning), on real "
+@claim("fu.features.head-tuning", setting="features",
+       paper="fu", where="§4.2.6, Table 3 (head tuning), on real "
        "features", kind="trend",
        statement="In head tuning (frozen encoder, only the linear head trained), the multi-head "
        "loss makes the head more stable across seeds: a smaller standard deviation of the test "

@@ -140,7 +140,8 @@ _STRATEGIES = ("jachess-unlab", "jachess-unlab:layer_weights=uniform",
                "jachess-unlab:layer_weights=logits", "jachess-unlab:layer_weights=inverse")
 
 
-@claim("jachess.plm.layer-weights", paper="jachess", where="§7.1, Table 5", kind="trend",
+@claim("jachess.plm.layer-weights", setting="fine-tuning",
+       paper="jachess", where="§7.1, Table 5", kind="trend",
        statement="Weighting the layers by softmax(-j) of the base model's Jacobian norms beats "
        "uniform weights, which beat regularizing the logits only, which beats inverse weights.",
        equation="acc: Soft > Uni > Logits > Inv (Spearman of accuracy with the predicted rank)",
@@ -189,7 +190,7 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
     return bar_outcome(ctx, df, "test_accuracy", "test accuracy", grid, v)
 
 
-@claim("ad.plm.hessian", functions=(cor1_rhs,),
+@claim("ad.plm.hessian", setting="fine-tuning", functions=(cor1_rhs,),
        paper="ad", where="§4.1, Figure 1a (on a real encoder)", kind="trend",
        statement="Activation decay flattens the classification head: the top eigenvalue of the "
        "head's loss Hessian at the fine-tuned features falls as sigma grows.",

@@ -62,7 +62,7 @@ _TRIO = ("finetune", "mhloss", "mmr", "surt")
 HEAD_SEEDS_MAX = 200  # head-tuning runs drawn for a budgeted audit (a prefix is used)
 
 
-@claim("fu.plm.mhloss-std", paper="fu", where="§4.2.1, Table 2 (MHLoss)", kind="trend",
+@claim("fu.plm.mhloss-std", setting="fine-tuning", paper="fu", where="§4.2.1, Table 2 (MHLoss)", kind="trend",
        statement="Fine-tuning with the multi-head loss is more stable across seeds than plain "
        "fine-tuning: a smaller standard deviation of the test accuracy.",
        equation="std_seeds acc(MHLoss, H = 50) < std_seeds acc(FineTune)",
@@ -176,7 +176,7 @@ paired_claim(
     "decoder tied to the word embeddings.")
 
 
-@claim("fu.plm.sample-ratio-std", paper="fu", where="§4.2.5, Figure 4", kind="trend",
+@claim("fu.plm.sample-ratio-std", setting="fine-tuning", paper="fu", where="§4.2.5, Figure 4", kind="trend",
        statement="Fine-tuning becomes more stable (smaller std across seeds) as the fraction of "
        "training samples used grows.",
        equation="std_seeds acc decreases in the training-sample ratio",
@@ -232,7 +232,8 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
     return Outcome(v, df, fig, grid.config())
 
 
-@claim("fu.plm.head-vs-full", paper="fu", where="§2.3 and §4.2.6, Tables 2-3", kind="trend",
+@claim("fu.plm.head-vs-full", setting="fine-tuning",
+       paper="fu", where="§2.3 and §4.2.6, Tables 2-3", kind="trend",
        statement="Head tuning (the encoder frozen, only the linear head trained) is more stable "
        "across seeds than full fine-tuning: a smaller standard deviation of the test accuracy.",
        equation="std_seeds acc(head tuning) < std_seeds acc(full fine-tuning)",

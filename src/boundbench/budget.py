@@ -183,7 +183,8 @@ def budgeted_and_fixed(report: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     seq = [r for r in report["claims"]
            if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
     judged = {r["id"] for r in seq}
-    fixed = [r for r in report["claims"] if ".plm." in r["id"] and r["id"] not in judged]
+    fixed = [r for r in report["claims"]
+             if registry.setting_of(r) == "fine-tuning" and r["id"] not in judged]
     return seq, fixed
 
 

@@ -29,9 +29,10 @@ def claims(args: argparse.Namespace) -> ExitCode:
         print(json.dumps([c.describe() for c in reg.values()], indent=2))
         return ExitCode.OK
     width = max(len(i) for i in reg)
-    for c in reg.values():  # a plugin's claims name their package
+    at = max(len(c.origin) for c in reg.values())
+    for c in reg.values():  # where it is registered (file:line); a plugin's names its package
         pkg = f"  [{c.package}]" if c.package != "boundbench" else ""
-        print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.where}{pkg}")
+        print(f"{c.id:<{width}}  {c.kind:<8}  {c.paper:<7} {c.origin:<{at}}  {c.where}{pkg}")
     return ExitCode.OK
 
 

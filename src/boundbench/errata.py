@@ -33,7 +33,7 @@ from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import against_paper, readings_text
 from boundbench.framework.report_schema import read_report
-from boundbench.framework.verdicts import FINDINGS, NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
+from boundbench.framework.verdicts import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.larger import larger_line, latest_verdicts
 
 # columns that size an instance, smallest first is the smallest reproducing instance
@@ -156,8 +156,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
     papers = [paper] if paper else list(titles)
     lines += ["## Contents", ""]
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
-                 and against_paper(r)]
+        found = [r for r in report["claims"] if r["paper"] == p and against_paper(r)]
         lines.append(f"- [{titles[p]}](#{_anchor(p)}): {len(found)} finding(s)")
         for title, statuses, _ in SECTIONS:
             for r in (r for r in found if r["verdict"] in statuses):
@@ -165,8 +164,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
                              f"(`{r['id']}`, {title.lower()})")
     lines.append("")
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and r["verdict"] in FINDINGS
-                 and against_paper(r)]
+        found = [r for r in report["claims"] if r["paper"] == p and against_paper(r)]
         tested = sum(r["paper"] == p for r in report["claims"])
         lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {titles[p]}", "",
                   f"{plural(len(found), 'finding')} among the {plural(tested, 'claim')} tested." if found else

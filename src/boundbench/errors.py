@@ -23,25 +23,67 @@ __all__ = ["BoundbenchError", "ClaimError", "ExitCode", "InvalidArgument"]
 
 
 class BoundbenchError(Exception):
-    """The base of every exception boundbench raises on purpose."""
+    """The base of every exception boundbench raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong, in one line (the command line prints it as it is).
+
+    Examples
+    --------
+    >>> from boundbench.errors import BoundbenchError, InvalidArgument
+    >>> try:
+    ...     raise InvalidArgument("n must be >= 2 (got 1)")
+    ... except BoundbenchError as exc:
+    ...     print(exc)
+    n must be >= 2 (got 1)
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
 
 
 class InvalidArgument(BoundbenchError, ValueError):
     """A parameter, option or input file outside what it accepts: the message names it and
     the condition it violates (exit :attr:`ExitCode.USAGE` on the command line).
 
+    Parameters
+    ----------
+    message : str
+        The parameter, the condition it violates and the value given.
+
     Examples
     --------
-    >>> from boundbench.errors import InvalidArgument
-    >>> issubclass(InvalidArgument, ValueError)
-    True
+    >>> import boundbench as bb
+    >>> try:
+    ...     bb.CheckContext(seed=-1)
+    ... except bb.InvalidArgument as exc:
+    ...     print(isinstance(exc, ValueError), "seed" in str(exc))
+    True True
     """
 
 
 class ClaimError(BoundbenchError, ValueError):
     """A paper's or claim's definition is invalid: its registration (an unknown paper, a
     clashing key or id, a field out of range) or its check's return value (exit
-    :attr:`ExitCode.USAGE`: the plugin's author fixes it)."""
+    :attr:`ExitCode.USAGE`: the plugin's author fixes it).
+
+    Parameters
+    ----------
+    message : str
+        The claim or paper and what is wrong with its definition.
+
+    Examples
+    --------
+    >>> import boundbench as bb
+    >>> try:
+    ...     bb.claim("mynotes.x", paper="mynotes", where="eq. 1", kind="lemma",
+    ...              statement="s", equation="e")
+    ... except bb.ClaimError as exc:
+    ...     print(exc)
+    kind must be one of ('bound', 'equality', 'trend') (got 'lemma')
+    """
 
 
 class ExitCode(enum.IntEnum):
@@ -58,6 +100,20 @@ class ExitCode(enum.IntEnum):
       please report it (``falsify FILE:FUNC``: your bound raised on every instance, or returned
       no finite ``(lhs, rhs)``);
     * ``INTERRUPTED`` (130): stopped by Ctrl-C; finished work is kept and a rerun resumes.
+
+    Parameters
+    ----------
+    value : int
+        The status, as a shell sees it.
+
+    Examples
+    --------
+    >>> from boundbench.errors import ExitCode
+    >>> ExitCode(1).name, int(ExitCode.CHECK_RAISED)
+    ('FINDING', 3)
+    >>> from boundbench import cli
+    >>> [c.name for c in cli.COMMAND_EXITS["check"]]
+    ['OK', 'FINDING', 'USAGE', 'CHECK_RAISED', 'INTERRUPTED']
     """
 
     OK = 0

@@ -22,7 +22,7 @@ from boundbench.errata import rerun_command
 from boundbench.framework import registry
 from boundbench.framework.escape import safe_url
 from boundbench.framework.files import within
-from boundbench.framework.readings import readings_text
+from boundbench.framework.readings import against_paper, readings_text
 from boundbench.framework.verdicts import TERMS
 from boundbench.larger import Latest, larger_line, latest_verdicts
 from boundbench.rendering import (
@@ -32,7 +32,6 @@ from boundbench.rendering import (
     certified,
     evidence_items,
     findings,
-    is_finding,
     is_fragile,
     machine_line,
     self_tests,
@@ -110,7 +109,7 @@ def _claim(r: dict[str, Any], latest: Latest | None = None,
             "replay": safe_url(((r.get("evidence") or {}).get("replay") or {}).get("path"))
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
             "certified": certified(r),
-            "against": is_finding(r),
+            "against": against_paper(r),
             "correction": r.get("correction") or "", "error": r.get("error") or "",
             "larger": larger_line(r["id"], r["verdict"], latest or {})}
 

@@ -14,7 +14,7 @@ from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.escape import markdown_safe
 from boundbench.framework.meta import machine_line, provenance_text  # noqa: F401 (re-exported)
 from boundbench.framework.readings import against_paper, readings_text
-from boundbench.framework.verdicts import FINDINGS, FRAGILE, TERMS, fmt_ratio, plural
+from boundbench.framework.verdicts import FRAGILE, TERMS, fmt_ratio, plural
 from boundbench.larger import beside_larger  # noqa: F401 (the findings block's, re-exported)
 
 VERDICT_HELP = {
@@ -119,18 +119,13 @@ def anchor(claim_id: str) -> str:
     return claim_id.lower().replace(".", "")
 
 
-def is_finding(r: dict[str, Any]) -> bool:
-    """Does the claim's verdict go against its paper (a finding, :data:`FINDINGS`)?"""
-    return r["verdict"] in FINDINGS and against_paper(r)
-
-
 def findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The claims whose verdict goes against the paper (``FINDINGS``), most severe first:
     errors under every reading, then ill-posed statements, then those that depend on the
     reading; within each, in the registry's order."""
     rank = {"violated": 0, "contradicted": 0, "no-effect": 0, "ill-posed": 1,
             "depends-on-reading": 2}
-    return sorted((r for r in results if is_finding(r)),
+    return sorted((r for r in results if against_paper(r)),
                   key=lambda r: rank[r["verdict"]])
 
 

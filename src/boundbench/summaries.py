@@ -46,7 +46,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     lines += [f"- `{r['id']}` ({r['where']}): {r['statement']}" for r in rs]
     searched = [r["id"] for r in rs if "worst_found_by_search" in (r.get("evidence") or {})]
     read = [f"`{r['id']}` ({', '.join(_readings(r))})" for r in rs if len(_readings(r)) > 1]
-    tuned = [r["id"] for r in rs if ".plm." in r["id"]]
+    tuned = [r["id"] for r in rs if registry.setting_of(r) == "fine-tuning"]
     lines += ["", f"## {SECTIONS[1]}", "",
               "- A bound is a left side measured on many instances against the paper's right "
               "side, within a stated tolerance; a trend is a rank correlation or a paired "

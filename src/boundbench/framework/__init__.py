@@ -7,7 +7,7 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
     "bands", "calibrated", "calibration", "characterize", "context", "draws", "escape",
-    "execution", "files", "intervals", "limits", "meta", "outputs", "papers", "plotting", "proofs",
-    "readings", "registry", "replay", "replays", "report_schema", "reports", "search",
-    "sequential", "stopping", "time_limit", "trends", "validate", "values", "verdicts",
+    "execution", "files", "intervals", "limits", "meta", "outcome", "outputs", "papers",
+    "plotting", "proofs", "readings", "registry", "replay", "replays", "report_schema", "reports",
+    "search", "sequential", "stopping", "time_limit", "trends", "validate", "values", "verdicts",
 ]

@@ -110,7 +110,7 @@ class CheckContext:
     >>> bb.CheckContext(seed=-1)
     Traceback (most recent call last):
     ...
-    ValueError: seed must be an integer in [0, ...] (got -1)
+    boundbench.errors.InvalidArgument: seed must be an integer in [0, ...] (got -1)
     """
 
     seed: int = 0

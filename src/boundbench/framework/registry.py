@@ -31,6 +31,7 @@ from boundbench.framework import papers as _papers
 from boundbench.framework.characterize import apply_characterization, not_probed
 from boundbench.framework.context import CheckContext, salt
 from boundbench.framework.execution import one_torch_thread
+from boundbench.framework.outcome import Block, Erratum, Outcome
 from boundbench.framework.outputs import save as _save
 from boundbench.framework.outputs import say_what_was_decided as _say_what_was_decided
 from boundbench.framework.papers import (  # noqa: F401 (the registry's names, as before)
@@ -45,6 +46,36 @@ from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_li
 from boundbench.framework.verdicts import STATUSES, Verdict
 
 KINDS = ("bound", "equality", "trend")
+#: Where a claim is measured: on synthetic instances (the theorems' own settings: random
+#: instances, separable data, GD heads, MLPs), on a pretrained encoder's frozen features, or by
+#: fine-tuning a pretrained transformer (seeds, a GPU's work; the budgeted audit extends these)
+SETTINGS = ("synthetic", "features", "fine-tuning")
+
+_HELPERS: set[Any] = set()  # code objects of functions that register claims for their caller
+
+
+def registers_claims(fn: Callable) -> Callable:
+    """Mark ``fn`` as a helper that registers claims on its caller's behalf (as
+    ``boundbench.plm.reports.paired_claim``): a claim's origin is then its caller's line."""
+    _HELPERS.add(fn.__code__)
+    return fn
+
+
+def _origin(depth: int) -> str:
+    """``package/module.py:line`` of the statement that registers a claim: the first frame
+    outside :func:`claim` and the helpers (a path from the package's name, the same on every
+    machine)."""
+    import sys
+
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code in _HELPERS:
+        frame = frame.f_back
+    if frame is None:  # pragma: no cover - a registration with no caller
+        return ""
+    module = str(frame.f_globals.get("__name__", "?"))
+    path = module.replace(".", "/") + ("/__init__.py" if frame.f_globals.get("__path__")
+                                       else ".py")
+    return f"{path}:{frame.f_lineno}"
 
 
 @contextmanager
@@ -71,73 +102,6 @@ def loading(package: str) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class Block:
-    """One piece of a claim's experiment that can run anywhere: the cache entry
-    ``name``/``config`` it fills and ``run``, a picklable callable that computes its table. A
-    claim that declares its blocks (``@claim(blocks=...)``) reads them with
-    :meth:`CheckContext.cached`, so blocks a Dask cluster computed first
-    (:func:`boundbench.audit.run_claims`) are read, not recomputed."""
-
-    name: str
-    config: dict[str, Any]
-    run: Callable[[], Any] = field(repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a check returns: its verdict, the tidy table its figure was drawn from, the figure
-    (matplotlib) and the experiment's config; the registry saves them as ``<claim id>.*``.
-
-    Parameters
-    ----------
-    verdict : Verdict
-        The claim's verdict with its reason and evidence.
-    table : pandas.DataFrame, optional
-        The tidy table the figure was drawn from (saved as ``<claim id>.csv``).
-    figure : matplotlib.figure.Figure, optional
-        Titled ``"<claim id>: <verdict>"`` (saved in the context's formats).
-    config : optional
-        The experiment's config, recorded with the seed, scale and versions.
-
-    Examples
-    --------
-    >>> import boundbench as bb
-    >>> bb.Outcome(bb.Verdict("holds", "1 <= 2")).verdict.status
-    'holds'
-    """
-
-    verdict: Verdict
-    table: Any = None  # pandas DataFrame
-    figure: Any = None  # matplotlib Figure
-    config: Any = None
-
-
-@dataclass(frozen=True)
-class Erratum:
-    """What exactly fails when a claim goes against its paper, for the errata sheet.
-
-    ``fails``: which part of the paper fails: ``"statement"`` (as displayed), ``"proof step"``
-    (a step of its proof, the statement itself being true or unfalsifiable) or ``"use"`` (a use
-    of it elsewhere). ``part``: that part in words, with its equation. ``constants``: how the
-    statement's existential constants ("for some constants C, lam") are read, since read
-    existentially it could not fail. ``downstream``: what follows for the results built on it.
-    """
-
-    fails: str
-    part: str
-    constants: str = ""
-    downstream: str = ""
-
-    PARTS = ("statement", "proof step", "use")
-
-    def __post_init__(self) -> None:
-        if self.fails not in self.PARTS:
-            raise ClaimError(f"fails must be one of {self.PARTS} (got {self.fails!r})")
-        if not self.part:
-            raise ClaimError("part must name what fails")
-
-
-@dataclass(frozen=True)
 class Claim:
     id: str
     paper: str
@@ -160,6 +124,8 @@ class Claim:
     # checks, reported as "self-test passed / failed", never as a finding against its paper
     self_test: str | None = None
     time_limit: float | None = None  # seconds at every scale, else time_limit.DEFAULTS
+    setting: str = "synthetic"  # one of SETTINGS: an attribute, never read from the id
+    origin: str = ""  # "package/module.py:line" of its registration (`boundbench claims`)
 
     @property
     def function_names(self) -> list[str]:
@@ -177,6 +143,8 @@ class Claim:
             **({"self_test": self.self_test} if self.self_test else {}),
             "where": self.where,
             "kind": self.kind,
+            "setting": self.setting,
+            "origin": self.origin,
             "statement": self.statement,
             "equation": self.equation,
             "notes": self.notes,
@@ -207,6 +175,7 @@ def claim(
     blocks: Callable[[CheckContext], list[Block]] | None = None,
     self_test: str | None = None,
     time_limit: float | None = None,
+    setting: str = "synthetic",
 ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
     """Register the decorated function as the check of claim ``id`` (each argument below).
 
@@ -240,6 +209,9 @@ def claim(
         Seconds the check may take at every scale; by default
         :data:`~boundbench.framework.time_limit.DEFAULTS` by scale. Past it the claim is
         ``inconclusive``, with the reason.
+    setting : {"synthetic", "features", "fine-tuning"}, default "synthetic"
+        Where it is measured (:data:`SETTINGS`): the report groups claims by it, and the
+        budgeted audit extends the fine-tuning ones.
 
     Returns
     -------
@@ -268,6 +240,9 @@ def claim(
     """
     if kind not in KINDS:
         raise ClaimError(f"kind must be one of {KINDS} (got {kind!r})")
+    if setting not in SETTINGS:
+        raise ClaimError(f"setting must be one of {SETTINGS} (got {setting!r} for claim {id!r})")
+    origin = _origin(1)
     from boundbench.framework.escape import safe_name
 
     # both name files (``<id>.png``, ``summary-<paper>.md``): plain names only (issue 65)
@@ -289,7 +264,7 @@ def claim(
                              f"package {_REGISTRY[id].package!r} registered")
         _REGISTRY[id] = Claim(id, paper, where, statement, equation, kind, fn, notes,
                               correction, search, tuple(functions), erratum, blocks, package,
-                              self_test, time_limit)
+                              self_test, time_limit, setting, origin)
         return fn
 
     return register
@@ -317,6 +292,16 @@ def registry() -> dict[str, Claim]:
     order = {cid: i for i, cid in enumerate(_REGISTRY)}
     ranked = sorted(_REGISTRY.values(), key=lambda c: (module_rank(c), order[c.id]))
     return {c.id: c for c in ranked}
+
+
+def setting_of(entry: dict[str, Any]) -> str:
+    """A report entry's setting (:data:`SETTINGS`): its own ``setting``, or, in a report
+    written before claims had one, its registered claim's (``synthetic`` for a claim no
+    longer installed)."""
+    if entry.get("setting") in SETTINGS:
+        return str(entry["setting"])
+    c = _REGISTRY.get(str(entry.get("id")))
+    return c.setting if c is not None else "synthetic"
 
 
 def get(claim_id: str) -> Claim:

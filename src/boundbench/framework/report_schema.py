@@ -15,12 +15,14 @@ from boundbench.framework.escape import safe_name, safe_relpath
 
 TEXT = ("where", "statement", "verdict", "reason")
 OPTIONAL_TEXT = ("paper_title", "equation", "notes", "correction", "kind", "package",
-                 "package_version", "figure_title", "error", "certified", "self_test")
+                 "package_version", "figure_title", "error", "certified", "self_test",
+                 "setting", "origin")
 OPTIONAL_DICT = ("run", "provenance", "erratum")
 
 
-class ReportError(ValueError):
-    """A report that is not one this version reads: the message names the file and where."""
+class ReportError(InvalidArgument):
+    """A report that is not one this version reads: the message names the file and where (an
+    :class:`~boundbench.errors.InvalidArgument`: the user's file)."""
 
 
 def _fail(source: str, where: str, what: str) -> ReportError:

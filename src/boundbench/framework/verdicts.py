@@ -30,8 +30,10 @@ shows ``no-effect`` (a change inside the no-effect band); ``depends-on-reading``
 readings of a choice the paper leaves open disagree; ``inconclusive``; ``not-testable``."""
 
 FINDINGS = ("violated", "contradicted", "no-effect", "ill-posed", "depends-on-reading")
-"""The verdicts that go against a paper's claim (as stated, or as read), listed on the errata
-sheet."""
+"""The verdicts that can go against a paper's claim (as stated, or as read). Whether a claim's
+result does is one predicate, :func:`boundbench.framework.readings.against_paper` (a
+``depends-on-reading`` verdict only when a decided reading goes against the paper; never a
+self-test): the errata sheet, the report, the records and ``check``'s exit status all ask it."""
 
 
 class Evidence(dict):
