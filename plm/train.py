@@ -138,8 +138,9 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     model.to(device)
     start_state = {k: v.detach().clone() for k, v in model.encoder.state_dict().items()}
     with method.applied(model):
-        losses, pens, secs, report = _train(model, tok, method, cfg, device, acc, texts, labels,
-                                            progress=progress, unlabeled=unlabeled)
+        losses, pens, secs, report = _train(model, tok, method, cfg, device=device, acc=acc,
+                                            texts=texts, labels=labels, progress=progress,
+                                            unlabeled=unlabeled)
     dist = parameter_distance(model.encoder.state_dict(), start_state)
     total = len(losses)
     metrics = {"train_steps": total, "encoder_distance_from_start": dist}
@@ -211,7 +212,7 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     return out
 
 
-def _train(model, tok, method: Method, cfg: FinetuneConfig, device, acc, texts, labels, *,
+def _train(model, tok, method: Method, cfg: FinetuneConfig, *, device, acc, texts, labels,
            progress: bool, unlabeled: list[str] | None):
     """The training loop of :func:`finetune`: ``(losses, penalties, seconds, report)``."""
     core = model

@@ -1,7 +1,7 @@
 """UEGR (Sun et al.) on a transformer: the forward stage is a penalty (single-step L2
 adversarial embedding perturbation, ``m`` dropout passes with pass-specific rates,
 cross-entropy on each and the JS divergence over pairs, eqs. 2-6), the backward stage the masked
-update of :class:`boundbench.synthetic.optimizers.SelectiveUpdate` (eqs. 7-9).
+update of :class:`boundbench.methods.optimizers.SelectiveUpdate` (eqs. 7-9).
 
 Readings of what the paper leaves open (recorded with every result): the perturbation norm is
 per example over tokens x embedding and the perturbation is detached; "adaptive dropout" is
@@ -21,7 +21,7 @@ import torch
 from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Bool, Choice, Float, Seq
 from boundbench.methods import Forward, Method
-from boundbench.synthetic.optimizers import SelectiveUpdate
+from boundbench.methods.optimizers import SelectiveUpdate
 
 
 def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch
 from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Float, Int, Seed, checked
 from boundbench.methods import Forward, Method, Trainer, make_optimizer
-from boundbench.synthetic.penalties import ActivationDecay
+from boundbench.methods.penalties import ActivationDecay
 from boundbench.theory.activation_decay import last_layer_hessian
 from boundbench.theory.operators import HessianOperator
 from boundbench.theory.trace import trace_hutchinson

@@ -146,7 +146,7 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
     """Full-batch GD on ``mean_i loss(y_i w^T [x_i, -1])`` for every dataset, replica and head.
 
     ``method``: a method of the shared interface instead of ``heads``: plain GD (one head) or
-    :class:`~boundbench.synthetic.penalties.MHLoss` (eq. 10, its ``heads``); this trainer refuses
+    :class:`~boundbench.methods.penalties.MHLoss` (eq. 10, its ``heads``); this trainer refuses
     any other (:data:`HEADS_TRAINER`).
 
     ``X (k, n, d)``, ``y (k, n)``; ``loo (k, R)`` holds the left-out sample of each LOO replica.

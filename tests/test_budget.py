@@ -122,7 +122,7 @@ def test_a_trend_the_budget_cannot_extend_is_named_in_the_report(stand_ins, tmp_
     from boundbench import cli
 
     @claims.claim("fu.plm.test-trend", paper="fu", where="test", kind="trend",
-                  statement="a stand-in trend", equation="-")
+                  statement="a stand-in trend", equation="-", setting="fine-tuning")
     def trend(ctx: claims.CheckContext) -> claims.Outcome:
         CALLS.append(("fu.plm.test-trend", ctx.seeds or 5))
         return claims.Outcome(Verdict("supported", "a clear trend", {}))

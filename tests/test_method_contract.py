@@ -21,11 +21,11 @@ from boundbench.methods import (
     Trainer,
     make_optimizer,
 )
-from boundbench.synthetic.catalogue import METHODS as SYNTHETIC_METHODS
+from boundbench.methods.catalogue import METHODS as SYNTHETIC_METHODS
+from boundbench.methods.optimizers import ADSAM, SAM, MaskedUpdate, WeightDecay
+from boundbench.methods.penalties import ActivationDecay, JacobianPenalty, MHLoss
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.mlp import MLP_TRAINER, MLPRun, train_mlps
-from boundbench.synthetic.optimizers import ADSAM, SAM, MaskedUpdate, WeightDecay
-from boundbench.synthetic.penalties import ActivationDecay, JacobianPenalty, MHLoss
 from boundbench.synthetic.train import HEADS_TRAINER, train_heads
 
 try:
@@ -251,10 +251,12 @@ def test_capabilities_are_the_trainers_vocabulary():
         assert METHODS.from_config(name).needs() <= set(CAPABILITIES)
 
 
-def test_the_synthetic_catalogue_reads_names_without_importing_plm():
-    code = ("import sys; from boundbench.synthetic.catalogue import METHODS; "
+def test_the_model_agnostic_catalogue_reads_names_without_importing_plm_or_synthetic():
+    """Issue 67: the model-agnostic methods live in the methods layer, below the experiments."""
+    code = ("import sys; from boundbench.methods.catalogue import METHODS; "
             "m = METHODS.parse('sam:rho=0.1'); assert m.rho == 0.1; "
             "assert 'boundbench.plm' not in sys.modules; "
+            "assert 'boundbench.synthetic' not in sys.modules, 'synthetic imported'; "
             "\ntry:\n    METHODS.parse('mixout')\nexcept ValueError as e:\n    print(e)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from boundbench.methods import Forward, Method
+from boundbench.methods.penalties import ActivationDecay, JacobianPenalty
 from boundbench.plm.catalogue import METHODS
-from boundbench.synthetic.penalties import ActivationDecay, JacobianPenalty
 
 
 def _forward(S=2, requires_inputs=False):

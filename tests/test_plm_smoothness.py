@@ -115,7 +115,7 @@ def test_dual_mode_alternates_with_unlabeled_steps(tiny, tiny_encoder, name, kw)
 
 def test_sam_uses_the_same_dropout_mask_in_both_passes(tiny, tiny_encoder):
     # with rho -> tiny the second gradient equals the first only if the masks agree
-    from boundbench.synthetic.optimizers import SAMOptimizer
+    from boundbench.methods.optimizers import SAMOptimizer
 
     data, _ = tiny
     model, tok = load_classifier(tiny_encoder, num_labels=2)

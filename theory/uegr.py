@@ -89,7 +89,7 @@ def keep_probability(s_norm, *, alpha: float, beta: float, flipped: bool):
 @checked(grads=Seq(Tensor()), model_axes=Int(0))
 def normalized_saliency(grads: list[torch.Tensor], *, model_axes: int = 0) -> list[torch.Tensor]:
     """UEGR eqs. (7)-(8) as boundbench reads them, the one reading used everywhere (the
-    :class:`~boundbench.synthetic.optimizers.SelectiveUpdate` optimizer and the
+    :class:`~boundbench.methods.optimizers.SelectiveUpdate` optimizer and the
     ``uegr.mask-sign`` check): the saliency of a parameter entry is its squared *mini-batch*
     gradient (what an optimizer step can compute; eq. 7's per-sample Fisher sum would need
     per-sample gradients), divided by ``max - min`` over all parameters at once (eq. 8 as

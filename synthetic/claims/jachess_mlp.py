@@ -13,8 +13,8 @@ from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, interval_status
 from boundbench.framework.verdicts import Verdict
+from boundbench.methods.penalties import JacobianPenalty
 from boundbench.synthetic.mlp import MLPRun, train_mlps
-from boundbench.synthetic.penalties import JacobianPenalty
 
 
 @claim("jachess.frobenius-lowers-spectral", paper="jachess", where="§3.1-3.3 (Frobenius as a "

@@ -2,8 +2,11 @@
 (:class:`Method`, :class:`Combined`), what a trainer gives it (:class:`Trainer`,
 :data:`CAPABILITIES`, the batch's :class:`Forward`), optimizer wrappers
 (:class:`MethodOptimizer`), and the string edge (:class:`MethodCatalogue`, :func:`split_spec`).
-The concrete methods live with the trainers that run them: ``boundbench.synthetic`` (MHLoss, SAM,
-activation decay, ...) and ``boundbench.plm`` (JACHESS, UEGR, SURT, ...)."""
+The model-agnostic methods live here too, in submodules imported on use: the penalties
+(:mod:`boundbench.methods.penalties`: MHLoss, MMR, activation decay, the Jacobian penalty,
+L2-to-init), the optimizer wrappers (:mod:`boundbench.methods.optimizers`: weight decay, SAM,
+AD+SAM, the masked update) and their names (:mod:`boundbench.methods.catalogue`); the methods
+that need a transformer encoder are ``boundbench.plm``'s (JACHESS, UEGR, SURT, ...)."""
 
 from boundbench.methods._catalogue import MethodCatalogue, split_spec
 from boundbench.methods._interface import (
@@ -27,4 +30,6 @@ __all__ = [
     "MethodOptimizer", "make_optimizer", "optimizer_report", "per_model",
     # names and specs
     "MethodCatalogue", "split_spec",
+    # the model-agnostic methods and their names (submodules, imported on use)
+    "penalties", "optimizers", "catalogue",
 ]

@@ -1,6 +1,6 @@
 """The string edge of the method interface: method names and specs (``"jachess:dims=1"``) read
 against each method's typed fields, and a catalogue of names -> classes that each layer extends
-(:data:`boundbench.synthetic.catalogue.METHODS`, then the plm layer's); an unknown name lists the
+(:data:`boundbench.methods.catalogue.METHODS`, then the plm layer's); an unknown name lists the
 known ones."""
 
 from __future__ import annotations

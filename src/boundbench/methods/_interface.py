@@ -21,7 +21,7 @@ more (:meth:`Trainer.check`, from :meth:`Method.needs`): a method is honoured wh
 A method never changes itself, and never changes a model beyond the ``with method.applied(model)``
 block. Strings appear only at the command-line/JSON edge: a :class:`MethodCatalogue` reads them
 against the dataclass's typed fields (:mod:`boundbench.methods._catalogue`;
-``boundbench.synthetic.catalogue.METHODS`` lists the synthetic methods, the plm layer's
+``boundbench.methods.catalogue.METHODS`` lists the model-agnostic methods, the plm layer's
 catalogue adds the transformer methods).
 
 Penalties keep a leading model axis if the trainer batches several models (a grid of sigma): one

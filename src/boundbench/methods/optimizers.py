@@ -16,7 +16,7 @@ import torch
 from boundbench.errors import InvalidArgument
 from boundbench.framework.validate import Bool, Choice, Float, unchecked
 from boundbench.methods import Combined, Method, MethodOptimizer, per_model
-from boundbench.synthetic.penalties import STRENGTH, ActivationDecay
+from boundbench.methods.penalties import STRENGTH, ActivationDecay
 from boundbench.theory.uegr import keep_probability, normalized_saliency
 
 
