@@ -220,3 +220,18 @@ def test_the_statuses_are_documented_once_and_the_guide_agrees():
     for code in ExitCode:
         assert f"| {int(code)} | `{code.name}`" in table, code
     assert json.dumps(sorted(int(c) for c in ExitCode)) == "[0, 1, 2, 3, 130]"
+
+
+def test_what_boundbench_raises_on_purpose_is_usage_and_anything_else_our_bug(monkeypatch,
+                                                                               capsys):
+    """The dispatcher's rule: a BoundbenchError (and a ValueError or TypeError from parsing a
+    user's file) is USAGE, one line; any other exception is CHECK_RAISED, one line that asks
+    for a report."""
+    from boundbench.errors import BoundbenchError
+
+    for what, code, words in ((BoundbenchError("a named mistake"), USAGE, "error: a named"),
+                              (KeyError("deep"), RAISED, "internal error: KeyError")):
+        _patch(monkeypatch, "boundbench.catalogue.registry", what)
+        assert cli.main(["claims"]) == code
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from boundbench import commands
-from boundbench.errors import ExitCode
+from boundbench.errors import BoundbenchError, ExitCode
 from boundbench.framework import context
 from boundbench.framework.validate import MAX_SEED
 
@@ -400,7 +400,7 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
               "command resumes from it.", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except (ValueError, TypeError) as exc:  # a mistake in the input: one line naming it
+    except (BoundbenchError, ValueError, TypeError) as exc:  # the input's mistake, named
         print(f"boundbench: error: {_one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
