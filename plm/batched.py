@@ -277,7 +277,8 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             pen_t[step, members] = pen.detach().float()
         for i, opt in enumerate(opts):
             if method.needs_closure:  # SAM: the seed's batch again, alone, with its masks
-                opt.step(functools.partial(_closure, one, params, own, i, *again[i]))
+                opt.step(functools.partial(_closure, one, params, own, i, *again[i],
+                                           sites=sites, device=device))
             else:
                 opt.step()
     losses = task_t.T.cpu().tolist()  # one transfer, at the end
@@ -330,15 +331,15 @@ def _hand_over(own: dict[str, list[torch.Tensor]], params: dict[str, torch.Tenso
 
 def _closure(one: Any, params: dict[str, torch.Tensor], own: dict[str, list[torch.Tensor]],
              i: int, x: torch.Tensor, m: torch.Tensor, y: torch.Tensor,
-             keep: dict[int, torch.Tensor]) -> Any:
+             keep: dict[int, torch.Tensor], *, sites: list[tuple[int, float, str]],
+             device: torch.device) -> Any:
     """SAM's closure: seed ``i``'s loss at its present (perturbed) parameters, alone, with the
-    step's batch and masks; its gradients handed to its own tensors."""
-    p = {name: v.select(0, i) for name, v in params.items()}
-    task, pen = one(p, x, m, y, keep)
-    loss = task + pen
-    g = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
-    _hand_over(own, params, tuple(None if t is None else t.unsqueeze(0) for t in g), [i])
-    return loss.detach()
+    step's batch and masks (the one-seed path of :func:`_group_grads`); its gradients handed to
+    its own tensors."""
+    task, pen, g = _group_grads(one, params, [i], x[None], m[None], y[None], [keep], sites,
+                                vmapped=False, device=device)
+    _hand_over(own, params, g, [i])
+    return (task + pen)[0].detach()
 
 
 def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Method,
@@ -369,7 +370,7 @@ def _result(eval_model: EncoderClassifier, tok: Any, data: TextData, method: Met
     ran = {"seed": seed, "device_used": str(device),
            "precision": str(next(iter(params.values())).dtype).removeprefix("torch."),
            "cpu_threads": torch.get_num_threads(), "seeds_at_once": S,
-           "dropout": "seeded (hash of seed, step, site, position)"}
+           "dropout": "seeded (drawn per step from a generator of (seed, step), in site order)"}
     kept = copy.deepcopy(eval_model) if keep_model else None
     return FinetuneResult(metrics, losses, pens, seconds, {**cfg.config(), **ran},
                           {**method.describe(), **method.report({}), **opt_report}, kept, test_pass)
