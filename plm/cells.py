@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from boundbench.errors import InvalidArgument
+from boundbench.errors import ComputationError, InvalidArgument
 from boundbench.framework.files import (
     key_lock,
     read_json,
@@ -216,8 +216,8 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
                     write_json(cells / f"{labels[m]}-{lv}-{s}.json", res.value)
                 done[(m, lv, s)] = res.value
     if failures:
-        raise InvalidArgument(f"{len(failures)} of {len(todo)} cells failed on their workers (the "
-                              f"others are saved; rerun to retry): " + "; ".join(failures))
+        raise ComputationError(f"{len(failures)} of {len(todo)} cells failed on their workers (the "
+                               f"others are saved; rerun to retry): " + "; ".join(failures))
     return [done[key] for key in todo]
 
 

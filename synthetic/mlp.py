@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import torch
 
-from boundbench.errors import InvalidArgument
+from boundbench.errors import ComputationError, InvalidArgument
 from boundbench.framework.validate import Float, Int, Seed, checked
 from boundbench.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.methods.penalties import ActivationDecay
@@ -197,9 +197,9 @@ def train_mlps(cfg: MLPRun) -> TrainedMLPs:
         sched.step()
     bad = ~(torch.isfinite(W1).flatten(1).all(1) & torch.isfinite(W2).flatten(1).all(1))
     if bad.any():
-        raise InvalidArgument(f"training diverged (non-finite weights) for strengths "
-                              f"{sorted(set(strength[bad.numpy()].tolist()))}: lr={cfg.lr} is too large "
-                              "for that penalty; lower lr or the strength")
+        raise ComputationError(f"training diverged (non-finite weights) for strengths "
+                               f"{sorted(set(strength[bad.numpy()].tolist()))}: lr={cfg.lr} is too large "
+                               "for that penalty; lower lr or the strength")
     out.W1, out.W2 = W1.detach(), W2.detach()
     out.grad_norm_end = (gnorm / tail).numpy()
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from boundbench.errors import InvalidArgument
+from boundbench.errors import ComputationError, InvalidArgument
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.validate import Array, Float, Int, Rng, as_generator, checked
 from boundbench.synthetic.train import augment
@@ -109,7 +109,7 @@ def fit_ridge_logistic(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
         H = torch.einsum("kn,kni,knj->kij", h[:, 0], Z, Z) / n + lam * eye
         W = W - _solve(H, g)[:, None]
     else:
-        raise InvalidArgument(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
+        raise ComputationError(f"Newton did not reach tol={tol} in {max_iter} iterations (lam={lam})")
     return W[:, 0].numpy()
 
 
@@ -148,8 +148,8 @@ def ridge_logistic_loo(X: np.ndarray, y: np.ndarray, *, lam: float, tol: float =
         step = Mg + U * (c * (U * g).sum(-1) / denom)[..., None]
         W = W - step
     else:
-        raise InvalidArgument(f"the leave-one-out solves did not reach tol={tol} in {max_iter} "
-                              f"steps (lam={lam}); a larger lam converges faster")
+        raise ComputationError(f"the leave-one-out solves did not reach tol={tol} in {max_iter} "
+                               f"steps (lam={lam}); a larger lam converges faster")
     return W.numpy(), w
 
 
@@ -184,8 +184,8 @@ def _sq_hinge_newton(Z: torch.Tensor, W: torch.Tensor, lam: float, *, tol: float
                 break
             t = torch.where(bad, t / 2, t)
         W = new
-    raise InvalidArgument(f"the squared-hinge Newton did not reach tol={tol} in {max_iter} steps "
-                          f"(lam={lam})")
+    raise ComputationError(f"the squared-hinge Newton did not reach tol={tol} in {max_iter} steps "
+                           f"(lam={lam})")
 
 
 def _sq_hinge_active_set(Z: torch.Tensor, lam: float, *, act: torch.Tensor | None = None,

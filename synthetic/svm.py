@@ -21,7 +21,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from boundbench.errors import InvalidArgument
+from boundbench.errors import ComputationError, InvalidArgument
 from boundbench.framework.validate import Array, Bool, Float, Int, checked
 from boundbench.framework.values import MAX_MAGNITUDE, same_length
 from boundbench.synthetic._linear import Linear as _Linear
@@ -49,8 +49,8 @@ def _solve(prob: cp.Problem, what: str) -> None:
             # history (docs/reproducibility.md)
             prob.solve(solver=SOLVER, warm_start=False)
     except cp.error.SolverError as exc:
-        raise InvalidArgument(f"{what} solver {SOLVER} failed without a status (numerical "
-                              f"trouble: the data may be nearly or not separable): {exc}") from exc
+        raise ComputationError(f"{what} solver {SOLVER} failed without a status (numerical "
+                               f"trouble: the data may be nearly or not separable): {exc}") from exc
 
 
 @lru_cache(maxsize=32)
@@ -79,7 +79,7 @@ def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
             f"(solver status {prob.status!r}); use SoftMarginSVM"
         )
     if prob.status != cp.OPTIMAL:
-        raise InvalidArgument(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
+        raise ComputationError(f"hard-margin SVM solver status {prob.status!r}, not 'optimal'")
     return np.array(v.value), float(c.value), np.array(con.dual_value[: len(idx)])
 
 
@@ -251,7 +251,7 @@ def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float,
     Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
     _solve(prob, "soft-margin SVM")
     if prob.status != cp.OPTIMAL:
-        raise InvalidArgument(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
+        raise ComputationError(f"soft-margin SVM solver status {prob.status!r}, not 'optimal'")
     return np.array(v.value), float(c.value)
 
 
@@ -386,8 +386,8 @@ class BiasPenalizedSVM:
                 raise InvalidArgument(f"X, y are not separable by a plane w^T [x, -1] = 0 (solver "
                                       f"status {prob.status!r})")
             if prob.status != cp.OPTIMAL:
-                raise InvalidArgument(f"bias-penalized SVM solver status {prob.status!r}, not "
-                                      "'optimal'")
+                raise ComputationError(f"bias-penalized SVM solver status {prob.status!r}, not "
+                                       "'optimal'")
             coefs.append(np.array(w.value))
         coef = np.stack(coefs)
         self.coef_ = coef if batched else coef[0]

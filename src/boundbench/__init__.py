@@ -75,6 +75,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "BoundbenchError": ("boundbench.errors", "BoundbenchError"),
     "InvalidArgument": ("boundbench.errors", "InvalidArgument"),
     "ClaimError": ("boundbench.errors", "ClaimError"),
+    "ComputationError": ("boundbench.errors", "ComputationError"),
     "ExitCode": ("boundbench.errors", "ExitCode"),
 }
 
@@ -90,7 +91,7 @@ __all__ = [
     # testing
     "bound", "strategies", "tightness_table", "search_worst_case",
     # errors
-    "BoundbenchError", "InvalidArgument", "ClaimError", "ExitCode",
+    "BoundbenchError", "InvalidArgument", "ClaimError", "ComputationError", "ExitCode",
 ]
 
 # checked at import, as Hypothesis checks its own: the grouped list and the table agree

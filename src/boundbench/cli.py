@@ -27,15 +27,10 @@ COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
     "plm run": _EVERY, "plm sweep": _EVERY,
 }
 
-_MEANS = {ExitCode.OK: "done", ExitCode.FINDING: "a finding (a bound violated or a trend "
-          "contradicted)", ExitCode.USAGE: "a usage error (one line naming it)",
-          ExitCode.CHECK_RAISED: "a check raised or boundbench failed (our bug: report it)",
-          ExitCode.INTERRUPTED: "interrupted (finished work is kept)"}
-
 
 def exits_epilog(command: str) -> str:
     """The ``--help`` line of ``command``'s exit statuses, from :data:`COMMAND_EXITS`."""
-    return "exit status: " + "; ".join(f"{int(c)} {_MEANS[c]}" for c in COMMAND_EXITS[command])
+    return "exit status: " + "; ".join(f"{int(c)} {c.meaning}" for c in COMMAND_EXITS[command])
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,7 +8,10 @@ meets are also ``ValueError`` s, so code written against a plain ``ValueError`` 
   parameter and the violated condition; ``tests/test_fuzz_api.py`` holds every public function
   to it), a malformed file of the user's, an unknown name;
 * :class:`ClaimError`: a paper's or claim's definition is wrong (a plugin's registration, a
-  check that returns something other than an outcome): its author's mistake.
+  check that returns something other than an outcome): its author's mistake;
+* :class:`ComputationError`: a computation that did not succeed on inputs it accepted (a
+  solver's status other than optimal, an iteration that did not converge, training that
+  diverged, cells that failed on their workers).
 
 :class:`ExitCode` is the one contract between the command line and a shell: every
 ``boundbench`` command returns one of its members (``boundbench.cli.COMMAND_EXITS`` says which
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["BoundbenchError", "ClaimError", "ExitCode", "InvalidArgument"]
+__all__ = ["BoundbenchError", "ClaimError", "ComputationError", "ExitCode", "InvalidArgument"]
 
 
 class BoundbenchError(Exception):
@@ -86,6 +89,26 @@ class ClaimError(BoundbenchError, ValueError):
     """
 
 
+class ComputationError(BoundbenchError, ValueError):
+    """A computation that did not succeed on inputs it accepted: a convex solver's status other
+    than optimal, a Newton iteration that did not reach its tolerance, training that diverged,
+    fine-tuning cells that failed on their workers. Often the inputs' doing (a degenerate
+    dataset), so the command line answers it as it answers a ``ValueError``: one line, exit
+    :attr:`ExitCode.USAGE`.
+
+    Parameters
+    ----------
+    message : str
+        What did not succeed, with the status or tolerance it ended at.
+
+    Examples
+    --------
+    >>> from boundbench.errors import ComputationError, InvalidArgument
+    >>> issubclass(ComputationError, ValueError), issubclass(ComputationError, InvalidArgument)
+    (True, False)
+    """
+
+
 class ExitCode(enum.IntEnum):
     """What a ``boundbench`` command tells the shell, as pytest's statuses do: a researcher's
     CI job fails on a finding, and a finding, a usage error and our bug are told apart.
@@ -121,3 +144,17 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     CHECK_RAISED = 3
     INTERRUPTED = 130
+
+    @property
+    def meaning(self) -> str:
+        """The status in a few words (each command's ``--help`` lists its own with these)."""
+        return _MEANINGS[self]
+
+
+_MEANINGS = {
+    ExitCode.OK: "done",
+    ExitCode.FINDING: "a finding (a bound violated or a trend contradicted)",
+    ExitCode.USAGE: "a usage error (one line naming it)",
+    ExitCode.CHECK_RAISED: "a check raised or boundbench failed (our bug: report it)",
+    ExitCode.INTERRUPTED: "interrupted (finished work is kept)",
+}
