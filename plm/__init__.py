@@ -11,7 +11,7 @@ command line sets Hugging Face's offline mode before anything imports the hub
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "batched", "catalogue", "cells", "claims", "comparison", "data", "diagnostics", "encode",
+    "bands", "batched", "catalogue", "cells", "comparison", "data", "diagnostics", "encode",
     "evaluate", "experiments", "features", "figures", "jachess", "methods", "models", "reports",
     "runs", "seeded", "sequential", "steps", "surt", "train", "uegr",
 ]

@@ -2,6 +2,6 @@
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "certificates", "claims", "data", "experiments", "fig5", "mlp", "pool_heads", "pools",
+    "certificates", "data", "experiments", "fig5", "mlp", "pool_heads", "pools",
     "stability", "svm", "train",
 ]

@@ -148,11 +148,12 @@ def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
     (its projections then say no GPU time is recorded) rather than borrowing a stale ratio."""
     pytest.importorskip("transformers", reason="install the plm extra (README)")
     from boundbench.framework.context import CheckContext
-    from boundbench.plm.claims import smoothing, stability
+    from boundbench.papers.fu import plm_stability as stability
+    from boundbench.papers.shared import smoothing_grid
 
     ctx = CheckContext(out_dir=None, progress=False, scale="standard")
     keys = {stability._grid(ctx, stability._TRIO).key(seeds=False),
-            smoothing._grid(ctx, smoothing._SHARED).key(seeds=False)}
+            smoothing_grid.shared_grid(ctx).key(seeds=False)}
     assert set(stp.GPU_SPEEDUP) <= keys, "re-measure the GPU ratio of a changed grid (results log)"
 
 

@@ -186,7 +186,7 @@ def test_a_std_claim_with_failed_runs_has_the_papers_reading_and_the_trained_one
     import pandas as pd
 
     from boundbench.framework.context import CheckContext
-    from boundbench.plm.claims.stability import _std_readings
+    from boundbench.papers.fu.plm_stability import _std_readings
 
     rng = np.random.default_rng(13)
     a_all, b_all = rng.normal(0.88, 0.004, 12), rng.normal(0.88, 0.01, 12)

@@ -71,7 +71,7 @@ def test_claims_prints_each_claims_file_and_line(capsys):
     out = capsys.readouterr().out.splitlines()
     c = catalogue.registry()["fu.plm.mhloss-std"]
     row = next(ln for ln in out if ln.startswith("fu.plm.mhloss-std "))
-    assert c.origin in row and c.origin.startswith("boundbench/plm/claims/stability.py:")
+    assert c.origin in row and c.origin.startswith("boundbench/papers/fu/plm_stability.py:")
 
 
 def test_the_setting_is_declared_and_checked_never_read_from_an_id():
@@ -90,3 +90,34 @@ def test_the_setting_is_declared_and_checked_never_read_from_an_id():
             for n, ln in enumerate(p.read_text().splitlines(), 1)
             if re.search(r"""["']\.plm\.["']\s+in\b""", ln)]
     assert not hits, hits
+
+
+def _papers_by_module(claims) -> dict[str, set[str]]:
+    by: dict[str, set[str]] = {}
+    for c in claims:
+        by.setdefault(c.origin.rsplit(":", 1)[0], set()).add(c.paper)
+    return by
+
+
+def test_each_paper_is_one_folder_and_no_module_registers_two_papers_claims():
+    """Issue 67: a built-in paper's claims all live in ``boundbench/papers/<key>/``, and each
+    claim module registers the claims of one paper only (found from the claims' origins, not a
+    list kept by hand)."""
+    from boundbench.papers import BUILTIN
+
+    catalogue.load()
+    own = [c for c in catalogue.registry().values() if c.package == "boundbench"]
+    assert {c.paper for c in own} == set(BUILTIN)
+    for c in own:
+        assert c.origin.startswith(f"boundbench/papers/{c.paper}/"), (c.id, c.origin)
+    mixed = {m: p for m, p in _papers_by_module(own).items() if len(p) > 1}
+    assert not mixed, mixed
+
+
+def test_control_a_module_registering_two_papers_claims_is_named():
+    """Control: claims of two papers registered from one module are what the check above names."""
+    a = registry.Claim("x.one", "x", "", "", "", "bound", check=lambda ctx: None,
+                       origin="boundbench/papers/x/mixed.py:10")
+    b = registry.Claim("y.two", "y", "", "", "", "bound", check=lambda ctx: None,
+                       origin="boundbench/papers/x/mixed.py:20")
+    assert _papers_by_module([a, b]) == {"boundbench/papers/x/mixed.py": {"x", "y"}}

@@ -175,7 +175,7 @@ def test_lanczos_defaults_to_the_spectral_norm_and_both_report_their_residual():
 
 
 def test_thm1_scalar_counterexample_is_computed_not_typed():
-    from boundbench.theory.claims.ad_layers import _scalar_counterexample
+    from boundbench.papers.ad.thm1_layers import _scalar_counterexample
 
     lhs, rhs = _scalar_counterexample()
     # Hess = J^T J at zero loss, J = (w x, relu(a x)) = (0.5, 2): ||H|| = 4.25; right side
@@ -187,7 +187,7 @@ def test_eq13_is_eq12_only_for_identical_masks(audited):
     """UEGR eq. 12 -> 13 with dropout masks: eps ||g1 + g2|| equals eps (||g1|| + ||g2||) for
     identical masks and falls below it for independent ones (the triangle inequality); the
     measured loss rise at eq. 12's maximizer matches its first-order value."""
-    from boundbench.theory.claims.uegr_regularizer import _eq13_rows
+    from boundbench.papers.uegr.regularizer import _eq13_rows
 
     rng = np.random.default_rng(0)
     same = _eq13_rows(rng, 200, (0.0, 0.0), 1e-3)
@@ -233,7 +233,7 @@ def test_ad_thm1_literal_reading_fails_on_a_searched_instance():
 
 
 def test_ad_thm1_sides_match_the_claims_table_row():
-    from boundbench.theory.claims.ad_layers import _thm1_sides
+    from boundbench.papers.ad.thm1_layers import _thm1_sides
 
     rng = np.random.default_rng(3)
     Ws = [torch.as_tensor(rng.standard_normal(s)) for s in ((6, 4), (5, 6), (3, 5))]

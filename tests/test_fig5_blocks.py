@@ -13,7 +13,7 @@ import torch
 from boundbench.framework.context import CheckContext
 from boundbench.framework.trends import EQUIVALENCE, decide_no_effect
 from boundbench.framework.verdicts import Verdict
-from boundbench.synthetic.claims import fu_heads as fig5
+from boundbench.papers.fu import fig5_heads as fig5
 from boundbench.synthetic.fig5 import HeadsRun
 
 SMALL = dict(heads=(1, 3, 6), n=80, steps=40, k_loo=2, block=2)

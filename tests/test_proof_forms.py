@@ -70,7 +70,7 @@ def test_a_false_bound_with_the_true_bounds_form_is_not_proven():
     """The triangle inequality with its right side halved (false) keeps the true bound's form:
     the check against the sides catches the mismatch, so no false bound is ever proven."""
     from boundbench.framework import proofs as pr
-    from boundbench.theory.claims.uegr_regularizer import _triangle_arb
+    from boundbench.papers.uegr.regularizer import _triangle_arb
 
     search, (p,) = _proofs("uegr.eq13.upper-bound")
     false = dataclasses.replace(p, sides=lambda q: (_triangle_arb(q)[0], _triangle_arb(q)[1] / 2))

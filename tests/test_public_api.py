@@ -16,8 +16,9 @@ import pytest
 import boundbench
 
 PACKAGES = ["boundbench", "boundbench.framework", "boundbench.methods", "boundbench.testing",
-            "boundbench.theory", "boundbench.theory.claims", "boundbench.synthetic",
-            "boundbench.synthetic.claims", "boundbench.plm", "boundbench.plm.claims"]
+            "boundbench.theory", "boundbench.synthetic", "boundbench.plm", "boundbench.papers",
+            "boundbench.papers.fu", "boundbench.papers.ad", "boundbench.papers.jachess",
+            "boundbench.papers.uegr", "boundbench.papers.soudry", "boundbench.papers.shared"]
 
 
 def _public(pkg) -> set[str]:

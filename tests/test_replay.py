@@ -162,7 +162,7 @@ def test_a_dual_certificate_above_the_bound_decides_against_the_quadratic_family
     quadratic family said; a proven one keeps its verdict."""
     from boundbench.framework.registry import Outcome
     from boundbench.framework.verdicts import Verdict
-    from boundbench.theory.claims.fu_lemmas import _by_pep
+    from boundbench.papers.fu.appendix_lemmas import _by_pep
 
     runs = [{"setting": "eta = 2/beta", "tau_dual": 1.3, "bound": 1.0}]
     bad = Outcome(Verdict("holds", "quadratics", {"pep": {"proven_on_class": False,

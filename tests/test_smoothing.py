@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy.special import softmax
 
+from boundbench.papers.ad.smoothing import stein_smoothed_hessian
 from boundbench.testing import BoundViolation, bound
 from boundbench.testing import strategies as bst
 from boundbench.theory import activation_decay as ad
-from boundbench.theory.claims.ad_smoothing import stein_smoothed_hessian
 
 # Corollary 1 on its tight 1-D case, searched with the public strategies and @bound
 

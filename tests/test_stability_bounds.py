@@ -213,7 +213,7 @@ def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
     import pandas as pd
 
     from boundbench.framework import registry
-    from boundbench.synthetic.claims.fu_sweeps import _sweep_claim
+    from boundbench.papers.fu.figs6_9_sweeps import _sweep_claim
     from boundbench.synthetic.experiments import SVMSweep
 
     rng = np.random.default_rng(0)

@@ -12,7 +12,9 @@ stays cheap and sets nothing in the process)::
 Layers, each importing only those below it (an import-linter contract in ``pyproject.toml``):
 
 * ``boundbench.cli``, ``boundbench.audit``, ``boundbench.errata``, ``boundbench.catalogue`` —
-  the application: the command line, the audit report and the list of claim modules;
+  the application: the command line, the audit report and the claim catalogue;
+* :mod:`boundbench.papers` — the papers' claims, one package per paper (leaves: nothing below
+  imports them);
 * :mod:`boundbench.plm` — pretrained transformers (folder ``plm/``);
 * :mod:`boundbench.synthetic` — separable data, exact SVMs, GD heads, MLPs (folder
   ``synthetic/``);

@@ -2,11 +2,11 @@
 
 A package adds papers and claims by declaring an entry point in the ``boundbench.claims``
 group (``docs/your-own-paper.md``): a module whose import registers them
-(:func:`boundbench.register_paper`, ``@claim``), or a function that does. boundbench's own four
-papers come the same way, from its entry point ``builtin`` (:func:`builtin`). Loading imports
-boundbench's entry point first, then the others by package name; a plugin that fails to load is
-one line on stderr naming it (and kept in :data:`FAILED`), and what it had registered is taken
-back, so the other papers still run.
+(:func:`boundbench.register_paper`, ``@claim``), or a function that does. boundbench's own papers
+come the same way, one entry point each (``fu = "boundbench.papers.fu"``, :mod:`boundbench.papers`).
+Loading imports boundbench's entry points first, in report order, then the others by package
+name; a plugin that fails to load is one line on stderr naming it (and kept in :data:`FAILED`),
+and what it had registered is taken back, so the other papers still run.
 
 The application layer is the only code that knows every package; the registry
 (:mod:`boundbench.framework.registry`) knows none of them.
@@ -23,53 +23,13 @@ GROUP = "boundbench.claims"
 FAILED: list[str] = []  # one line per plugin that did not load
 _LOADED: list[bool] = []
 
-# boundbench's papers: key, title, citation
-BUILTIN_PAPERS = (  # citations as CITATION.cff gives them (none where it gives no venue)
-    ("fu", "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model",
-     ""),
-    ("ad", "Activation Decay by Loss Smoothing to Enhance Generalization", ""),
-    ("jachess", "Jukic & Snajder: From Robustness to Improved Generalization and Calibration in "
-     "PLMs", ""),
-    ("uegr", "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via "
-     "Bi-Stage Optimization", ""),
-    ("soudry", "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
-     "JMLR 19(70), 2018"),
-)
-CLAIM_MODULES: tuple[str, ...] = (
-    "boundbench.theory.claims.fu_lemmas",
-    "boundbench.theory.claims.ad_smoothing",
-    "boundbench.theory.claims.uegr_thm1",
-    "boundbench.theory.claims.ad_layers",
-    "boundbench.theory.claims.jachess",
-    "boundbench.theory.claims.uegr_regularizer",
-    "boundbench.synthetic.claims.fu_sweeps",
-    "boundbench.synthetic.claims.fu_heads",
-    "boundbench.synthetic.claims.fu_quadratics",
-    "boundbench.synthetic.claims.fu_hard_margin",
-    "boundbench.synthetic.claims.fu_soft_margin",
-    "boundbench.synthetic.claims.implicit_bias",
-    "boundbench.synthetic.claims.smoothing",
-    "boundbench.synthetic.claims.jachess_mlp",
-    "boundbench.plm.claims.features",
-    "boundbench.plm.claims.stability",
-    "boundbench.plm.claims.smoothing",
-)
-
-
-def builtin() -> None:
-    """boundbench's own entry point (``builtin``): register its papers and import its claim
-    modules, in report order."""
-    from boundbench.framework import registry
-
-    for key, title, citation in BUILTIN_PAPERS:
-        registry.register_paper(key, title, citation=citation)
-    registry.load(CLAIM_MODULES)
-
 
 def _entry_points() -> list[metadata.EntryPoint]:
-    """The ``boundbench.claims`` entry points: boundbench's own first, then by package and
-    name. Run from a source tree with no installed metadata, boundbench's own is made here,
-    the same ``builtin``."""
+    """The ``boundbench.claims`` entry points: boundbench's own first, in report order
+    (:data:`boundbench.papers.BUILTIN`), then the others by package and name. Run from a source
+    tree with no installed metadata, boundbench's own are made here, the same ones."""
+    from boundbench.papers import BUILTIN
+
     eps = list(metadata.entry_points(group=GROUP))
 
     def dist(ep: metadata.EntryPoint) -> str:
@@ -77,7 +37,8 @@ def _entry_points() -> list[metadata.EntryPoint]:
 
     own = [ep for ep in eps if dist(ep) == "boundbench"]
     if not own:
-        own = [metadata.EntryPoint("builtin", "boundbench.catalogue:builtin", GROUP)]
+        own = [metadata.EntryPoint(k, f"boundbench.papers.{k}", GROUP) for k in BUILTIN]
+    own.sort(key=lambda ep: BUILTIN.index(ep.name) if ep.name in BUILTIN else len(BUILTIN))
     others = sorted((ep for ep in eps if dist(ep) != "boundbench"),
                     key=lambda ep: (dist(ep), ep.name))
     return [*own, *others] if plugins_wanted() else own
@@ -122,8 +83,8 @@ def load() -> None:
     Returns
     -------
     None
-        The registry then holds every claim: boundbench's papers through its own entry point
-        ``builtin``, then each installed plugin's (``docs/your-own-paper.md``).
+        The registry then holds every claim: boundbench's papers through its own entry points
+        (one per paper), then each installed plugin's (``docs/your-own-paper.md``).
 
     References
     ----------

@@ -1,5 +1,5 @@
 """Claims of Fu et al. that need neither data nor training: Lemmas A.1.2, A.1.3,
-A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.synthetic.claims.fu_hard_margin`).
+A.2.1 and A.5.1 (Lemma A.2.3 needs SVMs: :mod:`boundbench.papers.fu.hard_margin`).
 
 Each check draws many random instances inside the lemma's assumptions, computes both sides
 with :mod:`theory.fu`, and reports the worst ratio. Where cheap, it also runs a

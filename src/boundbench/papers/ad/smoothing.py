@@ -25,8 +25,8 @@ from boundbench.framework.verdicts import (
     bound_verdict,
     equality_verdict,
 )
+from boundbench.papers.ad.proofs import THM2_PROOF, THM3_PROOF, gelu_lipschitz_proof
 from boundbench.theory import activation_decay as ad
-from boundbench.theory.claims.ad_proofs import THM2_PROOF, THM3_PROOF, gelu_lipschitz_proof
 
 Z_CRIT = 4.0  # Monte Carlo confidence margin, in standard errors
 

@@ -15,7 +15,7 @@ from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
-from boundbench.synthetic.claims.fu_hard_margin import (
+from boundbench.papers.fu.hard_margin import (
     lemma_a24_table,
     plane_quantities,
     separating_translations,

@@ -1,6 +1,6 @@
 """Activation-decay claims on trained MLPs (Gaussian clusters): Corollary 1 with global and
 with the paper's epsilon, Fig. 1a and Fig. 3 analogues (JACHESS's MLP claim:
-:mod:`~boundbench.synthetic.claims.jachess_mlp`).
+:mod:`~boundbench.papers.jachess.mlp`).
 
 Choices the papers leave open, as used here (all in the configs):
 - model: bias-free MLP ``d=20 -> hidden -> 5`` (ReLU), SGD batch 64, lr 0.1 cosine-annealed,
@@ -29,9 +29,9 @@ from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search
 from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import BINDING, Verdict, measured, with_margin
+from boundbench.papers.ad.proofs import COR1_PROOF
 from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.theory.activation_decay import cor1_rhs, smoothed_last_layer_top_eig
-from boundbench.theory.claims.ad_proofs import COR1_PROOF
 
 BIND_C = (0.05, 0.5, 1.0, 2.0, 5.0)  # widths c eps/(sqrt2 H): erf factors 1, 0.995 .. 0.22
 

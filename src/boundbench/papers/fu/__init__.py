@@ -1,0 +1,31 @@
+"""Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model: the appendix lemmas
+(A.1-A.5) on random instances, Figures 5-9 on separable data and GD heads, the hard- and soft-
+margin bounds of Theorem 2.4 and Corollary 2.5 against exact SVMs, the SVM limit GD reaches, the
+same effects on a real encoder's features and by fine-tuning it.
+
+One module per section of the paper, each registering that section's claims; the package is
+loaded through boundbench's entry point ``fu`` in the ``boundbench.claims`` group, as a
+plugin's paper is (``docs/your-own-paper.md``).
+"""
+
+from boundbench.framework import registry as _registry
+
+# the public submodules and names (tests/test_public_api.py checks it)
+__all__ = [
+    "CLAIM_MODULES", "PAPER", "appendix_lemmas", "features", "fig5_heads", "figs6_9_sweeps",
+    "hard_margin", "plm_stability", "soft_margin", "thm2_2_quadratics", "thm2_4_svm_limit"
+]
+
+#: its claim modules, in report order
+CLAIM_MODULES = (
+    "appendix_lemmas", "figs6_9_sweeps", "fig5_heads", "thm2_2_quadratics", "hard_margin",
+    "soft_margin", "thm2_4_svm_limit", "features", "plm_stability",
+)
+
+# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
+# test importing one module)
+with _registry.loading("boundbench"):
+    PAPER = _registry.register_paper(
+        "fu",
+        "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model")
+    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
