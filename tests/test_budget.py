@@ -206,7 +206,7 @@ def test_the_machine_line_names_the_gpu_where_fine_tuning_ran():
     """The H200 audit's report said "Machine: CPU Intel(R) Xeon(R) Processor; ..." and nothing of
     the GPU its fine-tuning ran on: a machine record with GPUs names them and the CUDA version."""
     from boundbench.framework import meta
-    from boundbench.rendering import machine_line
+    from boundbench.framework.meta import machine_line
 
     m = {"cpu_model": "Xeon", "gpus": ["NVIDIA H200"], "cuda": "13.0", "blas": ["openblas"]}
     line = machine_line({"machine": m})[0]

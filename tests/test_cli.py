@@ -149,7 +149,7 @@ def test_the_audit_writes_a_summary_and_a_findings_table_per_paper(readme_audit)
     findings as CSV and as a LaTeX tabular, written by the README's main command."""
     import csv
 
-    from boundbench.summaries import FINDINGS_COLUMNS, SECTIONS
+    from boundbench.report.summaries import FINDINGS_COLUMNS, SECTIONS
 
     root, _ = readme_audit
     figs = root / "figures"
@@ -169,7 +169,7 @@ def test_the_audit_writes_a_summary_and_a_findings_table_per_paper(readme_audit)
 
 
 def test_latex_cells_are_escaped():
-    from boundbench.summaries import _latex
+    from boundbench.report.summaries import _latex
 
     assert _latex(r"a_b & 50% {x} \ $y$ #1 ~^") == (
         r"a\_b \& 50\% \{x\} \textbackslash{} \$y\$ \#1 \~{}\^{}")
@@ -182,7 +182,7 @@ def test_a_claim_section_is_short_and_shows_numbers_not_reprs():
     """A claim whose evidence holds nested records, lists and long texts: its section shows at
     most six names and numbers in a one-row table; the control, the old evidence table of
     every key, printed the dicts as Python reprs."""
-    from boundbench.rendering import _claim_section, evidence_table
+    from boundbench.report.markdown import _claim_section, evidence_table
 
     ev = {"by_reading": {"a": {"status": "holds"}}, "levels": [1, 2, 3], "n_instances": 48,
           "worst_lhs_over_rhs": 0.99, "rho": -0.5, "note": "x" * 80, "control_ratio": 3.0,

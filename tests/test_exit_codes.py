@@ -78,7 +78,7 @@ CALLS = {
     "claims": "boundbench.catalogue.registry",
     "check": "boundbench.framework.registry.run",
     "audit": "boundbench.audit.run_audit",
-    "errata": "boundbench.errata.write",
+    "errata": "boundbench.report.errata.write",
     "findings": "boundbench.generated.read_audit",
     "new-paper": "boundbench.scaffold.new_paper",
     "regenerate": "boundbench.generated.regenerate",

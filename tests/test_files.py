@@ -268,8 +268,8 @@ def test_cli_refuses_an_out_whose_cache_leaves_it(tmp_path):
 
 
 def test_errata_reads_no_table_outside_the_folder(tmp_path):
-    from boundbench import errata
     from boundbench.audit import run_audit
+    from boundbench.report import errata
 
     out = tmp_path / "out"
     run_audit(out_dir=out, only=["fu.lemma-a.1.2"], progress=False)

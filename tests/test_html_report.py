@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from boundbench.html_report import render_html
+from boundbench.report.html import render_html
 
 # the flags that keep Chromium off the network at start-up (the machines reach only the
 # package registries) and let it run as root in a container
@@ -70,7 +70,7 @@ def test_the_audit_writes_a_self_contained_page_with_every_claim(readme_audit):
 def test_a_figure_outside_the_folder_is_linked_not_embedded(tmp_path):
     """Embedding reads only inside the report's folder: a figure path that leaves it (a
     crafted report) stays a link, and a missing file too."""
-    from boundbench.html_report import inline_figure
+    from boundbench.report.html import inline_figure
 
     (tmp_path / "out").mkdir()
     (tmp_path / "secret.png").write_bytes(b"not for the page")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from boundbench import generated
-from boundbench.rendering import beside_larger
+from boundbench.report.larger import beside_larger
 
 
 def _claim(cid, verdict, against=False, size=""):

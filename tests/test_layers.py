@@ -54,18 +54,29 @@ def _lint(site: Path, cwd: Path) -> subprocess.CompletedProcess:
 def test_import_contract_layers_and_no_cycles(installed, tmp_path):
     r = _lint(installed, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "2 kept, 0 broken" in r.stdout
+    assert "4 kept, 0 broken" in r.stdout
 
 
 @pytest.mark.skipif(LINT is None, reason="import-linter is a dev dependency")
-def test_control_an_upward_import_breaks_the_contract(installed, tmp_path):
-    """The contract can fail: theory importing synthetic (upwards) is reported."""
+@pytest.mark.parametrize("module, planted, named", [
+    # theory importing synthetic (upwards)
+    ("theory/problems.py", "from boundbench.synthetic import data", "boundbench.theory.problems"),
+    # the library importing a paper's claims (claims are leaves)
+    ("synthetic/stability.py", "from boundbench.papers.fu import hard_margin",
+     "boundbench.synthetic.stability"),
+    # one renderer importing another (each reads the report on its own)
+    ("report/markdown.py", "from boundbench.report import html", "boundbench.report.markdown"),
+    # the report's schema importing a renderer (its layers point down)
+    ("report/schema.py", "from boundbench.report import entries", "boundbench.report.schema"),
+])
+def test_control_an_upward_import_breaks_the_contract(installed, tmp_path, module, planted, named):
+    """The contracts can fail: each planted import against one of them is reported."""
     site = tmp_path / "site"
     shutil.copytree(installed / "boundbench", site / "boundbench")
-    bad = site / "boundbench" / "theory" / "problems.py"
-    bad.write_text(bad.read_text() + "\nfrom boundbench.synthetic import data  # noqa\n")
+    bad = site / "boundbench" / module
+    bad.write_text(bad.read_text() + f"\n{planted}  # noqa\n")
     r = _lint(site, tmp_path)
-    assert r.returncode != 0 and "boundbench.theory.problems" in r.stdout
+    assert r.returncode != 0 and named in r.stdout, r.stdout[-2000:]
 
 
 def _modules(site: Path) -> list[str]:

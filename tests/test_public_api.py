@@ -18,7 +18,8 @@ import boundbench
 PACKAGES = ["boundbench", "boundbench.framework", "boundbench.methods", "boundbench.testing",
             "boundbench.theory", "boundbench.synthetic", "boundbench.plm", "boundbench.papers",
             "boundbench.papers.fu", "boundbench.papers.ad", "boundbench.papers.jachess",
-            "boundbench.papers.uegr", "boundbench.papers.soudry", "boundbench.papers.shared"]
+            "boundbench.papers.uegr", "boundbench.papers.soudry", "boundbench.papers.shared",
+            "boundbench.report"]
 
 
 def _public(pkg) -> set[str]:

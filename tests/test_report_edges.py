@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from boundbench.framework import escape
-from boundbench.framework.report_schema import ReportError, check_report
+from boundbench.report.schema import ReportError, validate
 
 CLI = [sys.executable, "-m", "boundbench.cli"]
 
@@ -51,7 +51,7 @@ def test_safe_names_and_urls():
 
 def test_a_wrongly_typed_report_is_refused_with_where(tmp_path):
     base = {"meta": {"created": "x", "scale": "quick", "seed": 0, "counts": {}}, "claims": []}
-    check_report(base, source="a.json")
+    validate(base, source="a.json")
     bad_cases = [
         ([1], "claim entry 0 is a int"),
         ([{"id": "../x", "paper": "p"}], "claim entry 0"),
@@ -59,9 +59,9 @@ def test_a_wrongly_typed_report_is_refused_with_where(tmp_path):
     ]
     for claims, where in bad_cases:
         with pytest.raises(ReportError, match=where):
-            check_report({**base, "claims": claims}, source="a.json")
+            validate({**base, "claims": claims}, source="a.json")
     with pytest.raises(ReportError, match="meta.seed"):
-        check_report({**base, "meta": {**base["meta"], "seed": "0"}}, source="a.json")
+        validate({**base, "meta": {**base["meta"], "seed": "0"}}, source="a.json")
     # the reproducer, on the command line: exit 2, one line, no "report it"
     (tmp_path / "audit.json").write_text(json.dumps({**base, "claims": [1]}))
     deep = tmp_path / "deep"
@@ -93,9 +93,9 @@ def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_aud
 
 
 def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path):
-    from boundbench import rendering, summaries
-    from boundbench.errata import render as render_errata
-    from boundbench.html_report import render_html
+    from boundbench.report import markdown, readme, summaries
+    from boundbench.report.errata import render as render_errata
+    from boundbench.report.html import render_html
 
     report = copy.deepcopy(_report(readme_audit))
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)><!-- findings:end -->"
@@ -103,9 +103,9 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
         r["statement"] = r["where"] = r["reason"] = r["notes"] = evil
         r["figure"] = "javascript:document.title='x'"
         r["table"] = "javascript:alert(3)"
-    pages = [rendering.render_markdown(report), rendering.render_index(report),
+    pages = [markdown.render_markdown(report), markdown.render_index(report),
              render_errata(report, tmp_path),
-             rendering.headline(rendering.record(report))]
+             readme.headline(readme.record(report))]
     for text in pages:
         assert "<script" not in text and "<img src=x" not in text
         assert "<!-- findings:end" not in text
@@ -147,7 +147,7 @@ def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(readme_audit,
     playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
     from test_html_report import CHROMIUM_ARGS, _chromium
 
-    from boundbench.html_report import render_html
+    from boundbench.report.html import render_html
 
     exe = _chromium()
     if exe is None:

@@ -369,8 +369,8 @@ def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
 def test_a_violation_shows_in_print():
     """Issue 37: Lemma A.2.4's instance printed "lhs = 10.17, rhs = 10.17, lhs_over_rhs = 1" for
     a violated bound. Sides get the digits that tell them apart; a ratio is never rounded to 1."""
-    from boundbench.errata import _cells
     from boundbench.framework.verdicts import fmt_ratio, fmt_sides
+    from boundbench.report.errata import _cells
 
     lhs, rhs = 10.17094, 10.17000
     a, b = fmt_sides(lhs, rhs)

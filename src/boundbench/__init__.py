@@ -11,8 +11,8 @@ stays cheap and sets nothing in the process)::
 
 Layers, each importing only those below it (an import-linter contract in ``pyproject.toml``):
 
-* ``boundbench.cli``, ``boundbench.audit``, ``boundbench.errata``, ``boundbench.catalogue`` —
-  the application: the command line, the audit report and the claim catalogue;
+* ``boundbench.cli``, ``boundbench.audit``, :mod:`boundbench.report`, ``boundbench.catalogue``
+  — the application: the command line, the audit, its report and the claim catalogue;
 * :mod:`boundbench.papers` — the papers' claims, one package per paper (leaves: nothing below
   imports them);
 * :mod:`boundbench.plm` — pretrained transformers (folder ``plm/``);

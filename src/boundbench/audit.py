@@ -6,19 +6,21 @@ import datetime as _dt
 import json
 import math
 import time
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from boundbench import catalogue, errata, summaries
+from boundbench import catalogue
 from boundbench.budget import BUDGET_FILE, spend_budget
 from boundbench.errors import InvalidArgument
 from boundbench.framework import context, registry
 from boundbench.framework.files import key_lock, write_atomic
 from boundbench.framework.meta import commit, environment, lock, machine
-from boundbench.html_report import render_html
-from boundbench.rendering import render_index, render_markdown
+from boundbench.report import errata, schema, summaries
+from boundbench.report.html import render_html
+from boundbench.report.markdown import render_index, render_markdown
+from boundbench.report.schema import AuditReport
+from boundbench.report.vocabulary import counts
 from boundbench.running import _jsonable, run_claims
 
 
@@ -44,18 +46,17 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
                               "them")
 
 
-def _previous_report(out: Path) -> dict[str, Any] | None:
+def _previous_report(out: Path) -> AuditReport | None:
     """The folder's ``audit.json`` if it is a whole report, else ``None`` (a file that does not
     parse is named in a warning and left in place: nothing to merge into)."""
     import warnings
 
-    from boundbench.framework.report_schema import read_report
 
     path = out / "audit.json"
     if not path.exists():
         return None
     try:
-        return read_report(path)  # the types every reader relies on, safe file names
+        return schema.read(path)  # the types every reader relies on, safe file names
     except (OSError, ValueError) as exc:
         why = f"unreadable ({exc})"
     warnings.warn(f"{path}: {why}; the partial audit cannot merge into it and replaces it",
@@ -77,7 +78,7 @@ def run_audit(
     budget: float | None = None,
     datasets: int | None = None,
     processes: int | None = None,
-) -> dict[str, Any]:
+) -> AuditReport:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     ``datasets``: datasets per reading of Fig. 5's heads (None: the scale's count).
     With ``only``, the claims that ran replace theirs in the folder's existing report and the
@@ -199,7 +200,7 @@ def _claims_within_budget(ids: list[str], ctx: registry.CheckContext, *, budget:
 
 
 def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any], *,
-                  scale: str, partial: bool, t0: float) -> dict[str, Any]:
+                  scale: str, partial: bool, t0: float) -> AuditReport:
     """Write ``audit.json``, ``audit.md``, ``audit.html``, ``index.md``, the errata sheet and
     the per-paper summaries into ``out``; a ``partial`` audit's claims replace theirs in the
     folder's earlier report, the rest kept.
@@ -218,12 +219,11 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
         scales = sorted({(r.get("run") or {}).get("scale", r.get("scale", scale)) for r in results})
         meta = {**meta, "scale": scale if scales == [scale] else "mixed (" + ", ".join(scales) + ")",
                 "seconds": round(time.perf_counter() - t0, 2),
-                "counts": dict(Counter(r["verdict"] for r in results)),
+                "counts": counts(results),
                 "errors": [r["id"] for r in results if r.get("error")],
                 "merged_into": merged_into}
         report = _jsonable({"meta": meta, "claims": results})
-        text = json.dumps(report, indent=2) + "\n"
-        write_atomic(out / "audit.json", lambda t: t.write_text(text))
+        schema.write(report, out / "audit.json")
         md = render_markdown(report)
         write_atomic(out / "audit.md", lambda t: t.write_text(md))
         index = render_index(report)

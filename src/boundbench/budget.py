@@ -1,5 +1,6 @@
-"""The audit's time budget (``--budget``): which fine-tuning claims get the next seeds, in what
-order, and the report's section on how the budget was spent."""
+"""The audit's time budget (``--budget``): which fine-tuning claims get the next seeds, and in
+what order (the report's section on how it was spent is
+:func:`boundbench.report.markdown.budget_section`)."""
 
 from __future__ import annotations
 
@@ -170,56 +171,3 @@ def spend_budget(results: list[dict[str, Any]], ctx: registry.CheckContext, *, b
     return [byid[r["id"]] for r in results], total
 
 
-def _cell(v: Any) -> str:
-    """A table cell: numbers to 3 significant digits, pipes escaped."""
-    return (f"{v:.3g}" if isinstance(v, int | float) else str(v)).replace("|", "\\|")
-
-
-def budgeted_and_fixed(report: dict[str, Any]) -> tuple[list[dict], list[dict]]:
-    """A budgeted audit's fine-tuning claims, split: those judged by a confidence sequence
-    (the budget adds seeds to them) and those kept at their fixed seeds (trends over levels: a
-    rank trend has no confidence sequence here, so seeds added at will would not be judged
-    validly). The report and the command's summary both read this split."""
-    seq = [r for r in report["claims"]
-           if isinstance((r.get("evidence") or {}).get("sequential"), dict)]
-    judged = {r["id"] for r in seq}
-    fixed = [r for r in report["claims"]
-             if registry.setting_of(r) == "fine-tuning" and r["id"] not in judged]
-    return seq, fixed
-
-
-def budget_section(report: dict[str, Any]) -> list[str]:
-    """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
-    confidence sequence and decision, and why it stopped; empty for an audit without a
-    budget."""
-    meta = report["meta"]
-    if meta.get("budget_seconds") is None:
-        return []
-    rows, fixed = budgeted_and_fixed(report)
-    spent = meta.get("budget_spent_seconds") or 0.0
-    lines = [f"## Fine-tuning claims under the budget ({spent / 60:.1f} of "
-             f"{meta['budget_seconds'] / 60:.0f} min)", "",
-             "Each claim added seeds until its anytime-valid 95% confidence sequence decided "
-             "(valid however the seeds were chosen), or no affordable number of seeds could, or "
-             "the budget ran out.", "",
-             "| claim | verdict | seeds | probe | confidence sequence | no-effect band | decided "
-             "| stopped |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        seq = r["evidence"]["sequential"]
-        for p in seq.get("probes", []):
-            iv = (f"[{_cell(p['cs_low'])}, {_cell(p['cs_high'])}]"
-                  if p.get("cs_low") is not None and p.get("cs_high") is not None
-                  else "unbounded")
-            told = f"{p['decision']} at {p['decided_at']}" if p.get("decision") else "no"
-            b = p.get("band") or {}
-            band = (f"[{_cell(b['low'])}, {_cell(b['high'])}] ({_cell(b['rule'])}: "
-                    f"{_cell(b['source'])})" if b else "none declared")
-            lines.append(f"| `{r['id']}` | **{r['verdict']}** | {seq['grid_seeds']} | "
-                         f"{_cell(p['what'])} | {iv} | {band} | {told} | "
-                         f"{_cell(seq.get('stopped', ''))} |")
-    if fixed:
-        lines += ["", "Kept at their fixed seeds (a trend over levels has no confidence sequence "
-                  "here, so the budget does not add seeds to it): "
-                  + ", ".join(f"`{r['id']}` (**{r['verdict']}**)" for r in fixed) + "."]
-    return [*lines, ""]

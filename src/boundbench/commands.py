@@ -13,7 +13,7 @@ from boundbench.errors import ExitCode, InvalidArgument
 from boundbench.framework import registry
 from boundbench.framework.execution import cores
 from boundbench.framework.files import write_atomic
-from boundbench.framework.readings import against_paper
+from boundbench.report.vocabulary import is_finding, verdict_of
 
 
 def claims(args: argparse.Namespace) -> ExitCode:
@@ -38,7 +38,7 @@ def claims(args: argparse.Namespace) -> ExitCode:
 
 def check(args: argparse.Namespace) -> ExitCode:
     from boundbench.framework.characterize import summary as characterization_summary
-    from boundbench.rendering import verdict_size
+    from boundbench.report.entries import verdict_size
     from boundbench.running import _jsonable
 
     ids = catalogue.expand(args.ids)  # a paper's key: all its claims
@@ -50,7 +50,7 @@ def check(args: argparse.Namespace) -> ExitCode:
         print(json.dumps(_jsonable(results), indent=2))
     else:
         for r in results:
-            print(f"{r['id']}: {r['verdict'].upper()} - {r['reason']}")
+            print(f"{r['id']}: {verdict_of(r).upper()} - {r['reason']}")
             size = verdict_size(r)
             if size:  # the headline size the README's findings block quotes
                 print(f"    size: {size}")
@@ -67,7 +67,7 @@ def check(args: argparse.Namespace) -> ExitCode:
                 _print_claim_error(r)
     if any(r.get("error") for r in results):
         return ExitCode.CHECK_RAISED
-    return ExitCode.FINDING if any(against_paper(r) for r in results) else ExitCode.OK
+    return ExitCode.FINDING if any(is_finding(r) for r in results) else ExitCode.OK
 
 
 def _print_claim_error(r: dict) -> None:
@@ -137,22 +137,22 @@ def audit(args: argparse.Namespace) -> ExitCode:
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:
-        from boundbench.budget import budgeted_and_fixed
+        from boundbench.report.entries import budgeted_and_fixed
 
         seq, fixed = budgeted_and_fixed(report)
         # the count is of the claims the budget can extend; the others are named after it, so
         # that "0 of 1 decided" is not read as every fine-tuning claim of the audit
         print(f"budget: {meta['budget_spent_seconds'] / 60:.1f} of {args.budget / 60:.0f} min; "
-              f"{sum(r['verdict'] in ('supported', 'contradicted', 'no-effect') for r in seq)} "
+              f"{sum(verdict_of(r) in ('supported', 'contradicted', 'no-effect') for r in seq)} "
               f"of {len(seq)} fine-tuning claims with a confidence sequence decided"
               f"{':' if seq else ''}")
         for r in seq:
             s = r["evidence"]["sequential"]
-            print(f"  {r['id']}: {r['verdict']} at {s['grid_seeds']} seeds "
+            print(f"  {r['id']}: {verdict_of(r)} at {s['grid_seeds']} seeds "
                   f"({s.get('stopped', '')})")
         if fixed:
             print(f"{len(fixed)} kept at their fixed seeds (trends over levels, which the budget "
-                  "does not extend): " + ", ".join(f"{r['id']} {r['verdict']}" for r in fixed))
+                  "does not extend): " + ", ".join(f"{r['id']} {verdict_of(r)}" for r in fixed))
     print(f"report: {Path(args.out) / 'audit.md'}, audit.json and errata.md")
     if meta["errors"]:
         print(f"checks that raised: {', '.join(meta['errors'])}", file=sys.stderr)
@@ -161,14 +161,15 @@ def audit(args: argparse.Namespace) -> ExitCode:
 
 
 def findings(args: argparse.Namespace) -> ExitCode:
-    from boundbench import generated, rendering
+    from boundbench import generated
+    from boundbench.report.readme import headline, record
 
     report = generated.read_audit(Path(args.out) / "audit.json")
     if args.keep:
         generated.keep_larger(report, Path(args.keep))
         print(f"kept: {args.keep}")
-    rec = rendering.record(report)
-    text = rendering.headline(rec)
+    rec = record(report)
+    text = headline(rec)
     print(text, end="")
     if args.record:
         generated.write_record(report, Path(args.record))
@@ -205,7 +206,7 @@ def regenerate(args: argparse.Namespace) -> ExitCode:
 
 
 def errata(args: argparse.Namespace) -> ExitCode:
-    from boundbench import errata as errata_sheet
+    from boundbench.report import errata as errata_sheet
 
     path = errata_sheet.write(Path(args.out), paper=args.paper,
                         audit=Path(args.audit) if args.audit else None)
@@ -233,8 +234,8 @@ def figures(args: argparse.Namespace) -> ExitCode:
                         desc="figures", progress=len(ids) > 1,
                         processes=args.processes or cores()):
         files = ", ".join(r.get("figure_files") or [])
-        tqdm.write(f"{r['id']}: {r['verdict']} ({r['seconds']:.1f} s) -> "
-                   f"{out}/{{{files}}}" if files else f"{r['id']}: {r['verdict']} "
+        tqdm.write(f"{r['id']}: {verdict_of(r)} ({r['seconds']:.1f} s) -> "
+                   f"{out}/{{{files}}}" if files else f"{r['id']}: {verdict_of(r)} "
                    f"({r['seconds']:.1f} s), no figure")
         for p in r.get("layout_problems") or []:
             tqdm.write(f"  layout: {p}")

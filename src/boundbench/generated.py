@@ -10,9 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from boundbench import catalogue, rendering
+from boundbench import catalogue
 from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_atomic
+from boundbench.report import readme
+from boundbench.report.schema import AuditReport
 
 README_START = ("<!-- findings:start (boundbench findings --record docs/last-audit.json "
                 "--readme README.md) -->")
@@ -43,24 +45,24 @@ def functions_table(markdown: bool = False) -> str:
     return "\n".join(f"{i:<{width}}  {fs}" for i, _, _, fs in rows) + "\n"
 
 
-def read_audit(path: Path) -> dict[str, Any]:
+def read_audit(path: Path) -> AuditReport:
     """An audit's ``audit.json``, or ``ValueError`` naming the file and what is wrong
-    (:func:`~boundbench.framework.report_schema.read_report`: the types every reader relies
-    on, the names it gives files)."""
-    from boundbench.framework.report_schema import read_report
+    (:func:`~boundbench.report.schema.read`: the types every reader relies on, the names it
+    gives files)."""
+    from boundbench.report import schema
 
-    report = read_report(Path(path))
+    report = schema.read(Path(path))
     try:
-        rendering.record(report)  # the fields a record needs are there
+        readme.record(report)  # the fields a record needs are there
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InvalidArgument(f"audit {str(path)!r} is not one this version reads ({type(exc).__name__}"
                               f": {exc}; an older or hand-edited report; rerun the audit)") from None
     return report
 
 
-def write_record(report: dict[str, Any], path: Path) -> dict[str, Any]:
+def write_record(report: AuditReport, path: Path) -> dict[str, Any]:
     """The audit's short record (``docs/last-audit.json``), written atomically; returned."""
-    rec = rendering.record(report)
+    rec = readme.record(report)
     blob = json.dumps(rec, indent=2) + "\n"
     write_atomic(path, lambda t: t.write_text(blob))
     return rec
@@ -81,7 +83,7 @@ def read_larger(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def keep_larger(report: dict[str, Any], path: Path) -> dict[str, Any]:
+def keep_larger(report: AuditReport, path: Path) -> dict[str, Any]:
     """Add the short record of ``report``, a standard- or paper-scale audit (whole or of some
     claims), to the records in ``path``; a record of the same audit (its creation time) is
     replaced. The README shows each claim's latest one beside its quick verdict."""
@@ -89,7 +91,7 @@ def keep_larger(report: dict[str, Any], path: Path) -> dict[str, Any]:
     if scale not in ("standard", "paper"):
         raise InvalidArgument(f"the audit ran at scale {scale!r}: --keep records standard- and "
                               "paper-scale audits (the quick one is --record's)")
-    rec = rendering.record(report)
+    rec = readme.record(report)
     records = [r for r in read_larger(path) if r["created"] != rec["created"]]
     records = sorted([*records, rec], key=lambda r: r["created"])
     blob = json.dumps({"records": records}, indent=1) + "\n"
@@ -100,7 +102,7 @@ def keep_larger(report: dict[str, Any], path: Path) -> dict[str, Any]:
 def readme_block(rec: dict[str, Any], root: Path) -> str:
     """The README's findings block: the quick record ``rec`` and beside it the latest larger-
     scale verdicts kept in ``root``'s ``docs/larger-audits.json``."""
-    return rendering.headline(rec, larger=read_larger(root / LARGER))
+    return readme.headline(rec, larger=read_larger(root / LARGER))
 
 
 def replace_readme_block(path: Path, text: str) -> None:
@@ -147,8 +149,8 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     replace_readme_block(readme, readme_block(rec, root))
     # the audit's errata sheet and page, with the larger audits that decided otherwise beside
     # its verdicts (the audit alone knows none of them)
-    from boundbench import errata
-    from boundbench.html_report import render_html
+    from boundbench.report import errata
+    from boundbench.report.html import render_html
 
     folder, larger = Path(audit_json).parent, read_larger(root / LARGER)
     sheet = errata.write(folder, larger=larger)

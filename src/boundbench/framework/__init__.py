@@ -8,6 +8,6 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 __all__ = [
     "bands", "calibrated", "calibration", "characterize", "context", "draws", "escape",
     "execution", "files", "intervals", "limits", "meta", "outcome", "outputs", "papers",
-    "plotting", "proofs", "readings", "registry", "replay", "replays", "report_schema", "reports",
+    "plotting", "proofs", "readings", "registry", "replay", "replays", "reports",
     "search", "sequential", "stopping", "time_limit", "trends", "validate", "values", "verdicts",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import platform
+from collections.abc import Mapping
 from typing import Any
 
 # part of every cache key beside the package version: bump it with any change that alters a
@@ -178,7 +179,7 @@ def provenance_text(p: dict[str, str]) -> str:
             f"{p['versions']})")
 
 
-def machine_line(meta: dict[str, Any]) -> list[str]:
+def machine_line(meta: Mapping[str, Any]) -> list[str]:
     """Where the audit ran and with which lock, as the report's second line: the CPU, any GPU
     (fine-tuning trains on it), the BLAS kernel, numpy's SIMD targets, and the lock's hash with
     any pin the install did not match."""

@@ -5,7 +5,7 @@ way, when the catalogue loads the ``boundbench.claims`` entry points."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +88,7 @@ def paper_titles() -> dict[str, str]:
     return {k: p.title for k, p in _PAPERS.items()}
 
 
-def titles_of(results: Iterable[dict[str, Any]]) -> dict[str, str]:
+def titles_of(results: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """Key -> title of the papers of ``results`` (claims as an ``audit.json`` holds them), in
     registration order, then as they first appear (a report read without its plugins loaded
     keeps its own titles)."""

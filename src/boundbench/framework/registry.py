@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -294,7 +294,7 @@ def registry() -> dict[str, Claim]:
     return {c.id: c for c in ranked}
 
 
-def setting_of(entry: dict[str, Any]) -> str:
+def setting_of(entry: Mapping[str, Any]) -> str:
     """A report entry's setting (:data:`SETTINGS`): its own ``setting``, or, in a report
     written before claims had one, its registered claim's (``synthetic`` for a claim no
     longer installed)."""

@@ -22,7 +22,7 @@ from boundbench.framework.values import real
 
 STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-effect",
             "depends-on-reading", "inconclusive", "not-testable")
-"""What a verdict can say (the report's glossary, ``boundbench.rendering.VERDICT_HELP``, defines
+"""What a verdict can say (the report's glossary, ``boundbench.report.vocabulary.VERDICT_HELP``, defines
 each): a bound or identity ``holds`` or is ``violated``, or is ``ill-posed`` where it
 presupposes a unique optimum that does not exist (it holds for the closest pair of optima and
 fails for the farthest); a trend is ``supported``, ``contradicted`` (the opposite effect) or
@@ -31,7 +31,8 @@ readings of a choice the paper leaves open disagree; ``inconclusive``; ``not-tes
 
 FINDINGS = ("violated", "contradicted", "no-effect", "ill-posed", "depends-on-reading")
 """The verdicts that can go against a paper's claim (as stated, or as read). Whether a claim's
-result does is one predicate, :func:`boundbench.framework.readings.against_paper` (a
+result does is one predicate, :func:`boundbench.framework.readings.against_paper` (the
+report's :func:`boundbench.report.vocabulary.is_finding`; a
 ``depends-on-reading`` verdict only when a decided reading goes against the paper; never a
 self-test): the errata sheet, the report, the records and ``check``'s exit status all ask it."""
 

@@ -13,31 +13,33 @@ from __future__ import annotations
 import base64
 import io
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from boundbench.errata import rerun_command
 from boundbench.framework import registry
 from boundbench.framework.escape import safe_url
 from boundbench.framework.files import within
-from boundbench.framework.readings import against_paper, readings_text
-from boundbench.framework.verdicts import TERMS
-from boundbench.larger import Latest, larger_line, latest_verdicts
-from boundbench.rendering import (
-    VERDICT_HELP,
+from boundbench.framework.meta import machine_line
+from boundbench.framework.readings import readings_text
+from boundbench.report.entries import (
     anchor,
     caption,
     certified,
+    difficult,
+    difficulty,
     evidence_items,
     findings,
     is_fragile,
-    machine_line,
+    rerun_command,
     self_tests,
     verdict_size,
 )
-from boundbench.summaries import difficult, difficulty
+from boundbench.report.larger import Latest, larger_line, latest_verdicts
+from boundbench.report.schema import AuditReport, Entry
+from boundbench.report.vocabulary import TERMS, VERDICT_HELP, is_finding
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -90,7 +92,7 @@ def _section_key(where: str) -> list:
             for t in re.findall(r"\d+|[A-Za-z]+", where)]
 
 
-def _claim(r: dict[str, Any], latest: Latest | None = None,
+def _claim(r: Entry, latest: Latest | None = None,
            folder: Path | None = None) -> dict[str, Any]:
     """What the page shows of one claim (plain strings and pairs, no nested evidence);
     ``latest``: the larger audits' latest verdicts, shown where they decided otherwise;
@@ -109,12 +111,12 @@ def _claim(r: dict[str, Any], latest: Latest | None = None,
             "replay": safe_url(((r.get("evidence") or {}).get("replay") or {}).get("path"))
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
             "certified": certified(r),
-            "against": against_paper(r),
+            "against": is_finding(r),
             "correction": r.get("correction") or "", "error": r.get("error") or "",
             "larger": larger_line(r["id"], r["verdict"], latest or {})}
 
 
-def _paper(paper: str, title: str, rs: list[dict[str, Any]],
+def _paper(paper: str, title: str, rs: Sequence[Entry],
            latest: Latest | None = None, folder: Path | None = None) -> dict[str, Any]:
     claims = [_claim(r, latest, folder) for r in rs]
     return {"key": paper, "title": title, "claims": claims,
@@ -123,7 +125,7 @@ def _paper(paper: str, title: str, rs: list[dict[str, Any]],
             "difficult": [(r["id"], anchor(r["id"]), difficulty(r)) for r in difficult(rs)]}
 
 
-def render_html(report: dict[str, Any], larger: list[dict[str, Any]] | None = None, *,
+def render_html(report: AuditReport, larger: list[dict[str, Any]] | None = None, *,
                 folder: Path | None = None) -> str:
     """The page for ``report`` (an ``audit.json``), as text.
 

@@ -1,17 +1,89 @@
-"""What an ``audit.json`` must hold before any command reads it (issue 65): one check of the
-types every reader relies on, so a hand-edited, truncated or crafted report is refused with one
-line naming the file, the entry and the field, never an internal error, and so that the names
-a report gives files (claim ids, paper keys, figures, tables) are plain names inside ``--out``
+"""What an ``audit.json`` holds (:class:`AuditReport`, :class:`Meta`, :class:`ClaimEntry`) and
+the one way it is read, validated and written (:func:`read`, :func:`validate`, :func:`write`).
+
+Every reader goes through :func:`read` (issue 65): one check of the types every reader relies
+on, so a hand-edited, truncated or crafted report is refused with one line naming the file, the
+entry and the field, never an internal error, and so that the names a report gives files (claim
+ids, paper keys, figures, tables) are plain names inside ``--out``
 (:mod:`boundbench.framework.escape`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.escape import safe_name, safe_relpath
+from boundbench.framework.files import write_atomic
+
+
+class ClaimEntry(TypedDict, total=False):
+    """One claim of a report: what the registry declares of it, its verdict with the reason and
+    the evidence behind it, its outputs and the run that made them."""
+
+    id: str
+    paper: str
+    paper_title: str
+    package: str
+    package_version: str
+    where: str
+    statement: str
+    equation: str
+    kind: str  # bound, equality or trend
+    setting: str  # synthetic, features or fine-tuning
+    origin: str  # the file and line that registered it
+    notes: str
+    correction: str
+    erratum: dict[str, Any]
+    self_test: str
+    verdict: str  # one of boundbench.report.vocabulary.STATUSES
+    reason: str
+    evidence: dict[str, Any]
+    figure: str
+    figure_files: list[str]
+    figure_title: str
+    table: str
+    seconds: float
+    run: dict[str, Any]
+    provenance: dict[str, Any]
+    error: str
+    certified: str
+
+
+class Meta(TypedDict, total=False):
+    """When, how and where a report was made."""
+
+    created: str
+    scale: str
+    seed: int
+    seconds: float
+    commit: str
+    counts: dict[str, int]  # claims per verdict
+    errors: list[str]  # the claims whose check raised
+    lock_sha256: str
+    lock_pins_not_matched: list[str]
+    budget_seconds: float | None  # a budgeted audit's --budget ...
+    budget_spent_seconds: float  # ... and what it spent
+    environment: dict[str, Any]
+    machine: dict[str, Any]
+    out: str
+    claims_run: list[str]  # a partial audit's claims, merged into ...
+    merged_into: str  # ... the audit of this date
+
+
+#: a claim entry as the renderers read it: of a report (:class:`ClaimEntry`) or of its short
+#: record (``docs/last-audit.json``, :func:`boundbench.report.readme.record`)
+Entry = Mapping[str, Any]
+
+
+class AuditReport(TypedDict):
+    """An ``audit.json``: its :class:`Meta` and one :class:`ClaimEntry` per claim, in report
+    order."""
+
+    meta: Meta
+    claims: list[ClaimEntry]
 
 TEXT = ("where", "statement", "verdict", "reason")
 OPTIONAL_TEXT = ("paper_title", "equation", "notes", "correction", "kind", "package",
@@ -30,7 +102,7 @@ def _fail(source: str, where: str, what: str) -> ReportError:
                        "older, truncated or hand-edited report; rerun the audit)")
 
 
-def check_report(report: Any, *, source: str) -> dict[str, Any]:
+def validate(report: Any, *, source: str) -> AuditReport:
     """``report`` if it has the shape and types every reader relies on; else
     :class:`ReportError` naming ``source``, the entry and the field."""
     if not isinstance(report, dict):
@@ -50,7 +122,7 @@ def check_report(report: Any, *, source: str) -> dict[str, Any]:
             raise _fail(source, f"meta.{key}", "must be an object or null")
     for i, r in enumerate(claims):
         _check_claim(r, f"claim entry {i}", source)
-    return report
+    return cast(AuditReport, report)
 
 
 def _check_claim(r: Any, at: str, source: str) -> None:
@@ -84,8 +156,8 @@ def _check_claim(r: Any, at: str, source: str) -> None:
         raise _fail(source, f"{at}, field 'seconds',", "must be a number")
 
 
-def read_report(path: Path) -> dict[str, Any]:
-    """The ``audit.json`` at ``path``, checked (:func:`check_report`); a ``ValueError`` naming
+def read(path: Path) -> AuditReport:
+    """The ``audit.json`` at ``path``, checked (:func:`validate`); a ``ValueError`` naming
     the file where it is missing, is not JSON, or nests too deep to read."""
     path = Path(path)
     if not path.exists():
@@ -96,4 +168,12 @@ def read_report(path: Path) -> dict[str, Any]:
         raise _fail(str(path), "the file", f"is not JSON ({exc})") from None
     except RecursionError:
         raise _fail(str(path), "the file", "nests deeper than any report does") from None
-    return check_report(report, source=str(path))
+    return validate(report, source=str(path))
+
+
+def write(report: AuditReport, path: Path) -> None:
+    """Write ``report`` as ``audit.json`` at ``path`` (validated first, then written atomically:
+    an unpredictable temporary name, renamed, with its sha256 beside it)."""
+    validate(report, source=str(path))
+    text = json.dumps(report, indent=2) + "\n"
+    write_atomic(Path(path), lambda t: t.write_text(text))

@@ -20,7 +20,6 @@ the command that reproduces it, and the corrected statement where one is known (
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,13 @@ from boundbench.framework import registry
 from boundbench.framework.characterize import summary as characterization_summary
 from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
-from boundbench.framework.readings import against_paper, readings_text
-from boundbench.framework.report_schema import read_report
+from boundbench.framework.readings import readings_text
 from boundbench.framework.verdicts import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
-from boundbench.larger import larger_line, latest_verdicts
+from boundbench.report import schema
+from boundbench.report.entries import rerun_command, size_line
+from boundbench.report.larger import larger_line, latest_verdicts
+from boundbench.report.schema import AuditReport, Entry
+from boundbench.report.vocabulary import is_finding
 
 # columns that size an instance, smallest first is the smallest reproducing instance
 _SIZE = ("n", "n_points", "d", "k", "heads", "lam")
@@ -107,34 +109,7 @@ def _cells(inst: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in shown.items())
 
 
-def rerun_scale(meta: dict[str, Any]) -> str:
-    """The scale to name in a rerun command: a merged report of several scales names each
-    claim's own (given in its run line)."""
-    return "SCALE" if str(meta["scale"]).startswith("mixed") else str(meta["scale"])
-
-
-def rerun_command(report: dict[str, Any]) -> str:
-    """The command that remakes ``report`` as it is: its scale and seed, ``--only`` the papers
-    (whole) and claims it holds where that is not every installed claim (a plugin's own audit,
-    a partial one), and ``--out`` its folder."""
-    from boundbench import catalogue
-
-    meta = report["meta"]
-    catalogue.load()
-    installed = catalogue.registry()
-    ids = [r["id"] for r in report["claims"]]
-    cmd = f"boundbench audit --scale {rerun_scale(meta)} --seed {meta['seed']}"
-    if set(installed) - set(ids):
-        tokens: list[str] = []
-        for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
-            have = [r["id"] for r in report["claims"] if r["paper"] == paper]
-            whole = {c for c, v in installed.items() if v.paper == paper}
-            tokens += [paper] if set(have) == whole else have
-        cmd += " --only " + " ".join(tokens)
-    return f"{cmd} --out {shlex.quote(str(meta['out'])) if meta.get('out') else 'DIR'}"
-
-
-def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
+def render(report: AuditReport, folder: Path, *, paper: str | None = None,
            larger: list[dict[str, Any]] | None = None) -> str:
     """The errata sheet (markdown) of ``report`` (an ``audit.json``) whose outputs lie in
     ``folder``: one page per paper, or only ``paper``'s; with ``larger`` (records of standard-
@@ -156,7 +131,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
     papers = [paper] if paper else list(titles)
     lines += ["## Contents", ""]
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and against_paper(r)]
+        found = [r for r in report["claims"] if r["paper"] == p and is_finding(r)]
         lines.append(f"- [{titles[p]}](#{_anchor(p)}): {len(found)} finding(s)")
         for title, statuses, _ in SECTIONS:
             for r in (r for r in found if r["verdict"] in statuses):
@@ -164,7 +139,7 @@ def render(report: dict[str, Any], folder: Path, *, paper: str | None = None,
                              f"(`{r['id']}`, {title.lower()})")
     lines.append("")
     for p in papers:
-        found = [r for r in report["claims"] if r["paper"] == p and against_paper(r)]
+        found = [r for r in report["claims"] if r["paper"] == p and is_finding(r)]
         tested = sum(r["paper"] == p for r in report["claims"])
         lines += [f'<a id="{_anchor(p)}"></a>', "", f"## {titles[p]}", "",
                   f"{plural(len(found), 'finding')} among the {plural(tested, 'claim')} tested." if found else
@@ -184,55 +159,6 @@ _FAILS = {"statement": "the statement as displayed", "proof step": "a step of it
           "use": "a use of it"}
 
 
-def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str]]] | None:
-    """The largest violation known to a claim, and which family found it: the hand instance,
-    the random family, the targeted search or the characterization beyond the search's box
-    (``inf`` where that found it unbounded); with every family's own worst, largest first, so
-    that a report gives one size and names the others by their family (a size of 2.19 beside
-    a hand instance at 4.46 read as a contradiction). None where the evidence has none."""
-    import math
-
-    found: list[tuple[float, str]] = []
-
-    def add(v: Any, family: str) -> None:
-        if isinstance(v, int | float) and not isinstance(v, bool) and (math.isfinite(v)
-                                                                      or v == math.inf):
-            found.append((float(v), family))
-
-    hand = ev.get("reproducing_instance")
-    if isinstance(hand, dict):
-        add(hand.get("lhs_over_rhs"), "the hand instance")
-    search = ev.get("search_alone_worst_ratio")
-    add(search, "the targeted search")
-    rand = ev.get("random_family_worst_ratio", ev.get("worst_lhs_over_rhs"))
-    add(rand, "the random family")
-    ch = ev.get("characterization")
-    if isinstance(ch, dict) and ch.get("probed"):
-        add(math.inf if ch.get("unbounded") else (ch.get("supremum_found") or {}).get("ratio"),
-            "the characterization beyond the search's box")
-    if not found:
-        return None
-    found.sort(key=lambda f: -f[0])
-    return found[0][0], found[0][1], found
-
-
-def known_size(value: float) -> str:
-    """A largest known ratio in words: "unbounded" or "lhs/rhs 4.46"."""
-    return "unbounded" if value == float("inf") else f"lhs/rhs {fmt_ratio(value)}"
-
-
-def size_line(ev: dict[str, Any]) -> str:
-    """:func:`largest_known` in words: "largest known: lhs/rhs 4.46, by the hand instance; the
-    targeted search 2.26, the random family 1" (or "largest known: unbounded, by ...")."""
-    known = largest_known(ev)
-    if known is None:
-        return ""
-    value, family, every = known
-    others = [f"{f} {fmt_ratio(v)}" for v, f in every[1:]]
-    return (f"largest known: {known_size(value)}, by {family}"
-            + (f"; {', '.join(others)}" if others else ""))
-
-
 def _size(ev: dict[str, Any]) -> str:
     """How badly and where it fails, as the characterization stage found it beyond the
     search's box (:mod:`boundbench.framework.characterize`): "unbounded along <map>" with its
@@ -249,7 +175,7 @@ def _size(ev: dict[str, Any]) -> str:
     return f"worst lhs/rhs found {fmt_ratio(worst)}" if isinstance(worst, float) else ""
 
 
-def _entry(r: dict[str, Any], c: Any, folder: Path, larger: str = "") -> list[str]:
+def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
     err = r.get("erratum") or {}
     what = f" ({_FAILS[err['fails']]})" if err.get("fails") in _FAILS else ""
     lines = [f'<a id="{_anchor(r["id"])}"></a>', "",
@@ -339,7 +265,7 @@ def write(folder: Path, *, paper: str | None = None, audit: Path | None = None,
     if paper is not None:  # it names a file: a plain name, nothing that leaves the folder
         safe_name(paper, what="paper")
     src = Path(audit) if audit else folder / "audit.json"
-    report = read_report(src)
+    report = schema.read(src)
     try:
         text = render(report, src.parent, paper=paper, larger=larger)
     except (KeyError, TypeError, AttributeError) as exc:

@@ -11,25 +11,22 @@ import io
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from boundbench.framework import registry
 from boundbench.framework.escape import csv_cell, markdown_safe, safe_name
 from boundbench.framework.files import write_atomic
-from boundbench.framework.readings import against_paper
+from boundbench.framework.meta import machine_line
 from boundbench.framework.verdicts import plural
-from boundbench.rendering import certified, is_fragile, machine_line, verdict_size
+from boundbench.report.entries import certified, difficult, difficulty, is_fragile, readings_of, verdict_size
+from boundbench.report.schema import AuditReport
+from boundbench.report.vocabulary import is_finding
 
 SECTIONS = ("Scope of reproducibility", "Methodology", "Results", "What was easy",
             "What was difficult")
 FINDINGS_COLUMNS = ("claim", "location", "verdict", "size", "certified", "corrected statement")
 
 
-def _readings(r: dict[str, Any]) -> list[str]:
-    return sorted((r.get("evidence") or {}).get("by_reading") or {})
-
-
-def paper_summary(report: dict[str, Any], paper: str) -> str:
+def paper_summary(report: AuditReport, paper: str) -> str:
     """``summary-<paper>.md``: the paper's claims as one page, from the audit's ``report``."""
     meta = report["meta"]
     rs = [r for r in report["claims"] if r["paper"] == paper]
@@ -45,7 +42,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
              + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ".", ""]
     lines += [f"- `{r['id']}` ({r['where']}): {r['statement']}" for r in rs]
     searched = [r["id"] for r in rs if "worst_found_by_search" in (r.get("evidence") or {})]
-    read = [f"`{r['id']}` ({', '.join(_readings(r))})" for r in rs if len(_readings(r)) > 1]
+    read = [f"`{r['id']}` ({', '.join(readings_of(r))})" for r in rs if len(readings_of(r)) > 1]
     tuned = [r["id"] for r in rs if registry.setting_of(r) == "fine-tuning"]
     lines += ["", f"## {SECTIONS[1]}", "",
               "- A bound is a left side measured on many instances against the paper's right "
@@ -65,7 +62,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
               "| claim | where | verdict | size |", "|---|---|---|---|"]
     lines += [f"| `{r['id']}` | {r['where']} | **{r['verdict']}**"
               f"{' (fragile)' if is_fragile(r) else ''} | {verdict_size(r)} |" for r in rs]
-    errs = [r for r in rs if against_paper(r)]
+    errs = [r for r in rs if is_finding(r)]
     lines += ["", f"Errata ({len(errs)}):" if errs else "No claim went against the paper.", ""]
     lines += [f"- `{r['id']}` ({r['where']}): {r['reason']}"
               + (f" Corrected: {r['correction']}" if r.get("correction") else "") for r in errs]
@@ -80,31 +77,7 @@ def paper_summary(report: dict[str, Any], paper: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def difficult(rs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The claims that were hard to check: not decided under one reading with a margin (an
-    undecided verdict, readings that the paper leaves open, a fragile margin)."""
-    decided = ("holds", "supported", "violated", "contradicted", "no-effect")
-    return [r for r in rs if r["verdict"] not in decided or len(_readings(r)) > 1
-            or is_fragile(r)]
-
-
-def difficulty(r: dict[str, Any]) -> str:
-    """Why a claim was hard to check: readings the paper leaves open, a fragile margin, an
-    undecided verdict and what would decide it, and the claim's own notes."""
-    why = []
-    if len(_readings(r)) > 1:
-        why.append(f"the paper leaves a choice open ({', '.join(_readings(r))}); verdict "
-                   f"{r['verdict']}")
-    if is_fragile(r):
-        why.append("decided within a small margin of its threshold (fragile)")
-    if r["verdict"] in ("inconclusive", "not-testable", "ill-posed"):
-        why.append(f"{r['verdict']}: {r['reason']}")
-    if r.get("notes"):
-        why.append(r["notes"])
-    return "; ".join(why) or r["reason"]
-
-
-def findings_rows(report: dict[str, Any], paper: str) -> list[dict[str, str]]:
+def findings_rows(report: AuditReport, paper: str) -> list[dict[str, str]]:
     """The paper's findings table: every claim with its location, verdict, size and the
     corrected statement where the audit gives one."""
     return [{"claim": r["id"], "location": r["where"], "verdict": r["verdict"],
@@ -129,7 +102,7 @@ def findings_latex(rows: list[dict[str, str]]) -> str:
     return "\n".join([*out, r"\hline", r"\end{tabular}"]) + "\n"
 
 
-def write(out: Path, report: dict[str, Any]) -> list[str]:
+def write(out: Path, report: AuditReport) -> list[str]:
     """Write every paper's summary and findings tables into ``out``; return the file names."""
     names = []
     safe = markdown_safe(report)  # no tag from report data reaches a page (issue 65)

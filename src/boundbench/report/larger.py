@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from boundbench.report.schema import Entry
 
-def _when(r: dict[str, Any]) -> str:
+
+def _when(r: Entry) -> str:
     budget = f", {r['budget_seconds'] / 60:.0f}-min budget" if r.get("budget_seconds") else ""
     return f"{r['created'][:10]}, {r['device']}{budget}"
 
 
-def reach_text(c: dict[str, Any]) -> str:
+def reach_text(c: Entry) -> str:
     """A recorded claim's smallest detectable effect in words (``"detects 0.55 Spearman rho"``),
     or ``""`` where its record has none."""
     cal = c.get("calibration") or {}

@@ -1,0 +1,111 @@
+"""The short record of an audit that the repository keeps (``docs/last-audit.json``) and the
+README's findings block made from it: dated, one line per finding, errors first, then the
+latest larger-scale verdicts beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from boundbench.framework.escape import markdown_safe
+from boundbench.framework.verdicts import plural
+from boundbench.report.entries import certified, findings, fragile_mark, is_fragile, self_tests, verdict_size
+from boundbench.report.larger import beside_larger
+from boundbench.report.schema import AuditReport, Entry
+from boundbench.report.vocabulary import is_finding
+
+
+def record(report: AuditReport) -> dict[str, Any]:
+    """The short record of an audit that the docs quote (``docs/last-audit.json``): when, at
+    which scale, seed and commit, the counts, and each claim's verdict and size."""
+    meta = report["meta"]
+    mach = meta.get("machine") or {}
+    return {"created": meta["created"], "scale": meta["scale"], "seed": meta["seed"],
+            "commit": meta.get("commit"), "seconds": meta.get("seconds"),
+            "lock_sha256": meta.get("lock_sha256"),
+            "lock_pins_not_matched": meta.get("lock_pins_not_matched"),
+            "cpu_model": mach.get("cpu_model"), "instruction_sets": mach.get("instruction_sets"),
+            "numpy_simd": mach.get("numpy_simd"), "blas": mach.get("blas"),
+            "device": ", ".join(mach.get("gpus") or []) or "CPU",
+            "budget_seconds": max(((r.get("run") or {}).get("budget_seconds") or 0
+                                   for r in report["claims"]), default=0) or None,
+            "counts": meta["counts"],
+            "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
+                        "kind": r.get("kind"), "verdict": r["verdict"], "size": verdict_size(r),
+                        "certified": certified(r),
+                        "against_paper": is_finding(r), "fragile": is_fragile(r),
+                        **({"self_test": r["self_test"]} if r.get("self_test") else {}),
+                        "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
+                        "margin_units": (r.get("evidence") or {}).get("margin_units"),
+                        **({"calibration": cal} if (cal := calibration_record(r)) else {})}
+                       for r in report["claims"]]}
+
+def calibration_record(r: Entry) -> dict[str, Any] | None:
+    """A stochastic verdict's calibration in short (issue 64): its realised false-decision rate
+    on nulls drawn from its own data with that rate's 95% interval, the smallest effect it
+    detects in its units, and the procedure that decided (a fallback where the first one was
+    refused); ``None`` for a verdict without one."""
+    ev = r.get("evidence") or {}
+    rate, ci = ev.get("realised_false_decision_rate"), ev.get("realised_false_decision_ci")
+    if not isinstance(rate, float) or not isinstance(ci, list):
+        return None
+    return {"rate": rate, "low": ci[0], "high": ci[1], "min_detectable_effect":
+            ev.get("min_detectable_effect"), "units": ev.get("min_detectable_units"),
+            "decided_by": ev.get("decided_by"), "fell_back": "refused" in ev,  # and its level:
+            "alpha": (ev.get("calibration") or {}).get("alpha", 0.05)}  # 5%, a family's 0.1%
+
+def _calibration_line(claims: Sequence[Entry]) -> str:
+    """How the record's stochastic verdicts err on nulls drawn from their own data, or nothing
+    for a record made before calibration existed."""
+    cal = [c for c in claims if c.get("calibration")]
+    if not cal:
+        return ""
+    rates = [c["calibration"]["rate"] for c in cal]
+    above = [c["id"] for c in cal if c["calibration"]["low"] > c["calibration"]["alpha"]]
+    fell = [c["id"] for c in cal if c["calibration"].get("fell_back")]
+    return (f"; its {len(cal)} calibrated stochastic verdicts err on {min(rates):.1%} to "
+            f"{max(rates):.1%} of nulls drawn from their own data, "
+            + (f"{len(above)} above their nominal level" if above else "each interval reaching "
+               "its nominal level (5%, 0.1% for a family of Monte Carlo tests)")
+            + (f", {len(fell)} decided by a procedure valid for their data after the first was "
+               f"refused ({', '.join(f'`{i}`' for i in fell)})" if fell else ""))
+
+def _certified_line(claims: Sequence[Entry]) -> str:
+    """How much of a record is checkable without boundbench (issue 61), or nothing for a record
+    made before certification existed."""
+    bounds = [c for c in claims if c.get("kind") == "bound"]
+    if not any(c.get("certified") for c in bounds):
+        return ""
+    bad = [c for c in bounds if c["verdict"] == "violated"]
+    replayed = [c for c in bad if str(c.get("certified", "")).endswith(": reproduces")]
+    held = [c for c in bounds if c["verdict"] == "holds"]
+    proven = [c for c in held if str(c.get("certified", "")).startswith("proven")]
+    return (f" ({len(replayed)} of its {len(bad)} violated bounds replay without boundbench at "
+            f"50 digits, `figures/replay/`; {len(proven)} of its {len(held)} holding bounds are "
+            "proven, the others not refuted in their evaluations)")
+
+def headline(rec: dict[str, Any], *, link: str = "",
+             larger: list[dict[str, Any]] | None = None) -> str:
+    """The findings of a recorded audit (:func:`record`) as the README quotes them: dated, one
+    line per finding, errors first; with ``larger`` (records of standard- or paper-scale
+    audits, ``docs/larger-audits.json``), then :func:`beside_larger`."""
+    rec, larger = markdown_safe(rec), markdown_safe(larger)  # no marker nor tag from the data
+    found = findings(rec["claims"])
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(rec["counts"].items()))
+    lines = [f"The last recorded audit ({rec['created'][:10]}, scale {rec['scale']}, seed "
+             f"{rec['seed']}, commit {str(rec.get('commit') or 'unknown')[:7]}; "
+             f"{plural(len(rec['claims']), 'claim')}: {counts}) found "
+             f"{plural(len(found), 'claim')} against their paper"
+             f"{_certified_line(rec['claims'])}{_calibration_line(rec['claims'])}:", "",
+             *([self_tests(rec["claims"]), ""] if self_tests(rec["claims"]) else [])]
+    for r in found:
+        if r["verdict"] == "depends-on-reading":
+            continue
+        size = f" ({r['size']})" if r.get("size") else ""
+        lines.append(f"- **{r['paper']}, {r['where']}**: {r['verdict']}{fragile_mark(r)}{size} "
+                     f"(`{r['id']}`)")
+    reading = [r["id"] for r in found if r["verdict"] == "depends-on-reading"]
+    if reading:
+        lines.append(f"- depends on how the paper is read ({len(reading)}): "
+                     + ", ".join(f"`{c}`" for c in reading))
+    return "\n".join(lines + beside_larger(rec, larger or [])) + "\n"
