@@ -185,7 +185,9 @@ def test_layer_weights_reads_each_runs_strategy_from_its_config(monkeypatch, tmp
              "level": None, "test_accuracy": a + 0.001 * s, "test_f1": 0.7, "test_mcc": 0.5,
              "method_config": json.dumps({"name": "jachess-unlab", "layer_weights": w})}
             for w, a in acc.items() for s in range(5)]
-    monkeypatch.setattr(cs, "cached_grid", lambda ctx, grid: pd.DataFrame(rows))
+    from boundbench.papers.jachess import plm_robustness
+
+    monkeypatch.setattr(plm_robustness, "cached_grid", lambda ctx, grid: pd.DataFrame(rows))
     r = claims.run("jachess.plm.layer-weights", claims.CheckContext(scale="standard",
                                                                    out_dir=tmp_path))
     ev = r.verdict.evidence
