@@ -12,6 +12,6 @@ command line sets Hugging Face's offline mode before anything imports the hub
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
     "bands", "batched", "catalogue", "cells", "comparison", "data", "diagnostics", "encode",
-    "evaluate", "experiments", "features", "figures", "jachess", "methods", "models", "reports",
+    "evaluate", "experiments", "features", "figures", "jachess", "methods", "models", "results",
     "runs", "seeded", "sequential", "steps", "surt", "train", "uegr",
 ]

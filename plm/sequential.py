@@ -22,7 +22,7 @@ from boundbench.framework.files import write_json
 from boundbench.framework.sequential import t_confidence_sequence
 from boundbench.framework.stopping import first_decision, futile
 from boundbench.plm.comparison import comparison
-from boundbench.plm.reports import paired
+from boundbench.plm.results import paired
 
 FIRST_SEEDS = 5  # Lai's sequence is unbounded before 5 paired seeds (rho = 1, alpha = 0.05)
 

@@ -18,7 +18,7 @@ PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.f
                "boundbench.plm.encode", "boundbench.plm.evaluate", "boundbench.plm.diagnostics",
                "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.cells",
                "boundbench.plm.comparison", "boundbench.plm.surt",
-               "boundbench.plm.figures", "boundbench.plm.reports", "boundbench.plm.batched",
+               "boundbench.plm.figures", "boundbench.papers.shared.fine_tuning", "boundbench.plm.results", "boundbench.plm.batched",
                "boundbench.plm.steps", "boundbench.plm.seeded"]
 _LOADS = "loads or trains a model (minutes under a fuzz); its inputs are the configs fuzzed here"
 PLM_EXCLUDED = {
@@ -44,21 +44,21 @@ PLM_EXCLUDED = {
     "steps.precision": "a context manager for a device",
     "cells.run_grid": _LOADS, "experiments.load_task": "reads the packaged data",
     "experiments.summarize": "takes a results DataFrame", "surt.continue_pretraining": _LOADS,
-    "figures.plot_grid": "draws a results table", "reports.missing_packages": "no arguments",
-    "reports.cached_grid": _LOADS, "reports.did_not_train": "takes a results DataFrame",
-    "reports.not_trained_verdict": "formats a verdict from counts the grid made",
-    "reports.too_few_verdict": "formats a verdict from counts the grid made",
-    "reports.paired": "takes a results DataFrame", "reports.smoke": "takes a context and a grid",
-    "reports.both_verdict": "combines two Verdicts; run by the jachess/uegr plm claims",
-    "reports.paired_claim": "registers a claim at import; its claims run in test_plm_claims",
-    "reports.paired_verdict": "takes a context and a DataFrame",
-    "reports.needs_plm": "a decorator", "reports.not_testable": "no arguments",
-    "reports.bar_outcome": "takes a context, a DataFrame and a grid",
+    "figures.plot_grid": "draws a results table", "fine_tuning.missing_packages": "no arguments",
+    "fine_tuning.cached_grid": _LOADS, "results.did_not_train": "takes a results DataFrame",
+    "fine_tuning.not_trained_verdict": "formats a verdict from counts the grid made",
+    "fine_tuning.too_few_verdict": "formats a verdict from counts the grid made",
+    "results.paired": "takes a results DataFrame", "fine_tuning.smoke": "takes a context and a grid",
+    "fine_tuning.both_verdict": "combines two Verdicts; run by the jachess/uegr plm claims",
+    "fine_tuning.paired_claim": "registers a claim at import; its claims run in test_plm_claims",
+    "fine_tuning.paired_verdict": "takes a context and a DataFrame",
+    "fine_tuning.needs_plm": "a decorator", "fine_tuning.not_testable": "no arguments",
+    "fine_tuning.bar_outcome": "takes a context, a DataFrame and a grid",
     "comparison.comparison": "takes a results DataFrame; tested in test_until_decided",
-    "reports.std_claim_verdict": "takes a context and runs; run by the plm std claims",
-    "reports.seconds_per_seed": "takes a results DataFrame",
-    "reports.banded": "re-decides a Verdict against a Band (test_bands)",
-    "reports.trend_banded": "re-decides a trend Verdict against a Band (test_bands)",
+    "fine_tuning.std_claim_verdict": "takes a context and runs; run by the plm std claims",
+    "fine_tuning.seconds_per_seed": "takes a results DataFrame",
+    "fine_tuning.banded": "re-decides a Verdict against a Band (test_bands)",
+    "fine_tuning.trend_banded": "re-decides a trend Verdict against a Band (test_bands)",
     "train.finetune_seeds": _LOADS, "batched.train_seeds": _LOADS, "seeded.seeded": "changes a loaded model's dropouts",
     "seeded.SeededDropout": "a module the batched loop places (test_batched_seeds)",
     "seeded.seeded_attention": "transformers' attention signature, called by the model",
@@ -75,9 +75,9 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
         import transformers  # noqa: F401
     except ImportError:
         return {}
+    from boundbench.papers.shared import fine_tuning
     from boundbench.plm import cells, diagnostics, encode, evaluate, experiments, features, models
     from boundbench.plm import data as pdata
-    from boundbench.plm import reports as preports
     from boundbench.plm import train as ptrain
 
     g = np.random.default_rng(5)
@@ -121,10 +121,10 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
             experiments.as_methods([method])[0]), dict(method="jachess")),
         "experiments.method_labels": (lambda *, methods: experiments.method_labels(
             experiments.as_methods(methods)), dict(methods=["finetune", "mhloss"])),
-        "reports.seeds_needed": (preports.seeds_needed, dict(effect=0.1, sd=0.2)),
-        "reports.power_evidence": (preports.power_evidence, dict(diff=np.array([0.1, 0.2, 0.0,
+        "fine_tuning.seeds_needed": (fine_tuning.seeds_needed, dict(effect=0.1, sd=0.2)),
+        "fine_tuning.power_evidence": (fine_tuning.power_evidence, dict(diff=np.array([0.1, 0.2, 0.0,
                                                                                 0.15]))),
-        "reports.trend_power": (preports.trend_power, dict(rho=0.3, levels=3)),
+        "fine_tuning.trend_power": (fine_tuning.trend_power, dict(rho=0.3, levels=3)),
     }
 
 

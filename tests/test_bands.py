@@ -11,8 +11,8 @@ from boundbench.framework import sequential as sq
 from boundbench.framework import stopping as stp
 from boundbench.framework.bands import DEFAULT, PAPER, Band, band_outcome, sign_inside
 from boundbench.framework.verdicts import Verdict
+from boundbench.papers.shared.fine_tuning import banded, trend_banded
 from boundbench.plm import bands
-from boundbench.plm.reports import banded, trend_banded
 
 B = Band(-0.01, 0.01, "difference", DEFAULT, "test")
 

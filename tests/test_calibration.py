@@ -80,7 +80,7 @@ def test_a_no_effect_needs_an_effect_the_runs_could_have_seen():
 
 
 def test_the_fine_tuning_std_claims_go_through_the_calibration():
-    from boundbench.plm.reports import std_claim_verdict
+    from boundbench.papers.shared.fine_tuning import std_claim_verdict
 
     rng = np.random.default_rng(5)
     a, b = _runs(rng, 12), _runs(rng, 12)

@@ -248,7 +248,7 @@ def test_an_empty_set_of_paired_differences_is_no_error():
     """``power_evidence`` of no trained pairs (all runs stuck at the majority class) reports
     nothing to size, as the fine-tuning claims need; found when the spec rejected it."""
     pytest.importorskip("transformers")
-    from boundbench.plm.reports import power_evidence
+    from boundbench.papers.shared.fine_tuning import power_evidence
 
     ev = power_evidence(np.array([]))
     assert ev["seeds_needed"] is None
@@ -286,7 +286,7 @@ def _misread_values(valid: Any, kw: dict, name: str) -> list[tuple[str, Any]]:
 MISREAD_OK = {
     ("uegr.keep_probability", "s_norm", "empty"):
         "an elementwise map: no saliencies, no probabilities (an empty parameter list)",
-    ("reports.power_evidence", "diff", "empty"):
+    ("fine_tuning.power_evidence", "diff", "empty"):
         "no trained pairs is a reported case: nothing to size (test below)",
     ("train.gd_quadratic_loo", "loo", "empty"):
         "no left-out samples: an empty (k, 0) result, one column per left-out sample",

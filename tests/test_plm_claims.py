@@ -111,7 +111,7 @@ def test_paired_verdicts_leave_out_runs_that_did_not_train_and_size_the_power():
     import numpy as np
     import pandas as pd
 
-    from boundbench.plm.reports import Z_ALPHA, Z_BETA, paired_verdict, seeds_needed, smoke
+    from boundbench.papers.shared.fine_tuning import Z_ALPHA, Z_BETA, paired_verdict, seeds_needed, smoke
 
     rng = np.random.default_rng(0)
     seeds = np.arange(8)
@@ -151,7 +151,7 @@ def test_standard_scale_says_what_would_decide():
     from types import SimpleNamespace
 
     from boundbench.framework.verdicts import Verdict
-    from boundbench.plm.reports import smoke
+    from boundbench.papers.shared.fine_tuning import smoke
 
     grid = SimpleNamespace(finetune=SimpleNamespace(max_steps=40), methods=("a", "b"), seeds=5,
                            vary="sigma", levels=(0.0, 0.1))
@@ -205,7 +205,7 @@ def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatc
     import pandas as pd
 
     from boundbench.papers.fu import plm_stability as st
-    from boundbench.plm import reports
+    from boundbench.papers.shared import fine_tuning
 
     rng = np.random.default_rng(0)
     rows = [{"method": m, "seed": s, "test_accuracy": 0.8 + 0.01 * rng.standard_normal(),
@@ -214,7 +214,7 @@ def test_the_claims_on_fu_s_grid_name_it_so_a_budget_shares_its_seeds(monkeypatc
              "feat_centroid_distance": 1.0, "encoder_distance_from_start": 0.5}
             for m in st._TRIO for s in range(8)]
     table = pd.DataFrame(rows)
-    monkeypatch.setattr(reports, "cached_grid", lambda ctx, grid: table)
+    monkeypatch.setattr(fine_tuning, "cached_grid", lambda ctx, grid: table)
     monkeypatch.setattr(st, "cached_grid", lambda ctx, grid: table)
     ctx = claims.CheckContext(scale="standard", out_dir=tmp_path, sequential=True, seeds=8)
     keys = {}

@@ -56,7 +56,7 @@ _HELPERS: set[Any] = set()  # code objects of functions that register claims for
 
 def registers_claims(fn: Callable) -> Callable:
     """Mark ``fn`` as a helper that registers claims on its caller's behalf (as
-    ``boundbench.plm.reports.paired_claim``): a claim's origin is then its caller's line."""
+    ``boundbench.papers.shared.fine_tuning.paired_claim``): a claim's origin is then its caller's line."""
     _HELPERS.add(fn.__code__)
     return fn
 

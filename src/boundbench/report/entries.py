@@ -23,12 +23,15 @@ _EVIDENCE_FIRST = ("worst_lhs_over_rhs", "worst_found_by_search", "max_lhs_minus
                    "ci_low", "ci_high", "std_ratio", "mean_difference", "effect", "n_instances",
                    "n_seeds", "n_points", "deciding_reading", "margin_to_flip")
 
+
 EVIDENCE_COLUMNS = 6
+
 
 def table_cell(v: Any) -> str:
     """A table cell: numbers to 3 significant digits, pipes escaped (norms are written |x|)."""
     text = f"{v:.3g}" if isinstance(v, float) else str(v)
     return text.replace("|", "\\|")
+
 
 # evidence keys as a table names them: which family of instances a number comes from (the
 # random family's worst beside a violation the search found read as a contradiction)
@@ -37,6 +40,7 @@ _EVIDENCE_NAMES = {"worst_lhs_over_rhs": "random family: worst lhs/rhs",
                    "n_instances": "random family: instances",
                    "n_violations": "random family: violations",
                    "worst_found_by_search": "targeted search: worst lhs/rhs"}
+
 
 def verdict_size(r: Entry) -> str:
     """How large the finding behind a verdict is, from its evidence: for a bound, the worst
@@ -76,8 +80,10 @@ def verdict_size(r: Entry) -> str:
         parts.append(", ".join(f"{n} {k}" for k, n in counts.items()) + " readings")
     return "; ".join(parts)
 
+
 def _num(v: Any) -> str:
     return f"{v:.3g}" if isinstance(v, int | float) else str(v)
+
 
 def is_fragile(r: Entry) -> bool:
     """Is a claim's verdict within a small margin of flipping (``evidence.fragile``, set by the
@@ -86,12 +92,15 @@ def is_fragile(r: Entry) -> bool:
         return bool(r["fragile"])
     return bool((r.get("evidence") or {}).get("fragile"))
 
+
 def fragile_mark(r: Entry) -> str:
     return " (fragile)" if is_fragile(r) else ""
+
 
 def anchor(claim_id: str) -> str:
     """The markdown anchor of a claim's section (GitHub's rule: lower case, dots dropped)."""
     return claim_id.lower().replace(".", "")
+
 
 def findings(results: Sequence[Entry]) -> list[Entry]:
     """The claims that go against their paper (:func:`~boundbench.report.vocabulary.is_finding`),
@@ -114,6 +123,7 @@ def self_tests(results: Sequence[Entry]) -> str:
                                  for r in failed) + ")"
     return text + "."
 
+
 def certified(r: Entry) -> str:
     """What a verdict rests on beyond boundbench: a violation's standalone replay (its path and
     result), a holding bound's proof or the number of evaluations that did not refute it."""
@@ -126,10 +136,12 @@ def certified(r: Entry) -> str:
         return str(cert["status"])
     return ""
 
+
 def caption(p: dict[str, str]) -> str:
     """A figure's caption: the command that remakes it, the commit, the config hash and the
     package versions (the same record is in the figure file's metadata)."""
     return provenance_text({**p, "command": f"`{p['command']}`"}) + "."
+
 
 def evidence_items(ev: dict[str, Any]) -> list[tuple[str, str]]:
     """A claim's main numbers as (name, value) pairs, names and numbers only: the keys of
@@ -152,6 +164,7 @@ def rerun_scale(meta: Mapping[str, Any]) -> str:
     claim's own (given in its run line)."""
     return "SCALE" if str(meta["scale"]).startswith("mixed") else str(meta["scale"])
 
+
 def rerun_command(report: AuditReport) -> str:
     """The command that remakes ``report`` as it is: its scale and seed, ``--only`` the papers
     (whole) and claims it holds where that is not every installed claim (a plugin's own audit,
@@ -171,6 +184,7 @@ def rerun_command(report: AuditReport) -> str:
             tokens += [paper] if set(have) == whole else have
         cmd += " --only " + " ".join(tokens)
     return f"{cmd} --out {shlex.quote(str(meta['out'])) if meta.get('out') else 'DIR'}"
+
 
 def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str]]] | None:
     """The largest violation known to a claim, and which family found it: the hand instance,
@@ -203,9 +217,11 @@ def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str
     found.sort(key=lambda f: -f[0])
     return found[0][0], found[0][1], found
 
+
 def known_size(value: float) -> str:
     """A largest known ratio in words: "unbounded" or "lhs/rhs 4.46"."""
     return "unbounded" if value == float("inf") else f"lhs/rhs {fmt_ratio(value)}"
+
 
 def size_line(ev: dict[str, Any]) -> str:
     """:func:`largest_known` in words: "largest known: lhs/rhs 4.46, by the hand instance; the
@@ -222,12 +238,14 @@ def size_line(ev: dict[str, Any]) -> str:
 def readings_of(r: Entry) -> list[str]:
     return sorted((r.get("evidence") or {}).get("by_reading") or {})
 
+
 def difficult(rs: Sequence[Entry]) -> list[Entry]:
     """The claims that were hard to check: not decided under one reading with a margin (an
     undecided verdict, readings that the paper leaves open, a fragile margin)."""
     decided = ("holds", "supported", "violated", "contradicted", "no-effect")
     return [r for r in rs if r["verdict"] not in decided or len(readings_of(r)) > 1
             or is_fragile(r)]
+
 
 def difficulty(r: Entry) -> str:
     """Why a claim was hard to check: readings the paper leaves open, a fragile margin, an

@@ -201,6 +201,7 @@ def _budget_cell(v: Any) -> str:
     """A table cell: numbers to 3 significant digits, pipes escaped."""
     return (f"{v:.3g}" if isinstance(v, int | float) else str(v)).replace("|", "\\|")
 
+
 def budget_section(report: AuditReport) -> list[str]:
     """The budgeted claims' table for ``audit.md``: per claim the seeds it used, each probe's
     confidence sequence and decision, and why it stopped; empty for an audit without a

@@ -40,6 +40,7 @@ def record(report: AuditReport) -> dict[str, Any]:
                         **({"calibration": cal} if (cal := calibration_record(r)) else {})}
                        for r in report["claims"]]}
 
+
 def calibration_record(r: Entry) -> dict[str, Any] | None:
     """A stochastic verdict's calibration in short (issue 64): its realised false-decision rate
     on nulls drawn from its own data with that rate's 95% interval, the smallest effect it
@@ -53,6 +54,7 @@ def calibration_record(r: Entry) -> dict[str, Any] | None:
             ev.get("min_detectable_effect"), "units": ev.get("min_detectable_units"),
             "decided_by": ev.get("decided_by"), "fell_back": "refused" in ev,  # and its level:
             "alpha": (ev.get("calibration") or {}).get("alpha", 0.05)}  # 5%, a family's 0.1%
+
 
 def _calibration_line(claims: Sequence[Entry]) -> str:
     """How the record's stochastic verdicts err on nulls drawn from their own data, or nothing
@@ -70,6 +72,7 @@ def _calibration_line(claims: Sequence[Entry]) -> str:
             + (f", {len(fell)} decided by a procedure valid for their data after the first was "
                f"refused ({', '.join(f'`{i}`' for i in fell)})" if fell else ""))
 
+
 def _certified_line(claims: Sequence[Entry]) -> str:
     """How much of a record is checkable without boundbench (issue 61), or nothing for a record
     made before certification existed."""
@@ -83,6 +86,7 @@ def _certified_line(claims: Sequence[Entry]) -> str:
     return (f" ({len(replayed)} of its {len(bad)} violated bounds replay without boundbench at "
             f"50 digits, `figures/replay/`; {len(proven)} of its {len(held)} holding bounds are "
             "proven, the others not refuted in their evaluations)")
+
 
 def headline(rec: dict[str, Any], *, link: str = "",
              larger: list[dict[str, Any]] | None = None) -> str:

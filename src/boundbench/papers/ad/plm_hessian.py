@@ -16,9 +16,7 @@ from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import end_ratio, trend_verdict
 from boundbench.framework.verdicts import plural
-from boundbench.papers.shared.smoothing_grid import smoothing_grid
-from boundbench.plm import bands
-from boundbench.plm.reports import (
+from boundbench.papers.shared.fine_tuning import (
     cached_grid,
     did_not_train,
     needs_plm,
@@ -26,6 +24,8 @@ from boundbench.plm.reports import (
     trend_banded,
     trend_power,
 )
+from boundbench.papers.shared.smoothing_grid import smoothing_grid
+from boundbench.plm import bands
 from boundbench.theory.activation_decay import cor1_rhs
 
 

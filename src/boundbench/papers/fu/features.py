@@ -31,7 +31,7 @@ from boundbench.framework.trends import (
     trend_verdict,
 )
 from boundbench.framework.verdicts import Verdict
-from boundbench.plm.reports import needs_plm
+from boundbench.papers.shared.fine_tuning import needs_plm
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability
 

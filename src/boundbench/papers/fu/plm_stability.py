@@ -17,9 +17,7 @@ from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import std_ratio_verdict, trend_verdict
 from boundbench.framework.verdicts import Verdict, plural
 from boundbench.methods import Method
-from boundbench.plm import bands
-from boundbench.plm.methods import SURT
-from boundbench.plm.reports import (
+from boundbench.papers.shared.fine_tuning import (
     bar_outcome,
     cached_grid,
     did_not_train,
@@ -33,6 +31,8 @@ from boundbench.plm.reports import (
     trend_banded,
     trend_power,
 )
+from boundbench.plm import bands
+from boundbench.plm.methods import SURT
 
 
 def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):

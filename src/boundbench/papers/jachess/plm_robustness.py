@@ -15,9 +15,7 @@ from boundbench.framework.calibration import calibrated_trend, no_effect_within_
 from boundbench.framework.context import CheckContext
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, trend_verdict
-from boundbench.papers.shared.smoothing_grid import DROP_LABELS, DROPS, shared_grid, smoothing_grid
-from boundbench.plm import bands
-from boundbench.plm.reports import (
+from boundbench.papers.shared.fine_tuning import (
     bar_outcome,
     cached_grid,
     did_not_train,
@@ -27,6 +25,8 @@ from boundbench.plm.reports import (
     trend_banded,
     trend_power,
 )
+from boundbench.papers.shared.smoothing_grid import DROP_LABELS, DROPS, shared_grid, smoothing_grid
+from boundbench.plm import bands
 
 paired_claim(
     "jachess.plm.robustness", grid=shared_grid, method="jachess-unlab", columns=DROPS,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from boundbench.framework.context import CheckContext
-from boundbench.plm.reports import (
+from boundbench.papers.shared.fine_tuning import (
     did_not_train,
 )
 

