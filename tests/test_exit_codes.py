@@ -84,8 +84,8 @@ CALLS = {
     "regenerate": "boundbench.generated.regenerate",
     "falsify": "boundbench.falsify.falsify",
     "figures": "boundbench.running.run_claims",
-    "plm run": "boundbench.plm.runs.single_grid",
-    "plm sweep": "boundbench.plm.runs.sweep_grid",
+    "plm run": "boundbench.plm.grid.runs.single_grid",
+    "plm sweep": "boundbench.plm.grid.runs.sweep_grid",
 }
 
 
@@ -186,7 +186,7 @@ def _fake_ok(command: str, monkeypatch) -> None:
     if command == "regenerate":
         monkeypatch.setattr(generated, "regenerate", lambda root, audit: [root / "docs/bounds.md"])
         return
-    from boundbench.plm import runs
+    from boundbench.plm.grid import runs
 
     monkeypatch.setattr(runs, "single_grid", lambda **kw: {"grid": "single"})
     monkeypatch.setattr(runs, "sweep_grid", lambda config, scale: {"grid": "sweep"})

@@ -72,7 +72,7 @@ def test_read_json_rejects_empty_and_truncated_cells(tmp_path):
 
 def test_a_cell_without_the_cell_keys_is_set_aside(tmp_path):
     """A `{}` cell (or a truncated one) is named and re-run, never a silent NaN row."""
-    from boundbench.plm.cells import CELL_KEYS
+    from boundbench.plm.grid.cells import CELL_KEYS
 
     cells = tmp_path / "cells"
     cells.mkdir()
@@ -166,7 +166,7 @@ def test_no_lock_file_stays_after_a_cached_entry(tmp_path):
 
 def test_surt_stage_without_its_manifest_is_set_aside(tmp_path):
     pytest.importorskip("transformers")
-    from boundbench.plm import surt
+    from boundbench.plm.methods import surt
 
     stage = tmp_path / "abc"
     stage.mkdir()

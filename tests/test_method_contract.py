@@ -21,7 +21,7 @@ from boundbench.methods import (
     Trainer,
     make_optimizer,
 )
-from boundbench.methods.catalogue import METHODS as SYNTHETIC_METHODS
+from boundbench.methods.names import METHODS as SYNTHETIC_METHODS
 from boundbench.methods.optimizers import ADSAM, SAM, MaskedUpdate, WeightDecay
 from boundbench.methods.penalties import ActivationDecay, JacobianPenalty, MHLoss
 from boundbench.synthetic.data import make_separable
@@ -29,7 +29,7 @@ from boundbench.synthetic.mlp import MLP_TRAINER, MLPRun, train_mlps
 from boundbench.synthetic.train import HEADS_TRAINER, train_heads
 
 try:
-    from boundbench.plm.catalogue import METHODS
+    from boundbench.plm.methods import METHODS
 except ImportError:  # pragma: no cover - the plm extra is missing
     METHODS = SYNTHETIC_METHODS
 
@@ -253,14 +253,14 @@ def test_capabilities_are_the_trainers_vocabulary():
 
 def test_the_model_agnostic_catalogue_reads_names_without_importing_plm_or_synthetic():
     """Issue 67: the model-agnostic methods live in the methods layer, below the experiments."""
-    code = ("import sys; from boundbench.methods.catalogue import METHODS; "
+    code = ("import sys; from boundbench.methods.names import METHODS; "
             "m = METHODS.parse('sam:rho=0.1'); assert m.rho == 0.1; "
             "assert 'boundbench.plm' not in sys.modules; "
             "assert 'boundbench.synthetic' not in sys.modules, 'synthetic imported'; "
             "\ntry:\n    METHODS.parse('mixout')\nexcept ValueError as e:\n    print(e)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert "unknown method 'mixout'" in r.stdout and "boundbench.plm.catalogue" in r.stdout
+    assert "unknown method 'mixout'" in r.stdout and "boundbench.plm.methods" in r.stdout
 
 
 # ------------------------------------------------------------------ plm fine-tuning
@@ -275,8 +275,8 @@ def plm_tiny(tiny_encoder):
 
 
 def _finetuned(method: Method, data, unlabeled, model: str) -> dict[str, torch.Tensor]:
-    from boundbench.plm.experiments import at_quick_scale
-    from boundbench.plm.train import FinetuneConfig, finetune
+    from boundbench.plm.grid.experiments import at_quick_scale
+    from boundbench.plm.training.train import FinetuneConfig, finetune
 
     cfg = FinetuneConfig(max_steps=2, batch_size=8, max_length=24, lr=1e-4, head_lr=3e-3,
                          model=model)
@@ -292,7 +292,7 @@ def plain_plm(plm_tiny):
 @pytest.mark.parametrize("name", ALL)
 def test_plm_fine_tuning_honours_every_method(name, plm_tiny, plain_plm, tmp_path_factory,
                                               monkeypatch):
-    from boundbench.plm.train import PLM_TRAINER
+    from boundbench.plm.training.train import PLM_TRAINER
 
     assert METHODS.from_config(name).needs() <= PLM_TRAINER.gives
     monkeypatch.setenv("BOUNDBENCH_CACHE", str(tmp_path_factory.mktemp("surt")))

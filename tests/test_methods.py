@@ -8,7 +8,7 @@ import torch
 
 from boundbench.methods import Forward, Method
 from boundbench.methods.penalties import ActivationDecay, JacobianPenalty
-from boundbench.plm.catalogue import METHODS
+from boundbench.plm.methods import METHODS
 
 
 def _forward(S=2, requires_inputs=False):

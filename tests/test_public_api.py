@@ -16,7 +16,9 @@ import pytest
 import boundbench
 
 PACKAGES = ["boundbench", "boundbench.framework", "boundbench.methods", "boundbench.testing",
-            "boundbench.theory", "boundbench.synthetic", "boundbench.plm", "boundbench.papers",
+            "boundbench.theory", "boundbench.synthetic", "boundbench.plm", "boundbench.plm.training",
+            "boundbench.plm.methods", "boundbench.plm.grid", "boundbench.plm.evaluation",
+            "boundbench.papers",
             "boundbench.papers.fu", "boundbench.papers.ad", "boundbench.papers.jachess",
             "boundbench.papers.uegr", "boundbench.papers.soudry", "boundbench.papers.shared",
             "boundbench.report"]

@@ -41,7 +41,7 @@ def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path
         "from boundbench.framework.registry import CheckContext\n"
         "from boundbench.theory.activation_decay import cor1_rhs\n"
         "from boundbench.synthetic.svm import HardMarginSVM\n"
-        "from boundbench.plm.catalogue import METHODS\n"
+        "from boundbench.plm.methods import METHODS\n"
         "from boundbench.cli import main\n"
         "svm: HardMarginSVM = HardMarginSVM()\n"
         "n: int = METHODS.names()\n")  # a list, not an int: the control a checker must flag

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from boundbench.framework.stopping import duration_seconds
-from boundbench.plm.sequential import run_until_decided
+from boundbench.plm.grid.sequential import run_until_decided
 
 
 @dataclass(frozen=True)

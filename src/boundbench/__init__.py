@@ -65,8 +65,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "readings_verdict": ("boundbench.framework.readings", "readings_verdict"),
     # methods: the interface and the catalogues (synthetic; every method, needs the plm extra)
     "Method": ("boundbench.methods", "Method"),
-    "SYNTHETIC_METHODS": ("boundbench.methods.catalogue", "METHODS"),
-    "METHODS": ("boundbench.plm.catalogue", "METHODS"),
+    "SYNTHETIC_METHODS": ("boundbench.methods.names", "METHODS"),
+    "METHODS": ("boundbench.plm.methods", "METHODS"),
     # testing: property-test a bound, search one for its worst case
     "bound": ("boundbench.testing", "bound"),
     "strategies": ("boundbench.testing", "strategies"),

@@ -248,7 +248,7 @@ def figures(args: argparse.Namespace) -> ExitCode:
 def plm(args: argparse.Namespace) -> ExitCode:
     import os
 
-    from boundbench.plm import runs
+    from boundbench.plm.grid import runs
 
     if args.plm_command == "sweep":
         grid = runs.sweep_grid(args.config, scale=args.scale)

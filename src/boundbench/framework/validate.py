@@ -269,6 +269,23 @@ class Seed(Spec):
         return value
 
 
+class Seeds(Spec):
+    """Distinct seeds (each a :class:`Seed`), at least one: any sequence of them (a ``range``
+    too), returned as a list of ints."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{name} must be a sequence of integer seeds (got {value!r})")
+        seeds = list(value)
+        if not seeds:
+            raise InvalidArgument(f"{name} must hold at least one seed (got {value!r})")
+        for s in seeds:
+            Seed()(name, s)
+        if len(set(map(int, seeds))) != len(seeds):
+            raise InvalidArgument(f"{name} must be distinct (got {value!r})")
+        return [int(s) for s in seeds]
+
+
 class Seq(Spec):
     """A non-empty tuple/list whose items each meet ``item`` (``as_tuple``: stored as a tuple,
     for frozen configs)."""

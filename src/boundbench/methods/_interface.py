@@ -1,5 +1,5 @@
 """The method interface shared by ``synthetic`` and ``plm``: what a method is, what a trainer owes
-it, and the catalogue that reads method names.
+it, and the list that reads method names (:class:`MethodNames`).
 
 A method is a typed, frozen configuration (one dataclass per method; its fields are its
 parameters, declared with their checks in ``checks`` and validated on construction) with hooks,
@@ -19,10 +19,10 @@ A trainer declares what it gives a method (a :class:`Trainer`: the hooks it call
 more (:meth:`Trainer.check`, from :meth:`Method.needs`): a method is honoured whole or not run.
 
 A method never changes itself, and never changes a model beyond the ``with method.applied(model)``
-block. Strings appear only at the command-line/JSON edge: a :class:`MethodCatalogue` reads them
-against the dataclass's typed fields (:mod:`boundbench.methods._catalogue`;
-``boundbench.methods.catalogue.METHODS`` lists the model-agnostic methods, the plm layer's
-catalogue adds the transformer methods).
+block. Strings appear only at the command-line/JSON edge: a :class:`MethodNames` reads them
+against the dataclass's typed fields (:mod:`boundbench.methods._names`;
+``boundbench.methods.names.METHODS`` lists the model-agnostic methods, the plm layer's
+list adds the transformer methods).
 
 Penalties keep a leading model axis if the trainer batches several models (a grid of sigma): one
 call serves all of them, and a strength may be a tensor with one value per model.
@@ -236,7 +236,7 @@ class Method:
     Attributes
     ----------
     name : str
-        The method's catalogue name (``"sam"``); its fields hold the parameters.
+        The method's name (``"sam"``); its fields hold the parameters.
 
     References
     ----------
@@ -259,7 +259,7 @@ class Method:
     checks: ClassVar[Mapping[str, Spec]] = {}  # field name -> its spec
     notes: ClassVar[Mapping[str, str]] = {}  # readings of the paper, recorded with every result
     # why its hooks cannot run under torch.func.vmap, one seed per model, in the batched seeds'
-    # loop (plm/batched.py); empty: they can (the trainer's capabilities permitting)
+    # loop (plm/training/batched.py); empty: they can (the trainer's capabilities permitting)
     seeds_at_once_refused: ClassVar[str] = ""
     # the parameters a quick-scale run gives the method where it leaves them at their defaults
     # (a CPU's budget; recorded in each run's method config): see at_quick_scale in plm

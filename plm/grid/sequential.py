@@ -21,8 +21,8 @@ from boundbench.errors import InvalidArgument
 from boundbench.framework.files import write_json
 from boundbench.framework.sequential import t_confidence_sequence
 from boundbench.framework.stopping import first_decision, futile
-from boundbench.plm.comparison import comparison
-from boundbench.plm.results import paired
+from boundbench.plm.grid.comparison import comparison
+from boundbench.plm.grid.results import paired
 
 FIRST_SEEDS = 5  # Lai's sequence is unbounded before 5 paired seeds (rho = 1, alpha = 0.05)
 
@@ -60,7 +60,7 @@ def run_until_decided(grid, out: str | Path, *, metric: str = "test_accuracy",
     fine-tuning, counted from the cells' own times, so a resumed run counts what it already
     spent). Returns the results, the comparison table (:func:`plm.comparison.comparison`) and the
     stopping record, also written as ``sequential.json`` in ``out``."""
-    from boundbench.plm.cells import run_grid
+    from boundbench.plm.grid.cells import run_grid
 
     runner = runner or run_grid
     if not isinstance(max_seeds, int) or isinstance(max_seeds, bool) or max_seeds < FIRST_SEEDS:

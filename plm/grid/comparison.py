@@ -9,7 +9,7 @@ import pandas as pd
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.trends import bootstrap_mean
-from boundbench.plm.results import did_not_train, paired
+from boundbench.plm.grid.results import did_not_train, paired
 
 
 def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str | None = None,

@@ -1,8 +1,8 @@
 """Methods that need a transformer encoder: head tuning, dropout rates, MixOut, LNSR and SURT.
 
 They implement the shared interface of :mod:`boundbench.methods`; their model changes
-last one run (``with method.applied(model)``) and are undone on exit. The plm catalogue
-(:mod:`boundbench.plm.catalogue`) lists them by name with JACHESS, Cross-Hölder and UEGR.
+last one run (``with method.applied(model)``) and are undone on exit. The plm method list
+(:mod:`boundbench.plm.methods`) lists them by name with JACHESS, Cross-Hölder and UEGR.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class SURT(Method):
     """SURT (Fu et al. §3.3): continue masked-LM training of the encoder on the task's own
     training texts (no labels), then fine-tune. The default offline MiniLM ships no pre-trained
     MLM head, so the head is freshly initialized with its decoder tied to the word embeddings.
-    The first stage is :meth:`start_model` (:func:`boundbench.plm.surt.continue_pretraining`),
+    The first stage is :meth:`start_model` (:func:`boundbench.plm.methods.surt.continue_pretraining`),
     which the plm trainer calls before loading the model."""
 
     base_name = "surt"
@@ -167,7 +167,7 @@ class SURT(Method):
                     device: str | torch.device | None = None) -> str:
         """The model fine-tuning starts from: ``model_name`` after continued MLM training, on
         ``device`` (the run's; None: CUDA when present)."""
-        from boundbench.plm.surt import continue_pretraining
+        from boundbench.plm.methods.surt import continue_pretraining
 
         return continue_pretraining(model_name, list(train_texts), steps=self.steps, lr=self.lr,
                                     mask_prob=self.mask_prob, batch_size=self.batch_size,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from boundbench.plm.cells import at_once_default, run_grid
-from boundbench.plm.experiments import STANDARD_SIZES, StabilityGrid, summarize
+from boundbench.plm.grid.cells import at_once_default, run_grid
+from boundbench.plm.grid.experiments import STANDARD_SIZES, StabilityGrid, summarize
 
 
 @dataclass
@@ -47,9 +47,9 @@ def single_grid(*, task: str, methods: list[str], seeds: int, train_size: int | 
                 model: str, steps: int | None, device: str | None, head_only: bool,
                 diagnostics: bool, evaluation: bool, scale: str) -> StabilityGrid:
     """``plm run``'s grid: the methods on one task at ``scale``, its model checked first."""
-    from boundbench.plm.experiments import as_methods
+    from boundbench.plm.grid.experiments import as_methods
     from boundbench.plm.models import check_model
-    from boundbench.plm.train import FinetuneConfig
+    from boundbench.plm.training.train import FinetuneConfig
 
     ft = FinetuneConfig(model=model, max_steps=steps, device=device, head_only=head_only)
     grid = StabilityGrid(task=task, methods=as_methods(methods), seeds=seeds, train_size=train_size,
@@ -82,15 +82,15 @@ def run(grid: StabilityGrid, out_root: Path, *, until_decided: bool = False,
         scheduler: str | None = None, seeds_at_once: int | None = None) -> GridRun:
     """Run ``grid`` into :func:`run_folder` (finished cells are reused): to its seeds, or, with
     ``until_decided``, adding paired seeds until the anytime-valid comparison on ``metric``
-    decides (:func:`boundbench.plm.sequential.run_until_decided`). ``seeds_at_once``: see
-    :func:`boundbench.plm.cells.run_grid`. A run that fails before finishing any cell leaves
+    decides (:func:`boundbench.plm.grid.sequential.run_until_decided`). ``seeds_at_once``: see
+    :func:`boundbench.plm.grid.cells.run_grid`. A run that fails before finishing any cell leaves
     no folder behind."""
     runner = functools.partial(run_grid, seeds_at_once=at_once_default(seeds_at_once))
     out = run_folder(grid, out_root)
     fresh = not out.exists()
     try:
         if until_decided:
-            from boundbench.plm.sequential import run_until_decided
+            from boundbench.plm.grid.sequential import run_until_decided
 
             df, table, record = run_until_decided(
                 grid, out, metric=metric, band=band, max_seeds=max_seeds, budget=budget,
@@ -111,7 +111,7 @@ def _fmt(frame: pd.DataFrame, digits: str) -> str:
 def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
     """A line for runs too short to train (test F1 or MCC below the audit's threshold: still
     predicting one class), naming how many and what would train them."""
-    from boundbench.plm.results import TRAINED_MIN, did_not_train
+    from boundbench.plm.grid.results import TRAINED_MIN, did_not_train
 
     std = STANDARD_SIZES["max_steps"]
     if not {"test_f1", "test_mcc"} <= set(df.columns):
@@ -130,7 +130,7 @@ def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
 def _comparison_part(res: GridRun) -> list[str]:
     """The paired comparison against the first method, or, with fewer than two seeds where
     both runs trained, why there is no interval and what would give one."""
-    from boundbench.plm.comparison import comparison
+    from boundbench.plm.grid.comparison import comparison
 
     comp = res.table if res.table is not None else comparison(res.df, metric=res.metric)
     if "difference_ci_low" not in comp.columns:  # no method has 2 paired seeds that trained

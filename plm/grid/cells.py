@@ -1,4 +1,4 @@
-"""Running a :class:`~boundbench.plm.experiments.StabilityGrid`: each cell (a method, a level,
+"""Running a :class:`~boundbench.plm.grid.experiments.StabilityGrid`: each cell (a method, a level,
 a seed) is one fine-tuning run saved as JSON under ``<out>/cells/``; a killed sweep resumes
 where it stopped (finished cells are read back, not re-run), and the cells not yet done can run
 as Dask tasks, one GPU each where there are GPUs."""
@@ -25,8 +25,8 @@ from boundbench.framework.files import (
 )
 from boundbench.framework.meta import environment
 from boundbench.plm.data import TextData
-from boundbench.plm.experiments import StabilityGrid, load_task, method_labels, summarize
-from boundbench.plm.train import finetune_seeds
+from boundbench.plm.grid.experiments import StabilityGrid, load_task, method_labels, summarize
+from boundbench.plm.training.train import finetune_seeds
 
 
 def _prepare_data(grid: StabilityGrid, level: float | None) -> TextData:
@@ -52,7 +52,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
     :func:`plm.figures.plot_grid`); return the results table. ``workers``/``scheduler``: the
     cells not yet done run as Dask tasks (one cell per task, a GPU each where there are GPUs);
     their rows come back here and are written as a serial run writes them. Serially, the seeds
-    of a method and level train at once (:func:`boundbench.plm.train.finetune_seeds`), at most
+    of a method and level train at once (:func:`boundbench.plm.training.train.finetune_seeds`), at most
     ``seeds_at_once`` of them (default :func:`at_once_default`: as many as the device's memory
     takes); a seed's numbers are the same either way."""
     import os
@@ -87,7 +87,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
                                  world=world, at_once=at_once, desc=desc, progress=progress)
     df = pd.DataFrame(rows)
     if writer:
-        from boundbench.plm.figures import plot_grid
+        from boundbench.plm.grid.figures import plot_grid
 
         write_atomic(out / "results.csv", lambda t: df.to_csv(t, index=False))
         summary = summarize(df)
@@ -261,7 +261,7 @@ def _row(grid: StabilityGrid, m, lv, s: int, res, labels: dict, data_cache: dict
            "method_config": json.dumps(res.method), "device": res.config["device_used"],
            "precision": res.config["precision"], "cpu_threads": res.config["cpu_threads"]}
     if grid.diagnostics and len(data_cache[lv].label_names) == 2:
-        from boundbench.plm.diagnostics import feature_diagnostics
+        from boundbench.plm.evaluation.diagnostics import feature_diagnostics
 
         _, ty = data_cache[lv].part("test")
         # kept with the model (keep_model is on with diagnostics): finetune's own pass over the
@@ -271,7 +271,7 @@ def _row(grid: StabilityGrid, m, lv, s: int, res, labels: dict, data_cache: dict
         diag = feature_diagnostics(X, ty, seed=s, max_loo=grid.diagnostics_points)
         row.update({f"feat_{k}": v for k, v in diag.items()})
     if grid.evaluation:
-        from boundbench.plm.evaluate import evaluate_run
+        from boundbench.plm.evaluation.evaluate import evaluate_run
 
         row.update(evaluate_run(grid, res.model, data_cache[lv], seed=s, out=out,
                                 test_pass=res.test_pass))
@@ -296,8 +296,8 @@ def _pretrained_diagnostics(grid: StabilityGrid, out: Path) -> dict:
     done = read_json(path)
     if done is not None:
         return done
-    from boundbench.plm.diagnostics import feature_diagnostics
     from boundbench.plm.encode import encode
+    from boundbench.plm.evaluation.diagnostics import feature_diagnostics
     from boundbench.plm.models import load_classifier, pick_device
 
     data = _prepare_data(grid, None)

@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.limits import MAX_SEED
+from boundbench.framework.validate import Seeds, apply
 from boundbench.methods import (
     CAPABILITIES,
     Forward,
@@ -28,13 +28,13 @@ from boundbench.methods import (
     make_optimizer,
     optimizer_report,
 )
-from boundbench.plm import batched, steps
 from boundbench.plm.data import TextData
-from boundbench.plm.diagnostics import parameter_distance
 from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
-from boundbench.plm.methods import dropout_rate
+from boundbench.plm.evaluation.diagnostics import parameter_distance
+from boundbench.plm.methods.transformer import dropout_rate
 from boundbench.plm.models import load_classifier, pick_device
-from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
+from boundbench.plm.training import batched, steps
+from boundbench.plm.training.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
 
 #: The fine-tuning loop gives a method everything the interface defines.
 PLM_TRAINER = Trainer("plm fine-tuning", frozenset(CAPABILITIES))
@@ -114,7 +114,7 @@ def finetune(data: TextData, method: Method, cfg: FinetuneConfig = FinetuneConfi
     texts, one of each per step (the paper leaves the granularity open). Optimizers with
     ``needs_closure`` (SAM) get a closure that re-runs the batch with the same dropout masks.
 
-    A method the seeds-at-once loop can run (:func:`boundbench.plm.batched.batchable`: FineTune,
+    A method the seeds-at-once loop can run (:func:`boundbench.plm.training.batched.batchable`: FineTune,
     MHLoss, MMR, activation decay) trains there, as a batch of one seed, its dropout masks drawn
     from (seed, step): a seed's numbers are then the same whether it trains alone or beside
     others (:func:`finetune_seeds`). The other methods train in this function's own loop, their
@@ -175,8 +175,8 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     """Fine-tune at each of ``seeds`` (``cfg.seed`` replaced by each): one result per seed, in
     order, each equal to :func:`finetune`'s at that seed.
 
-    The seeds of a method :func:`boundbench.plm.batched.batchable` accepts train at once, as one
-    batched model (:func:`boundbench.plm.batched.train_seeds`, in chunks sized to the device's
+    The seeds of a method :func:`boundbench.plm.training.batched.batchable` accepts train at once, as one
+    batched model (:func:`boundbench.plm.training.batched.train_seeds`, in chunks sized to the device's
     memory); the others one after another, each result's ``config["seeds_at_once"]`` saying
     why. ``dtype`` (seeds at once only): the model's floating type, float64 in the equality
     tests.
@@ -189,13 +189,7 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     cfg = FinetuneConfig() if cfg is None else cfg
     if not isinstance(cfg, FinetuneConfig):
         raise TypeError(f"cfg must be a FinetuneConfig (got {type(cfg).__name__})")
-    seeds = list(seeds) if not isinstance(seeds, str | bytes) else [seeds]
-    if (not seeds or len(set(map(repr, seeds))) != len(seeds)
-            or any(not isinstance(s, int | np.integer) or isinstance(s, bool)
-                   or not 0 <= int(s) <= MAX_SEED for s in seeds)):
-        raise InvalidArgument(f"seeds must be distinct integers in [0, {MAX_SEED}], at least one "
-                              f"(got {seeds!r})")
-    seeds = [int(s) for s in seeds]
+    seeds = apply(Seeds(), "seeds", seeds)  # distinct seeds in [0, MAX_SEED], at least one
     PLM_TRAINER.check(method)
     why = batched.batchable(method) or ("accelerate runs one seed per process"
                                         if cfg.accelerate else None)

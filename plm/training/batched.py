@@ -22,7 +22,7 @@ What a method may use here is :data:`BATCHED_TRAINER`'s capabilities: its task l
 penalty, several heads and the batch labels, with hooks that run under vmap (no data-dependent
 Python control flow) and the default state. A method that needs more (an optimizer wrapper,
 model changes, differentiable inputs, unlabeled batches, its own state) is refused with the
-reason, and :func:`~boundbench.plm.train.finetune_seeds` runs it one seed at a time.
+reason, and :func:`~boundbench.plm.training.train.finetune_seeds` runs it one seed at a time.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from tqdm.auto import tqdm
 from boundbench.errors import InvalidArgument
 from boundbench.methods import Forward, Method, Trainer, make_optimizer, optimizer_report
 from boundbench.plm.data import TextData
-from boundbench.plm.diagnostics import parameter_distance
 from boundbench.plm.encode import forward_all, forward_texts, pad_batch, token_ids
+from boundbench.plm.evaluation.diagnostics import parameter_distance
 from boundbench.plm.models import EncoderClassifier, load_classifier, pick_device
-from boundbench.plm.seeded import Stream, seeded, site_masks
-from boundbench.plm.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
+from boundbench.plm.training.seeded import Stream, seeded, site_masks
+from boundbench.plm.training.steps import FinetuneConfig, FinetuneResult, next_batch, split_metrics
 
 #: What the batched loop gives a method (a method needing more runs one seed at a time).
 BATCHED_TRAINER = Trainer("plm fine-tuning, seeds at once",
@@ -127,10 +127,10 @@ def train_seeds(data: TextData, method: Method, cfg: FinetuneConfig, *, seeds: S
                 progress: bool = False, keep_model: bool = False,
                 dtype: torch.dtype | None = None) -> list[FinetuneResult]:
     """Fine-tune ``data``'s train split at each of ``seeds`` (``cfg.seed`` is replaced by each),
-    the seeds at once; one :class:`~boundbench.plm.steps.FinetuneResult` per seed, in order.
-    The public entries are :func:`boundbench.plm.train.finetune_seeds` (which runs a method
+    the seeds at once; one :class:`~boundbench.plm.training.steps.FinetuneResult` per seed, in order.
+    The public entries are :func:`boundbench.plm.training.train.finetune_seeds` (which runs a method
     this loop cannot, :func:`batchable`, one seed at a time) and
-    :func:`~boundbench.plm.train.finetune` (one seed, through here when it can).
+    :func:`~boundbench.plm.training.train.finetune` (one seed, through here when it can).
 
     A seed's result equals this function's at that seed alone (module docstring). ``dtype``:
     the model's floating type (default its own, float32; the tests' float64). ``keep_model``:

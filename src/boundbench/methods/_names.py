@@ -1,6 +1,6 @@
 """The string edge of the method interface: method names and specs (``"jachess:dims=1"``) read
-against each method's typed fields, and a catalogue of names -> classes that each layer extends
-(:data:`boundbench.methods.catalogue.METHODS`, then the plm layer's); an unknown name lists the
+against each method's typed fields, and a list of names -> classes that each layer extends
+(:data:`boundbench.methods.names.METHODS`, then the plm layer's); an unknown name lists the
 known ones."""
 
 from __future__ import annotations
@@ -91,10 +91,10 @@ def _coerce(method: str, key: str, hint: Any, value: Any) -> Any:
     return value
 
 
-class MethodCatalogue:
-    """Method names -> classes, as the claims catalogue lists claim modules: explicit, built
+class MethodNames:
+    """Method names -> classes, explicit (as the claim catalogue is), built
     from a list of classes (each registered under its ``base_name``, and ``<name>-unlab`` when
-    it has a ``mode`` field). Layers extend a catalogue rather than register into a global."""
+    it has a ``mode`` field). Layers extend the list rather than register into a global."""
 
     def __init__(self, classes: Iterable[type[Method]], *, elsewhere: str = "") -> None:
         self._by_name: dict[str, tuple[type[Method], dict[str, Any]]] = {}
@@ -108,9 +108,9 @@ class MethodCatalogue:
                     raise InvalidArgument(f"method name {name!r} is listed twice")
                 self._by_name[name] = (cls, fixed)
 
-    def extended(self, classes: Iterable[type[Method]], *, elsewhere: str = "") -> MethodCatalogue:
-        """This catalogue and ``classes``."""
-        return MethodCatalogue([*self._classes, *classes], elsewhere=elsewhere)
+    def extended(self, classes: Iterable[type[Method]], *, elsewhere: str = "") -> MethodNames:
+        """This list and ``classes``."""
+        return MethodNames([*self._classes, *classes], elsewhere=elsewhere)
 
     def names(self) -> list[str]:
         return sorted(self._by_name)
@@ -147,7 +147,7 @@ class MethodCatalogue:
         """The inverse of :meth:`parse`: the name and the parameters that differ from the
         defaults (``"jachess:dims=1,reg_batch=2"``)."""
         if method.name not in self._by_name:
-            raise InvalidArgument(f"method {method.name!r} is not in this catalogue")
+            raise InvalidArgument(f"method {method.name!r} is not in this list")
         _, fixed = self._by_name[method.name]
         defaults = type(method)(**fixed)
         args = []

@@ -1,0 +1,8 @@
+"""The stability grid on a real encoder: the grid as a frozen config and its tasks
+(``experiments``, with the bundled sweeps in ``sweeps/``), running its cells, resumable,
+serially or on Dask (``cells``), reading its results table (``results``), every method against
+a baseline (``comparison``), adding seeds until a paired test decides (``sequential``), ``plm
+run`` and ``plm sweep`` as library calls (``runs``) and the grid's figure (``figures``)."""
+
+# the public submodules (tests/test_public_api.py checks it)
+__all__ = ["cells", "comparison", "experiments", "figures", "results", "runs", "sequential"]
