@@ -8,9 +8,10 @@ machine extrapolated linearly from the measured rate (GD's cost is linear in dat
 next to a floor: the time the logistic slopes alone (one sigmoid each, no matmul) take here.
 
 Then precision, side by side in the same process on the same datasets: float64 throughout
-against float32 slopes with float64 heads (``train_heads(slope_dtype=torch.float32)``), the time
-of each with its paper-size extrapolation, and the largest difference in normalized stability
-(absolute and relative to the float64 value) over every H, dataset and recorded step.
+against float32 slopes with float64 heads
+(``train_heads(numerics=Numerics(slope_dtype=torch.float32))``), the time of each with its
+paper-size extrapolation, and the largest difference in normalized stability (absolute and
+relative to the float64 value) over every H, dataset and recorded step.
 
     python benchmarks/bench_fig5.py [--datasets 4] [--steps 300] [--n 2000] [--device cpu]
 """

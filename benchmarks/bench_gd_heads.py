@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from boundbench.synthetic.data import make_separable
-from boundbench.synthetic.train import augment, train_heads
+from boundbench.synthetic.train import Numerics, augment, train_heads
 
 
 def loop_version(X, y, loo, *, steps: int, lr: float, seed: int, heads: int = 1,
@@ -115,7 +115,7 @@ def main() -> None:
 
     def batched():
         return train_heads(data.X, data.y, steps=args.steps, loo=loo, lr=lr, seed=0, record=2,
-                           heads=args.heads, device=dev)
+                           heads=args.heads, numerics=Numerics(device=dev))
 
     res = batched()  # warm-up (thread pool, MKL); every timing below is the best of --repeats
     t_batched = best(batched, args.repeats, dev)
@@ -157,7 +157,7 @@ def features_shape(repeats: int, device: str) -> None:
         tr._sample_space = lambda *a: samples
         try:
             return train_heads(data.X, data.y, steps=300, heads=16, loo=loo, prefixes=(1, 4, 16),
-                               seed=0, device=device)
+                               seed=0, numerics=Numerics(device=device))
         finally:
             tr._sample_space = form
 

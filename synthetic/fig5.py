@@ -24,6 +24,7 @@ from boundbench.synthetic.svm import (
     BiasPenalizedSVM,
 )
 from boundbench.synthetic.train import (
+    Numerics,
     mhloss_plan,
     train_heads,
 )
@@ -173,8 +174,9 @@ class HeadsRun:
         def probe(steps: int) -> float:
             t0 = time.perf_counter()
             train_heads(data.X, data.y, loss=self.loss, steps=steps, heads=width, loo=loo,
-                        init_scale=self.init_scale, record=2, device=dev,
-                        replica_starts=self.replica_starts, slope_dtype=slope_dtype)
+                        init_scale=self.init_scale, record=2,
+                        replica_starts=self.replica_starts,
+                        numerics=Numerics(device=dev, slope_dtype=slope_dtype))
             if str(dev).startswith("cuda"):
                 torch.cuda.synchronize()
             return time.perf_counter() - t0
@@ -227,9 +229,9 @@ class HeadsRun:
             res = train_heads(data.X, data.y, loss=self.loss, steps=self.steps, heads=width,
                               loo=loo, init_scale=self.init_scale,
                               seed=self.seed + 1000 * width + 1_000_003 * b,
-                              prefixes=levels, device=dev, progress=progress,
-                              replica_starts=self.replica_starts, slope_dtype=slope_dtype,
-                              **extra)
+                              prefixes=levels, progress=progress,
+                              replica_starts=self.replica_starts,
+                              numerics=Numerics(device=dev, slope_dtype=slope_dtype), **extra)
             for h in levels:
                 dirs = res.prefix_directions[:, :, res.prefixes.index(h)]  # (k, R + 1, T, D)
                 gap = normalized_distance(dirs[:, 0], w_svm[:, None, :])  # (k, T)

@@ -122,7 +122,7 @@ class PoolHeads:
         """The table; the GD runs on ``device`` (default the CPU; float64 throughout, TF32
         off, see :func:`~boundbench.synthetic.train.train_heads`)."""
         from boundbench.synthetic.stability import head_loo_stability
-        from boundbench.synthetic.train import mhloss_plan, train_heads
+        from boundbench.synthetic.train import Numerics, mhloss_plan, train_heads
 
         X, ys = check_pool(X, y)
         rng = np.random.default_rng(self.seed)
@@ -136,7 +136,7 @@ class PoolHeads:
             run = train_heads(X[idx], ys[idx], steps=self.steps, heads=w, loo=loo,
                               seed=self.seed + 1000 * w, prefixes=levels,
                               init_scale=self.init_scale, replica_starts=self.replica_starts,
-                              device=device, **extra)
+                              numerics=Numerics(device=device), **extra)
             res.update(dict.fromkeys(levels, run))  # every H this run gives
         for h in self.heads:
             run = res[h]

@@ -31,6 +31,7 @@ from boundbench.framework.validate import (
     Tensor,
     as_array,
     as_generator,
+    check_fields,
     checked,
     iterations,
 )
@@ -81,6 +82,43 @@ def stable_lr(Xa: torch.Tensor, y: torch.Tensor, W0: torch.Tensor, loss: str) ->
         m = y[:, None, :] * torch.einsum("knd,khd->khn", Xa, W0)
         beta = torch.exp(-m).mean(-1) * smax2[:, None]
     return 2.0 / beta
+
+
+_FLOATS = (torch.float32, torch.float64)
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """How :func:`train_heads` does its arithmetic, apart from the algorithm: the heads' float
+    type ``dtype``; the per-step slopes' ``slope_dtype`` (the margins, logistic slopes and
+    gradient sums; ``None``: ``dtype``; float32 slopes with float64 heads run the step 2.5x as
+    fast on a 2-core CPU, within 1e-3 relative of the float64 stability, see
+    :func:`train_heads`); the ``device`` (``None``: the CPU) and ``chunk_elems``, the elements a
+    chunk of datasets holds (memory only: the chunks give the same numbers).
+
+    Examples
+    --------
+    >>> import torch
+    >>> Numerics(slope_dtype=torch.float32).slope_dtype
+    torch.float32
+    """
+
+    dtype: torch.dtype = torch.float64
+    slope_dtype: torch.dtype | None = None
+    device: str | torch.device | None = None
+    chunk_elems: int = 2**24
+
+    def __post_init__(self) -> None:
+        check_fields(self, chunk_elems=Int(1, 2**40, why="a chunk that large holds no memory"))
+        slopes = self.dtype if self.slope_dtype is None else self.slope_dtype
+        if self.dtype not in _FLOATS or slopes not in _FLOATS:
+            # half precision overflows the slopes
+            raise InvalidArgument(f"dtype and slope_dtype must be torch.float32 or torch.float64 "
+                                  f"(got {self.dtype} and {self.slope_dtype}): half precision "
+                                  "overflows the slopes")
+        object.__setattr__(self, "slope_dtype", slopes)
+        if self.device is not None and not isinstance(self.device, str | torch.device):
+            raise TypeError(f"device must be a torch device or its name (got {self.device!r})")
 
 
 @dataclass(frozen=True)
@@ -140,9 +178,8 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
                 init_scale: float = 1.0, record: int = 30, seed: int = 0,
                 prefixes: tuple[int, ...] = (), w0: np.ndarray | None = None,
                 lr_scale: float = 1.0, replica_starts: str = "shared",
-                dtype: torch.dtype = torch.float64, slope_dtype: torch.dtype | None = None,
-                device: str | torch.device | None = None, chunk_elems: int = 2**24,
-                progress: bool = False, method: Method | None = None) -> GDHeads:
+                numerics: Numerics | None = None, progress: bool = False,
+                method: Method | None = None) -> GDHeads:
     """Full-batch GD on ``mean_i loss(y_i w^T [x_i, -1])`` for every dataset, replica and head.
 
     ``method``: a method of the shared interface instead of ``heads``: plain GD (one head) or
@@ -160,7 +197,8 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
     ``"shared"`` (the LOO replicas start from the full run's heads) or ``"independent"`` (each
     replica draws its own heads; ``w0`` then gives only the full run's).
 
-    ``slope_dtype``: the precision of the per-step work over the samples (the margins, the
+    ``numerics`` (:class:`Numerics`): the heads' ``dtype``, the device, the chunk size and
+    ``slope_dtype``, the precision of the per-step work over the samples (the margins, the
     logistic slopes and the gradient sums, ``2 n`` multiply-adds and one sigmoid per sample and
     column), while the heads themselves accumulate in ``dtype``. ``torch.float32`` there with
     float64 heads runs the step 2.5x as fast on a 2-core CPU and keeps the normalized stability
@@ -183,12 +221,16 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    loo, heads, pre, slope_dtype = _checked_heads_args(X, y, loo=loo, heads=heads,
-                                                       prefixes=prefixes, w0=w0, dtype=dtype,
-                                                       slope_dtype=slope_dtype, method=method)
+    loo, heads, pre = _checked_heads_args(X, y, loo=loo, heads=heads, prefixes=prefixes, w0=w0,
+                                          method=method)
+    num = Numerics() if numerics is None else numerics
+    if not isinstance(num, Numerics):
+        raise TypeError(f"numerics must be a Numerics (got {type(num).__name__})")
+    dtype, chunk_elems = num.dtype, num.chunk_elems
+    slope_dtype = num.slope_dtype or dtype
     k, n, d = X.shape
     D = d + 1
-    dev = torch.device(device) if device else torch.device("cpu")
+    dev = torch.device(num.device) if num.device else torch.device("cpu")
     rec = record_steps(steps, record)
     R1 = loo.shape[1] + 1
     per = max(1, chunk_elems // (R1 * heads * n))
@@ -225,9 +267,9 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
                    pre, prefix_dirs)
 
 
-def _checked_heads_args(X, y, *, loo, heads, prefixes, w0, dtype, slope_dtype, method):
+def _checked_heads_args(X, y, *, loo, heads, prefixes, w0, method):
     """:func:`train_heads`' checks of its arrays and options; returns the LOO indices ``(k, R)``,
-    the head count, the recorded head counts (sorted, ``heads`` last) and the slopes' dtype."""
+    the head count and the recorded head counts (sorted, ``heads`` last)."""
     if X.ndim != 3 or y.shape != X.shape[:2]:
         raise InvalidArgument(f"X must be (k, n, d) and y (k, n) (got {X.shape}, {y.shape})")
     if not np.all(np.isin(y, (-1.0, 1.0))):
@@ -248,13 +290,7 @@ def _checked_heads_args(X, y, *, loo, heads, prefixes, w0, dtype, slope_dtype, m
     if w0 is not None and np.shape(w0) != (k, heads, d + 1):
         raise InvalidArgument(f"w0 must have shape (k, heads, d + 1) = {(k, heads, d + 1)} (got "
                               f"{np.shape(w0)})")
-    if slope_dtype is None:
-        slope_dtype = dtype
-    if slope_dtype not in (torch.float32, torch.float64) or dtype not in (torch.float32,
-                                                                         torch.float64):
-        raise InvalidArgument(f"dtype and slope_dtype must be torch.float32 or torch.float64 (got "
-                              f"{dtype} and {slope_dtype}): half precision overflows the slopes")
-    return loo, heads, tuple(sorted(set(prefixes) | {heads})), slope_dtype
+    return loo, heads, tuple(sorted(set(prefixes) | {heads}))
 
 
 def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:

@@ -285,6 +285,7 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         Xa=train.augment(X1[None]), y=torch.as_tensor(Y1[None]),
         W0=torch.zeros(1, 1, 4, dtype=torch.float64), loss="logistic")),
     "train.record_steps": (train.record_steps, dict(steps=100, n_points=10)),
+    "train.Numerics": (train.Numerics, dict(chunk_elems=1024)),
     "train.train_heads": (train.train_heads, dict(X=X1[None], y=Y1[None], loss="logistic",
                                                   steps=5, heads=2, lr=None, init_scale=1.0,
                                                   record=3, seed=0)),

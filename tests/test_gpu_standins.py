@@ -166,11 +166,12 @@ def test_float32_heads_start_from_the_float64_heads():
     """dtype=float32 drew other starting heads (drawn in float32); they are now the float64
     draws, rounded, so a float32 run differs from float64 by precision alone."""
     from boundbench.synthetic.data import make_separable
-    from boundbench.synthetic.train import train_heads
+    from boundbench.synthetic.train import Numerics, train_heads
 
     d = make_separable(n_datasets=2, n=20, d=2, margin=0.2, bound=1.0, seed=0)
     a = train_heads(d.X, d.y, steps=1, record=1, heads=3)
-    b = train_heads(d.X, d.y, steps=1, record=1, heads=3, dtype=torch.float32)
+    b = train_heads(d.X, d.y, steps=1, record=1, heads=3,
+                    numerics=Numerics(dtype=torch.float32))
     wa, wb = np.asarray(a.directions, dtype=float), np.asarray(b.directions, dtype=float)
     np.testing.assert_allclose(wb, wa, rtol=1e-5, atol=1e-6)
 

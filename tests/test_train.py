@@ -8,6 +8,7 @@ from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import head_loo_stability, normalized_distance, paper_head
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.synthetic.train import (
+    Numerics,
     augment,
     gd_quadratic_loo,
     make_quadratic_setting,
@@ -227,8 +228,8 @@ def test_float32_slopes_keep_the_stability_of_float64_at_the_ends_of_fig5s_grid(
     loo = np.random.default_rng(0).choice(n, (1, 4), replace=False)
     kw = dict(heads=100, prefixes=(1, 100), loo=loo, steps=3000, record=12, seed=0)
     ref = train_heads(d.X, d.y, **kw)
-    mixed = train_heads(d.X, d.y, slope_dtype=torch.float32, **kw)
-    single = train_heads(d.X, d.y, dtype=torch.float32, **kw)
+    mixed = train_heads(d.X, d.y, numerics=Numerics(slope_dtype=torch.float32), **kw)
+    single = train_heads(d.X, d.y, numerics=Numerics(dtype=torch.float32), **kw)
 
     def stability(run):  # (H level, step)
         return np.stack([head_loo_stability(run.prefix_directions[:, :, p]).mean(1)[0]
@@ -241,7 +242,7 @@ def test_float32_slopes_keep_the_stability_of_float64_at_the_ends_of_fig5s_grid(
     if n == 2000:  # the control: float32 heads drift far past it (7e-2 measured)
         assert rel_single.max() > 1e-2
     with pytest.raises(ValueError, match="slope_dtype"):
-        train_heads(d.X, d.y, steps=2, slope_dtype=torch.bfloat16)
+        train_heads(d.X, d.y, steps=2, numerics=Numerics(slope_dtype=torch.bfloat16))
 
 
 @pytest.mark.parametrize("loss,starts,lr", [("logistic", "shared", None),
