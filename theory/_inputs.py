@@ -1,15 +1,19 @@
 """Input checks the theory functions on tensors share (the array ones are declarative, in
-:mod:`boundbench.framework.validate`)."""
+:mod:`boundbench.framework.validate`), and the two argument specs only the estimators use: a
+seed or a ``torch.Generator`` (:class:`TorchSeed`), a count or list of dimensions
+(:class:`Dims`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.limits import allocation_failure
+from boundbench.framework.validate import DRAWS_WHY, MAX_DRAWS, Int, Seed, Spec
 from boundbench.framework.values import MAX_MAGNITUDE
 
 
@@ -47,3 +51,28 @@ def real_tensor(name: str, value: Any, ndim: int) -> torch.Tensor:
         raise InvalidArgument(f"{name} must have magnitude <= {MAX_MAGNITUDE:g} (got "
                               f"{float(t.abs().max()):.3g}): beyond it the Hessian's products overflow")
     return t
+
+
+class TorchSeed(Seed):
+    """An integer seed >= 0 or a ``torch.Generator``."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, torch.Generator):
+            return value
+        return super().__call__(name, value)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+class Dims(Spec):
+    """A count >= 1, or a non-empty list of indices >= 0."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if _is_int(value):
+            return Int(1, MAX_DRAWS, why=DRAWS_WHY)(name, value)
+        if isinstance(value, list | tuple) and value and all(_is_int(v) and v >= 0
+                                                             for v in value):
+            return list(value)
+        raise TypeError(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Bool, Dims, Int, Tensor, TorchSeed, checked, draws
-from boundbench.theory._inputs import call_naming
+from boundbench.framework.validate import Bool, Int, Tensor, checked, draws
+from boundbench.theory._inputs import Dims, TorchSeed, call_naming
 
 
 def _safe_sqrt(x: torch.Tensor) -> torch.Tensor:

@@ -30,11 +30,7 @@ MAX_SEED, MAX_DRAWS, DRAWS_WHY, SizeError = (limits.MAX_SEED, limits.MAX_DRAWS, 
                                              limits.SizeError)
 
 # ---------------------------------------------------------------- declared argument specs
-#
-# ``@checked(n=Int(1), sigma=Float(0, lo_open=True), rng=Rng())`` validates a function's
-# arguments before its body runs: every failure is a ValueError (bad value) or TypeError (bad
-# type) that names the argument. Specs only check, except Rng, which turns a seed into a
-# Generator.
+# (``@checked(n=Int(1), rng=Rng())``: each only checks, except Rng, which makes a Generator)
 
 
 class Spec:
@@ -270,20 +266,15 @@ class Seed(Spec):
 
 
 class Seeds(Spec):
-    """Distinct seeds (each a :class:`Seed`), at least one: any sequence of them (a ``range``
-    too), returned as a list of ints."""
+    """At least one distinct :class:`Seed`, from any sequence (a ``range`` too): a list of ints."""
 
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
             raise TypeError(f"{name} must be a sequence of integer seeds (got {value!r})")
-        seeds = list(value)
-        if not seeds:
-            raise InvalidArgument(f"{name} must hold at least one seed (got {value!r})")
-        for s in seeds:
-            Seed()(name, s)
-        if len(set(map(int, seeds))) != len(seeds):
-            raise InvalidArgument(f"{name} must be distinct (got {value!r})")
-        return [int(s) for s in seeds]
+        seeds = [int(Seed()(name, s)) for s in value]
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise InvalidArgument(f"{name} must be distinct seeds, at least one (got {value!r})")
+        return seeds
 
 
 class Seq(Spec):
@@ -299,7 +290,6 @@ class Seq(Spec):
         for x in value:
             self.item(name, x)
         return tuple(value) if self.as_tuple and not isinstance(value, tuple) else value
-
 
 
 def draws(minimum: int) -> Int:
@@ -398,29 +388,6 @@ def check_fields(obj: Any, **specs: Spec) -> None:
         value = apply(spec, name, getattr(obj, name))
         if value is not getattr(obj, name):
             object.__setattr__(obj, name, value)
-
-
-class TorchSeed(Seed):
-    """An integer seed >= 0 or a ``torch.Generator``."""
-
-    def __call__(self, name: str, value: Any) -> Any:
-        import torch
-
-        if isinstance(value, torch.Generator):
-            return value
-        return super().__call__(name, value)
-
-
-class Dims(Spec):
-    """A count >= 1, or a non-empty list of indices >= 0."""
-
-    def __call__(self, name: str, value: Any) -> Any:
-        if _is_int(value):
-            return Int(1, MAX_DRAWS, why=DRAWS_WHY)(name, value)
-        if isinstance(value, list | tuple) and value and all(_is_int(v) and v >= 0
-                                                             for v in value):
-            return list(value)
-        raise TypeError(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")
 
 
 class Text(Spec):
