@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.limits import allocation_failure
 from boundbench.framework.validate import DRAWS_WHY, MAX_DRAWS, Int, Seed, Spec
-from boundbench.framework.values import MAX_MAGNITUDE
+from boundbench.framework.values import MAX_MAGNITUDE, is_integer
 
 
 def call_naming(fn: Callable[..., Any], *args: Any, failed: str) -> Any:
@@ -62,17 +61,13 @@ class TorchSeed(Seed):
         return super().__call__(name, value)
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int | np.integer) and not isinstance(x, bool)
-
-
 class Dims(Spec):
     """A count >= 1, or a non-empty list of indices >= 0."""
 
     def __call__(self, name: str, value: Any) -> Any:
-        if _is_int(value):
+        if is_integer(value):
             return Int(1, MAX_DRAWS, why=DRAWS_WHY)(name, value)
-        if isinstance(value, list | tuple) and value and all(_is_int(v) and v >= 0
+        if isinstance(value, list | tuple) and value and all(is_integer(v) and v >= 0
                                                              for v in value):
             return list(value)
         raise TypeError(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")

@@ -19,6 +19,7 @@ from boundbench.framework.values import (
     MAX_MAGNITUDE,
     in_interval,
     integers,
+    is_integer,
     max_magnitude,
     real,
     too_large,
@@ -37,9 +38,6 @@ class Spec:
     def __call__(self, name: str, value: Any) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int | np.integer) and not isinstance(x, bool)
 
 
 class Values(Spec):
@@ -82,7 +80,7 @@ class Int(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
             return value
-        if not _is_int(value):
+        if not is_integer(value):
             raise TypeError(f"{name} must be an integer (got {value!r})")
         if self.minimum is not None and value < self.minimum:
             raise InvalidArgument(f"{name} must be >= {self.minimum} (got {value})")
@@ -233,7 +231,7 @@ class Rng(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, np.random.Generator):
             return value
-        if _is_int(value) and 0 <= value <= MAX_SEED:
+        if is_integer(value) and 0 <= value <= MAX_SEED:
             return np.random.default_rng(int(value))
         raise TypeError(f"{name} must be a numpy Generator or a seed in [0, {MAX_SEED}] "
                         f"(got {value!r})")
@@ -254,7 +252,7 @@ class Seed(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if self.generator and isinstance(value, np.random.Generator):
             return value
-        if not _is_int(value):
+        if not is_integer(value):
             raise TypeError(f"{name} must be an integer seed >= 0"
                             f"{' or a numpy Generator' if self.generator else ''} "
                             f"(got {value!r})")
@@ -412,7 +410,7 @@ class IntLists(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, list | tuple) or not value or not all(
-                isinstance(t, list | tuple) and t and all(_is_int(i) and i >= 0 for i in t)
+                isinstance(t, list | tuple) and t and all(is_integer(i) and i >= 0 for i in t)
                 for t in value):
             raise TypeError(f"{name} must be a non-empty list of non-empty lists of token ids "
                             f"(integers >= 0; got {value!r:.80})")
@@ -426,7 +424,7 @@ class IntSeq(Spec):
         self.minimum = minimum
 
     def __call__(self, name: str, value: Any) -> Any:
-        if not isinstance(value, list | tuple) or not all(_is_int(i) and i >= self.minimum
+        if not isinstance(value, list | tuple) or not all(is_integer(i) and i >= self.minimum
                                                            for i in value):
             raise TypeError(f"{name} must be a list of integers >= {self.minimum} (got "
                             f"{value!r:.80})")

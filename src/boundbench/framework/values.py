@@ -20,6 +20,11 @@ name (``1e300`` is finite, but its square is not). A tensor of another precision
 same rule at its own range (:func:`max_magnitude`)."""
 
 
+def is_integer(x: Any) -> bool:
+    """An integer scalar (Python or numpy), not a bool."""
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
 def max_magnitude(dtype: Any = None) -> float:
     """:data:`MAX_MAGNITUDE`, or for a torch float type narrower than float64 the sixth root
     of its largest value (float32: 2.6e6); ``inf`` for float16, whose range is too short for a

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import io
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from boundbench.report.entries import (
 )
 from boundbench.report.larger import Latest, larger_line, latest_verdicts
 from boundbench.report.schema import AuditReport, Entry
-from boundbench.report.vocabulary import TERMS, VERDICT_HELP, is_finding
+from boundbench.report.vocabulary import TERMS, VERDICT_HELP, counts, is_finding
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -120,7 +119,7 @@ def _paper(paper: str, title: str, rs: Sequence[Entry],
            latest: Latest | None = None, folder: Path | None = None) -> dict[str, Any]:
     claims = [_claim(r, latest, folder) for r in rs]
     return {"key": paper, "title": title, "claims": claims,
-            "tally": ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items()),
+            "tally": ", ".join(f"{n} {k}" for k, n in counts(rs).items()),
             "errata": [c for c in claims if c["against"]],
             "difficult": [(r["id"], anchor(r["id"]), difficulty(r)) for r in difficult(rs)]}
 

@@ -3,7 +3,6 @@ summary by paper, a section per claim), and the folder's ``index.md`` of figures
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from boundbench.report.entries import (
     verdict_size,
 )
 from boundbench.report.schema import AuditReport, Entry
-from boundbench.report.vocabulary import TERMS, VERDICT_HELP
+from boundbench.report.vocabulary import TERMS, VERDICT_HELP, counts
 
 
 def what_we_found(results: Sequence[Entry], *, link: str = "") -> list[str]:
@@ -42,7 +41,7 @@ def what_we_found(results: Sequence[Entry], *, link: str = "") -> list[str]:
                 *([tests, ""] if tests else [])]
     lines = ["## What we found", "",
              f"{len(found)} of {plural(len(results), 'claim')} went against their paper "
-             f"({', '.join(f'{n} {k}' for k, n in Counter(r['verdict'] for r in found).items())})."
+             f"({', '.join(f'{n} {k}' for k, n in counts(found).items())})."
              " Errors first, then ill-posed statements, then findings that depend on how the "
              "paper is read:", ""]
     for r in found:
@@ -129,13 +128,13 @@ def render_markdown(report: AuditReport) -> str:
 def _summary_by_paper(results: Sequence[Entry], meta: Mapping[str, Any]) -> list[str]:
     """The report's table of claims by paper, with each paper's tally of verdicts."""
     lines: list[str] = []
-    counts = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
-    lines += ["", f"## Summary by paper ({plural(len(results), 'claim')}: {counts})", ""]
+    total = ", ".join(f"{n} {k}" for k, n in sorted(meta["counts"].items()))
+    lines += ["", f"## Summary by paper ({plural(len(results), 'claim')}: {total})", ""]
     for paper, title in registry.titles_of(results).items():
         part = [r for r in results if r["paper"] == paper]
         if not part:
             continue
-        tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in part).items())
+        tally = ", ".join(f"{n} {k}" for k, n in counts(part).items())
         lines += [f"### {title}", "", f"{plural(len(part), 'claim')}: {tally}.", "",
                   "| claim | where | kind | verdict | size | finding |",
                   "|---|---|---|---|---|---|"]

@@ -85,6 +85,7 @@ class AuditReport(TypedDict):
     meta: Meta
     claims: list[ClaimEntry]
 
+
 TEXT = ("where", "statement", "verdict", "reason")
 OPTIONAL_TEXT = ("paper_title", "equation", "notes", "correction", "kind", "package",
                  "package_version", "figure_title", "error", "certified", "self_test",
@@ -172,8 +173,8 @@ def read(path: Path) -> AuditReport:
 
 
 def write(report: AuditReport, path: Path) -> None:
-    """Write ``report`` as ``audit.json`` at ``path`` (validated first, then written atomically:
-    an unpredictable temporary name, renamed, with its sha256 beside it)."""
+    """Write ``report`` as ``audit.json`` at ``path``: validated first (:func:`validate`), then
+    written atomically (an unpredictable temporary name, renamed)."""
     validate(report, source=str(path))
     text = json.dumps(report, indent=2) + "\n"
     write_atomic(Path(path), lambda t: t.write_text(text))

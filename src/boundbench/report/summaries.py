@@ -19,7 +19,7 @@ from boundbench.framework.meta import machine_line
 from boundbench.framework.verdicts import plural
 from boundbench.report.entries import certified, difficult, difficulty, is_fragile, readings_of, verdict_size
 from boundbench.report.schema import AuditReport
-from boundbench.report.vocabulary import is_finding
+from boundbench.report.vocabulary import counts, is_finding
 
 SECTIONS = ("Scope of reproducibility", "Methodology", "Results", "What was easy",
             "What was difficult")
@@ -32,7 +32,7 @@ def paper_summary(report: AuditReport, paper: str) -> str:
     rs = [r for r in report["claims"] if r["paper"] == paper]
     title = registry.titles_of(rs).get(paper, paper)
     kinds = Counter(r["kind"] for r in rs)
-    tally = ", ".join(f"{n} {k}" for k, n in Counter(r["verdict"] for r in rs).items())
+    tally = ", ".join(f"{n} {k}" for k, n in counts(rs).items())
     lines = [f"# Reproducibility summary: {title}", "",
              f"From boundbench's audit of {meta['created']} at scale **{meta['scale']}**, seed "
              f"{meta['seed']} ({meta['seconds']} s); the full report is [`audit.md`](audit.md), "

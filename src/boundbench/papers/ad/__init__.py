@@ -8,7 +8,7 @@ loaded through boundbench's entry point ``ad`` in the ``boundbench.claims`` grou
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.papers import register_builtin
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -21,10 +21,6 @@ CLAIM_MODULES = (
     "smoothing", "thm1_layers", "cor1_figures", "plm_hessian",
 )
 
-# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
-# test importing one module)
-with _registry.loading("boundbench"):
-    PAPER = _registry.register_paper(
-        "ad",
-        "Activation Decay by Loss Smoothing to Enhance Generalization")
-    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
+PAPER = register_builtin(
+    __name__, "ad", CLAIM_MODULES,
+    "Activation Decay by Loss Smoothing to Enhance Generalization")

@@ -8,7 +8,7 @@ loaded through boundbench's entry point ``fu`` in the ``boundbench.claims`` grou
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.papers import register_builtin
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -22,10 +22,6 @@ CLAIM_MODULES = (
     "soft_margin", "thm2_4_svm_limit", "features", "plm_stability",
 )
 
-# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
-# test importing one module)
-with _registry.loading("boundbench"):
-    PAPER = _registry.register_paper(
-        "fu",
-        "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model")
-    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
+PAPER = register_builtin(
+    __name__, "fu", CLAIM_MODULES,
+    "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model")

@@ -7,7 +7,7 @@ loaded through boundbench's entry point ``jachess`` in the ``boundbench.claims``
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.papers import register_builtin
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -19,11 +19,7 @@ CLAIM_MODULES = (
     "estimator", "mlp", "plm_robustness",
 )
 
-# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
-# test importing one module)
-with _registry.loading("boundbench"):
-    PAPER = _registry.register_paper(
-        "jachess",
-        "Jukic & Snajder: From Robustness to Improved Generalization and Calibration in "
-        "PLMs")
-    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
+PAPER = register_builtin(
+    __name__, "jachess", CLAIM_MODULES,
+    "Jukic & Snajder: From Robustness to Improved Generalization and Calibration in "
+    "PLMs")

@@ -6,7 +6,7 @@ loaded through boundbench's entry point ``soudry`` in the ``boundbench.claims`` 
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.papers import register_builtin
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -18,11 +18,7 @@ CLAIM_MODULES = (
     "direction_rate",
 )
 
-# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
-# test importing one module)
-with _registry.loading("boundbench"):
-    PAPER = _registry.register_paper(
-        "soudry",
-        "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
-        citation="JMLR 19(70), 2018")
-    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
+PAPER = register_builtin(
+    __name__, "soudry", CLAIM_MODULES,
+    "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
+    citation="JMLR 19(70), 2018")

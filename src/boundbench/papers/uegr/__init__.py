@@ -7,7 +7,7 @@ loaded through boundbench's entry point ``uegr`` in the ``boundbench.claims`` gr
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.papers import register_builtin
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -19,11 +19,7 @@ CLAIM_MODULES = (
     "thm1", "regularizer", "plm_robustness",
 )
 
-# registered as boundbench's own whichever import comes first (the catalogue's entry point, or a
-# test importing one module)
-with _registry.loading("boundbench"):
-    PAPER = _registry.register_paper(
-        "uegr",
-        "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via Bi-"
-        "Stage Optimization")
-    _registry.load(f"{__name__}.{m}" for m in CLAIM_MODULES)
+PAPER = register_builtin(
+    __name__, "uegr", CLAIM_MODULES,
+    "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via Bi-"
+    "Stage Optimization")
