@@ -8,7 +8,7 @@ loaded through boundbench's entry point ``ad`` in the ``boundbench.claims`` grou
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.papers import register_builtin
+from boundbench import papers as _papers
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -21,6 +21,4 @@ CLAIM_MODULES = (
     "smoothing", "thm1_layers", "cor1_figures", "plm_hessian",
 )
 
-PAPER = register_builtin(
-    __name__, "ad", CLAIM_MODULES,
-    "Activation Decay by Loss Smoothing to Enhance Generalization")
+PAPER = _papers.register_builtin(__name__, CLAIM_MODULES)

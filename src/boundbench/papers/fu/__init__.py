@@ -8,7 +8,7 @@ loaded through boundbench's entry point ``fu`` in the ``boundbench.claims`` grou
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.papers import register_builtin
+from boundbench import papers as _papers
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -22,6 +22,4 @@ CLAIM_MODULES = (
     "soft_margin", "thm2_4_svm_limit", "features", "plm_stability",
 )
 
-PAPER = register_builtin(
-    __name__, "fu", CLAIM_MODULES,
-    "Fu, So & Collier: A Stability Analysis of Fine-Tuning a Pre-Trained Model")
+PAPER = _papers.register_builtin(__name__, CLAIM_MODULES)

@@ -7,7 +7,7 @@ loaded through boundbench's entry point ``jachess`` in the ``boundbench.claims``
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.papers import register_builtin
+from boundbench import papers as _papers
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -19,7 +19,4 @@ CLAIM_MODULES = (
     "estimator", "mlp", "plm_robustness",
 )
 
-PAPER = register_builtin(
-    __name__, "jachess", CLAIM_MODULES,
-    "Jukic & Snajder: From Robustness to Improved Generalization and Calibration in "
-    "PLMs")
+PAPER = _papers.register_builtin(__name__, CLAIM_MODULES)

@@ -6,7 +6,7 @@ loaded through boundbench's entry point ``soudry`` in the ``boundbench.claims`` 
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.papers import register_builtin
+from boundbench import papers as _papers
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -18,7 +18,4 @@ CLAIM_MODULES = (
     "direction_rate",
 )
 
-PAPER = register_builtin(
-    __name__, "soudry", CLAIM_MODULES,
-    "Soudry et al. (2018): The Implicit Bias of Gradient Descent on Separable Data",
-    citation="JMLR 19(70), 2018")
+PAPER = _papers.register_builtin(__name__, CLAIM_MODULES)

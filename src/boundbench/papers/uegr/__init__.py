@@ -7,7 +7,7 @@ loaded through boundbench's entry point ``uegr`` in the ``boundbench.claims`` gr
 plugin's paper is (``docs/your-own-paper.md``).
 """
 
-from boundbench.papers import register_builtin
+from boundbench import papers as _papers
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = [
@@ -19,7 +19,4 @@ CLAIM_MODULES = (
     "thm1", "regularizer", "plm_robustness",
 )
 
-PAPER = register_builtin(
-    __name__, "uegr", CLAIM_MODULES,
-    "Sun et al.: Unified Enhancement of Generalization and Robustness of LMs via Bi-"
-    "Stage Optimization")
+PAPER = _papers.register_builtin(__name__, CLAIM_MODULES)
