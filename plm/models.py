@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,75 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     return dev
 
 
+#: Encoder types whose forward is padding-free when given a :class:`Packing`: their
+#: embeddings add a position embedding read at ``position_ids`` and otherwise act token by
+#: token (BERT; MiniLM-L6 is one). RoBERTa's positions start past its padding index: not yet.
+PACKABLE = frozenset({"bert"})
+
+#: Attention implementations (transformers' attention interface) that read a ``packing``
+#: keyword and attend within each text; registered by whoever provides one
+#: (``plm/training/seeded.py``). Any other would attend across the packed texts.
+PACKED_ATTENTION: set[str] = set()
+
+
+@dataclass(frozen=True, eq=False)
+class Packing:
+    """A batch's real tokens as one sequence, its padding left out: a padding-free batch, as
+    transformers' ``DataCollatorWithFlattening`` makes for flash attention. Every layer but the
+    attention acts token by token, so a padded token's arithmetic (a quarter of a
+    length-grouped MiniLM batch) is skipped; the attention runs on the padded grid, where each
+    text attends to itself (:meth:`unpack`, :meth:`pack`).
+
+    ``input_ids``, ``position_ids`` ``(1, T)`` (each text's positions from 0); ``index``: each
+    token's place in the ``(rows, width)`` grid, row-major; ``row``: its text; ``counts``,
+    ``starts``: each text's tokens and first token; ``additive``: the grid's additive attention
+    mask ``(rows, 1, 1, width)``."""
+
+    input_ids: torch.Tensor
+    position_ids: torch.Tensor
+    index: torch.Tensor
+    row: torch.Tensor
+    counts: torch.Tensor
+    starts: torch.Tensor
+    additive: torch.Tensor
+    rows: int
+    width: int
+
+    @classmethod
+    def of(cls, input_ids: torch.Tensor, attention_mask: torch.Tensor, *,
+           dtype: torch.dtype) -> Packing:
+        """The packing of a padded batch (``attention_mask`` 1 on a text's tokens): positions
+        are the grid's columns, as the padded forward's, and a text without tokens pools to
+        zeros, as there."""
+        if not (isinstance(input_ids, torch.Tensor) and isinstance(attention_mask, torch.Tensor)
+                and input_ids.dim() == 2 and attention_mask.shape == input_ids.shape):
+            raise InvalidArgument("Packing.of: input_ids and attention_mask must be 2-D tensors "
+                                  "of one shape (rows, width), got "
+                                  f"{getattr(input_ids, 'shape', type(input_ids).__name__)} and "
+                                  f"{getattr(attention_mask, 'shape', type(attention_mask).__name__)}")
+        if not (dtype.is_floating_point if isinstance(dtype, torch.dtype) else False):
+            raise InvalidArgument(f"Packing.of: dtype must be a floating torch dtype, got {dtype!r}")
+        rows, width = input_ids.shape
+        keep = attention_mask.bool()
+        index = keep.reshape(-1).nonzero().squeeze(1)
+        counts = keep.sum(1)
+        grid = torch.arange(rows * width, device=input_ids.device)
+        return cls(input_ids=input_ids.reshape(-1)[index][None],
+                   position_ids=(grid % width)[index][None], index=index,
+                   row=(grid // width)[index], counts=counts, starts=counts.cumsum(0) - counts,
+                   additive=(~keep[:, None, None, :]).to(dtype) * torch.finfo(dtype).min,
+                   rows=rows, width=width)
+
+    def pack(self, x: torch.Tensor) -> torch.Tensor:
+        """``(rows, width, ...) -> (1, T, ...)``: the real tokens' entries."""
+        return x.reshape(self.rows * self.width, *x.shape[2:]).index_select(0, self.index)[None]
+
+    def unpack(self, x: torch.Tensor) -> torch.Tensor:
+        """``(1, T, ...) -> (rows, width, ...)``, zeros at the padding."""
+        grid = x.new_zeros(self.rows * self.width, *x.shape[2:])
+        return grid.index_copy(0, self.index, x[0]).view(self.rows, self.width, *x.shape[2:])
+
+
 class EncoderClassifier(torch.nn.Module):
     """``logits = W pool(encoder(x))`` with ``heads`` independent linear heads (MHLoss); the
     prediction is the mean head. ``forward`` returns a :class:`~boundbench.methods.Forward`."""
@@ -151,16 +221,32 @@ class EncoderClassifier(torch.nn.Module):
         m = attention_mask[..., None].to(h.dtype)
         return (h * m).sum(1) / m.sum(1).clamp_min(1.0)
 
+    def pool_packed(self, h: torch.Tensor, packing: Packing) -> torch.Tensor:
+        """``(1, T, h) -> (rows, h)``: :meth:`pool` of a :class:`Packing`'s tokens."""
+        if self.pooling == "cls":
+            return h[0, packing.starts]
+        total = h.new_zeros(packing.rows, h.shape[-1]).index_add(0, packing.row, h[0])
+        return total / packing.counts[:, None].to(h.dtype).clamp_min(1.0)
+
+    def packable(self) -> bool:
+        """Whether :meth:`forward` can take a :class:`Packing` (:data:`PACKABLE`)."""
+        return getattr(self.encoder.config, "model_type", None) in PACKABLE
+
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.encoder.get_input_embeddings()(input_ids)
 
     def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None
                 = None, *, inputs_embeds: torch.Tensor | None = None,
-                hidden_states: bool = False, encoder_mask: torch.Tensor | None = None
-                ) -> Forward:
+                hidden_states: bool = False, encoder_mask: torch.Tensor | None = None,
+                packing: Packing | None = None) -> Forward:
         """``encoder_mask``: the encoder's additive 4-D mask, built by the caller (the batched
         seeds' loop, under vmap, where transformers cannot build it); the 2-D
-        ``attention_mask`` still pools."""
+        ``attention_mask`` still pools. ``packing``: the batch padding-free (its
+        ``input_ids`` in place of ``input_ids`` and ``attention_mask``, which are not given),
+        the encoder's attention one of :data:`PACKED_ATTENTION`."""
+        if packing is not None:
+            return self._forward_packed(packing, input_ids, attention_mask, inputs_embeds,
+                                        hidden_states, encoder_mask)
         out = self.encoder(input_ids=None if inputs_embeds is not None else input_ids,
                            inputs_embeds=inputs_embeds,
                            attention_mask=attention_mask if encoder_mask is None else encoder_mask,
@@ -169,9 +255,28 @@ class EncoderClassifier(torch.nn.Module):
             attention_mask = torch.ones(out.last_hidden_state.shape[:2],
                                         device=out.last_hidden_state.device)
         feats = self.pool(out.last_hidden_state, attention_mask)
+        return self._heads(feats, list(out.hidden_states) if hidden_states else [])
+
+    def _heads(self, feats: torch.Tensor, hidden: list[torch.Tensor]) -> Forward:
         head_logits = torch.einsum("bh,kch->kbc", feats, self.head_weight) + self.head_bias[:, None]
         return Forward(logits=head_logits.mean(0), features=feats, head_logits=head_logits,
-                       hidden=list(out.hidden_states) if hidden_states else [])
+                       hidden=hidden)
+
+    def _forward_packed(self, packing: Packing, *given: Any) -> Forward:
+        if any(g is not None and g is not False for g in given):
+            raise InvalidArgument("forward: with packing, input_ids, attention_mask, "
+                                  "inputs_embeds, hidden_states and encoder_mask are not given "
+                                  "(the packing holds the tokens)")
+        if not self.packable():
+            raise InvalidArgument(f"forward: packing needs an encoder of type {sorted(PACKABLE)} "
+                                  f"(got {getattr(self.encoder.config, 'model_type', None)!r})")
+        attention = getattr(self.encoder.config, "_attn_implementation", None)
+        if attention not in PACKED_ATTENTION:
+            raise InvalidArgument(f"forward: packing needs an attention that attends within "
+                                  f"each text ({sorted(PACKED_ATTENTION)}), not {attention!r}")
+        out = self.encoder(input_ids=packing.input_ids, position_ids=packing.position_ids,
+                           token_type_ids=torch.zeros_like(packing.input_ids), packing=packing)
+        return self._heads(self.pool_packed(out.last_hidden_state, packing), [])
 
 
 def load_classifier(name: str = DEFAULT_MODEL, *, num_labels: int, heads: int = 1,

@@ -28,6 +28,8 @@ PLM_EXCLUDED = {
     "data.load_table": "reads a user's file; tested in test_plm_data",
     "data.load_glue": "reads a user's cached GLUE; tested in test_plm_data",
     "data.domain_shift": "takes a TextData; tested in test_plm_data",
+    "models.Packing": "takes a tokenized batch's tensors (its checks and its equality with "
+                      "the padded forward: test_packing)",
     "models.EncoderClassifier": _LOADS, "models.load_classifier": _LOADS,
     "models.load_tokenizer": _LOADS, "models.weights_file": "a path of resolve_model (fuzzed)",
     "features.weights_sha256": "hashes the weights (resolve_model fuzzed)",

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.plm.models import EncoderClassifier
+from boundbench.plm.models import PACKED_ATTENTION, EncoderClassifier, Packing
 
 ATTENTION = "boundbench_seeded"
 
@@ -67,9 +67,16 @@ class SeededDropout(torch.nn.Module):
 
 def seeded_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
                      value: torch.Tensor, attention_mask: torch.Tensor | None,
-                     scaling: float | None = None, dropout: float = 0.0, **_: Any):
+                     scaling: float | None = None, dropout: float = 0.0, **kwargs: Any):
     """transformers' eager attention (``eager_attention_forward``) with the attention dropout's
-    mask the step's, drawn for the module's site beforehand."""
+    mask the step's, drawn for the module's site beforehand. With a ``packing``
+    (:class:`~boundbench.plm.models.Packing`, a padding-free batch) it attends on the padded
+    grid, each text to itself, its mask the packing's, and returns the real tokens' outputs."""
+    packing: Packing | None = kwargs.get("packing")
+    if packing is not None:  # (1, heads, T, d) -> (rows, heads, width, d)
+        query, key, value = (packing.unpack(t.transpose(1, 2)).transpose(1, 2)
+                             for t in (query, key, value))
+        attention_mask = packing.additive
     if scaling is None:
         scaling = query.size(-1) ** -0.5
     weights = torch.matmul(query, key.transpose(2, 3)) * scaling
@@ -78,7 +85,8 @@ def seeded_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
     weights = torch.nn.functional.softmax(weights, dim=-1)
     if module.training and dropout > 0:
         weights = _drop(weights, dropout, _site(module))
-    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+    out = torch.matmul(weights, value).transpose(1, 2)
+    return (out if packing is None else packing.pack(out)).contiguous(), weights
 
 
 def _site(module: torch.nn.Module) -> int:
@@ -91,6 +99,7 @@ def _register() -> None:
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
     AttentionInterface.register(ATTENTION, seeded_attention)
+    PACKED_ATTENTION.add(ATTENTION)
     AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
