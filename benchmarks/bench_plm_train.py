@@ -222,6 +222,7 @@ def padding_ab(args) -> None:
     S = args.seeds[0]
     print(f"padded vs padding-free: {S} seeds at once, {args.steps} steps x batch "
           f"{args.batch_size}, max_length {args.max_length}, {args.padding_ab} interleaved pairs")
+    _real_tokens(data.part("train")[0], cfg, S)
     finetune_seeds(data, METHODS.parse("finetune"), replace(cfg, max_steps=1), seeds=[0])  # warm
     rates: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(args.padding_ab):
@@ -234,6 +235,24 @@ def padding_ab(args) -> None:
     ratio = statistics.median(rates[True]) / statistics.median(rates[False])
     print(f"  medians: padded {statistics.median(rates[False]):.1f}, padding-free "
           f"{statistics.median(rates[True]):.1f} examples/s: {ratio:.2f}x")
+
+
+def _real_tokens(texts, cfg, seeds: int) -> None:
+    """The share of real tokens in the loop's length-grouped batches of ``texts`` (each padded
+    to its longest text), over one epoch of each of ``seeds`` seeds: what padding-free skips."""
+    import numpy as np
+
+    from boundbench.plm.encode import length_grouped_batches
+    from boundbench.plm.models import load_tokenizer
+
+    lengths = np.array([len(t) for t in load_tokenizer()(list(texts), truncation=True,
+                                                          max_length=cfg.max_length)["input_ids"]])
+    real = [sum(lengths[b].sum() for b in bs) / sum(lengths[b].max() * len(b) for b in bs)
+            for bs in (length_grouped_batches(lengths, batch_size=cfg.batch_size,
+                                              group=cfg.length_groups, rng=s)
+                       for s in range(seeds))]
+    print(f"  real tokens in the padded batches: {np.mean(real):.1%} of {len(texts)} texts' "
+          f"(mean over {seeds} seeds)")
 
 
 def _vmapped_calls(texts, args) -> None:

@@ -110,11 +110,16 @@ def batchable(method: Method) -> str | None:
     return None
 
 
+def _vmapped(device: torch.device) -> bool:
+    """Whether the seeds of one batch shape share vmapped calls on ``device`` (:data:`VMAP_ON_CPU`)."""
+    return device.type != "cpu" or VMAP_ON_CPU
+
+
 def _packed(model: EncoderClassifier, device: torch.device) -> bool:
-    """Whether the loop's steps run padding-free on ``device`` (:data:`PADDING_FREE`): on a
-    CPU, where each seed runs its own forward (under vmap the seeds of a group share one shape,
-    and a packing's ``nonzero`` would wait for a GPU at every step)."""
-    return PADDING_FREE and model.packable() and device.type == "cpu" and not VMAP_ON_CPU
+    """Whether the loop's steps run padding-free on ``device`` (:data:`PADDING_FREE`): where
+    each seed runs its own forward, not vmapped (under vmap the seeds of a group share one
+    shape, and a packing's ``nonzero`` would wait for a GPU at every step)."""
+    return PADDING_FREE and model.packable() and not _vmapped(device)
 
 
 def _available_bytes(device: torch.device) -> int:
@@ -259,14 +264,13 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
     labels_t = torch.as_tensor(np.asarray(labels), dtype=torch.long)
     dtype = next(iter(params.values())).dtype
 
-    packs = _packed(model, device)  # on a CPU, where every seed runs alone
+    packs = _packed(model, device)  # only where every call below is a seed alone
     hidden_sites = {site for site, _, kind in sites if kind == "hidden"}
 
     def one(p: dict[str, torch.Tensor], ids_: torch.Tensor, mask: torch.Tensor,
-            y: torch.Tensor, keep: dict[int, torch.Tensor], alone: bool = False
-            ) -> tuple[torch.Tensor, torch.Tensor]:
+            y: torch.Tensor, keep: dict[int, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         # one seed's step (under vmap, or alone: padding-free where the encoder allows)
-        args, kwargs, keep = _model_inputs(ids_, mask, keep, packed=alone and packs,
+        args, kwargs, keep = _model_inputs(ids_, mask, keep, packed=packs,
                                            hidden_sites=hidden_sites, dtype=dtype)
         Stream.masks = keep
         try:
@@ -278,7 +282,7 @@ def _loop(model: EncoderClassifier, method: Method, cfg: FinetuneConfig,
             Stream.masks = None
         return task, torch.as_tensor(pen, dtype=task.dtype, device=task.device) + 0 * task
 
-    vmapped = device.type != "cpu" or VMAP_ON_CPU
+    vmapped = _vmapped(device)
     again: dict[int, tuple] = {}  # a seed's batch and masks this step, for a closure
 
     task_t = torch.zeros(total, S, device=device)
@@ -348,7 +352,7 @@ def _group_grads(one: Any, params: dict[str, torch.Tensor], members: list[int],
         # its rows themselves (through a (1, ...) view, select's backward zero-filled and
         # copied every parameter each step: 16% of a torch.profiler trace of 6 steps)
         p = {name: v.select(0, members[0]) for name, v in params.items()}
-        task, pen = one(p, x[0], m[0], y[0], drawn[0], alone=True)
+        task, pen = one(p, x[0], m[0], y[0], drawn[0])
         g = tuple(None if t is None else t.unsqueeze(0) for t in torch.autograd.grad(
             task + pen, list(p.values()), allow_unused=True))
         return task.unsqueeze(0), pen.unsqueeze(0), g

@@ -39,7 +39,6 @@ class Spec:
         raise NotImplementedError
 
 
-
 class Values(Spec):
     """Array-like of finite reals of any shape (a bound's broadcasting arguments), optionally
     integer-valued and all in an interval; passed on as a float64 array."""
