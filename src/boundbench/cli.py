@@ -18,12 +18,13 @@ _FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
 
 #: The exit statuses each command returns (``boundbench.errors.ExitCode`` says what each means;
 #: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
-#: to each). Only ``check`` and ``falsify`` report a finding by their status: an audit's
+#: to each). Only ``check``, ``falsify`` and ``prove`` report a finding by their status: an audit's
 #: findings are its report (the papers contain errors; an audit that always failed would tell
 #: a CI job nothing).
 COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
     "claims": _EVERY, "check": _FINDS, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
-    "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "figures": _EVERY,
+    "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
+    "figures": _EVERY,
     "plm run": _EVERY, "plm sweep": _EVERY,
 }
 
@@ -267,6 +268,19 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--out", type=_out_dir, default=".",
                     help="folder for falsify-<target>.json (default: here)")
     fz.set_defaults(func=commands.falsify)
+
+    pv = sub.add_parser("prove", help="prove or refute your own bound on its declared space "
+                        "(interval arithmetic, no tolerance)", epilog=exits_epilog("prove"))
+    pv.add_argument("target", help="FILE.py:FUNCTION, a @bound(space=...) test whose function "
+                    "returns (lhs, rhs) written with numpy's ufuncs")
+    pv.add_argument("--boxes", type=_int_at_least(1), default=20_000,
+                    help="boxes the branch-and-bound examines before it reports the rest "
+                    "(default 20000)")
+    pv.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    pv.add_argument("--out", type=_out_dir, default=".",
+                    help="folder for prove-<FUNCTION>.json and a refutation's replay "
+                    "(default: here)")
+    pv.set_defaults(func=commands.prove)
 
     f = sub.add_parser("figures", epilog=exits_epilog("figures"),
                        help="regenerate the figures (PNG + CSV + config JSON)")

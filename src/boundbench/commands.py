@@ -126,6 +126,27 @@ def falsify(args: argparse.Namespace) -> ExitCode:
     return status
 
 
+def prove(args: argparse.Namespace) -> ExitCode:
+    from boundbench.prove import prove_bound
+
+    res = prove_bound(args.target, boxes=args.boxes, out_dir=Path(args.out))
+    name = args.target.rpartition(":")[2]
+    out = Path(args.out) / f"prove-{name}.json"
+    write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
+    status = ExitCode.FINDING if res["level"] == "refuted" else ExitCode.OK
+    if args.json:
+        print(json.dumps(res, default=str))
+        return status
+    print(f"{res['target']}: {res['level']} ({res['seconds']} s"
+          + (f", {res['boxes']:,} boxes" if res.get("boxes") else "") + ")")
+    print(f"  {res['status']}")
+    print(f"  box: " + ", ".join(f"{k} in [{v[0]}, {v[1]}]" for k, v in res["box"].items()))
+    if res.get("replay", {}).get("written"):
+        print(f"  replay (numpy + mpmath only): python {res['replay']['path']}")
+    print(f"  written: {out}")
+    return status
+
+
 def audit(args: argparse.Namespace) -> ExitCode:
     from boundbench.audit import run_audit
 

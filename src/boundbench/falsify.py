@@ -120,27 +120,7 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
 
 def _falsify_file(target: str, *, budget: float, seed: int,
                   evaluations: int | None = None) -> dict[str, Any]:
-    path_text, _, name = target.rpartition(":")
-    path = Path(path_text)
-    if not path.is_file():
-        raise InvalidArgument(f"no such file {str(path)!r} (TARGET is a claim id or FILE.py:FUNCTION)")
-    spec = importlib.util.spec_from_file_location(f"falsify_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise InvalidArgument(f"cannot import {str(path)!r} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    # the user's file runs on import (as pytest runs a test module): an error in it is the
-    # user's to fix, one line naming the file and the line, not "an internal error"
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise InvalidArgument(f"{str(path)!r} has a syntax error at line {exc.lineno}: "
-                              f"{exc.msg}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's code raised while importing
-        raise InvalidArgument(f"importing {str(path)!r} raised {type(exc).__name__}: {exc} "
-                              f"({_where(exc, path)})") from None
-    test = getattr(module, name, None)
-    if test is None or not hasattr(test, "run"):
-        raise InvalidArgument(f"{target!r} is not a function decorated with boundbench.testing.bound")
+    test, path = load_bound(target)
     t0 = time.perf_counter()
     from boundbench.testing.bound import BoundRaised
 
@@ -159,6 +139,31 @@ def _falsify_file(target: str, *, budget: float, seed: int,
               rec.raised else "")
         raise BoundRaised(f"{target} raised {type(exc).__name__}: {exc} ({_where(exc, path)})"
                           f"{on}") from None
+
+
+def load_bound(target: str) -> tuple[Any, Path]:
+    """``FILE.py:FUNCTION`` as its ``@bound`` test and the file's path (the file imported as
+    pytest imports a test module: an error in it is the user's, one line naming the line)."""
+    path_text, _, name = target.rpartition(":")
+    path = Path(path_text)
+    if not path.is_file():
+        raise InvalidArgument(f"no such file {str(path)!r} (TARGET is a claim id or FILE.py:FUNCTION)")
+    spec = importlib.util.spec_from_file_location(f"falsify_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise InvalidArgument(f"cannot import {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise InvalidArgument(f"{str(path)!r} has a syntax error at line {exc.lineno}: "
+                              f"{exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's code raised while importing
+        raise InvalidArgument(f"importing {str(path)!r} raised {type(exc).__name__}: {exc} "
+                              f"({_where(exc, path)})") from None
+    test = getattr(module, name, None)
+    if test is None or not hasattr(test, "run"):
+        raise InvalidArgument(f"{target!r} is not a function decorated with boundbench.testing.bound")
+    return test, path
 
 
 def _where(exc: BaseException, path: Path) -> str:

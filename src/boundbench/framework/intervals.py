@@ -11,10 +11,28 @@ Interval Analysis*, SIAM (2009), ch. 5 (interval arithmetic) and 6 (the mean-val
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from typing import Any
 
 from boundbench.errors import InvalidArgument
+
+#: set while a proof's sides are evaluated on sympy symbols (:mod:`boundbench.framework.identity`):
+#: the vocabulary's constants (``sqrt(2)``, :func:`pi`) are then exact symbols, not arb balls
+SYMBOLIC: contextvars.ContextVar[bool] = contextvars.ContextVar("symbolic", default=False)
+
+
+class NotExact(InvalidArgument):
+    """An enclosure (:func:`hull`: a mean-value point between two ends) met where an exact
+    expression is needed: a form built on one is a lemma by hand, not an identity."""
+
+
+class NoEnclosure(InvalidArgument):
+    """A function (a numpy ufunc, a solver) this vocabulary has no interval enclosure for."""
+
+
+def _is_sym(x: Any) -> bool:
+    return type(x).__module__.startswith("sympy")
 
 
 class Iv:
@@ -95,7 +113,7 @@ class Iv:
         if k == 1:
             return self
         if not self.is_finite():  # a comparison with NaN would drop an endpoint silently
-            return _whole()
+            return Iv(arb(0), arb("inf")) if k % 2 == 0 else _whole()
         lo_k, hi_k = self.lo**k, self.hi**k
         if k % 2 == 1 or self.lo >= 0:  # increasing there
             return Iv(lo_k.lower(), hi_k.upper())
@@ -167,6 +185,11 @@ def _whole() -> Iv:
 
 
 def _least(xs: list) -> Any:
+    """The least of arb points; a non-finite one (NaN or an infinity) is -inf at a low end."""
+    from flint import arb
+
+    if not all(x.is_finite() for x in xs):
+        return arb("-inf")
     m = xs[0]
     for x in xs[1:]:
         if x < m:
@@ -175,6 +198,11 @@ def _least(xs: list) -> Any:
 
 
 def _most(xs: list) -> Any:
+    """The largest of arb points; a non-finite one is +inf at a high end."""
+    from flint import arb
+
+    if not all(x.is_finite() for x in xs):
+        return arb("inf")
     m = xs[0]
     for x in xs[1:]:
         if x > m:
@@ -194,11 +222,23 @@ class Dual:
     @staticmethod
     def _lift(x: Any, n: int) -> Dual:
         if isinstance(x, Dual):
-            return x
+            # a gradient-free Dual (a constant, a flat parameter) beside n gradients: zeros
+            return Dual(x.v, (Iv.of(0),) * n) if not x.g and n else x
         return Dual(Iv.of(x), (Iv.of(0),) * n)
 
+    def _pair(self, o: Any) -> tuple[Dual, Dual]:
+        n = max(len(self.g), len(o.g) if isinstance(o, Dual) else 0)
+        return Dual._lift(self, n), Dual._lift(o, n)
+
+    # numpy's ufuncs on a Dual (a user's bound written with numpy, ``boundbench prove``): each
+    # maps to this vocabulary's enclosure; one without refuses in one line (NoEnclosure)
+    __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _ufunc(ufunc, method, inputs, kwargs)
+
     def __add__(self, o: Any) -> Dual:
-        o = Dual._lift(o, len(self.g))
+        self, o = self._pair(o)
         return Dual(self.v + o.v, tuple(a + b for a, b in zip(self.g, o.g, strict=True)))
 
     __radd__ = __add__
@@ -207,30 +247,39 @@ class Dual:
         return Dual(-self.v, tuple(-a for a in self.g))
 
     def __sub__(self, o: Any) -> Dual:
-        return self + (-Dual._lift(o, len(self.g)))
+        self, o = self._pair(o)
+        return self + (-o)
 
     def __rsub__(self, o: Any) -> Dual:
-        return Dual._lift(o, len(self.g)) - self
+        self, o = self._pair(o)
+        return o - self
 
     def __mul__(self, o: Any) -> Dual:
-        o = Dual._lift(o, len(self.g))
+        self, o = self._pair(o)
         return Dual(self.v * o.v, tuple(a * o.v + self.v * b
                                         for a, b in zip(self.g, o.g, strict=True)))
 
     __rmul__ = __mul__
 
     def __truediv__(self, o: Any) -> Dual:
-        o = Dual._lift(o, len(self.g))
+        self, o = self._pair(o)
         inv = 1 / o.v
         q = self.v / o.v
         return Dual(q, tuple((a - q * b) * inv for a, b in zip(self.g, o.g, strict=True)))
 
     def __rtruediv__(self, o: Any) -> Dual:
-        return Dual._lift(o, len(self.g)) / self
+        self, o = self._pair(o)
+        return o / self
 
-    def __pow__(self, k: int) -> Dual:
+    def __pow__(self, k: Any) -> Any:
+        if isinstance(k, float) and k.is_integer():
+            k = int(k)
+        if k == 0.5:
+            return sqrt(self)
+        if isinstance(k, int) and k <= -1:
+            return 1 / self ** (-k)
         if not isinstance(k, int) or k < 1:
-            raise InvalidArgument(f"Dual powers are positive integers (got {k!r})")
+            raise NoEnclosure(f"Dual powers are integers or 0.5 (got {k!r})")
         # by endpoints: an even power of an interval around 0 stays >= 0 (a product would not)
         return self.apply(self.v**k, k * self.v ** (k - 1) if k > 1 else Iv.of(1))
 
@@ -248,10 +297,17 @@ class Dual:
         return Dual(value, tuple(slope * a for a in self.g))
 
 
-def _unary(name: str) -> Callable[[Dual], Dual]:
-    def f(x: Dual) -> Dual:
+def _unary(name: str) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
         from flint import arb
 
+        if _is_sym(x) or SYMBOLIC.get():
+            import sympy
+
+            return getattr(sympy, name)(sympy.sympify(x))
+        if not isinstance(x, Dual):  # a constant: its arb ball
+            b = x if isinstance(x, arb) else arb(x)
+            return getattr(b, name)()
         v = x.v
         if name == "exp":
             e = v.increasing(lambda t: t.exp())
@@ -259,7 +315,9 @@ def _unary(name: str) -> Callable[[Dual], Dual]:
         if name == "log":
             return x.apply(v.increasing(lambda t: t.log()), 1 / v)
         if name == "sqrt":
-            r = v.increasing(lambda t: t.sqrt())
+            # sqrt is >= 0 wherever it is defined: a low end below 0 encloses from 0
+            r = v.increasing(lambda t: t.sqrt()) if v.lo >= 0 else Iv(
+                arb(0), v.hi.sqrt().upper() if v.hi >= 0 else arb(0))
             return x.apply(r, 1 / (2 * r))
         if name == "cos":
             return x.apply(v.through_ball(lambda t: t.cos()), -v.through_ball(lambda t: t.sin()))
@@ -277,7 +335,12 @@ exp, log, sqrt, erf, cos, sin = (_unary(n) for n in ("exp", "log", "sqrt", "erf"
 
 def hull(a: Any, b: Any) -> Dual:
     """Every value between ``a`` and ``b`` (a mean-value point ``xi`` between two ends); its
-    gradient is unknown (the whole line), so it serves a cancellation-free form, not a slope."""
+    gradient is unknown (the whole line), so it serves a cancellation-free form, not a slope.
+    It is an enclosure, not an expression: a form that uses it is a lemma by hand, never a
+    proven identity (:class:`NotExact` where one is evaluated on symbols)."""
+    if _is_sym(a) or _is_sym(b) or SYMBOLIC.get():
+        raise NotExact("the form encloses a value between two ends (hull): a lemma by hand, "
+                       "not an exact expression")
     if not isinstance(a, Dual) and not isinstance(b, Dual):
         raise InvalidArgument("hull takes at least one Dual (its gradient is the whole line)")
     n = len(a.g) if isinstance(a, Dual) else len(b.g)
@@ -291,22 +354,152 @@ def positive(x: Dual) -> Dual:
     computed from two enclosures)."""
     from flint import arb
 
+    if _is_sym(x) or SYMBOLIC.get():
+        import sympy
+
+        return sympy.Max(x, 0)
     v = x.v
-    value = Iv(_most([v.lo, arb(0)]), _most([v.hi, arb(0)]))
+    value = Iv(_most([v.lo, arb(0)]) if v.lo.is_finite() else arb(0),
+               _most([v.hi, arb(0)]))
     if v.lo >= 0:
         return x
     return x.apply(value, Iv.of(0) if v.hi <= 0 else Iv(arb(0), arb(1)))
 
 
-def ncdf(x: Dual) -> Dual:
+def pi() -> Any:
+    """pi: an arb ball, or sympy's pi while the sides are evaluated on symbols."""
+    from flint import arb
+
+    if SYMBOLIC.get():
+        import sympy
+
+        return sympy.pi
+    return arb.pi()
+
+
+def ncdf(x: Any) -> Any:
     """The standard normal CDF, ``(1 + erf(x / sqrt 2)) / 2``."""
-    from flint import arb
-
-    return (1 + erf(x / arb(2).sqrt())) / 2
+    return (1 + erf(x / sqrt(2))) / 2
 
 
-def npdf(x: Dual) -> Dual:
+def npdf(x: Any) -> Any:
     """The standard normal density."""
-    from flint import arb
+    return exp(-(x * x) / 2) / sqrt(2 * pi())
 
-    return exp(-(x * x) / 2) / (2 * arb.pi()).sqrt()
+
+def integer(x: Any) -> int:
+    """An integer axis's value (fixed per case, :func:`boundbench.framework.proofs.integer_cases`)
+    from a Dual, a number or a sympy integer."""
+    if isinstance(x, Dual):
+        return int(float(x.v.lo))
+    return int(x)
+
+
+# numpy ufunc -> the vocabulary (a user's bound, ``boundbench prove``)
+def _ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
+    name = getattr(ufunc, "__name__", str(ufunc))
+    if method != "__call__" or kwargs.get("out") is not None:
+        raise NoEnclosure(f"numpy.{name}.{method} has no interval enclosure here")
+    binary: dict[str, Callable[[Any, Any], Any]] = {
+        "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+        "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b,
+        "divide": lambda a, b: a / b, "maximum": lambda a, b: b + positive(a - b),
+        "minimum": lambda a, b: a - positive(a - b), "power": _power}
+    unary: dict[str, Callable[[Any], Any]] = {
+        "negative": lambda a: -a, "positive": lambda a: a, "absolute": abs, "fabs": abs,
+        "square": lambda a: a ** 2, "sqrt": sqrt, "exp": exp, "log": log, "sin": sin,
+        "cos": cos, "erf": erf, "log1p": lambda a: log(1 + a), "expm1": lambda a: exp(a) - 1,
+        "ndtr": ncdf}
+    args = [_scalar(a, name) for a in inputs]
+    if name in binary and len(args) == 2:
+        return binary[name](*args)
+    if name in unary and len(args) == 1:
+        return unary[name](args[0])
+    raise NoEnclosure(f"numpy.{name} has no interval enclosure in boundbench's vocabulary "
+                      "(+, -, *, /, integer powers, abs, sqrt, exp, log, log1p, expm1, sin, cos, "
+                      "erf, maximum, minimum)")
+
+
+class Symbolic:
+    """A sympy expression that numpy's ufuncs reach (a user's bound written with ``np.sqrt``
+    evaluated on symbols): arithmetic and ufuncs map to sympy through the vocabulary."""
+
+    __slots__ = ("e",)
+    __array_priority__ = 1000
+
+    def __init__(self, e: Any) -> None:
+        self.e = e
+
+    @staticmethod
+    def of(x: Any) -> Any:
+        """The sympy expression; a float as its exact binary value (sympy's Floats round)."""
+        if isinstance(x, Symbolic):
+            return x.e
+        if isinstance(x, float):
+            import sympy
+
+            return sympy.Rational(x)
+        return x
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return Symbolic(_ufunc(ufunc, method, tuple(Symbolic.of(a) for a in inputs), kwargs))
+
+    def __add__(self, o: Any) -> Symbolic:
+        return Symbolic(self.e + Symbolic.of(o))
+
+    def __radd__(self, o: Any) -> Symbolic:
+        return Symbolic(Symbolic.of(o) + self.e)
+
+    def __sub__(self, o: Any) -> Symbolic:
+        return Symbolic(self.e - Symbolic.of(o))
+
+    def __rsub__(self, o: Any) -> Symbolic:
+        return Symbolic(Symbolic.of(o) - self.e)
+
+    def __mul__(self, o: Any) -> Symbolic:
+        return Symbolic(self.e * Symbolic.of(o))
+
+    def __rmul__(self, o: Any) -> Symbolic:
+        return Symbolic(Symbolic.of(o) * self.e)
+
+    def __truediv__(self, o: Any) -> Symbolic:
+        return Symbolic(self.e / Symbolic.of(o))
+
+    def __rtruediv__(self, o: Any) -> Symbolic:
+        return Symbolic(Symbolic.of(o) / self.e)
+
+    def __pow__(self, k: Any) -> Symbolic:
+        return Symbolic(self.e ** Symbolic.of(k))
+
+    def __neg__(self) -> Symbolic:
+        return Symbolic(-self.e)
+
+    def __abs__(self) -> Symbolic:
+        return Symbolic(abs(self.e))
+
+
+def _scalar(a: Any, name: str) -> Any:
+    import numpy as np
+
+    if isinstance(a, np.ndarray):
+        if a.shape != ():
+            raise NoEnclosure(f"numpy.{name} on an array of shape {a.shape}: the prover takes "
+                              "scalar parameters")
+        a = a.item()
+    if isinstance(a, np.generic):
+        a = a.item()
+    return a
+
+
+def _power(a: Any, b: Any) -> Any:
+    if _is_sym(a):
+        return a ** b
+    if isinstance(b, float) and b.is_integer():
+        b = int(b)
+    if isinstance(b, int) and b >= 1:
+        return a ** b
+    if isinstance(b, int) and b <= -1:
+        return 1 / a ** (-b)
+    if b == 0.5:
+        return sqrt(a)
+    raise NoEnclosure(f"numpy.power with exponent {b!r}: integer powers and 0.5 only")

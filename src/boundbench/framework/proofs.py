@@ -1,23 +1,26 @@
-"""Proofs of ``holds`` on a bound's declared box, by interval branch-and-bound in ball arithmetic.
+"""Proofs of ``holds`` on a box, by interval branch-and-bound in ball arithmetic, with no tolerance.
 
 A search that finds no violation has only failed to refute a bound. For a bound whose two sides
-are closed-form functions of a few parameters, :func:`prove` decides it on the whole box: it
-encloses ``D = rhs (1 + rtol) + atol - lhs`` over each sub-box with python-flint's ``arb`` balls
+are closed-form functions of a few parameters, :func:`prove` decides ``lhs <= rhs`` exactly on
+the whole box: it encloses ``D = rhs - lhs`` over each sub-box with python-flint's ``arb`` balls
 (rigorous: every rounding is inside the enclosure), in the mean-value form
 ``D(box) in D(centre) + grad D(box) . (box - centre)`` with the gradient enclosed by
 forward-mode differentiation in ``arb`` (:class:`Dual`), takes the better of that and the plain
 enclosure, and:
 
-- proves a box when the enclosure's lower end is >= 0;
+- proves a box when the enclosure's lower end is >= 0 (no tolerance: ``rtol = atol = 0``);
 - refutes the bound when ``D`` at a box's centre is certainly < 0 (an exact counterexample);
 - restricts a box to one face where ``D`` is certainly monotone in a coordinate (its minimum is
   on that face: how a bound tight on the box's boundary gets proven);
 - otherwise halves it along the coordinate whose gradient term is widest.
 
-Boxes left when the budget runs out are returned: the verdict word stays ``holds`` and the
-evidence says "proven on the box" or "not refuted in N evaluations" with what is undecided.
-Coordinates are the search's unit cube (log axes mapped by ``exp`` inside the enclosure, so the
-proof covers the very box the search declares).
+A bound attained on a set (``D = 0`` there) is never decided by a difference of two
+enclosures; it is proven through a form that is exactly ``rhs - lhs`` (``Proof.difference``),
+whose identity :mod:`boundbench.framework.identity` proves symbolically, or stays undecided. A
+form sympy cannot prove equal (an enclosure such as :func:`hull`) makes the proof one "given a
+lemma", a lower level (:mod:`boundbench.framework.certification`). Boxes left when the budget
+runs out are returned, never "proven". Coordinates are the search's unit cube (log axes mapped
+by ``exp`` inside the enclosure, so the proof covers the very box the search declares).
 
 References
 ----------
@@ -39,14 +42,18 @@ from boundbench.errors import InvalidArgument
 from boundbench.framework.intervals import (  # noqa: F401 - the sides' vocabulary, re-exported
     Dual,
     Iv,
+    NoEnclosure,
+    NotExact,
     _whole,
     cos,
     erf,
     exp,
     hull,
+    integer,
     log,
     ncdf,
     npdf,
+    pi,
     positive,
     sin,
     sqrt,
@@ -57,34 +64,56 @@ PREC = 128  # bits of arb's working precision (about 38 digits)
 
 @dataclass(frozen=True)
 class Proof:
-    """A bound's sides in ball arithmetic, for :func:`prove`.
+    """A bound's sides in ball arithmetic, for :func:`prove`, and what the proof covers.
 
     Parameters
     ----------
     sides : callable
         ``params -> (lhs, rhs)`` on :class:`Dual` parameters, with this module's functions
-        (:func:`erf`, :func:`ncdf`, :func:`sqrt`, ...): the search's sides, written again.
+        (:func:`erf`, :func:`ncdf`, :func:`sqrt`, :func:`pi`, ...): the bound as the proof
+        states it. The same function evaluates on sympy symbols (the identity's proof), so
+        constants go through the vocabulary (``sqrt(2)``, not ``arb(2).sqrt()``).
     budget : int, default 20000
         Boxes examined before the proof gives up and reports what is undecided.
     note : str
         The box and the reading, in words.
     difference : callable, optional
-        ``params -> rhs - lhs`` in a cancellation-free form (gradient-free :class:`Dual`
-        parameters; the result may be an enclosure, e.g. a mean-value point as :func:`hull`).
-        Where a bound is attained on a whole set, ``rhs - lhs`` computed as a difference of two
-        enclosures is never certainly >= 0 near that set, and no box count decides it; a form
-        whose terms are each >= 0 by construction does, in a few boxes. The proof then encloses
-        ``D = rtol rhs + atol + difference``.
+        ``params -> rhs - lhs`` in a cancellation-free form. Where a bound is attained on a
+        whole set, ``rhs - lhs`` computed as a difference of two enclosures is never certainly
+        >= 0 near that set; a form whose terms are each >= 0 by construction decides it in a
+        few boxes. It is used as a proof only when sympy proves ``form - (rhs - lhs) = 0`` on
+        these very expressions (:func:`boundbench.framework.identity.prove_identity`); a form
+        it cannot (an enclosure, :func:`hull`) gives "proven given a lemma".
     reference : callable, optional
         ``params (floats) -> (lhs, rhs)`` as mpmath numbers, by an independent route (e.g.
         quadrature at 30 digits), where ``sides`` cannot evaluate a side at a point (an
-        expectation). The difference form is checked against it.
+        expectation). The form is checked against it at points (a guard, never the proof).
     identity : str
-        The lemma that makes ``difference`` equal ``rhs - lhs``, in words (for the reports);
-        it is checked, not trusted: at :data:`CHECK_POINTS` fixed points of the box the form
-        must enclose ``rhs - lhs`` from ``sides`` (or ``reference``), or the proof is refused.
+        The lemma that makes ``difference`` equal ``rhs - lhs``, in words (for the reports).
     attained : str
         Where the bound is attained (ratio 1), in words, for a tight bound.
+    space : mapping, optional
+        The proof's own box where its parameters are not the search's (a reparametrization,
+        e.g. norms and a cosine for two vectors); else the search's box.
+    domain : mapping, optional
+        The claim's stated domain on the proof's axes (``name -> (low, high)``, infinite ends
+        allowed; ``(low, high, "int")`` for a count): what the report compares the proven box
+        with. ``None``: the box is all the claim states (a user's declared space).
+    domain_text : str
+        The claim's domain in words, as the paper states it.
+    enclose_domain : bool, default False
+        Prove from the form over the whole ``domain`` in one enclosure (infinite ends
+        included) instead of branch-and-bound on the box: how a form >= 0 by construction
+        covers an unbounded domain.
+    reductions : tuple
+        Lemmas the prover checks that carry the proof from its box to the rest of the domain
+        (:class:`boundbench.framework.identity.Homogeneous`, :class:`~boundbench.framework.
+        identity.EveryCount`).
+    lemma : str
+        A step the sides themselves rest on that no prover checked (e.g. an expectation's
+        bracket by Taylor's theorem): the proof is then "given a lemma", whatever its form.
+    beyond : str
+        Why the proof does not cover the rest of the claim's domain, where it does not.
     """
 
     sides: Callable[[dict[str, Dual]], tuple[Any, Any]] = field(repr=False)
@@ -95,6 +124,21 @@ class Proof:
                                                                           repr=False)
     identity: str = ""
     attained: str = ""
+    space: Mapping[str, tuple] | None = None
+    domain: Mapping[str, tuple] | None = None
+    domain_text: str = ""
+    enclose_domain: bool = False
+    reductions: tuple = ()
+    lemma: str = ""
+    beyond: str = ""
+
+
+@dataclass(frozen=True)
+class NotProvable:
+    """A bound this prover cannot decide, and why in one line (a side defined by an SVM, by
+    GD's iterates or by a trained network: no closed form to enclose)."""
+
+    why: str
 
 
 def _params(space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarray) -> dict[str, Dual]:
@@ -115,22 +159,20 @@ def _params(space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarray) -> dict[
     return out
 
 
-def _gap(proof: Proof, space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarray,
-         rtol: float, atol: float) -> tuple[Any, Any]:
-    """``D = rhs (1 + rtol) + atol - lhs`` over the box: (value ball, gradient balls)."""
-    from flint import arb
-
+def _gap(proof: Proof, space: Mapping[str, tuple], lo: np.ndarray, hi: np.ndarray
+         ) -> tuple[Any, Any]:
+    """``D = rhs - lhs`` over the box (no tolerance): (value ball, gradient balls), and the
+    sides."""
     n = len(lo)
     params = _params(space, lo, hi)
     if proof.difference is None:
         lhs, rhs = proof.sides(params)
-        d = Dual._lift(rhs, n) * (1 + arb(rtol)) + arb(atol) - Dual._lift(lhs, n)
+        d = Dual._lift(rhs, n) - Dual._lift(lhs, n)
         return d, (lhs, rhs)
     # no gradients with a form: the plain enclosure decides (its terms are >= 0)
     flat = _flat(params)
     lhs, rhs = proof.sides(flat)
-    d = Dual._lift(rhs, 0) * arb(rtol) + arb(atol) + _form(proof, flat)
-    return Dual(d.v, (_whole(),) * n), (lhs, rhs)
+    return Dual(_form(proof, flat), (_whole(),) * n), (lhs, rhs)
 
 
 def _flat(params: dict[str, Dual]) -> dict[str, Dual]:
@@ -145,67 +187,40 @@ def _form(proof: Proof, params: dict[str, Dual]) -> Iv:
     return out.v if isinstance(out, Dual) else Iv.of(out)
 
 
-CHECK_POINTS = 64  # fixed points of the box where a difference form must match the sides
-
-
-def check_form(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
-    """Check a proof's cancellation-free form against its sides at fixed points of the box:
-    the box's centre and the first :data:`CHECK_POINTS` points of the unscrambled Halton
-    sequence (corners and faces included by its first point). At each, the form's enclosure
-    must meet ``rhs - lhs`` from ``sides`` (an arb enclosure), or from ``reference`` (mpmath at
-    30 digits, within 1e-15 relative). A wrong rewrite (a dropped factor, a sign) fails here, so the proof
-    never rests on an unchecked identity."""
-    import mpmath
-    from scipy.stats import qmc
-
-    n = len(space)
-    pts = np.vstack([np.full(n, 0.5), qmc.Halton(d=n, scramble=False).random(CHECK_POINTS)])
-    bad = []
-    for u in pts:
-        flat = _flat(_params(space, u, u))
-        form = _form(proof, flat)
-        if proof.reference is not None:
-            with mpmath.workdps(30):
-                lhs, rhs = proof.reference(_point(space, u))
-                exact = rhs - lhs
-                tol = mpmath.mpf(10) ** -15 * max(1, abs(lhs), abs(rhs))
-                lo, hi = (mpmath.mpf(x.str(35, radius=False)) if x.is_finite() else x_inf
-                          for x, x_inf in ((form.lo, -mpmath.inf), (form.hi, mpmath.inf)))
-                ok = lo - tol <= exact <= hi + tol
-        else:
-            lhs, rhs = proof.sides(flat)
-            e = Dual._lift(rhs, 0).v - Dual._lift(lhs, 0).v
-            ok = bool(e.lo <= form.hi and form.lo <= e.hi)
-        if not ok:
-            bad.append(_point(space, u))
-    return {"points": len(pts), "disagree": len(bad), "first": bad[:3],
-            "against": "an independent reference (mpmath)" if proof.reference else "the sides"}
-
-
 def _lower(x: Any) -> float:
     return float(x.lo) if x.lo.is_finite() else -np.inf
 
 
-def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float = 0.0,
+def prove(proof: Proof, space: Mapping[str, tuple], *,
           quantities: Callable[[dict[str, float]], dict[str, Any]] | None = None
           ) -> dict[str, Any]:
-    """Decide ``lhs <= rhs (1 + rtol) + atol`` on the whole box ``space`` (a :class:`Search`'s).
+    """Decide ``lhs <= rhs`` exactly (no tolerance) on the whole box ``space``.
+
+    With a form (``proof.difference``), the form's identity with ``rhs - lhs`` is proven by
+    sympy first (:func:`boundbench.framework.identity.prove_identity`; its outcome is in
+    ``identity_proof``) and guarded at fixed points (``form_check``); a form that disagrees at a
+    point is refused.
 
     Returns
     -------
     dict
         ``status`` ("proven on the box", "refuted" or "not proven within its budget"),
         ``boxes`` examined, ``undecided`` (up to 5 boxes left, in parameters), ``counterexample``
-        (where refuted), ``tightest`` (the examined centre nearest to equality: where a tight
-        bound is attained) and the tolerance.
+        (where refuted: a float point where ``rhs - lhs`` is certainly < 0 in ball arithmetic),
+        ``tightest`` (the examined centre nearest to equality: where a tight bound is attained).
 
     Examples
     --------
     >>> p = Proof(lambda q: (q["x"] * q["x"], q["x"]))
-    >>> prove(p, {"x": (0.0, 1.0)}, rtol=1e-9)["status"]
+    >>> prove(p, {"x": (0.0, 1.0)})["status"]
     'proven on the box'
+    >>> prove(Proof(lambda q: (q["x"] * q["x"], (1 - 1e-6) * q["x"] * q["x"])),
+    ...       {"x": (0.5, 1.0)})["status"]
+    'refuted'
     """
     from flint import ctx
+
+    from boundbench.framework.identity import prove_identity
 
     if any(len(s) == 3 and s[2] == "int" for s in space.values()):
         raise InvalidArgument("prove takes continuous boxes; enumerate integer axes outside it "
@@ -213,16 +228,19 @@ def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float 
     old = ctx.prec
     ctx.prec = PREC
     try:
+        from boundbench.framework.identity import check_form
+
         check = check_form(proof, space) if proof.difference is not None else None
         if check is not None and check["disagree"]:
             return {"status": "not a proof: its cancellation-free form disagrees with the sides",
                     "form_check": check, "identity": proof.identity, "boxes": 0,
                     "budget": proof.budget, "n_undecided": 1, "undecided": []}
-        out = _branch_and_bound(proof, space, rtol=rtol, atol=atol, quantities=quantities)
+        out = _branch_and_bound(proof, space, quantities=quantities)
     finally:
         ctx.prec = old
     if check is not None:
-        out.update(form_check=check, identity=proof.identity)
+        out.update(form_check=check, identity=proof.identity,
+                   identity_proof=prove_identity(proof, space))
     if proof.attained:
         out["attained"] = proof.attained
     if proof.difference is not None:
@@ -230,7 +248,64 @@ def prove(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float 
     return out
 
 
-def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, atol: float,
+def enclose_domain(proof: Proof, domain: Mapping[str, tuple],
+                   guard: Mapping[str, tuple] | None = None) -> dict[str, Any]:
+    """``rhs - lhs`` from the proof's form over the whole ``domain`` (infinite ends included) in
+    one enclosure: "proven on the domain" when its lower end is >= 0. How a form that is >= 0
+    by construction (squares, quotients of non-negative terms) covers an unbounded domain that
+    no branch-and-bound box can. ``guard``: a finite box inside the domain for the point check
+    of the form (default: the domain with its infinite ends made finite)."""
+    from flint import arb, ctx
+
+    from boundbench.framework.identity import check_form, prove_identity
+
+    if proof.difference is None:
+        raise InvalidArgument("enclose_domain needs a cancellation-free form (difference)")
+    old = ctx.prec
+    ctx.prec = PREC
+    try:
+        params = {}
+        for name, spec in domain.items():
+            lo, hi = (arb(float(v)) if np.isfinite(float(v)) else arb(str(float(v)))
+                      for v in spec[:2])
+            params[name] = Dual(Iv(lo, hi), ())
+        low = _lower(_form(proof, params))
+        box = {k: [float(v[0]), float(v[1])] for k, v in domain.items()}
+        check = check_form(proof, dict(guard) if guard is not None else _finite_part(domain))
+    finally:
+        ctx.prec = old
+    status = ("proven on the box" if low >= 0 and not check["disagree"] else
+              "not a proof: its cancellation-free form disagrees with the sides"
+              if check["disagree"] else "not proven within its budget")
+    out: dict[str, Any] = {
+        "status": status, "boxes": 1, "budget": 1, "box": box, "n_undecided": 0 if low >= 0
+        else 1, "undecided": [] if low >= 0 else [box], "form_lower_end": low,
+        "method": "one enclosure of the cancellation-free form over the whole domain "
+                  "(arb, infinite ends included)",
+        "form_check": check, "identity": proof.identity,
+        "identity_proof": prove_identity(proof, _finite_part(domain))}
+    if proof.attained:
+        out["attained"] = proof.attained
+    return out
+
+
+def _finite_part(domain: Mapping[str, tuple]) -> dict[str, tuple]:
+    """A finite box inside ``domain`` for the point guard: each infinite end replaced by a
+    finite one 10 beyond the other (or 10 around 0), integer axes kept."""
+    out = {}
+    for k, spec in domain.items():
+        lo, hi = float(spec[0]), float(spec[1])
+        if not np.isfinite(lo) and not np.isfinite(hi):
+            lo, hi = -10.0, 10.0
+        elif not np.isfinite(hi):
+            hi = lo + 10.0
+        elif not np.isfinite(lo):
+            lo = hi - 10.0
+        out[k] = (lo, hi, *spec[2:])
+    return out
+
+
+def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *,
                       quantities: Callable[[dict[str, float]], dict[str, Any]] | None
                       ) -> dict[str, Any]:
     n = len(space)
@@ -240,12 +315,13 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
     while stack and boxes < proof.budget:
         lo, hi = stack.pop()
         boxes += 1
-        d, _ = _gap(proof, space, lo, hi, rtol, atol)
+        d, _ = _gap(proof, space, lo, hi)
         mid = (lo + hi) / 2
-        dc, (lc, rc) = _gap(proof, space, mid, mid, rtol, atol)
+        dc, (lc, rc) = _gap(proof, space, mid, mid)
         if dc.v.is_finite() and dc.v.hi < 0:
-            return _result("refuted", boxes, proof, space, [], mid, quantities, rtol, atol,
-                           tight)
+            at = _counterexample(proof, space, mid)
+            if at is not None:
+                return _result("refuted", boxes, proof, space, [], at, quantities, tight)
         ratio = _ratio(lc, rc)
         if ratio is not None and (tight is None or ratio > tight[0]):
             tight = (ratio, mid)
@@ -280,20 +356,37 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *, rtol: float, 
             a_hi, b_lo = hi.copy(), lo.copy()
             a_hi[j] = cut
             b_lo[j] = cut
-            scores[j] = min(_lower(_gap(proof, space, lo, a_hi, rtol, atol)[0].v),
-                            _lower(_gap(proof, space, b_lo, hi, rtol, atol)[0].v))
+            scores[j] = min(_lower(_gap(proof, space, lo, a_hi)[0].v),
+                            _lower(_gap(proof, space, b_lo, hi)[0].v))
         if np.all(side <= 0):  # a point that is not decided: nothing left to split
             stack.append((lo, hi))
             break
         i = int(np.argmax(scores)) if np.isfinite(scores).any() and np.ptp(
             scores[np.isfinite(scores)]) > 0 else int(np.argmax(side))
         cut = (lo[i] + hi[i]) / 2
+        if not lo[i] < cut < hi[i]:  # a side below float64's resolution: no split left
+            stack.append((lo, hi))
+            break
         left_hi, right_lo = hi.copy(), lo.copy()
         left_hi[i] = cut
         right_lo[i] = cut
         stack.extend([(lo, left_hi), (right_lo, hi)])
     status = "proven on the box" if not stack else "not proven within its budget"
-    return _result(status, boxes, proof, space, stack, None, quantities, rtol, atol, tight)
+    return _result(status, boxes, proof, space, stack, None, quantities, tight)
+
+
+def _counterexample(proof: Proof, space: Mapping[str, tuple], mid: np.ndarray
+                    ) -> dict[str, float] | None:
+    """The centre as float64 parameters (the point a replay recomputes) where ``rhs - lhs``
+    at exactly those floats is certainly < 0; ``None`` if rounding the centre to floats lost
+    it (the box is then split on)."""
+    from flint import arb
+
+    at = _point(space, mid)
+    params = {k: Dual(Iv(arb(v), arb(v)), ()) for k, v in at.items()}
+    lhs, rhs = proof.sides(params)
+    d = Dual._lift(rhs, 0).v - Dual._lift(lhs, 0).v
+    return at if d.is_finite() and d.hi < 0 else None
 
 
 def _unit_ball() -> Iv:
@@ -317,21 +410,21 @@ def _point(space: Mapping[str, tuple], u: np.ndarray) -> dict[str, float]:
 
 
 def _result(status: str, boxes: int, proof: Proof, space: Mapping[str, tuple], left: list,
-            counter: np.ndarray | None, quantities: Any, rtol: float, atol: float,
+            counter: dict[str, float] | None, quantities: Any,
             tight: tuple[float, np.ndarray] | None) -> dict[str, Any]:
     def box(lo: np.ndarray, hi: np.ndarray) -> dict[str, list[float]]:
         a, b = _point(space, lo), _point(space, hi)
         return {k: [a[k], b[k]] for k in a}
 
     out: dict[str, Any] = {
-        "status": status, "boxes": boxes, "budget": proof.budget, "rtol": rtol, "atol": atol,
+        "status": status, "boxes": boxes, "budget": proof.budget, "rtol": 0.0, "atol": 0.0,
         "method": "interval branch-and-bound on intervals with exact arb endpoints "
                   "(python-flint), mean-value form with forward-mode gradients, monotonicity "
-                  "test, look-ahead cuts",
+                  "test, look-ahead cuts; lhs <= rhs decided with no tolerance",
         "box": {k: list(v) for k, v in space.items()}, "n_undecided": len(left),
         "undecided": [box(lo, hi) for lo, hi in left[:5]]}
     if counter is not None:
-        out["counterexample"] = _point(space, counter)
+        out["counterexample"] = counter
     if tight is not None:
         at = _point(space, tight[1])
         out["tightest"] = {"ratio": tight[0], "at": quantities(at) if quantities else at,
@@ -356,54 +449,3 @@ def integer_cases(space: Mapping[str, tuple]) -> list[dict[str, tuple]]:
                               f"most {MAX_INTEGER_CASES}")
     return [{k: ((float(dict(zip(ints, c, strict=True))[k]),) * 2 if k in ints else v)
              for k, v in space.items()} for c in combos]
-
-
-def certification(verdict: Any, search: Any, *, proof: Proof | None = None) -> dict[str, Any]:
-    """What a ``holds`` rests on, for the evidence and every report: "proven on the box" (an
-    interval proof, :func:`prove`) or "not refuted in N evaluations" (the random family and the
-    search), with the box and, where a proof was tried and left boxes, how many."""
-    from boundbench.framework.verdicts import NUMERIC_RTOL
-
-    ev = verdict.evidence
-    n = int(ev.get("n_instances") or 0) + int(ev.get("search_evals") or 0)
-    out: dict[str, Any] = {"status": f"not refuted in {n:,} evaluations", "evaluations": n}
-    if search is not None:
-        out["box"] = {k: list(v) for k, v in search.space.items()}
-    pep = ev.get("pep") or {}
-    if pep.get("proven_on_class"):
-        # the SDP's dual certificate is numerical (its value within rtol of the bound), and
-        # it covers the settings solved, not every step size between them
-        out["status"] = ("proven on the whole function class at "
-                         f"{len(pep.get('runs', []))} setting(s) (PEPit's SDP dual certificates, "
-                         f"within {pep.get('rtol', NUMERIC_RTOL):g} of the bound)")
-    if proof is None:
-        return out
-    # a two-sided bound is proven side by side: each inequality is one Proof
-    parts = proof if isinstance(proof, tuple) else (proof,)
-    results = [prove(p, box, rtol=float(ev.get("rtol", NUMERIC_RTOL)),
-                     atol=float(search.atol), quantities=search.quantities)
-               for p in parts for box in integer_cases(search.space)]
-    out["proof"] = results[0] if len(results) == 1 else results
-    refuted = [r for r in results if r["status"] == "refuted"]
-    if all(r["status"] == "proven on the box" for r in results):
-        out["status"] = "proven on the box"
-        # the form itself (the lemma) is in the proof's evidence, "identity"
-        if any(r.get("identity") for r in results):
-            points = sum(r["form_check"]["points"] for r in results if r.get("form_check"))
-            out["status"] += (" (of a cancellation-free form of rhs - lhs, checked against the "
-                              f"sides at {points} points)")
-        attained = [r["attained"] for r in results if r.get("attained")]
-        if attained:
-            out["status"] += "; attained " + "; ".join(attained)
-    elif refuted:
-        out["status"] = f"refuted by the interval proof at {refuted[0]['counterexample']}"
-    else:
-        left = sum(r["n_undecided"] for r in results)
-        boxes = sum(r["boxes"] for r in results)
-        refused = [r for r in results if r["status"].startswith("not a proof")]
-        out["status"] += (f"; the interval proof refused its cancellation-free form (it "
-                          f"disagrees with the sides at {refused[0]['form_check']['first']})"
-                          if refused else
-                          f"; the interval proof left {left} of its boxes undecided within "
-                          f"{boxes:,} (its budget)")
-    return out

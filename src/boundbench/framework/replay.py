@@ -213,7 +213,7 @@ def certify(c: Any, verdict: Any, found: Any, ctx: Any) -> Any:
     s = c.search
     if c.kind == "bound" and verdict.status == "holds" and "certification" not in \
             verdict.evidence:
-        from boundbench.framework.proofs import certification
+        from boundbench.framework.certification import certification
 
         return verdict.with_evidence(certification=certification(
             verdict, s, proof=s.proof if s is not None else None))

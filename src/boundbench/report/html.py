@@ -38,7 +38,14 @@ from boundbench.report.entries import (
 )
 from boundbench.report.larger import Latest, larger_line, latest_verdicts
 from boundbench.report.schema import AuditReport, Entry
-from boundbench.report.vocabulary import TERMS, VERDICT_HELP, counts, is_finding
+from boundbench.report.vocabulary import (
+    TERMS,
+    VERDICT_HELP,
+    certificate,
+    certificate_counts,
+    counts,
+    is_finding,
+)
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -109,7 +116,7 @@ def _claim(r: Entry, latest: Latest | None = None,
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
             "replay": safe_url(((r.get("evidence") or {}).get("replay") or {}).get("path"))
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
-            "certified": certified(r),
+            "certified": certified(r), "certificate": certificate(r),
             "against": is_finding(r),
             "correction": r.get("correction") or "", "error": r.get("error") or "",
             "larger": larger_line(r["id"], r["verdict"], latest or {})}
@@ -154,6 +161,8 @@ def render_html(report: AuditReport, larger: list[dict[str, Any]] | None = None,
         self_tests=self_tests(results), machine=" ".join(machine_line(meta)),
         environment=", ".join(f"{k} {v}" for k, v in (meta.get("environment") or {}).items()),
         verdict_help=VERDICT_HELP, terms=TERMS, counts=sorted(meta["counts"].items()),
+        levels=list(certificate_counts(results).items()),
+        levels_total=sum(certificate_counts(results).values()),
         found=[_claim(r, latest) for r in findings(results)],
         claims=[_claim(r, latest) for r in sorted(
             results, key=lambda r: (list(titles).index(r["paper"]) if r["paper"] in titles

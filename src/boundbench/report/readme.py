@@ -12,7 +12,7 @@ from boundbench.framework.verdicts import plural
 from boundbench.report.entries import certified, findings, fragile_mark, is_fragile, self_tests, verdict_size
 from boundbench.report.larger import beside_larger
 from boundbench.report.schema import AuditReport, Entry
-from boundbench.report.vocabulary import is_finding
+from boundbench.report.vocabulary import certificate, certificate_counts, is_finding
 
 
 def record(report: AuditReport) -> dict[str, Any]:
@@ -33,6 +33,7 @@ def record(report: AuditReport) -> dict[str, Any]:
             "claims": [{"id": r["id"], "paper": r["paper"], "where": r["where"],
                         "kind": r.get("kind"), "verdict": r["verdict"], "size": verdict_size(r),
                         "certified": certified(r),
+                        **({"certificate": c} if (c := certificate(r)) else {}),
                         "against_paper": is_finding(r), "fragile": is_fragile(r),
                         **({"self_test": r["self_test"]} if r.get("self_test") else {}),
                         "margin_to_flip": (r.get("evidence") or {}).get("margin_to_flip"),
@@ -82,10 +83,14 @@ def _certified_line(claims: Sequence[Entry]) -> str:
     bad = [c for c in bounds if c["verdict"] == "violated"]
     replayed = [c for c in bad if str(c.get("certified", "")).endswith(": reproduces")]
     held = [c for c in bounds if c["verdict"] == "holds"]
-    proven = [c for c in held if str(c.get("certified", "")).startswith("proven")]
+    levels = certificate_counts(held)
+    by_level = ("; its " + plural(len(held), "holding bound") + " by certificate: "
+                + ", ".join(f"{n} {k}" for k, n in levels.items()) if levels else
+                f"; {sum(str(c.get('certified', '')).startswith('proven') for c in held)} of its "
+                f"{len(held)} holding bounds are proven, the others not refuted in their "
+                "evaluations")
     return (f" ({len(replayed)} of its {len(bad)} violated bounds replay without boundbench at "
-            f"50 digits, `figures/replay/`; {len(proven)} of its {len(held)} holding bounds are "
-            "proven, the others not refuted in their evaluations)")
+            f"50 digits, `figures/replay/`{by_level})")
 
 
 def headline(rec: dict[str, Any], *, link: str = "",

@@ -8,11 +8,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from boundbench.framework.certification import LEVEL_ORDER, level_of
 from boundbench.framework.readings import AGAINST, against_paper
 from boundbench.framework.verdicts import FINDINGS, STATUSES, TERMS
 
-__all__ = ["AGAINST", "FINDINGS", "SEVERITY", "STATUSES", "TERMS", "VERDICT_HELP", "counts",
-           "is_finding", "severity", "verdict_of"]
+__all__ = ["AGAINST", "FINDINGS", "SEVERITY", "STATUSES", "TERMS", "VERDICT_HELP", "certificate",
+           "certificate_counts", "counts", "is_finding", "severity", "verdict_of"]
 
 VERDICT_HELP = {
     "holds": "the inequality or identity was satisfied on every tested instance (the random "
@@ -61,3 +62,19 @@ def severity(entry: Mapping[str, Any]) -> int:
 def counts(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """How many entries have each verdict, in order of first appearance."""
     return dict(Counter(verdict_of(e) for e in entries))
+
+
+def certificate(entry: Mapping[str, Any]) -> str:
+    """A holding bound's certificate level in words (:class:`~boundbench.framework.
+    certification.Level`), from an entry's evidence or a record's ``certificate``; "" for any
+    other entry."""
+    if entry.get("kind") != "bound" or entry.get("verdict") != "holds":
+        return ""
+    level = level_of(entry)
+    return level.value if level is not None else ""
+
+
+def certificate_counts(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Holding bounds per certificate level, strongest first (levels none has left out)."""
+    tally = Counter(c for c in (certificate(e) for e in entries) if c)
+    return {lv.value: tally[lv.value] for lv in LEVEL_ORDER if tally[lv.value]}

@@ -11,6 +11,7 @@ from torch.func import hessian, jacrev
 
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import NotProvable
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
@@ -127,7 +128,9 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
     return Search(space, sides, budget=(300, 5000),
                   note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
                   "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point",
-                  quantities=quantities, replay=Replay("mlp_hessian", replay))
+                  quantities=quantities, replay=Replay("mlp_hessian", replay),
+                  proof=NotProvable("the Hessian of a network's loss over every weight and "
+                                    "input: no enclosure in few boxes this prover has"))
 
 
 def _last_layer_sides(p: dict):
@@ -262,7 +265,9 @@ def _thm1_block_as_written(ctx: CheckContext) -> Outcome:
                       **{f"h{i}{j}": (-1.0, 1.0) for i in range(6) for j in range(2)},
                       **{f"w{i}{j}": (-1.0, 1.0) for i in range(4) for j in range(2)}},
                      _last_layer_sides, budget=(1200, 20000),
-                     note="2-D features, 1-6 samples, 2-4 classes, any scales"))
+                     note="2-D features, 1-6 samples, 2-4 classes, any scales",
+                     proof=NotProvable("the top eigenvalue of a data-dependent matrix (1-6 "
+                                       "samples, 2-4 classes): no enclosure this prover has")))
 def _last_layer(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()
     rows = []

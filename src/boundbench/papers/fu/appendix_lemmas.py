@@ -128,17 +128,33 @@ def _a21_sides(p: dict):
 
 
 def _a21_arb(q: dict):
-    """:func:`_a21_sides` in ball arithmetic (r = 1), both sides squared and divided by
-    ``4 sin^2(t/2) > 0`` (the box's angles are >= 1e-8): ``||x/|x| - y/|y|||^2 = 4 sin^2(t/2)``
-    and ``||x - y||^2 = (|x| - |y|)^2 + 4 |x||y| sin^2(t/2)``, so the inequality on the box is
-    ``1 <= 4 ((|x| - |y|)^2 / (4 sin^2(t/2)) + |x||y|)``. Multiplying both sides by one positive
-    number keeps ``lhs <= rhs (1 + rtol)`` exactly; squaring reads the tolerance on the squares
-    (at most twice the ratio's). Free of cancellation: the right side is a sum of terms >= 0."""
+    """:func:`_a21_sides` in ball arithmetic, in the pair's Gram parameters (r = 1): norms
+    ``1 + dx``, ``1 + dy`` (>= r) and ``c = cos(x, y)``. For any dimension and any ``r > 0``
+    (both sides scale alike in ``x, y, r``) the two sides are exactly ``||x/|x| - y/|y||| =
+    sqrt(2 - 2c)`` and ``(2/r) ||x - y|| = 2 sqrt(|x|^2 + |y|^2 - 2 |x||y| c)``
+    (``||u - v||^2 = ||u||^2 + ||v||^2 - 2 u.v``)."""
     from boundbench.framework import proofs as pr
 
-    dx, dy = q["x_excess"], q["y_excess"]
-    sh2 = pr.sin(q["angle"] / 2) ** 2
-    return 1, 4 * ((dx - dy) ** 2 / (4 * sh2) + (1 + dx) * (1 + dy))
+    nx, ny, c = 1 + q["dx"], 1 + q["dy"], q["cos"]
+    return pr.sqrt(2 - 2 * c), 2 * pr.sqrt(nx ** 2 + ny ** 2 - 2 * nx * ny * c)
+
+
+def _a21_form(q: dict):
+    """``rhs - lhs = (rhs^2 - lhs^2) / (rhs + lhs)`` with ``rhs^2 - lhs^2 = 4 (dx - dy)^2 +
+    (1 - c) (8 (1 + dx)(1 + dy) - 2)``: every term >= 0 on the whole domain (``c <= 1``,
+    ``(1 + dx)(1 + dy) >= 1``), so one enclosure over it decides."""
+    dx, dy, c = q["dx"], q["dy"], q["cos"]
+    lhs, rhs = _a21_arb(q)
+    return (4 * (dx - dy) ** 2 + (1 - c) * (8 * (1 + dx) * (1 + dy) - 2)) / (rhs + lhs)
+
+
+_A21_PROOF = Proof(
+    _a21_arb, budget=10, difference=_a21_form, enclose_domain=True,
+    space={"dx": (0.0, 10.0), "dy": (0.0, 10.0), "cos": (-1.0, 1.0)},
+    domain={"dx": (0.0, np.inf), "dy": (0.0, np.inf), "cos": (-1.0, 1.0)},
+    domain_text="x, y in R^d of norms >= r, any d and r > 0, through ||x||/r = 1 + dx, "
+    "||y||/r = 1 + dy and cos(x, y)",
+    identity="rhs - lhs = (4 (dx - dy)^2 + (1 - c)(8 (1 + dx)(1 + dy) - 2)) / (rhs + lhs)")
 
 
 def _a51_sides(p: dict):
@@ -266,7 +282,7 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     search=Search({"angle": (1e-8, np.pi, "log"), "x_excess": (0.0, 10.0),
                    "y_excess": (0.0, 10.0)}, _a21_sides, budget=(30_000, 500_000), batched=True,
                   note="r = 1 (the ratio is scale-free); x, y at any norms >= r and angle",
-                  proof=Proof(_a21_arb, budget=1000)),
+                  proof=_A21_PROOF),
 )
 def _check_a21(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

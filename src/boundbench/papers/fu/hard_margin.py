@@ -10,6 +10,7 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import NotProvable
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay
 from boundbench.framework.reports import ratio_histogram_outcome
@@ -88,7 +89,9 @@ def _a24_search(part: str) -> Search:
     return Search({**_HARD_SPACE, "scale": (0.1, 10.0, "log")}, sides, budget=(500, 8000),
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a "
                   "scale in [0.1, 10]", maps=separating_translations(),
-                  quantities=plane_quantities, replay=Replay("svm_loo", replay))
+                  quantities=plane_quantities, replay=Replay("svm_loo", replay),
+                  proof=NotProvable("a side defined by hard-margin SVMs (a quadratic "
+                                    "program per leave-one-out set)"))
 
 
 def _a23_shifted(p: dict) -> dict:
@@ -232,7 +235,9 @@ def _a24v(ctx: CheckContext) -> Outcome:
                   budget=(800, 10000),
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a scale "
                   "in [0.1, 10], the cloud shifted up to 20 from the origin (|b| grows with the "
-                  "offset)", quantities=lambda p: {"B": _a23_B(p), "scale": p["scale"]}),
+                  "offset)", quantities=lambda p: {"B": _a23_B(p), "scale": p["scale"]},
+                  proof=NotProvable("a side defined by a hard-margin SVM (a quadratic "
+                                    "program)")),
 )
 def _check_a23(ctx: CheckContext) -> Outcome:
     rng = ctx.rng()

@@ -11,6 +11,7 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import NotProvable
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay
 from boundbench.framework.search import Search
@@ -190,7 +191,9 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
                   symmetry_note="X -> kX, lam -> k^2 lam",
                   maps=separating_translations(), quantities=plane_quantities,
                   # the replay certifies the free-intercept optima (the penalized claims hold)
-                  replay=None if penalized else Replay("svm_loo", replay))
+                  replay=None if penalized else Replay("svm_loo", replay),
+                  proof=NotProvable("a side defined by soft-margin SVMs (a quadratic "
+                                    "program per leave-one-out set)"))
 
 
 @claim("fu.lemma-a.2.5", functions=(fu.lemma_a25_rhs,),

@@ -10,6 +10,7 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.proofs import NotProvable
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.replay import Replay, exact
@@ -140,7 +141,9 @@ def _thm22_search(form: str) -> Search:
                   note="2-D, n <= 12, beta = 1, every i; the local-L reading (L = beta dist0), "
                   "the default of THM22_READINGS",
                   # the main form's replay (the appendix form holds: nothing to replay)
-                  replay=Replay("thm22_gd", _thm22_replay) if form == "main" else None)
+                  replay=Replay("thm22_gd", _thm22_replay) if form == "main" else None,
+                  proof=NotProvable("GD's iterates on the sum of n quadratics: a side defined "
+                                    "by an algorithm's run, with no closed form to enclose"))
 
 
 _THM22 = ("Per-sample quadratics f_i(w) = 1/2 (w - w*)^T A_i (w - w*), A_i = mu I + (beta - mu) "

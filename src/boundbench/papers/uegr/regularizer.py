@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting, proofs
+from boundbench.framework import identity, plotting, proofs
 from boundbench.framework.context import CheckContext
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
@@ -216,6 +216,9 @@ def _uegr_eq13(ctx: CheckContext) -> Outcome:
                                                                          list(EQ13_READINGS)})
 
 
+_TRIANGLE_AXES = tuple(f"{v}{j}" for v in "ab" for j in range(3))
+
+
 def _triangle_sides(p: dict):
     g1 = np.stack([np.asarray(p[f"a{j}"], dtype=float) for j in range(3)], -1)
     g2 = np.stack([np.asarray(p[f"b{j}"], dtype=float) for j in range(3)], -1)
@@ -268,7 +271,12 @@ def _triangle_form(q: dict):
                          identity="rhs - lhs = 2 (2 max(-a.b, 0) + S / (|a||b| + |a.b|)) / "
                          "(rhs + lhs), S = |a|^2|b|^2 - (a.b)^2 = sum_{i<j} (a_i b_j - a_j "
                          "b_i)^2 (Lagrange's identity)",
-                         attained="where the two gradients are parallel (a = k b, k >= 0)")))
+                         attained="where the two gradients are parallel (a = k b, k >= 0)",
+                         # the statement holds for any two gradients: both sides are
+                         # homogeneous of degree 1, so the cube around 0 covers R^6
+                         domain={n: (-np.inf, np.inf) for n in _TRIANGLE_AXES},
+                         domain_text="any two input gradients a, b in R^3",
+                         reductions=(identity.Homogeneous(_TRIANGLE_AXES),))))
 def _uegr_eq13_bound(ctx: CheckContext) -> Outcome:
     df, n, eps = _eq13_table(ctx)
     df = df.assign(lhs=df.eq12_first_order, rhs=df.eq13,

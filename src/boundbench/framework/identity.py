@@ -1,0 +1,406 @@
+"""Identities a proof rests on, proven symbolically on the very expressions the proof evaluates.
+
+A cancellation-free form of ``rhs - lhs`` (:class:`boundbench.framework.proofs.Proof`'s
+``difference``) decides a tight bound in a few boxes, but only if it *is* ``rhs - lhs``. Here the
+proof's own ``sides`` and ``difference`` functions are evaluated on sympy symbols (the interval
+vocabulary dispatches to sympy, :data:`boundbench.framework.intervals.SYMBOLIC`) and
+``form - (rhs - lhs)`` is reduced to 0 by sound rewrites (expansion, cancellation of rational
+functions, sympy's ``simplify``), each ``max(x, 0)`` and ``|x|`` split by the sign of its
+argument. Nothing is trusted that was checked only at points: the point check
+(:func:`check_form`) stays as a guard that refuses a wrong form early, not as the proof.
+
+The same machinery proves the lemmas that carry a box's proof to the claim's whole domain:
+:class:`Homogeneous` (both sides scale alike, so a box around the origin covers every point) and
+:class:`EveryCount` (an identity and a sign for every value of an integer axis, as sympy sums).
+
+References
+----------
+A. Meurer et al., SymPy: symbolic computing in Python, PeerJ Computer Science 3:e103 (2017).
+LeanCert's typed outcomes (Verified / Inconclusive / DomainObstruction, and the route that
+checked it), whose vocabulary :mod:`boundbench.framework.certification` follows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from boundbench.framework.intervals import SYMBOLIC, Dual, NoEnclosure, NotExact
+from boundbench.framework.proofs import Proof, _flat, _form, _params, _point
+
+MAX_SPLITS = 4  # max(x, 0) and |x| atoms split by sign: 2^4 cases at most
+
+CHECK_POINTS = 64  # fixed points of the box where a difference form must match the sides
+
+
+def symbols(space: Mapping[str, tuple]) -> dict[str, Any]:
+    """One real sympy symbol per axis of ``space`` (positive or non-negative where the box
+    is), an integer axis fixed to one value as that integer."""
+    import sympy
+
+    out: dict[str, Any] = {}
+    for name, spec in space.items():
+        lo, hi = float(spec[0]), float(spec[1])
+        if len(spec) == 3 and spec[2] == "int" or lo == hi and float(lo).is_integer():
+            out[name] = sympy.Integer(int(lo)) if lo == hi else sympy.Symbol(name, integer=True)
+        elif lo > 0:
+            out[name] = sympy.Symbol(name, positive=True)
+        elif lo == 0:
+            out[name] = sympy.Symbol(name, nonnegative=True)
+        else:
+            out[name] = sympy.Symbol(name, real=True)
+    return out
+
+
+def evaluate(fn: Callable[[dict[str, Any]], Any], q: dict[str, Any]) -> Any:
+    """``fn`` on symbols, the vocabulary's constants exact (sympy's)."""
+    token = SYMBOLIC.set(True)
+    try:
+        return fn(q)
+    finally:
+        SYMBOLIC.reset(token)
+
+
+def is_zero(expr: Any) -> tuple[bool, str]:
+    """Whether sympy reduces ``expr`` to 0 by sound rewrites, and how; each ``Max(x, 0)`` and
+    ``Abs(x)`` replaced, on each side of ``x = 0``, by ``x``, ``0`` or ``-x`` (atoms whose
+    arguments are equal or opposite share one sign case, so no case is contradictory)."""
+    import sympy
+
+    expr = exact(sympy.sympify(expr))
+    atoms = sorted(expr.atoms(sympy.Max, sympy.Abs), key=sympy.default_sort_key)
+    args = []
+    for atom in atoms:
+        arg = atom.args[0] if isinstance(atom, sympy.Abs) else _max_arg(atom)
+        if arg is None:
+            return False, f"{atom} is not max(x, 0)"
+        args.append(arg)
+    keys = list(dict.fromkeys(_canonical(a) for a in args))
+    if len(keys) > MAX_SPLITS:
+        return False, f"{len(keys)} max/abs arguments to split (at most {MAX_SPLITS})"
+    cases = list(itertools.product((1, -1), repeat=len(keys)))
+    for signs in cases:
+        sign_of = dict(zip(keys, signs, strict=True))
+        sub = {}
+        for atom, arg in zip(atoms, args, strict=True):
+            key = _canonical(arg)
+            sigma = sign_of[key] * (1 if sympy.expand(arg) == key else -1)  # sigma arg >= 0
+            sub[atom] = sigma * arg if isinstance(atom, sympy.Abs) else (
+                arg if sigma > 0 else sympy.Integer(0))
+        e = expr.xreplace(sub) if sub else expr
+        if not _reduces_to_zero(e):
+            return False, ("sympy did not reduce form - (rhs - lhs) to 0"
+                           + (f" where the signs of {keys} are {signs}" if keys else ""))
+    how = "sympy reduced form - (rhs - lhs) to 0"
+    return True, how + (f", in each of {len(cases)} sign cases of {keys}" if keys else "")
+
+
+def exact(expr: Any) -> Any:
+    """``expr`` with every sympy Float replaced by the exact rational of its binary value: a
+    float in a bound's code is the number it stands for, and sympy's Float arithmetic rounds
+    (a difference of 1e-20 could vanish), so no zero test sees a Float."""
+    import sympy
+
+    floats = expr.atoms(sympy.Float)
+    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
+
+
+def _canonical(arg: Any) -> Any:
+    import sympy
+
+    neg = sympy.expand(-arg)
+    return min(sympy.expand(arg), neg, key=sympy.default_sort_key)
+
+
+def _max_arg(atom: Any) -> Any:
+    a, b = atom.args
+    return b if a == 0 else a if b == 0 else None
+
+
+SIMPLIFY_SECONDS = 20.0  # sympy's simplify, in a child process, before the identity is "not proven"
+
+
+def _reduces_to_zero(e: Any) -> bool:
+    """Expansion, then cancellation of rational functions (in process: fast), then sympy's
+    ``simplify`` in a forked child for at most :data:`SIMPLIFY_SECONDS` (it can run without
+    end, e.g. on ``sin(64 pi x)^2``): a rewrite that does not finish proves nothing."""
+    import sympy
+
+    for step in (sympy.expand, lambda x: sympy.cancel(sympy.together(x))):
+        try:
+            if step(e) == 0:
+                return True
+        except (TypeError, ValueError, NotImplementedError, RecursionError):
+            continue
+    return _simplify_in_child(e)
+
+
+def _simplify_in_child(e: Any) -> bool:
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_simplify_zero, args=(e, child), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        ok = bool(parent.recv()) if parent.poll(SIMPLIFY_SECONDS) else False
+    except EOFError:  # the child died (out of memory, a signal): nothing proven
+        ok = False
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        parent.close()
+    return ok
+
+
+def _simplify_zero(e: Any, conn: Any) -> None:
+    import sympy
+
+    try:
+        conn.send(sympy.simplify(e) == 0)
+    except Exception:  # noqa: BLE001 - any failure of the rewrite proves nothing
+        conn.send(False)
+    finally:
+        conn.close()
+
+
+def prove_identity(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
+    """Prove ``proof.difference == rhs - lhs`` symbolically on ``space``'s symbols.
+
+    Returns ``{"proven": bool, "route": ..., "why": ...}``: proven only when sympy reduces the
+    difference to 0 (wherever the form is defined; where its denominator vanishes both sides
+    are continuous and the inequality passes to the limit). A form that is an enclosure
+    (:func:`~boundbench.framework.intervals.hull`), or a side sympy cannot read, is not proven:
+    the proof is then "given the stated lemma".
+
+    Examples
+    --------
+    >>> from boundbench.framework import proofs as pr
+    >>> p = pr.Proof(lambda q: (q["x"] ** 2, q["x"]), difference=lambda q: q["x"] * (1 - q["x"]))
+    >>> prove_identity(p, {"x": (0.0, 1.0)})["proven"]
+    True
+    """
+    if proof.difference is None:
+        return {"proven": True, "route": "no form: the sides themselves are enclosed"}
+    q = symbols(space)
+    try:
+        lhs, rhs = evaluate(proof.sides, q)
+        form = evaluate(proof.difference, q)
+    except NotExact as exc:
+        return {"proven": False, "why": str(exc)}
+    except (NoEnclosure, TypeError, AttributeError, ValueError) as exc:
+        return {"proven": False, "why": f"the sides do not evaluate on symbols "
+                f"({type(exc).__name__}: {exc})"}
+    ok, how = is_zero(form - (rhs - lhs))
+    return {"proven": ok, "route": how} if ok else {"proven": False, "why": how}
+
+
+@dataclass(frozen=True)
+class Homogeneous:
+    """Both sides are positively homogeneous of one degree in ``axes``:
+    ``side(k x) = k^degree side(x)`` for every ``k > 0`` (proven by sympy on the proof's sides),
+    so ``lhs <= rhs`` at ``x`` iff at ``x / k``. A box that is ``[-R, R]`` (or ``[0, R]``) on
+    those axes, where the domain is the whole line (or half-line), then covers the domain:
+    every point is a positive multiple of a point of the box."""
+
+    axes: tuple[str, ...]
+    degree: int = 1
+
+    def covers(self) -> tuple[str, ...]:
+        return self.axes
+
+    def words(self) -> str:
+        return (f"homogeneity of degree {self.degree} in {', '.join(self.axes)} (both sides, "
+                "k > 0; sympy)")
+
+    def check(self, proof: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple]
+              ) -> dict[str, Any]:
+        import sympy
+
+        for a in self.axes:
+            lo, hi = float(box[a][0]), float(box[a][1])
+            dlo, dhi = float(domain[a][0]), float(domain[a][1])
+            shape = (lo == -hi and hi > 0 and dlo == -np.inf and dhi == np.inf) or (
+                lo == 0 and hi > 0 and dlo == 0 and dhi == np.inf)
+            if not shape:
+                return {"proven": False, "why": f"the box's {a} in [{lo:g}, {hi:g}] is not "
+                        f"[-R, R] (or [0, R]) in a domain [{dlo:g}, {dhi:g}]"}
+        k = sympy.Symbol("k", positive=True)
+        q = symbols({a: (-1.0, 1.0) if a in self.axes else v for a, v in box.items()})
+        scaled = {a: k * v if a in self.axes else v for a, v in q.items()}
+        try:
+            lhs, rhs = evaluate(proof.sides, q)
+            lk, rk = evaluate(proof.sides, scaled)
+        except (NotExact, NoEnclosure, TypeError, AttributeError, ValueError) as exc:
+            return {"proven": False, "why": f"the sides do not evaluate on symbols ({exc})"}
+        for side, a, b in (("lhs", lk, lhs), ("rhs", rk, rhs)):
+            ok, how = is_zero(sympy.sympify(a) - k ** self.degree * sympy.sympify(b))
+            if not ok:
+                return {"proven": False, "why": f"{side}(k x) = k^{self.degree} {side}(x): {how}"}
+        return {"proven": True, "route": f"{self.words()}: sympy reduced side(k x) - k^"
+                f"{self.degree} side(x) to 0 for both sides"}
+
+
+@dataclass(frozen=True)
+class EveryCount:
+    """A proof per value of an integer axis, carried to every value the claim allows: sympy
+    proves ``zero()`` (an expression in a symbolic count, with sums) identically 0 and
+    ``nonnegative()`` non-negative, the count's general form of the per-value identity and
+    sign."""
+
+    axis: str
+    statement: str
+    zero: Callable[[], Any] = field(repr=False)
+    nonnegative: Callable[[], Any] = field(repr=False)
+
+    def covers(self) -> tuple[str, ...]:
+        return (self.axis,)
+
+    def words(self) -> str:
+        return f"every {self.axis} (sympy, a symbolic count): {self.statement}"
+
+    def check(self, proof: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple]
+              ) -> dict[str, Any]:
+        import sympy
+
+        ok, how = is_zero(sympy.sympify(self.zero()))
+        if not ok:
+            ok = _reduces_to_zero(_same_dummies(self.zero()))
+        if not ok:
+            return {"proven": False, "why": f"the identity for a symbolic {self.axis}: {how}"}
+        if sympy.sympify(self.nonnegative()).is_nonnegative is not True:
+            return {"proven": False, "why": f"sympy could not show the form >= 0 for a "
+                    f"symbolic {self.axis}"}
+        return {"proven": True, "route": self.words()}
+
+
+def _same_dummies(expr: Any) -> Any:
+    """``expr`` with every sum's index renamed to one symbol, so that two sums over the same
+    range with different index names are one term."""
+    import sympy
+
+    expr = sympy.simplify(expr)
+    sums = expr.atoms(sympy.Sum)
+    i = sympy.Symbol("i_", integer=True)
+    sub = {}
+    for s in sums:
+        (var, lo, hi), = s.limits
+        sub[s] = sympy.Sum(s.function.xreplace({var: i}), (i, lo, hi))
+    return sympy.simplify(expr.xreplace(sub))
+
+
+def check_form(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
+    """A guard, not a proof: the form's enclosure against ``rhs - lhs`` at fixed points of the
+    box (its centre and the first :data:`CHECK_POINTS` points of the unscrambled Halton
+    sequence), from ``sides`` (arb) or from ``reference`` (mpmath at 30 digits, within 1e-15
+    relative). A wrong rewrite (a dropped factor, a sign) is refused here at once; one wrong
+    only between these points is caught by :func:`prove_identity`, never trusted."""
+    import mpmath
+    from scipy.stats import qmc
+
+    n = len(space)
+    pts = np.vstack([np.full(n, 0.5), qmc.Halton(d=n, scramble=False).random(CHECK_POINTS)])
+    bad = []
+    for u in pts:
+        flat = _flat(_params(space, u, u))
+        form = _form(proof, flat)
+        if proof.reference is not None:
+            with mpmath.workdps(30):
+                lhs, rhs = proof.reference(_point(space, u))
+                exact = rhs - lhs
+                tol = mpmath.mpf(10) ** -15 * max(1, abs(lhs), abs(rhs))
+                lo, hi = (mpmath.mpf(x.str(35, radius=False)) if x.is_finite() else x_inf
+                          for x, x_inf in ((form.lo, -mpmath.inf), (form.hi, mpmath.inf)))
+                ok = lo - tol <= exact <= hi + tol
+        else:
+            lhs, rhs = proof.sides(flat)
+            e = Dual._lift(rhs, 0).v - Dual._lift(lhs, 0).v
+            ok = bool(e.lo <= form.hi and form.lo <= e.hi)
+        if not ok:
+            bad.append(_point(space, u))
+    return {"points": len(pts), "disagree": len(bad), "first": bad[:3],
+            "against": "an independent reference (mpmath)" if proof.reference else "the sides"}
+
+
+def enclosure_of(expr: Any) -> Callable[[dict[str, Any]], Any]:
+    """A sympy expression as a function of Dual parameters, every constant an exact ball (a
+    rational ``p/q`` as ``arb(p) / arb(q)``, never a float): how an automatic form found by
+    sympy is evaluated in ball arithmetic without a rounding the identity did not see."""
+    import sympy
+    from flint import arb
+
+    from boundbench.framework import intervals as iv
+
+    funcs = {sympy.exp: iv.exp, sympy.log: iv.log, sympy.sin: iv.sin, sympy.cos: iv.cos,
+             sympy.erf: iv.erf}
+
+    def ev(e: Any, q: dict[str, Any]) -> Any:
+        if e.is_Symbol:
+            return q[e.name]
+        if e.is_Integer:
+            return arb(int(e))
+        if e.is_Rational:
+            return arb(int(e.p)) / arb(int(e.q))
+        if e.is_Float:  # exact: a float's binary value (exact() leaves none but these)
+            return arb(sympy.Rational(e).p) / arb(sympy.Rational(e).q)
+        if e is sympy.pi:
+            return arb.pi()
+        if e.is_Add:
+            out = ev(e.args[0], q)
+            for a in e.args[1:]:
+                out = out + ev(a, q)
+            return out
+        if e.is_Mul:
+            out = ev(e.args[0], q)
+            for a in e.args[1:]:
+                out = out * ev(a, q)
+            return out
+        if e.is_Pow:
+            base, k = e.args
+            if k == sympy.Rational(1, 2):
+                return iv.sqrt(ev(base, q))
+            if k == sympy.Rational(-1, 2):
+                return 1 / iv.sqrt(ev(base, q))
+            if k.is_Integer:
+                b = ev(base, q)
+                return b ** int(k) if int(k) > 0 else 1 / b ** (-int(k))
+        if isinstance(e, sympy.Abs):
+            return abs(ev(e.args[0], q))
+        if isinstance(e, sympy.Max) and len(e.args) == 2:
+            a, b = (ev(x, q) for x in e.args)
+            return b + iv.positive(a - b)
+        if e.func in funcs:
+            return funcs[e.func](ev(e.args[0], q))
+        raise NoEnclosure(f"{e.func} has no enclosure in the vocabulary")
+
+    return lambda q: ev(expr, q)
+
+
+def automatic_forms(sides: Callable[[dict[str, Any]], tuple[Any, Any]],
+                    space: Mapping[str, tuple]) -> list[tuple[str, Callable]]:
+    """Cancellation-free forms of ``rhs - lhs`` sympy finds for a bound attained on a set:
+    ``factor(rhs - lhs)`` (a square where the bound is tight on a point or a line) and
+    ``factor(rhs^2 - lhs^2) / (rhs + lhs)`` (a root side rationalized). Each is still proven
+    equal to ``rhs - lhs`` before it is used (:func:`prove_identity`)."""
+    import sympy
+
+    q = symbols(space)
+    try:
+        lhs, rhs = (exact(sympy.sympify(x)) for x in evaluate(sides, q))
+    except (NotExact, NoEnclosure, TypeError, AttributeError, ValueError):
+        return []
+    out = []
+    for name, make in (("factor(rhs - lhs)", lambda: sympy.factor(sympy.together(rhs - lhs))),
+                       ("factor(rhs^2 - lhs^2) / (rhs + lhs)",
+                        lambda: sympy.factor(sympy.expand(rhs ** 2 - lhs ** 2)) / (rhs + lhs))):
+        try:
+            out.append((f"{name} = {make()}", enclosure_of(make())))
+        except (TypeError, ValueError, NotImplementedError, NoEnclosure):
+            continue
+    return out

@@ -1,0 +1,235 @@
+"""``boundbench prove FILE.py:FUNCTION``: the interval prover on a user's own bound.
+
+FUNCTION is a ``@bound(space=...)`` test (:func:`boundbench.testing.bound`) whose function takes
+a dict of the space's parameters and returns ``(lhs, rhs)``, written with numpy's ufuncs
+(``np.sqrt``, ``np.exp``, ``np.log``, ``np.sin``, ``np.abs``, ``np.maximum``, ``scipy.special.erf``
+...). Each ufunc maps to an outward-rounded enclosure (:mod:`boundbench.framework.intervals`),
+so the same function is evaluated over boxes in ball arithmetic and :func:`boundbench.framework.
+proofs.prove` decides ``lhs <= rhs`` with no tolerance on the declared space (the space *is* the
+bound's stated domain). The outcome is a :class:`~boundbench.framework.certification.Level`:
+proven on the space, refuted (with a standalone replay in numpy and mpmath), undecided (the
+boxes left), or not provable by this method (a function with no enclosure: a solver, a branch
+on a value, an array operation), in one line, with ``falsify`` suggested.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import textwrap
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from boundbench.errors import InvalidArgument
+
+DEFAULT_BOXES = 20_000
+
+
+def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
+                out_dir: Path | None = None) -> dict[str, Any]:
+    """Prove or refute the ``@bound(space=...)`` test ``FILE.py:FUNCTION`` on its space.
+
+    Parameters
+    ----------
+    target : str
+        ``FILE.py:FUNCTION``.
+    boxes : int, default 20000
+        Boxes the branch-and-bound examines (per integer case) before it reports the rest.
+    out_dir : Path, optional
+        Where a refutation's replay is written (``replay/prove-<FUNCTION>.py``).
+
+    Returns
+    -------
+    dict
+        ``level`` (the certificate's words), ``status`` (a sentence), ``box``, ``seconds``,
+        and where refuted ``counterexample`` and ``replay``.
+    """
+    from boundbench.falsify import load_bound
+    from boundbench.framework.certification import Level, certify
+    from boundbench.framework.proofs import Proof
+
+    if isinstance(boxes, bool) or not isinstance(boxes, int) or boxes < 1:
+        raise InvalidArgument(f"boxes must be an integer >= 1 (got {boxes!r})")
+    if ".py:" not in target:
+        raise InvalidArgument(f"target must be FILE.py:FUNCTION (got {target!r})")
+    test, _ = load_bound(target)
+    if test.space is None:
+        raise InvalidArgument(f"{target!r} declares no space: prove takes @bound(space=...) "
+                              "(a box of named parameters), not a hypothesis strategy")
+    fn = test.fn
+    proof = Proof(_user_sides(fn), budget=boxes)
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"target": target, "box": {k: list(v) for k, v in test.space.items()}}
+    try:
+        res = certify(proof, test.space)
+    except Exception as exc:  # noqa: BLE001 - the user's function met the vocabulary's limits
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {**out, "level": Level.NOT_PROVABLE.value, "seconds": _since(t0),
+                "status": f"not provable by this method: evaluating the bound in intervals "
+                f"raised {type(exc).__name__}: {why}; try `boundbench falsify {target}`"}
+    if res.get("level") is None:  # tight on a set? sympy's forms of rhs - lhs, each proven
+        res = _with_automatic_form(proof, test.space, res)
+    out.update({k: v for k, v in res.items() if k != "proof"}, seconds=_since(t0),
+               boxes=sum(r["boxes"] for r in _runs(res)))
+    if res.get("level") is None:
+        out.update(level="undecided", status=f"undecided: {res['status']} (boxes left: "
+                   f"{_undecided(res)}); `--boxes` raises the budget, `boundbench falsify "
+                   f"{target}` searches for a violation")
+        return out
+    if res["level"] == Level.REFUTED.value:
+        out["replay"] = write_replay(fn, res["counterexample"], target=target, out_dir=out_dir)
+    return out
+
+
+def _user_sides(fn: Any) -> Any:
+    """The user's function as a proof's sides: on Dual parameters as it is (numpy's ufuncs
+    reach the enclosures), on sympy symbols through :class:`~boundbench.framework.intervals.
+    Symbolic` wrappers (numpy's ufuncs reach sympy)."""
+    from boundbench.framework.intervals import Symbolic, _is_sym
+
+    def sides(q: dict[str, Any]) -> tuple[Any, Any]:
+        if any(_is_sym(v) for v in q.values()):
+            lhs, rhs = _pair(fn({k: Symbolic(v) for k, v in q.items()}))
+            return Symbolic.of(lhs), Symbolic.of(rhs)
+        return _pair(fn(dict(q)))
+
+    return sides
+
+
+def _with_automatic_form(proof: Any, space: dict[str, tuple], res: dict[str, Any]
+                         ) -> dict[str, Any]:
+    import dataclasses
+
+    from boundbench.framework.certification import certify
+    from boundbench.framework.identity import automatic_forms
+
+    for name, form in automatic_forms(proof.sides, space):
+        try:
+            got = certify(dataclasses.replace(proof, difference=form, identity=name), space)
+        except Exception:  # noqa: BLE001 - a form the vocabulary cannot evaluate: the next
+            continue
+        if got.get("level") is not None and got.get("level") != "proven given a stated lemma":
+            return {**got, "automatic_form": name}
+    return res
+
+
+def _pair(sides: Any) -> tuple[Any, Any]:
+    if not (isinstance(sides, tuple | list) and len(sides) == 2):
+        raise InvalidArgument(f"the bound must return (lhs, rhs), got {type(sides).__name__}")
+    return sides[0], sides[1]
+
+
+def _runs(res: dict[str, Any]) -> list[dict[str, Any]]:
+    p = res.get("proof")
+    return p if isinstance(p, list) else [p] if p else []
+
+
+def _undecided(res: dict[str, Any]) -> list:
+    return [b for r in _runs(res) for b in r.get("undecided", [])][:3]
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 2)
+
+
+_FRAME = '''#!/usr/bin/env python3
+"""Replay of `boundbench prove`'s counterexample to {target}.
+
+Needs only numpy and mpmath. Recomputes both sides of the bound's own function (its source
+below, numpy's names read in mpmath) at 50 and at 70 significant digits on the instance (exact
+decimal strings of the float64 parameters), and exits 0 only if lhs > rhs beyond the difference
+of the two passes; 1 if not; 2 if it could not compute them.
+"""
+import json
+import sys
+
+import mpmath
+import numpy  # noqa: F401 - the environment the bound was written for
+
+
+class _MPNumpy:
+    """numpy's names a bound uses, in mpmath at the working precision."""
+
+    sqrt, exp, log, log1p, expm1 = mpmath.sqrt, mpmath.exp, mpmath.log, mpmath.log1p, mpmath.expm1
+    sin, cos, erf = mpmath.sin, mpmath.cos, mpmath.erf
+    abs = absolute = fabs = staticmethod(abs)
+    maximum, minimum = staticmethod(max), staticmethod(min)
+
+    @staticmethod
+    def square(x):
+        return x * x
+
+    @staticmethod
+    def power(x, k):
+        return x ** k
+
+    @property
+    def pi(self):
+        return +mpmath.pi
+
+    @property
+    def e(self):
+        return mpmath.e()
+
+
+np = numpy_ = _MPNumpy()
+
+{source}
+
+INSTANCE = json.loads({instance!r})
+
+
+def sides(dps):
+    with mpmath.workdps(dps):
+        lhs, rhs = {name}({{k: mpmath.mpf(v) for k, v in INSTANCE.items()}})
+        return mpmath.mpf(lhs), mpmath.mpf(rhs)
+
+
+def main():
+    try:
+        (l50, r50), (l70, r70) = sides(50), sides(70)
+    except Exception as exc:  # noqa: BLE001
+        print(f"could not compute the sides: {{type(exc).__name__}}: {{exc}}")
+        return 2
+    mpmath.mp.dps = 50
+    err = abs(l50 - l70) + abs(r50 - r70)
+    print(f"{target} at {{INSTANCE}}")
+    print(f"  lhs = {{mpmath.nstr(l70, 25)}}")
+    print(f"  rhs = {{mpmath.nstr(r70, 25)}}")
+    print(f"  lhs - rhs = {{mpmath.nstr(l70 - r70, 10)}} (rounding below {{mpmath.nstr(err, 3)}})")
+    ok = l70 - r70 > err
+    print("  the bound is FALSE here" if ok else "  not reproduced")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def replay_text(fn: Any, instance: dict[str, float], *, target: str) -> str:
+    """The replay of a counterexample: the bound function's own source (decorators removed)
+    with numpy's names read in mpmath, and the instance as exact decimal strings."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    node = tree.body[0]
+    if isinstance(node, ast.FunctionDef):
+        node.decorator_list = []
+    exact = {k: str(Decimal(float(v))) for k, v in instance.items()}
+    return _FRAME.format(target=target, source=ast.unparse(tree), name=fn.__name__,
+                         instance=json.dumps(exact))
+
+
+def write_replay(fn: Any, instance: dict[str, float], *, target: str,
+                 out_dir: Path | None) -> dict[str, Any]:
+    """Write the replay to ``out_dir/replay/prove-<name>.py`` (atomically) and say where."""
+    from boundbench.framework.files import write_atomic
+
+    text = replay_text(fn, instance, target=target)
+    if out_dir is None:
+        return {"written": False, "text": text}
+    path = Path(out_dir) / "replay" / f"prove-{fn.__name__}.py"
+    write_atomic(path, lambda t: t.write_text(text))
+    return {"written": True, "path": str(path)}
