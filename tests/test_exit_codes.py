@@ -32,6 +32,16 @@ def violated(x):
 @bound(st.floats(0, 1))
 def always_raises(x):
     raise RuntimeError("never computed")
+
+
+@bound(space={"x": (0.0, 1.0)})
+def proven(p):
+    return p["x"] * p["x"], p["x"]
+
+
+@bound(space={"x": (0.0, 2.0)})
+def refuted(p):
+    return p["x"] * p["x"], p["x"]
 '''
 
 
@@ -83,6 +93,7 @@ CALLS = {
     "new-paper": "boundbench.scaffold.new_paper",
     "regenerate": "boundbench.generated.regenerate",
     "falsify": "boundbench.falsify.falsify",
+    "prove": "boundbench.prove.prove_bound",
     "figures": "boundbench.running.run_claims",
     "plm run": "boundbench.plm.grid.runs.single_grid",
     "plm sweep": "boundbench.plm.grid.runs.sweep_grid",
@@ -102,6 +113,7 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
         "new-paper": ["new-paper", "Not A Key", *out],
         "regenerate": ["regenerate", "--root", str(t / "not-a-checkout"), *out],
         "falsify": ["falsify", f"{bounds}:nosuch", "--budget", "1", *out],
+        "prove": ["prove", f"{bounds}:holds", *out],  # a strategy, not a space
         "figures": ["figures", "--only", "no.such-claim", *out],
         "plm run": ["plm", "run", "--task", "nosuch", *out],
         "plm sweep": ["plm", "sweep", str(t / "none.json"), *out],
@@ -119,6 +131,8 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
         ("falsify", OK): ["falsify", f"{bounds}:holds", "--budget", "1", *out],
         ("falsify", FINDING): ["falsify", f"{bounds}:violated", "--budget", "1", *out],
         ("falsify", RAISED): ["falsify", f"{bounds}:always_raises", "--budget", "1", *out],
+        ("prove", OK): ["prove", f"{bounds}:proven", *out],
+        ("prove", FINDING): ["prove", f"{bounds}:refuted", *out],
         ("figures", OK): ["figures", "--only", "ad.thm2", *out],
         ("figures", RAISED): ["figures", "--only", str(raising), *out],
     }
@@ -139,6 +153,7 @@ def cheap_ok_lines(t: Path, bounds: Path) -> dict[str, list[str]]:
         "findings": ["findings", *out], "new-paper": ["new-paper", "mynotes", *out],
         "regenerate": ["regenerate", *out],
         "falsify": ["falsify", f"{bounds}:holds", "--budget", "1", *out],
+        "prove": ["prove", f"{bounds}:proven", *out],
         "figures": ["figures", "--only", "ad.thm2", *out],
         "plm run": ["plm", "run", "--seeds", "1", "--steps", "1", "--train-size", "8", *out],
         "plm sweep": ["plm", "sweep", "tiny", *out],
