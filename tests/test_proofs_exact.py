@@ -119,10 +119,9 @@ def test_built_in_proofs_reach_their_levels(cid, level):
 
 
 def test_a_false_bound_behind_a_true_bounds_form_is_not_proven():
+    import boundbench as bb
     from boundbench.framework.certification import certify
     from boundbench.papers.uegr.regularizer import _triangle_arb
-
-    import boundbench as bb
 
     s = bb.claims()["uegr.eq13.upper-bound"].search
     false = dataclasses.replace(s.proof, sides=lambda q: (_triangle_arb(q)[0],

@@ -140,7 +140,7 @@ def prove(args: argparse.Namespace) -> ExitCode:
     print(f"{res['target']}: {res['level']} ({res['seconds']} s"
           + (f", {res['boxes']:,} boxes" if res.get("boxes") else "") + ")")
     print(f"  {res['status']}")
-    print(f"  box: " + ", ".join(f"{k} in [{v[0]}, {v[1]}]" for k, v in res["box"].items()))
+    print("  box: " + ", ".join(f"{k} in [{v[0]}, {v[1]}]" for k, v in res["box"].items()))
     if res.get("replay", {}).get("written"):
         print(f"  replay (numpy + mpmath only): python {res['replay']['path']}")
     print(f"  written: {out}")

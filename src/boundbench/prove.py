@@ -88,7 +88,8 @@ def _user_sides(fn: Any) -> Any:
     """The user's function as a proof's sides: on Dual parameters as it is (numpy's ufuncs
     reach the enclosures), on sympy symbols through :class:`~boundbench.framework.intervals.
     Symbolic` wrappers (numpy's ufuncs reach sympy)."""
-    from boundbench.framework.intervals import Symbolic, _is_sym
+    from boundbench.framework.intervals import _is_sym
+    from boundbench.framework.ufuncs import Symbolic
 
     def sides(q: dict[str, Any]) -> tuple[Any, Any]:
         if any(_is_sym(v) for v in q.values()):

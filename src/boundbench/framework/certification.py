@@ -83,6 +83,15 @@ def _run(p: Proof, case: dict[str, tuple], domain: Mapping[str, tuple] | None,
          quantities: Callable | None) -> dict[str, Any]:
     """One part's proof on one integer case; a form whose identity sympy did not prove is
     backed by the sides alone (which refute a false bound behind a wrong form)."""
+    from boundbench.framework.identity import check_form, prove_identity
+
+    guard = case
+    if p.difference is not None:  # the point guard first: a wrong rewrite is refused at once
+        check = check_form(p, guard)
+        if check["disagree"]:
+            return {"status": "not a proof: its cancellation-free form disagrees with the sides",
+                    "form_check": check, "identity": p.identity, "boxes": 0,
+                    "budget": p.budget, "n_undecided": 1, "undecided": []}
     if p.enclose_domain and domain is not None:
         dom = {k: (case[k] if k in case and len(case[k]) == 2 and case[k][0] == case[k][1]
                    and len(domain[k]) == 3 else v) for k, v in domain.items()}
@@ -90,6 +99,11 @@ def _run(p: Proof, case: dict[str, tuple], domain: Mapping[str, tuple] | None,
         r["covers_domain"] = r["status"] == "proven on the box"
     else:
         r = prove(p, case, quantities=quantities)
+    if p.difference is not None:
+        sym_box = {k: v for k, v in (domain or case).items() if k in case} if \
+            p.enclose_domain and domain is not None else case
+        r.update(form_check=check, identity_proof=prove_identity(
+            p, {k: (case[k] if len(v) == 3 else v) for k, v in sym_box.items()}))
     ident = r.get("identity_proof")
     if p.difference is not None and (ident is None or not ident["proven"]) and \
             r["status"] != "refuted" and not p.enclose_domain:

@@ -230,12 +230,9 @@ class Dual:
         n = max(len(self.g), len(o.g) if isinstance(o, Dual) else 0)
         return Dual._lift(self, n), Dual._lift(o, n)
 
-    # numpy's ufuncs on a Dual (a user's bound written with numpy, ``boundbench prove``): each
-    # maps to this vocabulary's enclosure; one without refuses in one line (NoEnclosure)
+    # numpy's ufuncs on a Dual (a user's bound, ``boundbench prove``): attached by
+    # boundbench.framework.ufuncs, which maps each to this vocabulary's enclosure
     __array_priority__ = 1000
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return _ufunc(ufunc, method, inputs, kwargs)
 
     def __add__(self, o: Any) -> Dual:
         self, o = self._pair(o)
@@ -393,113 +390,3 @@ def integer(x: Any) -> int:
     if isinstance(x, Dual):
         return int(float(x.v.lo))
     return int(x)
-
-
-# numpy ufunc -> the vocabulary (a user's bound, ``boundbench prove``)
-def _ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
-    name = getattr(ufunc, "__name__", str(ufunc))
-    if method != "__call__" or kwargs.get("out") is not None:
-        raise NoEnclosure(f"numpy.{name}.{method} has no interval enclosure here")
-    binary: dict[str, Callable[[Any, Any], Any]] = {
-        "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
-        "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b,
-        "divide": lambda a, b: a / b, "maximum": lambda a, b: b + positive(a - b),
-        "minimum": lambda a, b: a - positive(a - b), "power": _power}
-    unary: dict[str, Callable[[Any], Any]] = {
-        "negative": lambda a: -a, "positive": lambda a: a, "absolute": abs, "fabs": abs,
-        "square": lambda a: a ** 2, "sqrt": sqrt, "exp": exp, "log": log, "sin": sin,
-        "cos": cos, "erf": erf, "log1p": lambda a: log(1 + a), "expm1": lambda a: exp(a) - 1,
-        "ndtr": ncdf}
-    args = [_scalar(a, name) for a in inputs]
-    if name in binary and len(args) == 2:
-        return binary[name](*args)
-    if name in unary and len(args) == 1:
-        return unary[name](args[0])
-    raise NoEnclosure(f"numpy.{name} has no interval enclosure in boundbench's vocabulary "
-                      "(+, -, *, /, integer powers, abs, sqrt, exp, log, log1p, expm1, sin, cos, "
-                      "erf, maximum, minimum)")
-
-
-class Symbolic:
-    """A sympy expression that numpy's ufuncs reach (a user's bound written with ``np.sqrt``
-    evaluated on symbols): arithmetic and ufuncs map to sympy through the vocabulary."""
-
-    __slots__ = ("e",)
-    __array_priority__ = 1000
-
-    def __init__(self, e: Any) -> None:
-        self.e = e
-
-    @staticmethod
-    def of(x: Any) -> Any:
-        """The sympy expression; a float as its exact binary value (sympy's Floats round)."""
-        if isinstance(x, Symbolic):
-            return x.e
-        if isinstance(x, float):
-            import sympy
-
-            return sympy.Rational(x)
-        return x
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return Symbolic(_ufunc(ufunc, method, tuple(Symbolic.of(a) for a in inputs), kwargs))
-
-    def __add__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e + Symbolic.of(o))
-
-    def __radd__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) + self.e)
-
-    def __sub__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e - Symbolic.of(o))
-
-    def __rsub__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) - self.e)
-
-    def __mul__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e * Symbolic.of(o))
-
-    def __rmul__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) * self.e)
-
-    def __truediv__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e / Symbolic.of(o))
-
-    def __rtruediv__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) / self.e)
-
-    def __pow__(self, k: Any) -> Symbolic:
-        return Symbolic(self.e ** Symbolic.of(k))
-
-    def __neg__(self) -> Symbolic:
-        return Symbolic(-self.e)
-
-    def __abs__(self) -> Symbolic:
-        return Symbolic(abs(self.e))
-
-
-def _scalar(a: Any, name: str) -> Any:
-    import numpy as np
-
-    if isinstance(a, np.ndarray):
-        if a.shape != ():
-            raise NoEnclosure(f"numpy.{name} on an array of shape {a.shape}: the prover takes "
-                              "scalar parameters")
-        a = a.item()
-    if isinstance(a, np.generic):
-        a = a.item()
-    return a
-
-
-def _power(a: Any, b: Any) -> Any:
-    if _is_sym(a):
-        return a ** b
-    if isinstance(b, float) and b.is_integer():
-        b = int(b)
-    if isinstance(b, int) and b >= 1:
-        return a ** b
-    if isinstance(b, int) and b <= -1:
-        return 1 / a ** (-b)
-    if b == 0.5:
-        return sqrt(a)
-    raise NoEnclosure(f"numpy.power with exponent {b!r}: integer powers and 0.5 only")

@@ -15,6 +15,7 @@ the proof of Theorem 1 (Appendix B.2, step 5).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ _THM2_FORM = ("smoothed CE - CE = E[f(X - m) - f(-m) - f'(-m) X], X ~ N(0, 2 s^2
 _THM2_DOMAIN = {"margin": (-np.inf, np.inf), "s": (0.0, np.inf), "classes": (2, np.inf, "int")}
 _THM2_BEYOND = ("two classes only: for c > 2 the smoothed CE is an expectation over a "
                 "(c - 1)-dimensional Gaussian that the interval vocabulary has no enclosure for")
-_THM2_COMMON = dict(budget=10, enclose_domain=True, domain=_THM2_DOMAIN, lemma=_THM2_FORM,
+_THM2_COMMON: dict[str, Any] = dict(budget=10, enclose_domain=True, domain=_THM2_DOMAIN, lemma=_THM2_FORM,
                     domain_text="any logit margin and noise scale s > 0, two classes",
                     beyond=_THM2_BEYOND)
 THM2_PROOF = (
