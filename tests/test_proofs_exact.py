@@ -185,3 +185,55 @@ def test_prove_command_proves_refutes_and_refuses(tmp_path):
     refused = run("via_solver")
     assert refused.returncode == 0 and "not provable by this method" in refused.stdout
     assert "falsify" in refused.stdout and len(refused.stdout.splitlines()[1]) < 400
+
+
+def test_a_float_product_is_the_exact_number_arb_encloses():
+    """0.1 (0.2 x) and (0.1 0.2) x differ in their last bits: arb computes the left one exactly,
+    sympy's Floats would round it to the right one. Floats enter the symbolic path as exact
+    rationals, so a form 0 for their difference is not an identity."""
+    from boundbench.framework.identity import prove_identity
+
+    pr = _pr()
+    assert 0.1 * 0.2 != 0.02  # the two constants are different doubles
+    p = pr.Proof(lambda q: (0.1 * (0.2 * q["x"]), (0.1 * 0.2) * q["x"]),
+                 difference=lambda q: 0 * q["x"])
+    assert not prove_identity(p, {"x": (0.5, 1.0)})["proven"]
+
+
+def test_every_count_is_linked_to_the_proofs_own_form():
+    """The symbolic-count lemma of Theorem 3 holds, and a wrong substitution of its symbols (the
+    general statement read at another softmax) breaks the link to the proof's own form."""
+    import boundbench as bb
+    from boundbench.framework.identity import EveryCount
+    from boundbench.papers.ad import proofs as adp
+
+    s = bb.claims()["ad.thm3.not-a-bound"].search
+    box = {**s.space, "classes": (2, 3, "int")}
+    good = EveryCount("classes", "", general=adp._thm3_every_count, at=adp._thm3_at)
+    assert good.check(s.proof, box, {})["proven"]
+
+    def wrong_at(c, q):
+        import sympy
+
+        return {**adp._thm3_at(c, q), adp._THM3_E[1]: sympy.exp(q["z0"])}
+
+    bad = EveryCount("classes", "", general=adp._thm3_every_count, at=wrong_at)
+    assert not bad.check(s.proof, box, {})["proven"]
+
+
+def test_a_reparametrization_lemma_that_fails_lowers_the_level():
+    """Lemma A.2.1's Gram reading with the plane's second vector at the wrong norm: the lemma is
+    not proven, and the level drops to a sub-box (nothing unproven reaches 'whole domain')."""
+    import sympy
+
+    import boundbench as bb
+    from boundbench.framework.certification import Level, certify
+    from boundbench.framework.identity import Lemma
+
+    s = bb.claims()["fu.lemma-a.2.1"].search
+
+    def wrong(q, lhs, rhs):
+        return [2 * sympy.sqrt((1 + q["dx"]) ** 2 + (2 + q["dy"]) ** 2) - rhs]
+
+    p = dataclasses.replace(s.proof, reductions=(Lemma("a wrong plane", wrong),))
+    assert certify(p, s.space)["level"] == Level.SUBBOX.value

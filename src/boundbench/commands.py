@@ -127,11 +127,10 @@ def falsify(args: argparse.Namespace) -> ExitCode:
 
 
 def prove(args: argparse.Namespace) -> ExitCode:
-    from boundbench.prove import prove_bound
+    from boundbench.prove import file_stem, prove_bound
 
     res = prove_bound(args.target, boxes=args.boxes, out_dir=Path(args.out))
-    name = args.target.rpartition(":")[2]
-    out = Path(args.out) / f"prove-{name}.json"
+    out = Path(args.out) / f"prove-{file_stem(args.target.rpartition(':')[2])}.json"
     write_atomic(out, lambda t: t.write_text(json.dumps(res, indent=2, default=str) + "\n"))
     status = ExitCode.FINDING if res["level"] == "refuted" else ExitCode.OK
     if args.json:

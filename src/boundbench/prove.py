@@ -15,6 +15,7 @@ on a value, an array operation), in one line, with ``falsify`` suggested.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import textwrap
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.errors import InvalidArgument
+from boundbench.framework import ufuncs  # noqa: F401 - numpy's ufuncs on Duals and symbols
 
 DEFAULT_BOXES = 20_000
 
@@ -48,8 +50,7 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
         and where refuted ``counterexample`` and ``replay``.
     """
     from boundbench.falsify import load_bound
-    from boundbench.framework.certification import Level, certify
-    from boundbench.framework.proofs import Proof
+    from boundbench.framework.certification import Level
 
     if isinstance(boxes, bool) or not isinstance(boxes, int) or boxes < 1:
         raise InvalidArgument(f"boxes must be an integer >= 1 (got {boxes!r})")
@@ -60,50 +61,54 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
         raise InvalidArgument(f"{target!r} declares no space: prove takes @bound(space=...) "
                               "(a box of named parameters), not a hypothesis strategy")
     fn = test.fn
-    proof = Proof(_user_sides(fn), budget=boxes)
     t0 = time.perf_counter()
     out: dict[str, Any] = {"target": target, "box": {k: list(v) for k, v in test.space.items()}}
-    try:
-        res = certify(proof, test.space)
-    except Exception as exc:  # noqa: BLE001 - the user's function met the vocabulary's limits
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {**out, "level": Level.NOT_PROVABLE.value, "seconds": _since(t0),
-                "status": f"not provable by this method: evaluating the bound in intervals "
-                f"raised {type(exc).__name__}: {why}; try `boundbench falsify {target}`"}
-    if res.get("level") is None:  # tight on a set? sympy's forms of rhs - lhs, each proven
-        res = _with_automatic_form(proof, test.space, res)
+    res = prove_function(fn, test.space, boxes=boxes)
     out.update({k: v for k, v in res.items() if k != "proof"}, seconds=_since(t0),
                boxes=sum(r["boxes"] for r in _runs(res)))
-    if res.get("level") is None:
-        out.update(level="undecided", status=f"undecided: {res['status']} (boxes left: "
-                   f"{_undecided(res)}); `--boxes` raises the budget, `boundbench falsify "
-                   f"{target}` searches for a violation")
-        return out
-    if res["level"] == Level.REFUTED.value:
+    if res["level"] == Level.NOT_PROVABLE.value:
+        out["status"] += f"; try `boundbench falsify {target}`"
+    elif res["level"] == Level.NOT_REFUTED.value:
+        out["status"] += (f"; `--boxes` raises the budget, `boundbench falsify {target}` "
+                          "searches for a violation")
+    elif res["level"] == Level.REFUTED.value:
         out["replay"] = write_replay(fn, res["counterexample"], target=target, out_dir=out_dir)
     return out
 
 
+def prove_function(fn: Any, space: dict[str, tuple], *, boxes: int = DEFAULT_BOXES
+                   ) -> dict[str, Any]:
+    """:func:`~boundbench.framework.certification.certify` on ``fn(params) -> (lhs, rhs)``
+    over ``space`` (the bound's stated domain), then, where the sides alone leave boxes,
+    sympy's automatic forms; ``level`` is always one of the vocabulary's."""
+    from boundbench.framework.certification import Level, certify
+    from boundbench.framework.proofs import Proof
+
+    proof = Proof(_user_sides(fn), budget=boxes)
+    try:
+        res = certify(proof, space)
+    except Exception as exc:  # noqa: BLE001 - the user's function met the vocabulary's limits
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {"level": Level.NOT_PROVABLE.value,
+                "status": f"not provable by this method: evaluating the bound in intervals "
+                f"raised {type(exc).__name__}: {why}"}
+    if res.get("level") is None:  # tight on a set? sympy's forms of rhs - lhs, each proven
+        res = _with_automatic_form(proof, space, res)
+    if res.get("level") is None:
+        res.update(level=Level.NOT_REFUTED.value, status=f"not refuted: {res['status']} "
+                   f"(boxes left: {_undecided(res)})")
+    return res
+
+
 def _user_sides(fn: Any) -> Any:
-    """The user's function as a proof's sides: on Dual parameters as it is (numpy's ufuncs
-    reach the enclosures), on sympy symbols through :class:`~boundbench.framework.intervals.
-    Symbolic` wrappers (numpy's ufuncs reach sympy)."""
-    from boundbench.framework.intervals import _is_sym
-    from boundbench.framework.ufuncs import Symbolic
-
-    def sides(q: dict[str, Any]) -> tuple[Any, Any]:
-        if any(_is_sym(v) for v in q.values()):
-            lhs, rhs = _pair(fn({k: Symbolic(v) for k, v in q.items()}))
-            return Symbolic.of(lhs), Symbolic.of(rhs)
-        return _pair(fn(dict(q)))
-
-    return sides
+    """The user's function as a proof's sides: numpy's ufuncs on its Dual (or, for the
+    identity's proof, Symbolic) parameters reach the vocabulary (:mod:`boundbench.framework.
+    ufuncs`)."""
+    return lambda q: _pair(fn(dict(q)))
 
 
 def _with_automatic_form(proof: Any, space: dict[str, tuple], res: dict[str, Any]
                          ) -> dict[str, Any]:
-    import dataclasses
-
     from boundbench.framework.certification import certify
     from boundbench.framework.identity import automatic_forms
 
@@ -115,6 +120,13 @@ def _with_automatic_form(proof: Any, space: dict[str, tuple], res: dict[str, Any
         if got.get("level") is not None and got.get("level") != "proven given a stated lemma":
             return {**got, "automatic_form": name}
     return res
+
+
+def file_stem(name: str) -> str:
+    """The bound's function name as a file name (the one safe-name gate)."""
+    from boundbench.framework.escape import safe_name
+
+    return safe_name(name, what="the bound's function name")
 
 
 def _pair(sides: Any) -> tuple[Any, Any]:
@@ -231,6 +243,6 @@ def write_replay(fn: Any, instance: dict[str, float], *, target: str,
     text = replay_text(fn, instance, target=target)
     if out_dir is None:
         return {"written": False, "text": text}
-    path = Path(out_dir) / "replay" / f"prove-{fn.__name__}.py"
+    path = Path(out_dir) / "replay" / f"prove-{file_stem(fn.__name__)}.py"
     write_atomic(path, lambda t: t.write_text(text))
     return {"written": True, "path": str(path)}

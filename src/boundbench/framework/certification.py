@@ -85,25 +85,21 @@ def _run(p: Proof, case: dict[str, tuple], domain: Mapping[str, tuple] | None,
     backed by the sides alone (which refute a false bound behind a wrong form)."""
     from boundbench.framework.identity import check_form, prove_identity
 
-    guard = case
     if p.difference is not None:  # the point guard first: a wrong rewrite is refused at once
-        check = check_form(p, guard)
+        check = check_form(p, case)
         if check["disagree"]:
             return {"status": "not a proof: its cancellation-free form disagrees with the sides",
                     "form_check": check, "identity": p.identity, "boxes": 0,
                     "budget": p.budget, "n_undecided": 1, "undecided": []}
-    if p.enclose_domain and domain is not None:
-        dom = {k: (case[k] if k in case and len(case[k]) == 2 and case[k][0] == case[k][1]
-                   and len(domain[k]) == 3 else v) for k, v in domain.items()}
-        r = enclose_domain(p, {k: v[:2] for k, v in dom.items() if k in case}, guard=case)
+    box = case  # where the inequality is decided, and the identity proven
+    if p.enclose_domain and domain is not None:  # the domain on the case's axes
+        box = {k: (case[k] if len(v) == 3 else v[:2]) for k, v in domain.items() if k in case}
+        r = enclose_domain(p, box)
         r["covers_domain"] = r["status"] == "proven on the box"
     else:
         r = prove(p, case, quantities=quantities)
     if p.difference is not None:
-        sym_box = {k: v for k, v in (domain or case).items() if k in case} if \
-            p.enclose_domain and domain is not None else case
-        r.update(form_check=check, identity_proof=prove_identity(
-            p, {k: (case[k] if len(v) == 3 else v) for k, v in sym_box.items()}))
+        r.update(form_check=check, identity_proof=prove_identity(p, box))
     ident = r.get("identity_proof")
     if p.difference is not None and (ident is None or not ident["proven"]) and \
             r["status"] != "refuted" and not p.enclose_domain:
@@ -119,8 +115,8 @@ def _covered(p: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple] | N
              run: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
     """Whether the proven box covers the claim's domain: the same on every axis, the
     continuous axes enclosed whole (``enclose_domain``), or carried there by reductions the
-    prover checked; the reductions' outcomes. An axis of the domain the proof has not (a class
-    count its sides fix) is not covered."""
+    prover checked, and every reduction proven; the reductions' outcomes. An axis of the
+    domain the proof has not (a class count its sides fix) is not covered."""
     if domain is None:
         return True, []
     done: set[str] = set()
@@ -134,7 +130,8 @@ def _covered(p: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple] | N
             done.update(red.covers())
     same = all(k in done or (k in box and [float(x) for x in box[k][:2]] ==
                              [float(x) for x in v[:2]]) for k, v in domain.items())
-    return same, checks
+    # a lemma the domain's reading rests on (a reparametrization) must be proven too
+    return same and all(c["proven"] for c in checks), checks
 
 
 def certify(proof: Proof | tuple, box: Mapping[str, tuple], *,
@@ -225,11 +222,13 @@ def certification(verdict: Any, search: Any, *, proof: Any = None) -> dict[str, 
     if pep.get("proven_on_class"):
         # PEPit's duals are floating point, at the settings solved, not every step size
         # between them: a numerical certificate, not a proof
+        runs = pep.get("runs", [])
+        classes = sorted({str(r.get("class")) for r in runs if r.get("class")})
         out.update(level=Level.NUMERICAL.value, status=(
-            f"numerical certificate: PEPit's floating-point SDP duals at "
-            f"{len(pep.get('runs', []))} setting(s), each within {pep.get('rtol', NUMERIC_RTOL):g}"
-            f" of the bound ({pep.get('function_class', 'the PEP')}; not an exact certificate "
-            "over the lemma's whole step-size range)"))
+            f"numerical certificate: PEPit's floating-point SDP duals over {' and '.join(classes)}"
+            f" functions at {len(runs)} setting(s) ({'; '.join(str(r.get('setting')) for r in runs)}"
+            f"), each within {pep.get('rtol', NUMERIC_RTOL):g} of the bound; not an exact "
+            "certificate over the lemma's whole step-size range"))
     if isinstance(proof, NotProvable):
         out.update(level=Level.NOT_PROVABLE.value,
                    status=f"not provable by this method ({proof.why}); not refuted in {n:,} "

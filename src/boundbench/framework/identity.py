@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework.intervals import SYMBOLIC, Dual, NoEnclosure, NotExact
+from boundbench.framework.intervals import Dual, NoEnclosure, NotExact
 from boundbench.framework.proofs import Proof, _flat, _form, _params, _point
+from boundbench.framework.symbolic import SYMBOLIC, Symbolic, to_sympy
 
 MAX_SPLITS = 4  # max(x, 0) and |x| atoms split by sign: 2^4 cases at most
 
@@ -57,12 +58,15 @@ def symbols(space: Mapping[str, tuple]) -> dict[str, Any]:
 
 
 def evaluate(fn: Callable[[dict[str, Any]], Any], q: dict[str, Any]) -> Any:
-    """``fn`` on symbols, the vocabulary's constants exact (sympy's)."""
+    """``fn`` on symbols, as exact sympy values: each parameter a :class:`~boundbench.
+    framework.symbolic.Symbolic` (a float in ``fn``'s code enters as its exact rational), the
+    vocabulary's constants exact (sympy's); a tuple's items unwrapped one by one."""
     token = SYMBOLIC.set(True)
     try:
-        return fn(q)
+        out = fn({k: Symbolic(v) for k, v in q.items()})
     finally:
         SYMBOLIC.reset(token)
+    return tuple(to_sympy(x) for x in out) if isinstance(out, tuple) else to_sympy(out)
 
 
 def is_zero(expr: Any) -> tuple[bool, str]:
@@ -249,15 +253,20 @@ class Homogeneous:
 
 @dataclass(frozen=True)
 class EveryCount:
-    """A proof per value of an integer axis, carried to every value the claim allows: sympy
-    proves ``zero()`` (an expression in a symbolic count, with sums) identically 0 and
-    ``nonnegative()`` non-negative, the count's general form of the per-value identity and
-    sign."""
+    """A proof per value of an integer axis, carried to every value the claim allows.
+
+    ``general()`` gives ``(zero, form, count)``: the statement for a symbolic ``count`` as
+    sympy sums, ``zero`` the identity ``(rhs - lhs) - form`` and ``form`` the cancellation-free
+    form. The check proves ``zero`` identically 0 and ``form`` non-negative for every count, and
+    links the general statement to the proof's own sides: at each count the box enumerates,
+    ``form`` with its sums written out and ``at(c, q)`` substituted (the general symbols as the
+    case's parameters) must equal the proof's ``difference`` there (sympy), so the per-count
+    proofs and the symbolic one are of one statement."""
 
     axis: str
     statement: str
-    zero: Callable[[], Any] = field(repr=False)
-    nonnegative: Callable[[], Any] = field(repr=False)
+    general: Callable[[], tuple] = field(repr=False)
+    at: Callable[[int, dict[str, Any]], dict] = field(repr=False)
 
     def covers(self) -> tuple[str, ...]:
         return (self.axis,)
@@ -269,14 +278,56 @@ class EveryCount:
               ) -> dict[str, Any]:
         import sympy
 
-        ok, how = is_zero(sympy.sympify(self.zero()))
+        zero, form, count = self.general()
+        ok, how = is_zero(sympy.sympify(zero))
         if not ok:
-            ok = _reduces_to_zero(_same_dummies(self.zero()))
+            ok = _reduces_to_zero(_same_dummies(zero))
         if not ok:
             return {"proven": False, "why": f"the identity for a symbolic {self.axis}: {how}"}
-        if sympy.sympify(self.nonnegative()).is_nonnegative is not True:
+        if sympy.sympify(form).is_nonnegative is not True:
             return {"proven": False, "why": f"sympy could not show the form >= 0 for a "
                     f"symbolic {self.axis}"}
+        if proof.difference is None:
+            return {"proven": False, "why": "no form to link the symbolic count to"}
+        lo, hi = int(box[self.axis][0]), int(box[self.axis][1])
+        for c in range(lo, hi + 1):
+            q = symbols({k: ((c, c) if k == self.axis else v) for k, v in box.items()})
+            written = form.subs(count, c).doit().xreplace(self.at(c, q))
+            ok, how = is_zero(written - evaluate(proof.difference, q))
+            if not ok:
+                return {"proven": False, "why": f"the symbolic form at {self.axis} = {c} is not "
+                        f"the proof's own form there: {how}"}
+        return {"proven": True, "route": f"{self.words()}; equal to the proof's own form at "
+                f"{self.axis} = {lo}..{hi} (sympy)"}
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A statement the proof's reading of the claim rests on (a reparametrization: the sides
+    as the claim's own expressions in other coordinates), proven by sympy: ``zeros(q, lhs,
+    rhs)`` gives expressions in the proof's symbols ``q`` and its symbolic sides that must each
+    be identically 0. It carries no axis; the level is "whole domain" only if it is proven."""
+
+    statement: str
+    zeros: Callable[[dict[str, Any], Any, Any], list] = field(repr=False)
+
+    def covers(self) -> tuple[str, ...]:
+        return ()
+
+    def words(self) -> str:
+        return f"{self.statement} (sympy)"
+
+    def check(self, proof: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple]
+              ) -> dict[str, Any]:
+        q = symbols(box)
+        try:
+            lhs, rhs = evaluate(proof.sides, q)
+        except (NotExact, NoEnclosure, TypeError, AttributeError, ValueError) as exc:
+            return {"proven": False, "why": f"the sides do not evaluate on symbols ({exc})"}
+        for z in self.zeros(q, lhs, rhs):
+            ok, how = is_zero(z)
+            if not ok:
+                return {"proven": False, "why": f"{self.statement}: {how}"}
         return {"proven": True, "route": self.words()}
 
 

@@ -11,15 +11,11 @@ Interval Analysis*, SIAM (2009), ch. 5 (interval arithmetic) and 6 (the mean-val
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from typing import Any
 
 from boundbench.errors import InvalidArgument
-
-#: set while a proof's sides are evaluated on sympy symbols (:mod:`boundbench.framework.identity`):
-#: the vocabulary's constants (``sqrt(2)``, :func:`pi`) are then exact symbols, not arb balls
-SYMBOLIC: contextvars.ContextVar[bool] = contextvars.ContextVar("symbolic", default=False)
+from boundbench.framework.symbolic import SYMBOLIC, Symbolic, is_symbolic, symbolic_path, to_sympy
 
 
 class NotExact(InvalidArgument):
@@ -29,11 +25,6 @@ class NotExact(InvalidArgument):
 
 class NoEnclosure(InvalidArgument):
     """A function (a numpy ufunc, a solver) this vocabulary has no interval enclosure for."""
-
-
-def _is_sym(x: Any) -> bool:
-    return type(x).__module__.startswith("sympy")
-
 
 class Iv:
     """A closed interval ``[lo, hi]`` whose endpoints are exact ``arb`` points: every operation
@@ -298,10 +289,10 @@ def _unary(name: str) -> Callable[[Any], Any]:
     def f(x: Any) -> Any:
         from flint import arb
 
-        if _is_sym(x) or SYMBOLIC.get():
+        if symbolic_path(x):
             import sympy
 
-            return getattr(sympy, name)(sympy.sympify(x))
+            return Symbolic(getattr(sympy, name)(to_sympy(x)))
         if not isinstance(x, Dual):  # a constant: its arb ball
             b = x if isinstance(x, arb) else arb(x)
             return getattr(b, name)()
@@ -335,7 +326,7 @@ def hull(a: Any, b: Any) -> Dual:
     gradient is unknown (the whole line), so it serves a cancellation-free form, not a slope.
     It is an enclosure, not an expression: a form that uses it is a lemma by hand, never a
     proven identity (:class:`NotExact` where one is evaluated on symbols)."""
-    if _is_sym(a) or _is_sym(b) or SYMBOLIC.get():
+    if symbolic_path(a) or is_symbolic(b):
         raise NotExact("the form encloses a value between two ends (hull): a lemma by hand, "
                        "not an exact expression")
     if not isinstance(a, Dual) and not isinstance(b, Dual):
@@ -351,10 +342,10 @@ def positive(x: Dual) -> Dual:
     computed from two enclosures)."""
     from flint import arb
 
-    if _is_sym(x) or SYMBOLIC.get():
+    if symbolic_path(x):
         import sympy
 
-        return sympy.Max(x, 0)
+        return Symbolic(sympy.Max(to_sympy(x), 0))
     v = x.v
     value = Iv(_most([v.lo, arb(0)]) if v.lo.is_finite() else arb(0),
                _most([v.hi, arb(0)]))
@@ -370,7 +361,7 @@ def pi() -> Any:
     if SYMBOLIC.get():
         import sympy
 
-        return sympy.pi
+        return Symbolic(sympy.pi)
     return arb.pi()
 
 
@@ -389,4 +380,4 @@ def integer(x: Any) -> int:
     from a Dual, a number or a sympy integer."""
     if isinstance(x, Dual):
         return int(float(x.v.lo))
-    return int(x)
+    return int(Symbolic.of(x))

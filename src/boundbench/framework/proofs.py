@@ -196,10 +196,9 @@ def prove(proof: Proof, space: Mapping[str, tuple], *,
           ) -> dict[str, Any]:
     """Decide ``lhs <= rhs`` exactly (no tolerance) on the whole box ``space``.
 
-    With a form (``proof.difference``), the form's identity with ``rhs - lhs`` is proven by
-    sympy first (:func:`boundbench.framework.identity.prove_identity`; its outcome is in
-    ``identity_proof``) and guarded at fixed points (``form_check``); a form that disagrees at a
-    point is refused.
+    With a form (``proof.difference``), ``D`` is the form: whether it *is* ``rhs - lhs`` is
+    not decided here but by :func:`boundbench.framework.certification.certify`, which proves
+    the identity by sympy and guards it at fixed points before it calls this.
 
     Returns
     -------
@@ -229,22 +228,20 @@ def prove(proof: Proof, space: Mapping[str, tuple], *,
         out = _branch_and_bound(proof, space, quantities=quantities)
     finally:
         ctx.prec = old
-    if proof.difference is not None:
-        out["identity"] = proof.identity
     if proof.attained:
         out["attained"] = proof.attained
     if proof.difference is not None:
+        out["identity"] = proof.identity
         out.pop("tightest", None)  # a form's few boxes say nothing of where it is tight
     return out
 
 
-def enclose_domain(proof: Proof, domain: Mapping[str, tuple],
-                   guard: Mapping[str, tuple] | None = None) -> dict[str, Any]:
+def enclose_domain(proof: Proof, domain: Mapping[str, tuple]) -> dict[str, Any]:
     """``rhs - lhs`` from the proof's form over the whole ``domain`` (infinite ends included) in
     one enclosure: "proven on the domain" when its lower end is >= 0. How a form that is >= 0
     by construction (squares, quotients of non-negative terms) covers an unbounded domain that
-    no branch-and-bound box can. ``guard``: a finite box inside the domain for the point check
-    of the form (default: the domain with its infinite ends made finite)."""
+    no branch-and-bound box can (the form's identity is proven by the caller, as for
+    :func:`prove`)."""
     from flint import arb, ctx
 
     if proof.difference is None:
@@ -270,22 +267,6 @@ def enclose_domain(proof: Proof, domain: Mapping[str, tuple],
         "identity": proof.identity}
     if proof.attained:
         out["attained"] = proof.attained
-    return out
-
-
-def _finite_part(domain: Mapping[str, tuple]) -> dict[str, tuple]:
-    """A finite box inside ``domain`` for the point guard: each infinite end replaced by a
-    finite one 10 beyond the other (or 10 around 0), integer axes kept."""
-    out = {}
-    for k, spec in domain.items():
-        lo, hi = float(spec[0]), float(spec[1])
-        if not np.isfinite(lo) and not np.isfinite(hi):
-            lo, hi = -10.0, 10.0
-        elif not np.isfinite(hi):
-            hi = lo + 10.0
-        elif not np.isfinite(lo):
-            lo = hi - 10.0
-        out[k] = (lo, hi, *spec[2:])
     return out
 
 

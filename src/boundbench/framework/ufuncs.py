@@ -1,7 +1,7 @@
 """numpy's ufuncs on the interval vocabulary (a user's bound written with ``np.sqrt``, evaluated
 by ``boundbench prove``): each maps to an enclosure of :mod:`boundbench.framework.intervals`, or to
-sympy on :class:`Symbolic` values; one without refuses in one line (:class:`NoEnclosure`).
-Importing this module attaches ``Dual.__array_ufunc__``."""
+sympy on :class:`~boundbench.framework.intervals.Symbolic` values; one without refuses in one
+line (:class:`NoEnclosure`). Importing this module attaches ``__array_ufunc__`` to both."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 from boundbench.framework.intervals import (
     Dual,
     NoEnclosure,
-    _is_sym,
+    Symbolic,
     cos,
     erf,
     exp,
+    is_symbolic,
     log,
     ncdf,
     positive,
@@ -47,64 +48,6 @@ def _ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
                       "erf, maximum, minimum)")
 
 
-class Symbolic:
-    """A sympy expression that numpy's ufuncs reach (a user's bound written with ``np.sqrt``
-    evaluated on symbols): arithmetic and ufuncs map to sympy through the vocabulary."""
-
-    __slots__ = ("e",)
-    __array_priority__ = 1000
-
-    def __init__(self, e: Any) -> None:
-        self.e = e
-
-    @staticmethod
-    def of(x: Any) -> Any:
-        """The sympy expression; a float as its exact binary value (sympy's Floats round)."""
-        if isinstance(x, Symbolic):
-            return x.e
-        if isinstance(x, float):
-            import sympy
-
-            return sympy.Rational(x)
-        return x
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return Symbolic(_ufunc(ufunc, method, tuple(Symbolic.of(a) for a in inputs), kwargs))
-
-    def __add__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e + Symbolic.of(o))
-
-    def __radd__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) + self.e)
-
-    def __sub__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e - Symbolic.of(o))
-
-    def __rsub__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) - self.e)
-
-    def __mul__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e * Symbolic.of(o))
-
-    def __rmul__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) * self.e)
-
-    def __truediv__(self, o: Any) -> Symbolic:
-        return Symbolic(self.e / Symbolic.of(o))
-
-    def __rtruediv__(self, o: Any) -> Symbolic:
-        return Symbolic(Symbolic.of(o) / self.e)
-
-    def __pow__(self, k: Any) -> Symbolic:
-        return Symbolic(self.e ** Symbolic.of(k))
-
-    def __neg__(self) -> Symbolic:
-        return Symbolic(-self.e)
-
-    def __abs__(self) -> Symbolic:
-        return Symbolic(abs(self.e))
-
-
 def _scalar(a: Any, name: str) -> Any:
     import numpy as np
 
@@ -119,7 +62,7 @@ def _scalar(a: Any, name: str) -> Any:
 
 
 def _power(a: Any, b: Any) -> Any:
-    if _is_sym(a):
+    if is_symbolic(a):
         return a ** b
     if isinstance(b, float) and b.is_integer():
         b = int(b)
@@ -136,4 +79,10 @@ def _dual_ufunc(self: Dual, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
     return _ufunc(ufunc, method, inputs, kwargs)
 
 
+def _symbolic_ufunc(self: Symbolic, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    out = _ufunc(ufunc, method, tuple(Symbolic.of(a) for a in inputs), kwargs)
+    return out if isinstance(out, Symbolic) else Symbolic(out)
+
+
 Dual.__array_ufunc__ = _dual_ufunc  # type: ignore[attr-defined]
+Symbolic.__array_ufunc__ = _symbolic_ufunc  # type: ignore[attr-defined]

@@ -134,19 +134,40 @@ def _thm3_form(q: dict):
 
 
 def _thm3_every_count() -> tuple:
-    """The identity and the sign for a symbolic class count ``c`` (sympy sums): ``(s^2/2 -
-    s^2/2 sum p_i (1 - p_i)) - s^2/2 sum p_i^2`` and ``s^2/2 sum p_i^2``, with ``p_i = e_i /
-    sum_j e_j``, ``e_i > 0``."""
+    """Theorem 3 against Theorem 2 for a symbolic class count ``c`` (sympy sums), with
+    ``p_i = e_i / sum_j e_j``, ``e_i > 0``: ``((rhs - lhs) - form, form, c)``, ``rhs - lhs =
+    s^2/2 - s^2/2 sum p_i (1 - p_i)`` and ``form = s^2/2 sum p_i^2``."""
     import sympy
 
     c = sympy.Symbol("c", integer=True, positive=True)
     i, j = sympy.symbols("i j", integer=True)
-    e = sympy.IndexedBase("e", positive=True)
+    e = _THM3_E
     s = sympy.Symbol("s", positive=True)
     total = sympy.Sum(e[j], (j, 1, c))
     taylor = sympy.Sum(e[i] / total * (1 - e[i] / total), (i, 1, c))
     form = s ** 2 / 2 * sympy.Sum((e[i] / total) ** 2, (i, 1, c))
-    return s ** 2 / 2 - s ** 2 / 2 * taylor - form, form
+    return s ** 2 / 2 - s ** 2 / 2 * taylor - form, form, c
+
+
+def _thm3_at(c: int, q: dict) -> dict:
+    """The symbolic count's symbols at ``c`` classes as the proof's: ``e_i = exp(z_{i-1} -
+    z_0)`` (the sides' softmax relative to the true class 0) and ``s``."""
+    import sympy
+
+    return {**{_THM3_E[i + 1]: sympy.exp(q[f"z{i}"] - q["z0"]) for i in range(c)},
+            sympy.Symbol("s", positive=True): q["s"]}
+
+
+class _LazyIndexed:
+    """sympy's ``IndexedBase("e", positive=True)``, made on first use (sympy imports slowly)."""
+
+    def __getitem__(self, i: Any) -> Any:
+        import sympy
+
+        return sympy.IndexedBase("e", positive=True)[i]
+
+
+_THM3_E = _LazyIndexed()
 
 
 THM3_PROOF = proofs.Proof(
@@ -156,8 +177,7 @@ THM3_PROOF = proofs.Proof(
     domain_text="any class count c >= 2, any logits in R^c, any s > 0",
     reductions=(identity.EveryCount(
         "classes", "sum_i p_i (1 - p_i) = 1 - sum_i p_i^2 (as sum_i p_i = 1) and s^2/2 "
-        "sum_i p_i^2 >= 0", zero=lambda: _thm3_every_count()[0],
-        nonnegative=lambda: _thm3_every_count()[1]),),
+        "sum_i p_i^2 >= 0", general=_thm3_every_count, at=_thm3_at),),
     identity="Thm 2's bound - Thm 3's Taylor form = s^2/2 ||softmax(z)||^2 (sum_i p_i (1 - p_i) "
     "= 1 - ||p||^2, as sum_i p_i = 1)",
     note="each class count 2..8 in turn over the whole logit space; the logits a class count "

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from boundbench.framework import identity
 from boundbench.framework.context import CheckContext
 from boundbench.framework.proofs import Proof
 from boundbench.framework.registry import Outcome, claim
@@ -148,13 +149,32 @@ def _a21_form(q: dict):
     return (4 * (dx - dy) ** 2 + (1 - c) * (8 * (1 + dx) * (1 + dy) - 2)) / (rhs + lhs)
 
 
+def _a21_plane(q: dict, lhs, rhs) -> list:
+    """The Gram reading checked: in the plane of ``x = (1 + dx) (1, 0)`` and ``y = (1 + dy)
+    (c, sqrt(1 - c^2))`` (any pair at norms >= r = 1 and cosine ``c``, up to a rotation),
+    ``||x/|x| - y/|y||| - lhs`` and ``2 ||x - y|| - rhs`` are 0."""
+    import sympy
+
+    c = q["cos"]
+    x = [1 + q["dx"], 0]
+    y = [(1 + q["dy"]) * c, (1 + q["dy"]) * sympy.sqrt(1 - c ** 2)]
+
+    def norm(v: list):  # factored first: sqrt((1 + dy)^2) is 1 + dy, dy >= 0
+        return sympy.sqrt(sympy.factor(sum(t ** 2 for t in v)))
+
+    unit = [a / norm(x) - b / norm(y) for a, b in zip(x, y, strict=True)]
+    return [norm(unit) - lhs, 2 * norm([a - b for a, b in zip(x, y, strict=True)]) - rhs]
+
+
 _A21_PROOF = Proof(
     _a21_arb, budget=10, difference=_a21_form, enclose_domain=True,
     space={"dx": (0.0, 10.0), "dy": (0.0, 10.0), "cos": (-1.0, 1.0)},
     domain={"dx": (0.0, np.inf), "dy": (0.0, np.inf), "cos": (-1.0, 1.0)},
     domain_text="x, y in R^d of norms >= r, any d and r > 0, through ||x||/r = 1 + dx, "
     "||y||/r = 1 + dy and cos(x, y)",
-    identity="rhs - lhs = (4 (dx - dy)^2 + (1 - c)(8 (1 + dx)(1 + dy) - 2)) / (rhs + lhs)")
+    identity="rhs - lhs = (4 (dx - dy)^2 + (1 - c)(8 (1 + dx)(1 + dy) - 2)) / (rhs + lhs)",
+    reductions=(identity.Lemma("the sides are the lemma's norms for x, y in their plane at "
+                               "norms 1 + dx, 1 + dy and cosine c", _a21_plane),))
 
 
 def _a51_sides(p: dict):
