@@ -111,27 +111,34 @@ def _run(p: Proof, case: dict[str, tuple], domain: Mapping[str, tuple] | None,
     return r
 
 
-def _covered(p: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple] | None,
-             run: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
+def _reductions(p: Proof, box: Mapping[str, tuple], domain: Mapping[str, tuple] | None
+                ) -> list[dict[str, Any]]:
+    """The outcomes of the lemmas that carry ``p``'s box to the claim's domain (once a part:
+    they do not depend on the integer case)."""
+    if domain is None:
+        return []
+    return [{"lemma": red.words(), "covers": list(red.covers()), **red.check(p, box, domain)}
+            for red in p.reductions]
+
+
+def _covered(box: Mapping[str, tuple], domain: Mapping[str, tuple] | None,
+             run: dict[str, Any], checks: list[dict[str, Any]]) -> bool:
     """Whether the proven box covers the claim's domain: the same on every axis, the
     continuous axes enclosed whole (``enclose_domain``), or carried there by reductions the
-    prover checked, and every reduction proven; the reductions' outcomes. An axis of the
-    domain the proof has not (a class count its sides fix) is not covered."""
+    prover checked, and every reduction proven. An axis of the domain the proof has not (a
+    class count its sides fix) is not covered."""
     if domain is None:
-        return True, []
+        return True
     done: set[str] = set()
     if run.get("covers_domain"):
         done.update(k for k, v in domain.items() if k in box and len(v) < 3)
-    checks = []
-    for red in p.reductions:
-        c = red.check(p, box, domain)
-        checks.append({"lemma": red.words(), **c})
+    for c in checks:
         if c["proven"]:
-            done.update(red.covers())
+            done.update(c["covers"])
     same = all(k in done or (k in box and [float(x) for x in box[k][:2]] ==
                              [float(x) for x in v[:2]]) for k, v in domain.items())
     # a lemma the domain's reading rests on (a reparametrization) must be proven too
-    return same and all(c["proven"] for c in checks), checks
+    return same and all(c["proven"] for c in checks)
 
 
 def certify(proof: Proof | tuple, box: Mapping[str, tuple], *,
@@ -144,10 +151,10 @@ def certify(proof: Proof | tuple, box: Mapping[str, tuple], *,
     runs = []
     for p in parts:
         pbox = dict(p.space or box)
+        checks = _reductions(p, pbox, p.domain)
         for case in integer_cases(pbox):
             r = _run(p, case, p.domain, quantities)
-            covered, reductions = _covered(p, pbox, p.domain, r)
-            runs.append((p, pbox, r, covered, reductions))
+            runs.append((p, pbox, r, _covered(pbox, p.domain, r, checks), checks))
     results = [r for _, _, r, _, _ in runs]
     proved = dict(parts[0].space or box)
     if parts[0].enclose_domain and parts[0].domain is not None:  # the domain on its axes
@@ -157,8 +164,9 @@ def certify(proof: Proof | tuple, box: Mapping[str, tuple], *,
                            "box": {k: _ends(v) for k, v in proved.items()}}
     if parts[0].domain is not None:
         out["domain"] = {k: _ends(v) for k, v in parts[0].domain.items()}
-    if any(red for *_, red in runs):
-        out["reductions"] = [c for _, _, _, _, red in runs for c in red]
+    reductions = list({id(red): red for *_, red in runs}.values())  # one list a part
+    if any(reductions):
+        out["reductions"] = [c for red in reductions for c in red]
     refuted = [r for r in results if r["status"] == "refuted"]
     if refuted:
         return {**out, "level": Level.REFUTED.value,
