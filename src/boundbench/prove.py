@@ -110,7 +110,7 @@ def _user_sides(fn: Any) -> Any:
 def _with_automatic_form(proof: Any, space: dict[str, tuple], res: dict[str, Any]
                          ) -> dict[str, Any]:
     from boundbench.framework.certification import certify
-    from boundbench.framework.identity import automatic_forms
+    from boundbench.framework.forms import automatic_forms
 
     for name, form in automatic_forms(proof.sides, space):
         try:

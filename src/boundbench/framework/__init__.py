@@ -6,8 +6,9 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "calibrated", "calibration", "characterize", "context", "draws", "escape",
-    "execution", "files", "intervals", "limits", "meta", "outcome", "outputs", "papers",
-    "plotting", "proofs", "readings", "registry", "replay", "replays", "reports",
-    "search", "sequential", "stopping", "time_limit", "trends", "validate", "values", "verdicts",
+    "bands", "calibrated", "calibration", "certification", "characterize", "context", "draws",
+    "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
+    "outcome", "outputs", "papers", "plotting", "proofs", "readings", "registry", "replay",
+    "replays", "reports", "search", "sequential", "stopping", "symbolic", "time_limit",
+    "trends", "ufuncs", "validate", "values", "verdicts",
 ]

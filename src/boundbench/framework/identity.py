@@ -144,34 +144,35 @@ def _reduces_to_zero(e: Any) -> bool:
 
 
 def _simplify_in_child(e: Any) -> bool:
-    import multiprocessing as mp
+    """``simplify(e) == 0`` in a forked child, killed after :data:`SIMPLIFY_SECONDS` (a plain
+    ``os.fork``: multiprocessing refuses children to a daemonic process, as a Dask or pool
+    worker is); a child that does not answer in time, or dies, proves nothing."""
+    import os
+    import select
+    import signal
 
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_simplify_zero, args=(e, child), daemon=True)
-    proc.start()
-    child.close()
+    import sympy  # imported before the fork: the child only computes
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one byte, then out without the parent's exit handlers
+        os.close(read)
+        try:
+            os.write(write, b"1" if sympy.simplify(e) == 0 else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
     try:
-        ok = bool(parent.recv()) if parent.poll(SIMPLIFY_SECONDS) else False
-    except EOFError:  # the child died (out of memory, a signal): nothing proven
-        ok = False
+        ready, _, _ = select.select([read], [], [], SIMPLIFY_SECONDS)
+        ok = bool(ready) and os.read(read, 1) == b"1"
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        parent.close()
+        os.close(read)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
     return ok
-
-
-def _simplify_zero(e: Any, conn: Any) -> None:
-    import sympy
-
-    try:
-        conn.send(sympy.simplify(e) == 0)
-    except Exception:  # noqa: BLE001 - any failure of the rewrite proves nothing
-        conn.send(False)
-    finally:
-        conn.close()
 
 
 def prove_identity(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
@@ -377,81 +378,3 @@ def check_form(proof: Proof, space: Mapping[str, tuple]) -> dict[str, Any]:
             bad.append(_point(space, u))
     return {"points": len(pts), "disagree": len(bad), "first": bad[:3],
             "against": "an independent reference (mpmath)" if proof.reference else "the sides"}
-
-
-def enclosure_of(expr: Any) -> Callable[[dict[str, Any]], Any]:
-    """A sympy expression as a function of Dual parameters, every constant an exact ball (a
-    rational ``p/q`` as ``arb(p) / arb(q)``, never a float): how an automatic form found by
-    sympy is evaluated in ball arithmetic without a rounding the identity did not see."""
-    import sympy
-    from flint import arb
-
-    from boundbench.framework import intervals as iv
-
-    funcs = {sympy.exp: iv.exp, sympy.log: iv.log, sympy.sin: iv.sin, sympy.cos: iv.cos,
-             sympy.erf: iv.erf}
-
-    def ev(e: Any, q: dict[str, Any]) -> Any:
-        if e.is_Symbol:
-            return q[e.name]
-        if e.is_Integer:
-            return arb(int(e))
-        if e.is_Rational:
-            return arb(int(e.p)) / arb(int(e.q))
-        if e.is_Float:  # exact: a float's binary value (exact() leaves none but these)
-            return arb(sympy.Rational(e).p) / arb(sympy.Rational(e).q)
-        if e is sympy.pi:
-            return arb.pi()
-        if e.is_Add:
-            out = ev(e.args[0], q)
-            for a in e.args[1:]:
-                out = out + ev(a, q)
-            return out
-        if e.is_Mul:
-            out = ev(e.args[0], q)
-            for a in e.args[1:]:
-                out = out * ev(a, q)
-            return out
-        if e.is_Pow:
-            base, k = e.args
-            if k == sympy.Rational(1, 2):
-                return iv.sqrt(ev(base, q))
-            if k == sympy.Rational(-1, 2):
-                return 1 / iv.sqrt(ev(base, q))
-            if k.is_Integer:
-                b = ev(base, q)
-                return b ** int(k) if int(k) > 0 else 1 / b ** (-int(k))
-        if isinstance(e, sympy.Abs):
-            return abs(ev(e.args[0], q))
-        if isinstance(e, sympy.Max) and len(e.args) == 2:
-            a, b = (ev(x, q) for x in e.args)
-            return b + iv.positive(a - b)
-        if e.func in funcs:
-            return funcs[e.func](ev(e.args[0], q))
-        raise NoEnclosure(f"{e.func} has no enclosure in the vocabulary")
-
-    return lambda q: ev(expr, q)
-
-
-def automatic_forms(sides: Callable[[dict[str, Any]], tuple[Any, Any]],
-                    space: Mapping[str, tuple]) -> list[tuple[str, Callable]]:
-    """Cancellation-free forms of ``rhs - lhs`` sympy finds for a bound attained on a set:
-    ``factor(rhs - lhs)`` (a square where the bound is tight on a point or a line) and
-    ``factor(rhs^2 - lhs^2) / (rhs + lhs)`` (a root side rationalized). Each is still proven
-    equal to ``rhs - lhs`` before it is used (:func:`prove_identity`)."""
-    import sympy
-
-    q = symbols(space)
-    try:
-        lhs, rhs = (exact(sympy.sympify(x)) for x in evaluate(sides, q))
-    except (NotExact, NoEnclosure, TypeError, AttributeError, ValueError):
-        return []
-    out = []
-    for name, make in (("factor(rhs - lhs)", lambda: sympy.factor(sympy.together(rhs - lhs))),
-                       ("factor(rhs^2 - lhs^2) / (rhs + lhs)",
-                        lambda: sympy.factor(sympy.expand(rhs ** 2 - lhs ** 2)) / (rhs + lhs))):
-        try:
-            out.append((f"{name} = {make()}", enclosure_of(make())))
-        except (TypeError, ValueError, NotImplementedError, NoEnclosure):
-            continue
-    return out

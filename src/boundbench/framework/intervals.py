@@ -337,7 +337,7 @@ def hull(a: Any, b: Any) -> Dual:
     return Dual(va.hull(vb), (_whole(),) * n)
 
 
-def positive(x: Dual) -> Dual:
+def positive(x: Any) -> Any:
     """``max(x, 0)``, as an interval from the endpoints (never below 0, unlike ``(|x| + x)/2``
     computed from two enclosures)."""
     from flint import arb
