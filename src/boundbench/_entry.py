@@ -5,7 +5,9 @@ imports (numpy, torch, matplotlib: the first second of a command) answered in on
 Until the command starts its work a Ctrl-C ends the process at once (nothing has been written
 yet): a ``KeyboardInterrupt`` raised inside an import does not always surface as one (Python
 turns it into a ``SyntaxError`` when it lands while a ``\\N{...}`` escape loads ``unicodedata``,
-issue 65). The interpreter's own start, before this module runs (about 10 ms), is Python's.
+issue 65). The handler is set by this module's first statements, before it imports anything
+of boundbench's: the interpreter's own start and the import of the package's ``__init__`` (a
+few milliseconds, longer through an editable install's finder) are Python's.
 """
 
 from __future__ import annotations
@@ -14,14 +16,18 @@ import os
 import signal
 import sys
 
-from boundbench.errors import ExitCode  # imports enum alone
-
 BEFORE_START = "\nboundbench: interrupted before it started; nothing was written.\n"
+_INTERRUPTED = 130  # ExitCode.INTERRUPTED, not imported: the handler is set before any import
 
 
 def _before_start(signum: int, frame: object) -> None:
     os.write(2, BEFORE_START.encode())
-    os._exit(ExitCode.INTERRUPTED)
+    os._exit(_INTERRUPTED)
+
+
+# only the console script imports this module (a library user's process never does)
+signal.signal(signal.SIGINT, _before_start)
+
 
 
 def offline() -> None:
