@@ -6,6 +6,7 @@ papers' claims (:mod:`boundbench.papers`)."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "activation_decay", "eigenvalues", "fu", "norms", "operators", "pep", "problems",
+    "activation_decay", "eigenvalues", "fu", "norms", "operators", "pep", "pep_certificates",
+    "problems",
     "trace", "uegr",
 ]

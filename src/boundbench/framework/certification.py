@@ -5,12 +5,15 @@ Every holding bound carries one :class:`Level` in its evidence and in every repo
 - **proven on the claim's whole stated domain**: ``lhs <= rhs`` with no tolerance, in ball
   arithmetic, on a box that is the claim's domain or that proven lemmas carry to it
   (:class:`~boundbench.framework.identity.Homogeneous`, :class:`~boundbench.framework.identity.
-  EveryCount`), every form's identity proven by sympy;
+  EveryCount`), every form's identity proven by sympy; or, for a first-order lemma, an exact
+  certificate over its whole function class and step-size range (multipliers and Gram matrix as
+  functions of the step size, verified by sympy);
 - **proven on a stated sub-box of its domain**: the same, on a box smaller than the domain (both
   printed, and why the rest is not covered);
 - **proven given a stated lemma**: the proof rests on a step no prover checked (a form sympy
   cannot prove equal to ``rhs - lhs``, an expectation bracketed by hand), checked at points;
-- **numerical certificate**: a floating-point SDP (PEPit's dual) at stated settings;
+- **numerical certificate**: a floating-point SDP (PEPit's dual) at stated settings, where no
+  exact certificate was found;
 - **not refuted** in N evaluations (a search and a random family);
 - **not provable by this method**: a side defined by an SVM, GD's iterates or a trained net;
 - **refuted**: an exact counterexample (ball arithmetic at float64 parameters).
@@ -227,7 +230,21 @@ def certification(verdict: Any, search: Any, *, proof: Any = None) -> dict[str, 
     if search is not None:
         out["box"] = {k: list(v) for k, v in search.space.items()}
     pep = ev.get("pep") or {}
-    if pep.get("proven_on_class"):
+    exact = pep.get("exact") or {}
+    if pep.get("proven_on_class") and exact.get("proven"):
+        # an exact certificate (sympy) for every function of the lemma's class and every step
+        # size of its range: the one route to "the whole function class"
+        lams = "; ".join(f"{k}: {v}" for k, v in exact.get("multipliers", {}).items())
+        out.update(level=Level.DOMAIN.value, status=(
+            f"proven on the whole function class ({exact.get('class')} functions, "
+            f"{exact.get('step_range')}): an exact certificate, the multipliers ({lams}) and "
+            "the residual's Gram matrix verified by sympy, exactly, as functions of the step "
+            f"size and beta ({len(exact.get('checks', []))} exact checks); beside it PEPit's "
+            f"floating-point duals reach the bound at {len(pep.get('runs', []))} setting(s) over "
+            f"{' and '.join(sorted({str(r.get('class')) for r in pep.get('runs', [])}))} "
+            "functions"),
+            route="exact first-order certificate (boundbench.theory.pep_certificates)")
+    elif pep.get("proven_on_class"):
         # PEPit's duals are floating point, at the settings solved, not every step size
         # between them: a numerical certificate, not a proof
         runs = pep.get("runs", [])
@@ -235,8 +252,8 @@ def certification(verdict: Any, search: Any, *, proof: Any = None) -> dict[str, 
         out.update(level=Level.NUMERICAL.value, status=(
             f"numerical certificate: PEPit's floating-point SDP duals over {' and '.join(classes)}"
             f" functions at {len(runs)} setting(s) ({'; '.join(str(r.get('setting')) for r in runs)}"
-            f"), each within {pep.get('rtol', NUMERIC_RTOL):g} of the bound; not an exact "
-            "certificate over the lemma's whole step-size range"))
+            f"), each within {pep.get('rtol', NUMERIC_RTOL):g} of the bound; no exact "
+            f"certificate over the lemma's whole step-size range ({exact.get('why', 'not tried')})"))
     if isinstance(proof, NotProvable):
         out.update(level=Level.NOT_PROVABLE.value,
                    status=f"not provable by this method ({proof.why}); not refuted in {n:,} "

@@ -21,7 +21,7 @@ from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.reports import ratio_histogram_outcome
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL
-from boundbench.theory import fu, pep
+from boundbench.theory import fu, pep, pep_certificates
 from boundbench.theory.problems import random_logistic, random_quadratics
 
 # the step sizes (eta beta) at which each lemma's PEP is solved over its whole range
@@ -30,13 +30,15 @@ _A51_STEPS = (0.25, 0.5, 0.75, 1.0)
 
 
 def _pep_evidence(ctx: CheckContext, results: list, planted: pep.PEPResult,
-                  control: pep.PEPResult, *,
+                  control: pep.PEPResult, *, exact: dict,
                   planted_note: str, equation: str, rtol: float, atol: float) -> dict:
     """The lemma over its whole function class (:mod:`boundbench.theory.pep`): each PEP's
     primal and dual worst case and gap; ``holds`` proved by the dual certificates when every one
     is within NUMERIC_RTOL of the lemma's bound (:func:`_by_pep` decides otherwise); the planted
     wrong variant's PEP, which must break it, with its worst-case function as a standalone replay
-    (``control``: the true lemma's worst case at the edge of its range, which must not)."""
+    (``control``: the true lemma's worst case at the edge of its range, which must not).
+    ``exact``: :func:`boundbench.theory.pep_certificates.certify_lemma`, the proof over the
+    lemma's whole step-size range (the SDPs alone are a numerical certificate)."""
     from boundbench.framework import registry, replay
 
     # decided within the SDP's accuracy (NUMERIC_RTOL of the bound, at least 1e-5 absolute),
@@ -52,9 +54,10 @@ def _pep_evidence(ctx: CheckContext, results: list, planted: pep.PEPResult,
         "runs": [r.to_dict() for r in results],
         "largest_gap": max(r.gap for r in results), "rtol": NUMERIC_RTOL,
         "proven_on_class": proven,
-        "proof": (f"proven over the whole class by the dual certificates at {len(results)} "
-                  "settings (dual tau within rtol of the bound at each)" if proven else
+        "proof": (f"numerical: PEPit's floating-point duals at {len(results)} settings (dual tau "
+                  "within rtol of the bound at each)" if proven else
                   "a dual certificate exceeds the bound: the lemma fails over its class"),
+        "exact": exact,
         "planted": {**planted.to_dict(), "variant": planted_note,
                     "violated": not planted.holds(NUMERIC_RTOL), "replay": rep}}}
 
@@ -244,7 +247,8 @@ def _check_a12(ctx: CheckContext) -> Outcome:
         u - w, axis=-1)
     runs = [pep.lemma_a12_pep(eta_times_beta=e) for e in _A12_STEPS]
     ev = _pep_evidence(ctx, runs, pep.lemma_a12_pep(eta_times_beta=2.99, bound_steps=3.0),
-                       runs[-1], planted_note="the step bound 2/beta replaced by 3/beta (at "
+                       runs[-1], exact=pep_certificates.certify_lemma("A.1.2", {"t_max": 3}),
+                       planted_note="the step bound 2/beta replaced by 3/beta (at "
                        "eta = 2.99/beta)", equation="||(u - eta grad f(u)) - (w - eta grad "
                        "f(w))|| <= ||u - w|| for eta <= 3/beta (planted: 3 for 2)",
                        rtol=NUMERIC_RTOL, atol=0.0)
@@ -282,7 +286,8 @@ def _check_a13(ctx: CheckContext) -> Outcome:
     ctrl = np.sum(q.grad(w) ** 2, -1) / (2 * (q.beta / 2) * q.value(w))
     run = pep.lemma_a13_pep()  # the lemma's one setting, and the planted variant's control
     ev = _pep_evidence(ctx, [run], pep.lemma_a13_pep(factor=1.0),
-                       run, planted_note="2 beta replaced by beta",
+                       run, exact=pep_certificates.certify_lemma("A.1.3", {"factor": 1}),
+                       planted_note="2 beta replaced by beta",
                        equation="||grad f(w)||^2 <= beta (f(w) - f*) (planted: beta for 2 beta)",
                        rtol=NUMERIC_RTOL, atol=0.0)
     return _by_pep(ratio_histogram_outcome(ctx, df, what="||grad f||^2 <= 2 beta f",
@@ -373,7 +378,8 @@ def _check_a51(ctx: CheckContext) -> Outcome:
     df["guaranteed_over_actual_decrease"] = np.where(moved, guaranteed / actual.where(moved, 1), 0)
     runs = [pep.lemma_a51_pep(eta_times_beta=e) for e in _A51_STEPS]
     ev = _pep_evidence(ctx, runs, pep.lemma_a51_pep(eta_times_beta=1.9, bound_steps=2.0),
-                       runs[-1], planted_note="the step bound 1/beta replaced by 2/beta (at "
+                       runs[-1], exact=pep_certificates.certify_lemma("A.5.1", {"t_max": 2}),
+                       planted_note="the step bound 1/beta replaced by 2/beta (at "
                        "eta = 1.9/beta)", equation="f(w - eta grad f(w)) <= f(w) - (eta/2) ||grad "
                        "f(w)||^2 for eta <= 2/beta (planted: 2 for 1)", rtol=0.0, atol=1e-9)
     return _by_pep(ratio_histogram_outcome(ctx, df, what="f(w - eta g) <= f(w) - (eta/2)||g||^2",
