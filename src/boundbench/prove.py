@@ -15,7 +15,6 @@ on a value, an array operation), in one line, with ``falsify`` suggested.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import json
 import textwrap
@@ -26,8 +25,9 @@ from typing import Any
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework import ufuncs  # noqa: F401 - numpy's ufuncs on Duals and symbols
+from boundbench.framework.user_proofs import DEFAULT_BOXES, prove_function, runs_of
 
-DEFAULT_BOXES = 20_000
+__all__ = ["DEFAULT_BOXES", "file_stem", "prove_bound", "prove_function", "write_replay"]
 
 
 def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
@@ -65,7 +65,7 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
     out: dict[str, Any] = {"target": target, "box": {k: list(v) for k, v in test.space.items()}}
     res = prove_function(fn, test.space, boxes=boxes)
     out.update({k: v for k, v in res.items() if k != "proof"}, seconds=_since(t0),
-               boxes=sum(r["boxes"] for r in _runs(res)))
+               boxes=sum(r["boxes"] for r in runs_of(res)))
     if res["level"] == Level.NOT_PROVABLE.value:
         out["status"] += f"; try `boundbench falsify {target}`"
     elif res["level"] == Level.NOT_REFUTED.value:
@@ -76,72 +76,11 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
     return out
 
 
-def prove_function(fn: Any, space: dict[str, tuple], *, boxes: int = DEFAULT_BOXES
-                   ) -> dict[str, Any]:
-    """:func:`~boundbench.framework.certification.certify` on ``fn(params) -> (lhs, rhs)``
-    over ``space`` (the bound's stated domain), then, where the sides alone leave boxes,
-    sympy's automatic forms; ``level`` is always one of the vocabulary's."""
-    from boundbench.framework.certification import Level, certify
-    from boundbench.framework.proofs import Proof
-
-    proof = Proof(_user_sides(fn), budget=boxes)
-    try:
-        res = certify(proof, space)
-    except Exception as exc:  # noqa: BLE001 - the user's function met the vocabulary's limits
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {"level": Level.NOT_PROVABLE.value,
-                "status": f"not provable by this method: evaluating the bound in intervals "
-                f"raised {type(exc).__name__}: {why}"}
-    if res.get("level") is None:  # tight on a set? sympy's forms of rhs - lhs, each proven
-        res = _with_automatic_form(proof, space, res)
-    if res.get("level") is None:
-        res.update(level=Level.NOT_REFUTED.value, status=f"not refuted: {res['status']} "
-                   f"(boxes left: {_undecided(res)})")
-    return res
-
-
-def _user_sides(fn: Any) -> Any:
-    """The user's function as a proof's sides: numpy's ufuncs on its Dual (or, for the
-    identity's proof, Symbolic) parameters reach the vocabulary (:mod:`boundbench.framework.
-    ufuncs`)."""
-    return lambda q: _pair(fn(dict(q)))
-
-
-def _with_automatic_form(proof: Any, space: dict[str, tuple], res: dict[str, Any]
-                         ) -> dict[str, Any]:
-    from boundbench.framework.certification import certify
-    from boundbench.framework.forms import automatic_forms
-
-    for name, form in automatic_forms(proof.sides, space):
-        try:
-            got = certify(dataclasses.replace(proof, difference=form, identity=name), space)
-        except Exception:  # noqa: BLE001 - a form the vocabulary cannot evaluate: the next
-            continue
-        if got.get("level") is not None and got.get("level") != "proven given a stated lemma":
-            return {**got, "automatic_form": name}
-    return res
-
-
 def file_stem(name: str) -> str:
     """The bound's function name as a file name (the one safe-name gate)."""
     from boundbench.framework.escape import safe_name
 
     return safe_name(name, what="the bound's function name")
-
-
-def _pair(sides: Any) -> tuple[Any, Any]:
-    if not (isinstance(sides, tuple | list) and len(sides) == 2):
-        raise InvalidArgument(f"the bound must return (lhs, rhs), got {type(sides).__name__}")
-    return sides[0], sides[1]
-
-
-def _runs(res: dict[str, Any]) -> list[dict[str, Any]]:
-    p = res.get("proof")
-    return p if isinstance(p, list) else [p] if p else []
-
-
-def _undecided(res: dict[str, Any]) -> list:
-    return [b for r in _runs(res) for b in r.get("undecided", [])][:3]
 
 
 def _since(t0: float) -> float:

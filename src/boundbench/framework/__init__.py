@@ -10,5 +10,5 @@ __all__ = [
     "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
     "outcome", "outputs", "papers", "plotting", "proofs", "readings", "registry", "replay",
     "replays", "reports", "search", "sequential", "stopping", "symbolic", "time_limit",
-    "trends", "ufuncs", "validate", "values", "verdicts",
+    "trends", "ufuncs", "user_proofs", "validate", "values", "verdicts",
 ]

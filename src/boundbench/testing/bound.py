@@ -65,6 +65,10 @@ class Tightness:
     recheck: dict | None = None
     #: the instance with the largest ratio itself (``instance`` is its repr)
     value: Any = None
+    #: under ``pytest --prove``: the prover's certificate level on the declared space (one of
+    #: :class:`boundbench.framework.certification.Level`) and its sentence; "" when not run
+    certificate: str = ""
+    certificate_status: str = ""
 
     @property
     def verdict(self) -> str:
@@ -74,6 +78,10 @@ class Tightness:
 
 #: every ``@bound`` run in this process, by test name (the pytest plugin prints it)
 RESULTS: dict[str, Tightness] = {}
+
+#: set by the pytest plugin's ``--prove``: each ``@bound(space=...)`` test is then also proven
+#: on its space (``boundbench prove``'s prover), and fails where the prover refutes it
+PROVE = False
 
 
 def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
@@ -195,7 +203,10 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
 
         @functools.wraps(fn)
         def test() -> None:
-            run(max_examples=max_examples, seed_value=seed)
+            rec = run(max_examples=max_examples, seed_value=seed)
+            if PROVE and space is not None:
+                _prove(fn, space, rec, reproduce(seed).replace(" falsify ", " prove ", 1)
+                       .rsplit(" --seed", 1)[0])
 
         def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
                 examples: list | None = None, calls_left: list[int] | None = None
@@ -258,6 +269,19 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
         return test
 
     return decorate
+
+
+def _prove(fn: Callable, space: dict, rec: Tightness, command: str) -> None:
+    """``--prove``: the prover's level on the declared space, in the record (the tightness
+    table prints it); a refutation fails the test with the prover's counterexample (``command``
+    writes its bare replay)."""
+    from boundbench.framework.user_proofs import prove_function
+
+    res = prove_function(fn, space)
+    rec.certificate, rec.certificate_status = res["level"], res["status"]
+    if res["level"] == "refuted":
+        raise BoundViolation(f"{rec.name}: refuted by the prover on its space: {res['status']};"
+                             f" a replay without boundbench: {command}")
 
 
 def _artifact(fn: Callable, instance: Any, lhs: float, rhs: float, rtol: float, atol: float,
@@ -377,5 +401,7 @@ def tightness_table(results: dict[str, Tightness] | None = None) -> str:
         if r.artifacts and not r.violated:
             verdict += (f"; {r.artifacts} float64 violation(s) vanished in high precision "
                         f"(floating-point artifacts), e.g. {r.artifact}")
+        if r.certificate:
+            verdict += f"; certificate: {r.certificate}"
         lines.append(f"{r.name:<{width}}  {r.worst_ratio:>21.6g}  {r.examples:>8}  {verdict}")
     return "\n".join(lines)

@@ -1,6 +1,8 @@
 """The pytest plugin (entry point ``pytest11``): at the end of a session that ran ``@bound``
 tests it prints the tightness table, the worst ``lhs / rhs`` each bound reached, so a user sees
-how close every bound came to failing.
+how close every bound came to failing. ``pytest --prove`` also proves every
+``@bound(space=...)`` test on its space (``boundbench prove``'s prover, issue 79): the table
+gives each one's certificate level, and a bound the prover refutes fails.
 
 Under pytest-xdist (``-n N``) the ``@bound`` tests run in worker processes: each worker sends
 its records back with its results (``workeroutput``), and the controller prints one table."""
@@ -15,6 +17,21 @@ import pytest
 
 _KEY = "boundbench_tightness"
 _FROM_WORKERS: dict[str, dict[str, Any]] = {}
+
+
+def pytest_addoption(parser: Any) -> None:
+    parser.getgroup("boundbench").addoption(
+        "--prove", action="store_true", default=False,
+        help="also prove every @bound(space=...) test on its space (interval arithmetic, no "
+        "tolerance); a refuted bound fails, the table gives each certificate level")
+
+
+def pytest_configure(config: Any) -> None:
+    if config.getoption("--prove", default=False):  # xdist passes options to its workers
+        import importlib
+
+        # the module, not boundbench.testing's ``bound``, which is the decorator
+        setattr(importlib.import_module("boundbench.testing.bound"), "PROVE", True)  # noqa: B010
 
 
 def pytest_sessionfinish(session: Any) -> None:
