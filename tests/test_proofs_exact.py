@@ -62,11 +62,15 @@ def test_a_true_form_is_proven_by_sympy_and_a_hull_is_a_lemma():
                      difference=lambda q: (q["x"] - 0.5) ** 2)
     assert prove_identity(exact, {"x": (0.0, 1.0)})["proven"]
     assert certify(exact, {"x": (0.0, 1.0)})["level"] == Level.DOMAIN.value
-    enclosed = dataclasses.replace(exact, difference=lambda q: pr.hull(0 * q["x"], 0.25),
-                                   identity="by hand")
-    why = prove_identity(enclosed, {"x": (0.0, 1.0)})
+    # a hull is a lemma, where the sides alone leave boxes (2xy <= x^2 + y^2 is tight on the
+    # whole diagonal: no box across it is monotone; x(1 - x) <= 1/4, tight at one point, the
+    # sides alone prove)
+    box = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
+    enclosed = pr.Proof(lambda q: (2 * q["x"] * q["y"], q["x"] ** 2 + q["y"] ** 2),
+                        difference=lambda q: pr.hull(0 * q["x"], 2), identity="by hand")
+    why = prove_identity(enclosed, box)
     assert not why["proven"] and "hull" in why["why"]
-    res = certify(enclosed, {"x": (0.0, 1.0)})
+    res = certify(enclosed, box)
     assert res["level"] == Level.LEMMA.value and "checked at 65 points" in res["status"]
     # a form off by a factor: sympy refuses it (and the point guard at once)
     wrong = dataclasses.replace(exact, difference=lambda q: 2 * (q["x"] - 0.5) ** 2)
@@ -237,3 +241,39 @@ def test_a_reparametrization_lemma_that_fails_lowers_the_level():
 
     p = dataclasses.replace(s.proof, reductions=(Lemma("a wrong plane", wrong),))
     assert certify(p, s.space)["level"] == Level.SUBBOX.value
+
+
+def test_bounds_tight_at_a_point_or_an_edge_with_transcendentals_are_proven():
+    """A derivative enclosure that starts at exactly 0 (``exp`` at 0, ``cos`` at 0 ending at
+    exactly 1) proves ``D`` monotone on a box touching the tight point, so 1 + x <= exp(x) on
+    [-1, 1] and sin x <= x on [0, 1] are proven; the same bounds false by 1e-12 are refuted."""
+    import numpy as np
+
+    from boundbench.framework import ufuncs  # noqa: F401 - numpy's ufuncs on Duals
+
+    pr = _pr()
+    for sides, box in ((lambda q: (1 + q["x"], np.exp(q["x"])), {"x": (-1.0, 1.0)}),
+                       (lambda q: (np.sin(q["x"]), q["x"]), {"x": (0.0, 1.0)})):
+        assert pr.prove(pr.Proof(sides), box)["status"] == "proven on the box"
+    for sides, box in ((lambda q: ((1 + 1e-12) * (1 + q["x"]), np.exp(q["x"])),
+                        {"x": (-1.0, 1.0)}),
+                       (lambda q: (np.sin(q["x"]), (1 - 1e-12) * q["x"]), {"x": (0.0, 1.0)})):
+        assert pr.prove(pr.Proof(sides), box)["status"] == "refuted"
+
+
+def test_the_sine_and_cosine_enclosures_contain_every_value():
+    """``Iv.periodic``: 1 (or -1) exactly where a maximum (minimum) may lie inside, the ends'
+    values elsewhere; checked on 1001 points of intervals across the period."""
+    import math
+
+    from flint import arb
+
+    from boundbench.framework.intervals import Iv
+
+    for lo, hi in ((0, 0.1), (-0.1, 0.2), (3, 3.3), (1.5, 1.6), (-10, -9), (5, 20), (2, 2)):
+        box = Iv(arb(lo), arb(hi))
+        for name, f in (("cos", math.cos), ("sin", math.sin)):
+            got = box.periodic(name)
+            vals = [f(lo + (hi - lo) * i / 1000) for i in range(1001)]
+            assert float(got.lo) <= min(vals) and float(got.hi) >= max(vals), (lo, hi, name)
+    assert Iv(arb(0), arb(0.1)).periodic("cos").hi == 1  # exactly: sin x <= x's derivative

@@ -116,6 +116,34 @@ class Iv:
         """``f`` (increasing) over the interval, from its endpoints."""
         return Iv(f(self.lo).lower(), f(self.hi).upper())
 
+    def periodic(self, name: str) -> Iv:
+        """``cos`` or ``sin`` over the interval: its endpoints' values, and 1 (or -1) where a
+        maximum ``phase + 2k pi`` (a minimum ``phase + (2k+1) pi``) may lie inside, so that
+        ``cos`` on ``[0, h]`` ends at exactly 1 (one ball around the interval ends above it:
+        a bound tight at 0, ``sin x <= x``, then has a derivative enclosure starting at 0)."""
+        import math
+
+        from flint import arb
+
+        f = (lambda t: t.cos()) if name == "cos" else (lambda t: t.sin())
+        if not self.is_finite():
+            return Iv(arb(-1), arb(1))
+        phase = arb(0) if name == "cos" else arb.pi() / 2
+        a, b = ((self.lo - phase) / arb.pi()), ((self.hi - phase) / arb.pi())
+        k0, k1 = math.floor(float(a.lower())) - 1, math.ceil(float(b.upper())) + 1
+        if k1 - k0 > 8:  # wider than a period or so: every value
+            return Iv(arb(-1), arb(1))
+        ends = [f(self.lo), f(self.hi)]
+        lo, hi = _least([e.lower() for e in ends]), _most([e.upper() for e in ends])
+        for k in range(k0, k1 + 1):
+            c = phase + k * arb.pi() if k else phase
+            if not (c < self.lo or c > self.hi):  # certainly outside, else counted
+                if k % 2 == 0:
+                    hi = arb(1)
+                else:
+                    lo = arb(-1)
+        return Iv(_most([lo, arb(-1)]), _least([hi, arb(1)]))
+
     def through_ball(self, f: Callable[[Any], Any]) -> Iv:
         """``f`` over the interval through one arb ball covering it (any f)."""
         return Iv.of(f(self.ball()))
@@ -308,9 +336,9 @@ def _unary(name: str) -> Callable[[Any], Any]:
                 arb(0), v.hi.sqrt().upper() if v.hi >= 0 else arb(0))
             return x.apply(r, 1 / (2 * r))
         if name == "cos":
-            return x.apply(v.through_ball(lambda t: t.cos()), -v.through_ball(lambda t: t.sin()))
+            return x.apply(v.periodic("cos"), -v.periodic("sin"))
         if name == "sin":
-            return x.apply(v.through_ball(lambda t: t.sin()), v.through_ball(lambda t: t.cos()))
+            return x.apply(v.periodic("sin"), v.periodic("cos"))
         if name == "erf":
             slope = (-(v**2)).increasing(lambda t: t.exp()) * Iv.of(2 / arb.pi().sqrt())
             return x.apply(v.increasing(lambda t: t.erf()), slope)

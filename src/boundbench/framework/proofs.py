@@ -298,12 +298,16 @@ def _branch_and_bound(proof: Proof, space: Mapping[str, tuple], *,
         if low >= 0:
             continue
         grads = [d.g[i] for i in range(n)]
+        # D monotone in u_i over the box (its partial derivative's enclosure >= 0, or <= 0:
+        # non-strict is enough for a Lipschitz D, and is what proves a bound tight at a point,
+        # exp(x) >= 1 + x at 0, where the derivative's enclosure starts at exactly 0): its
+        # minimum over the box is on one face
         mono = [i for i in range(n) if hi[i] > lo[i] and grads[i].is_finite()
-                and (grads[i].lo > 0 or grads[i].hi < 0)]
-        if mono:  # D monotone in u_i over the box: its minimum is on one face
+                and (grads[i].lo >= 0 or grads[i].hi <= 0)]
+        if mono:
             i = mono[0]
             lo2, hi2 = lo.copy(), hi.copy()
-            if grads[i].lo > 0:
+            if grads[i].lo >= 0:
                 hi2[i] = lo[i]
             else:
                 lo2[i] = hi[i]
