@@ -197,7 +197,7 @@ def _nonnegative(expr: sp.Expr, t_max: Any) -> tuple[bool, str]:
     if not monomial:
         return False, f"not a positive monomial in beta times a function of t: {e}"
     if not at1.free_symbols:
-        return (at1 >= 0), f"= {at1} beta^k"
+        return bool(at1 >= 0), f"= {at1} beta^k"
     if t_max is None:
         return False, f"depends on t, but the lemma has no step size: {at1}"
     sol = sp.solve_univariate_inequality(at1 >= 0, T, relational=False)
