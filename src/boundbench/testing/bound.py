@@ -203,10 +203,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
 
         @functools.wraps(fn)
         def test() -> None:
-            rec = run(max_examples=max_examples, seed_value=seed)
-            if PROVE and space is not None:
-                _prove(fn, space, rec, reproduce(seed).replace(" falsify ", " prove ", 1)
-                       .rsplit(" --seed", 1)[0])
+            _prove(fn, space, run(max_examples=max_examples, seed_value=seed), reproduce(seed))
 
         def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
                 examples: list | None = None, calls_left: list[int] | None = None
@@ -271,12 +268,16 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
     return decorate
 
 
-def _prove(fn: Callable, space: dict, rec: Tightness, command: str) -> None:
+def _prove(fn: Callable, space: dict | None, rec: Tightness, falsify: str) -> None:
     """``--prove``: the prover's level on the declared space, in the record (the tightness
-    table prints it); a refutation fails the test with the prover's counterexample (``command``
-    writes its bare replay)."""
+    table prints it); a refutation fails the test with the prover's counterexample and the
+    command that writes its bare replay (``falsify``'s, with ``prove`` for ``falsify``). Without
+    ``--prove`` (or a declared space), nothing."""
     from boundbench.framework.user_proofs import prove_function
 
+    if not PROVE or space is None:
+        return
+    command = falsify.replace(" falsify ", " prove ", 1).rsplit(" --seed", 1)[0]
     res = prove_function(fn, space)
     rec.certificate, rec.certificate_status = res["level"], res["status"]
     if res["level"] == "refuted":
