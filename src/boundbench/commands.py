@@ -111,6 +111,17 @@ def falsify(args: argparse.Namespace) -> ExitCode:
     print(f"{res['target']}: largest lhs/rhs found = {res['worst_ratio']:.6g} ({verdict}; "
           f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
     print(f"  instance with the largest ratio: {res['instance']}")
+    if res.get("worst_precision"):
+        print(f"  that ratio: {res['worst_precision']}")
+    for row in res.get("float64_only", []):
+        print(f"  float64 only, not confirmed at 50 digits: lhs/rhs = {row['float64_ratio']:.6g} "
+              f"in float64, {row['high_precision_ratio']:.6g} at 50 digits: {row['instance']}")
+    if res.get("unconfirmed_violations"):
+        u = res["unconfirmed_violations"]
+        print(f"  {u['count']} float64 violation(s) not confirmed (float64 out of its depth in "
+              f"code that leaves numpy's ufuncs; not findings), e.g. {u['first']}")
+    if res.get("warning"):
+        print(f"  the bound's own arithmetic warned: {res['warning']}")
     if res.get("reproducer"):
         rp = res["reproducer"]
         print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "
