@@ -186,6 +186,8 @@ class _Tally:
     raised: str = ""
     artifacts: int = 0
     artifact: str = ""
+    unconfirmed: int = 0
+    unconfirmed_first: str = ""
     found: list = field(default_factory=list)  # the search's best: hypothesis's examples
     sized: bool = False  # the sizing stage ran (once)
     searched: dict = field(default_factory=lambda: {"evaluations": 0, "best": -math.inf,
@@ -196,6 +198,8 @@ class _Tally:
         self.raised = self.raised or rec.raised
         self.artifacts += rec.artifacts
         self.artifact = self.artifact or rec.artifact
+        self.unconfirmed += rec.unconfirmed
+        self.unconfirmed_first = self.unconfirmed_first or rec.unconfirmed_first
         if self.best is None or rec.worst_ratio > self.best.worst_ratio:
             self.best = rec
         if rec.violated and self.first is None:
@@ -303,10 +307,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
         out["raised"] = t.raised
     if t.artifacts:
         out["floating_point_artifacts"] = {"count": t.artifacts, "first": t.artifact}
-    unconf = [r for r in (t.best, t.first) if r is not None and getattr(r, "unconfirmed", 0)]
-    if unconf:
-        out["unconfirmed_violations"] = {"count": unconf[0].unconfirmed,
-                                         "first": unconf[0].unconfirmed_first}
+    if t.unconfirmed:
+        out["unconfirmed_violations"] = {"count": t.unconfirmed, "first": t.unconfirmed_first}
     out["_first"] = t.first
     return out
 

@@ -293,9 +293,7 @@ def _artifact(fn: Callable, instance: Any, lhs: float, rhs: float, rtol: float, 
     """Whether a float64 violation vanishes when the bound's own code runs in extended
     precision (:func:`boundbench.testing._precision.recheck`): then it is recorded as a
     floating-point artifact, not a finding."""
-    from boundbench.testing._precision import recheck
-
-    from boundbench.testing._precision import unconfirmed
+    from boundbench.testing._precision import recheck, unconfirmed
 
     chk = recheck(fn, instance, rtol=rtol, atol=atol)
     if unconfirmed(chk, lhs, rhs):  # float64 out of its depth, in code that leaves numpy
