@@ -38,6 +38,7 @@ def claims(args: argparse.Namespace) -> ExitCode:
 
 def check(args: argparse.Namespace) -> ExitCode:
     from boundbench.framework.characterize import summary as characterization_summary
+    from boundbench.framework.sizes import largest_known
     from boundbench.report.entries import verdict_size
     from boundbench.running import _jsonable
 
@@ -57,7 +58,7 @@ def check(args: argparse.Namespace) -> ExitCode:
             for k, v in r["evidence"].items():
                 if k == "characterization" and isinstance(v, dict):
                     # its every direction is in --json; here the clause the reason quotes
-                    v = characterization_summary(v)
+                    v = characterization_summary(v, largest_known(r["evidence"]))
                 elif k == "growth":
                     continue
                 print(f"    {k} = {v:.6g}" if isinstance(v, float) else f"    {k} = {v}")
