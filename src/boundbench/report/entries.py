@@ -13,8 +13,8 @@ from typing import Any
 
 from boundbench.framework import registry
 from boundbench.framework.characterize import size as characterization_size
-from boundbench.framework.sizes import largest_known
 from boundbench.framework.meta import provenance_text
+from boundbench.framework.sizes import largest_known
 from boundbench.framework.verdicts import fmt_ratio
 from boundbench.report.schema import AuditReport, ClaimEntry, Entry
 from boundbench.report.vocabulary import is_finding, severity

@@ -28,10 +28,10 @@ import pandas as pd
 from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
 from boundbench.framework.characterize import summary as characterization_summary
-from boundbench.framework.sizes import largest_known
 from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import readings_text
+from boundbench.framework.sizes import largest_known
 from boundbench.framework.verdicts import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.report import schema
 from boundbench.report.entries import rerun_command, size_line

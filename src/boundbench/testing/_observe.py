@@ -31,7 +31,7 @@ class Observer:
     _seen: set[str] = field(default_factory=set)
 
     def keep(self, instance: Any, out: Any) -> None:
-        from boundbench.testing.bound import worst_element
+        from boundbench.testing._ratios import worst_element
 
         try:
             ratio = worst_element(*out)[0]
