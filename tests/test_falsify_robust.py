@@ -165,7 +165,8 @@ def test_the_recheck_runs_the_bounds_numpy_code_at_50_digits():
     """Hoeffding's lemma as published at lambda = 1e-7, where float64's cancellation in the log
     decides (scipy DE "finds" 1.021 there): mpmath through the same numpy code says it holds; the
     8.001 typo is confirmed where it truly fails; code that leaves numpy (math.sqrt) falls back to
-    longdouble and says so."""
+    longdouble, which then computes float64 again: inconclusive, not "confirmed" (issue 80), a
+    violation that stands (float64 only) where its floats are normal."""
     import math
 
     from boundbench.testing._precision import recheck
@@ -176,8 +177,11 @@ def test_the_recheck_runs_the_bounds_numpy_code_at_50_digits():
     bad = recheck(_hoeffding(8.001), {"q": 0.5, "lam": 1e-2}, rtol=1e-9, atol=0.0)
     assert bad["status"] == "confirmed" and bad["lhs"] > bad["rhs"]
     assert bad["lhs_digits"].startswith("0.0000124999479170138")  # log cosh(0.005)
+    from boundbench.testing._precision import unconfirmed
+
     off = recheck(lambda p: (math.sqrt(p["x"]), 1.0), {"x": 2.0}, rtol=1e-9, atol=0.0)
-    assert off["precision"].startswith("numpy.longdouble") and off["status"] == "confirmed"
+    assert off["precision"].startswith("numpy.longdouble") and off["status"] == "inconclusive"
+    assert "returned float64" in off["why"] and not unconfirmed(off, off["lhs"], off["rhs"])
 
 
 def test_high_precision_floats_keep_numpys_ufuncs():

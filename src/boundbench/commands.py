@@ -38,6 +38,7 @@ def claims(args: argparse.Namespace) -> ExitCode:
 
 def check(args: argparse.Namespace) -> ExitCode:
     from boundbench.framework.characterize import summary as characterization_summary
+    from boundbench.framework.sizes import largest_known
     from boundbench.report.entries import verdict_size
     from boundbench.running import _jsonable
 
@@ -57,7 +58,7 @@ def check(args: argparse.Namespace) -> ExitCode:
             for k, v in r["evidence"].items():
                 if k == "characterization" and isinstance(v, dict):
                     # its every direction is in --json; here the clause the reason quotes
-                    v = characterization_summary(v)
+                    v = characterization_summary(v, largest_known(r["evidence"]))
                 elif k == "growth":
                     continue
                 print(f"    {k} = {v:.6g}" if isinstance(v, float) else f"    {k} = {v}")
@@ -111,6 +112,17 @@ def falsify(args: argparse.Namespace) -> ExitCode:
     print(f"{res['target']}: largest lhs/rhs found = {res['worst_ratio']:.6g} ({verdict}; "
           f"{res['evaluations']} evaluations in {res['seconds']} s, {res['method']})")
     print(f"  instance with the largest ratio: {res['instance']}")
+    if res.get("worst_precision"):
+        print(f"  that ratio: {res['worst_precision']}")
+    for row in res.get("float64_only", []):
+        print(f"  float64 only, not confirmed at 50 digits: lhs/rhs = {row['float64_ratio']:.6g} "
+              f"in float64, {row['high_precision_ratio']:.6g} at 50 digits: {row['instance']}")
+    if res.get("unconfirmed_violations"):
+        u = res["unconfirmed_violations"]
+        print(f"  {u['count']} float64 violation(s) not confirmed (float64 out of its depth in "
+              f"code that leaves numpy's ufuncs; not findings), e.g. {u['first']}")
+    if res.get("warning"):
+        print(f"  the bound's own arithmetic warned: {res['warning']}")
     if res.get("reproducer"):
         rp = res["reproducer"]
         print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "

@@ -31,6 +31,12 @@ import numpy as np
 
 from boundbench.framework.search import SYMMETRY_STEPS, UNBOUNDED_GROWTH, Search
 
+# the words of a finding's size live apart (sizes imports nothing of this module's)
+from boundbench.framework.sizes import TIE_RTOL, describe, size, summary
+
+__all__ = ["TIE_RTOL", "apply_characterization", "characterize", "describe", "directions",
+           "failure_boundary", "not_probed", "quantities", "size", "summary"]
+
 KS = [2.0**j for j in range(SYMMETRY_STEPS + 1)]  # 1, 2, ..., 1024
 SCREEN = (8.0, 64.0)  # every direction is scored here first
 FOLLOW = [k for k in KS if k > SCREEN[1]]  # and here where it grows
@@ -38,7 +44,6 @@ INBETWEEN = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0)  # k tried for a boundary between 1 
 BISECTIONS = 30  # halvings of the log k bracket: k* to 2^-30 of its decade
 PAIR_POWERS = (-2, -1, 1, 2)
 TIGHT = 0.9  # a bound that holds but reaches this ratio is characterized too
-TIE_RTOL = 1e-9  # ratios this close are the same ratio (rounding), for the supremum's place
 
 
 @dataclass(frozen=True)
@@ -127,12 +132,6 @@ def quantities(search: Search, params: dict[str, Any]) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - an instance outside the assumptions has none
             return {}
     return _plain(params)
-
-
-def describe(q: dict[str, Any], keys: list[str] | None = None) -> str:
-    """``"B = 2.1, lam = 0.5"``: an instance's quantities (``keys`` only, where given)."""
-    return ", ".join(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}"
-                     for k, v in q.items() if keys is None or k in keys)
 
 
 def _follow(d: Direction, params: dict[str, Any], start_ratio: float,
@@ -366,50 +365,6 @@ def not_probed(why: str) -> dict[str, Any]:
     return {"probed": False, "why": why}
 
 
-def size(ch: dict[str, Any]) -> str:
-    """The characterization as a finding's headline size, at a reader's precision (growth
-    exponent to 0.1): "unbounded along M, growing like k^1.0"; the same on any CPU where the
-    search's worst instance grows along the same direction."""
-    if not ch.get("probed"):
-        return ""
-    h = ch.get("headline") or {}
-    if ch.get("unbounded") and h:
-        e = h.get("growth_exponent")
-        out = f"unbounded along {h['direction']}" + (
-            f", growing like k^{e:.1f}" if isinstance(e, float) else " (the right side reaches 0)")
-    else:
-        out = (f"bounded beyond its box: largest lhs/rhs found {ch['supremum_found']['ratio']:.3g}")
-    # the boundary (its value follows the search's worst instance, whose last bits can follow
-    # the CPU) is in the reason and the errata, not in this headline
-    return out
-
-
-def summary(ch: dict[str, Any]) -> str:
-    """The characterization in one clause for a verdict's reason and the errata's Size."""
-    if not ch.get("probed"):
-        return f"not characterized beyond its box: {ch.get('why', '')}"
-    h = ch.get("headline")
-    parts = []
-    if ch.get("unbounded") and h:
-        keys = h.get("moves")
-        e = h.get("growth_exponent")
-        grows = (f"growing like k^{e:.2f}" if isinstance(e, float)
-                 else "the right side reaches 0 while the left does not")
-        parts.append(f"unbounded along {h['direction']} (lhs/rhs {ch['start_ratio']:.3g} at "
-                     f"{describe(h['from'], keys)}, {h['ratio_to']:.3g} at "
-                     f"{describe(h['to'], keys)}; {grows})")
-    else:
-        s = ch["supremum_found"]
-        where = describe(s["at"]) if s.get("direction") else "the search's worst instance"
-        parts.append(f"bounded beyond its box along the {ch['n_directions']} directions "
-                     f"followed: the largest lhs/rhs {s['ratio']:.3g}, at {where}"
-                     + (f" (along {s['direction']})" if s.get("direction") else ""))
-    fb = ch.get("failure_boundary")
-    if fb:
-        parts.append(fb["note"])
-    return "; ".join(parts)
-
-
 def apply_characterization(verdict: Any, search: Search, found: Any, context: Any = None
                            ) -> Any:
     """``verdict`` with the characterization of ``found`` (the search's worst instance) in its
@@ -438,8 +393,10 @@ def apply_characterization(verdict: Any, search: Search, found: Any, context: An
         ev["unbounded_along"] = h.get("direction")
     ev["growth"] = {k: h.get(k) for k in ("direction", "k", "ratio", "unbounded",
                                           "growth_exponent", "from", "to", "moves")} if h else None
+    from boundbench.framework.sizes import largest_known
+
     said = f"beyond the box ({ch['n_evaluations']} instances on {ch['n_directions']} " \
-           f"directions): {summary(ch)}"
+           f"directions): {summary(ch, largest_known(ev))}"
     sup = ch["supremum_found"]["ratio"]
     if status == "holds" and sup > 1 + rtol:
         at = describe(ch["supremum_found"]["at"])

@@ -92,6 +92,14 @@ def say_what_was_decided(c: Any, outcome: Any) -> tuple[str | None, bool]:
                                   decided=bool(ev.get("decided_by_search")))
         marked = True
     status = outcome.verdict.status
+    if c.kind == "bound" and status == "violated":
+        # the finding's one size, as every report quotes it (framework.sizes)
+        from boundbench.framework.sizes import FAMILY, largest_known
+
+        known = largest_known(ev)
+        if known is not None:
+            value = "unbounded" if known[0] == float("inf") else f"{known[0]:.3g}"
+            status += f"; largest lhs/rhs {value} ({FAMILY.get(known[1], known[1])})"
     if ev.get("smoke_run"):
         _mark_smoke_run(outcome.figure)
         status += ", smoke run"

@@ -14,6 +14,7 @@ from typing import Any
 from boundbench.framework import registry
 from boundbench.framework.characterize import size as characterization_size
 from boundbench.framework.meta import provenance_text
+from boundbench.framework.sizes import largest_known
 from boundbench.framework.verdicts import fmt_ratio
 from boundbench.report.schema import AuditReport, ClaimEntry, Entry
 from boundbench.report.vocabulary import is_finding, severity
@@ -56,7 +57,7 @@ def verdict_size(r: Entry) -> str:
     elif (r.get("verdict") == "violated" and isinstance(ev.get("characterization"), dict)
           and ev["characterization"].get("probed")):
         # found by the tool beyond the search's box (framework.characterize), not a box corner
-        parts.append(characterization_size(ev["characterization"]))
+        parts.append(characterization_size(ev["characterization"], largest_known(ev)))
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0):
             parts.append(f"the random family's lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
     elif isinstance(worst, int | float):
@@ -184,38 +185,6 @@ def rerun_command(report: AuditReport) -> str:
             tokens += [paper] if set(have) == whole else have
         cmd += " --only " + " ".join(tokens)
     return f"{cmd} --out {shlex.quote(str(meta['out'])) if meta.get('out') else 'DIR'}"
-
-
-def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str]]] | None:
-    """The largest violation known to a claim, and which family found it: the hand instance,
-    the random family, the targeted search or the characterization beyond the search's box
-    (``inf`` where that found it unbounded); with every family's own worst, largest first, so
-    that a report gives one size and names the others by their family (a size of 2.19 beside
-    a hand instance at 4.46 read as a contradiction). None where the evidence has none."""
-    import math
-
-    found: list[tuple[float, str]] = []
-
-    def add(v: Any, family: str) -> None:
-        if isinstance(v, int | float) and not isinstance(v, bool) and (math.isfinite(v)
-                                                                      or v == math.inf):
-            found.append((float(v), family))
-
-    hand = ev.get("reproducing_instance")
-    if isinstance(hand, dict):
-        add(hand.get("lhs_over_rhs"), "the hand instance")
-    search = ev.get("search_alone_worst_ratio")
-    add(search, "the targeted search")
-    rand = ev.get("random_family_worst_ratio", ev.get("worst_lhs_over_rhs"))
-    add(rand, "the random family")
-    ch = ev.get("characterization")
-    if isinstance(ch, dict) and ch.get("probed"):
-        add(math.inf if ch.get("unbounded") else (ch.get("supremum_found") or {}).get("ratio"),
-            "the characterization beyond the search's box")
-    if not found:
-        return None
-    found.sort(key=lambda f: -f[0])
-    return found[0][0], found[0][1], found
 
 
 def known_size(value: float) -> str:

@@ -31,6 +31,7 @@ from boundbench.framework.characterize import summary as characterization_summar
 from boundbench.framework.escape import markdown_safe, safe_name
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import readings_text
+from boundbench.framework.sizes import largest_known
 from boundbench.framework.verdicts import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
 from boundbench.report import schema
 from boundbench.report.entries import rerun_command, size_line
@@ -167,7 +168,7 @@ def _size(ev: dict[str, Any]) -> str:
     ch = ev.get("characterization")
     if isinstance(ch, dict):
         if ch.get("probed"):
-            return characterization_summary(ch)
+            return characterization_summary(ch, largest_known(ev))
         worst = ev.get("worst_found_by_search", ev.get("worst_lhs_over_rhs"))
         return ((f"worst lhs/rhs found {fmt_ratio(worst)}; " if isinstance(worst, float) else "")
                 + f"not characterized beyond it: {ch.get('why', '')}")

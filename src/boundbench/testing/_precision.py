@@ -56,6 +56,78 @@ def extreme_floats(x: Any) -> list[float]:
     return out
 
 
+TINY = float(np.finfo(np.float64).tiny)  # the smallest normal float64
+
+
+def unconfirmed(chk: dict[str, Any], lhs: float, rhs: float) -> bool:
+    """A float64 violation that cannot stand: the recheck could not run in high precision
+    (``inconclusive``: the code leaves numpy's ufuncs) and float64 was out of its depth there
+    (a side subnormal, a difference below the smallest normal float, or extreme floats in the
+    instance): ``lhs = 5e-324 > rhs = 0`` from an underflow is not a finding."""
+    if chk.get("status") != "inconclusive":
+        return False
+    sub = any(0 < abs(v) < TINY for v in (lhs, rhs))
+    return sub or abs(lhs - rhs) < TINY or bool(chk.get("extreme_floats"))
+
+
+def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[str, Any]:
+    """The instance's worst ``lhs / rhs`` recomputed by the bound's own code at 50 digits (or
+    in ``numpy.longdouble`` where the code computed in it), under the search's rule
+    (:func:`boundbench.framework.search.worst_ratio`): ``{"rechecked": True, "ratio", "lhs",
+    "rhs", "precision"}``, or ``{"rechecked": False, "why"}`` where the code leaves that path
+    (its float64 value is then all there is)."""
+    import mpmath
+
+    from boundbench.testing._mpfloat import DIGITS, values, widen
+
+    with mpmath.workdps(DIGITS):
+        try:
+            lhs, rhs = (values(t) for t in fn(widen(instance)))
+        except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
+            lhs = rhs = None
+        if lhs is not None and rhs is not None and len(lhs) in (1, len(rhs)) and \
+                len(rhs) in (1, len(lhs)):
+            n = max(len(lhs), len(rhs))
+            pairs = [(lhs[i if len(lhs) > 1 else 0], rhs[i if len(rhs) > 1 else 0])
+                     for i in range(n)]
+            ratios = [_mp_ratio(a, b, atol) for a, b in pairs]
+            i = max(range(n), key=lambda j: ratios[j])
+            return {"rechecked": True, "ratio": float(ratios[i]), "lhs": float(pairs[i][0]),
+                    "rhs": float(pairs[i][1]), "ratio_digits": mpmath.nstr(ratios[i], 15),
+                    "precision": f"mpmath at {DIGITS} digits, through the bound's own code"}
+    try:
+        got = fn(_widen(instance))
+        a, b = (np.asarray(t, dtype=np.longdouble) for t in got)
+        widened = any(np.asarray(t).dtype == np.longdouble for t in got if hasattr(t, "dtype"))
+    except Exception as exc:  # noqa: BLE001 - the user's code may not take longdouble
+        return {"rechecked": False, "why": f"the bound did not run in high precision ({exc})"}
+    if not widened or np.longdouble is np.float64:
+        return {"rechecked": False, "why": "the bound's code leaves numpy's ufuncs (float(), "
+                "math.*): it computes in float64 whatever it is given"}
+    a, b = np.broadcast_arrays(a, b)
+    r = [_mp_ratio(mpmath.mpf(float(x)), mpmath.mpf(float(y)), atol) for x, y in
+         zip(a.ravel(), b.ravel(), strict=True)] if a.size else []
+    if not r or not all(np.isfinite(a.ravel())) or not all(np.isfinite(b.ravel())):
+        return {"rechecked": False, "why": "non-finite sides in extended precision"}
+    i = int(np.argmax(r))
+    return {"rechecked": True, "ratio": float(r[i]), "lhs": float(a.ravel()[i]),
+            "rhs": float(b.ravel()[i]), "precision": "numpy.longdouble, through the bound's "
+            "own code"}
+
+
+def _mp_ratio(lhs: Any, rhs: Any, atol: float) -> Any:
+    """:func:`boundbench.framework.search.worst_ratio`'s rule on one high-precision pair: the
+    ratio where ``rhs > 0`` (above 1 only beyond 1e-9 relative and ``atol``), ``inf`` where
+    ``rhs <= 0`` and ``lhs`` exceeds it beyond that, else 0."""
+    import mpmath
+
+    beyond = lhs - rhs > atol + mpmath.mpf("1e-9") * max(abs(lhs), abs(rhs))
+    if rhs > 0:
+        r = lhs / rhs
+        return r if beyond else min(r, mpmath.mpf(1))
+    return mpmath.inf if beyond else mpmath.mpf(0)
+
+
 def recheck(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, Any]:
     """The bound's sides on ``instance`` again in high precision: ``{"status": "confirmed" |
     "artifact" | "inconclusive", "precision", "lhs", "rhs", "extreme_floats"}``. First through
@@ -116,10 +188,10 @@ def _recheck_longdouble(fn: Any, instance: Any, *, rtol: float, atol: float) -> 
     i = int(np.argmax(excess))
     widened = any(np.asarray(t).dtype == np.longdouble for t in got if hasattr(t, "dtype"))
     res = {**out, "lhs": float(lhs.ravel()[i]), "rhs": float(rhs.ravel()[i])}
-    if excess.ravel()[i] > 0:
-        return {**res, "status": "confirmed"}
     if not widened and np.longdouble is not np.float64:
-        # the code returned float64: it did not compute in the wider type, nothing is shown
+        # the code returned float64 (float(), math.*): it did not compute in the wider type,
+        # so its answer, either way, is float64's again; checked before the comparison, or a
+        # float64 underflow would read "confirmed at numpy.longdouble"
         return {**res, "status": "inconclusive",
                 "why": "the bound's code returned float64 from extended-precision inputs"}
-    return {**res, "status": "artifact"}
+    return {**res, "status": "confirmed" if excess.ravel()[i] > 0 else "artifact"}

@@ -1,0 +1,119 @@
+"""Issue 80, item 4: ``falsify`` reports only what survives a 50-digit recheck (the worst ratio,
+its instance and sides are the largest among instances recomputed by the bound's own code at 50
+digits; float64-only values are listed apart), a ``float()`` underflow is not a violation, a
+warning of the bound's arithmetic names its instance; item 5: ``--evaluations`` is the same run
+whatever the bound's speed."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+
+from boundbench.falsify import falsify
+
+PINSKER = textwrap.dedent('''
+    import numpy as np
+    from boundbench.testing import bound
+
+
+    def _kl(p, q):  # naive: cancels near p = q in float64
+        return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
+
+
+    @bound(space={"p": (1e-6, 1 - 1e-6), "q": (1e-6, 1 - 1e-6)})
+    def wrong(x):  # KL/4 for KL/2: the supremum of the ratio is sqrt 2, as p, q -> 1/2
+        return abs(x["p"] - x["q"]), np.sqrt(_kl(x["p"], x["q"]) / 4)
+
+
+    @bound(space={"p": (1e-6, 1 - 1e-6), "q": (1e-6, 1 - 1e-6)})
+    def right(x):  # Pinsker's inequality for two Bernoulli laws
+        return abs(x["p"] - x["q"]), np.sqrt(_kl(x["p"], x["q"]) / 2)
+''')
+
+UNDERFLOW = textwrap.dedent('''
+    from hypothesis import strategies as st
+    from boundbench.testing import bound
+
+
+    @bound(st.sampled_from([2.3e-162, 0.25, 0.5]), max_examples=20)
+    def squares(x):  # x^2 = 4 (x/2)^2, through float(): 5e-324 > 0 at 2.3e-162 in float64
+        return float(x * x), float(x * 0.5) * float(x * 0.5) * 4
+''')
+
+
+@pytest.fixture()
+def pinsker(tmp_path):
+    (tmp_path / "pinsker.py").write_text(PINSKER)
+    return tmp_path / "pinsker.py"
+
+
+def test_the_wrong_constant_is_sized_at_its_50_digit_supremum(pinsker):
+    """float64's cancellation makes the naive KL's ratio 60-160; at 50 digits those instances
+    are at sqrt 2, the true supremum, which is what is reported."""
+    out = falsify(f"{pinsker}:wrong", evaluations=2000)
+    assert out["violated"] and abs(out["worst_ratio"] - math.sqrt(2)) < 1e-5, out
+    assert out["worst_precision"].startswith("mpmath at 50 digits")
+    assert out["float64_only"] and out["float64_only"][0]["float64_ratio"] > 2
+    assert "invalid value" in out["warning"] and "on {'p'" in out["warning"]
+    json.dumps(out, default=str)
+
+
+def test_the_right_constant_never_prints_a_ratio_above_1(pinsker):
+    out = falsify(f"{pinsker}:right", evaluations=2000)
+    assert out["verdict"] == "holds" and not out["violated"]
+    assert out["worst_ratio"] <= 1.0, out
+    assert all(r["high_precision_ratio"] <= 1 for r in out.get("float64_only", []))
+
+
+def test_a_float_underflow_is_not_a_violation(tmp_path):
+    """The code rounds through ``float()``: the recheck cannot run in high precision, and a
+    longdouble run of float() code computes float64 again, so it confirms nothing; the
+    subnormal left side makes the float64 violation unconfirmed, not a finding."""
+    from boundbench.testing._precision import recheck, unconfirmed
+
+    (tmp_path / "u.py").write_text(UNDERFLOW)
+    out = falsify(f"{tmp_path / 'u.py'}:squares", evaluations=60)
+    assert not out["violated"] and out["verdict"] == "holds", out
+    assert out["unconfirmed_violations"]["count"] >= 1
+    assert "2.3e-162" in out["unconfirmed_violations"]["first"]
+
+    def fn(x):
+        return float(x * x), float(x * 0.5) * float(x * 0.5) * 4
+
+    chk = recheck(fn, 2.3e-162, rtol=1e-9, atol=0.0)
+    assert chk["status"] == "inconclusive"  # not "confirmed at numpy.longdouble"
+    assert unconfirmed(chk, 5e-324, 0.0)
+    # a plain violation in float() code stands (float64 only, said so): normal floats
+    plain = recheck(lambda x: (float(2 * x), float(x)), 0.25, rtol=1e-9, atol=0.0)
+    assert plain["status"] == "inconclusive" and not unconfirmed(plain, 0.5, 0.25)
+
+
+SPEED = textwrap.dedent('''
+    import os, time
+    from boundbench.testing import bound
+
+    SLOW = float(os.environ.get("BOUND_SLEEP", "0"))
+
+
+    @bound(space={"x": (0.0, 2.0), "y": (-1.0, 1.0)})
+    def wrong(q):
+        if SLOW:
+            time.sleep(SLOW)
+        return q["x"] * q["x"] + q["y"], 3.5 + 0 * q["x"]
+''')
+
+
+def test_evaluations_make_the_same_run_at_any_speed(tmp_path, monkeypatch):
+    """The same ``--evaluations`` target, its bound 2 ms slower a call in one run: the same
+    calls and the same record, the seconds aside."""
+    (tmp_path / "speed.py").write_text(SPEED)
+    runs = []
+    for sleep in ("0", "0.002"):
+        monkeypatch.setenv("BOUND_SLEEP", sleep)
+        out = falsify(f"{tmp_path / 'speed.py'}:wrong", evaluations=300)
+        out.pop("seconds")
+        runs.append(json.dumps(out, sort_keys=True, default=str))
+    assert runs[0] == runs[1]
