@@ -63,6 +63,8 @@ def _largest(ch: dict[str, Any], known: Any) -> tuple[float, str]:
     sup = float(ch["supremum_found"]["ratio"])
     if known and known[0] > sup * (1 + TIE_RTOL):
         return float(known[0]), FAMILY.get(known[1], known[1])
+    if not ch["supremum_found"].get("direction"):  # no direction out did better: the box's
+        return sup, FAMILY["the targeted search"]
     return sup, FAMILY["the characterization beyond the search's box"]
 
 
@@ -107,7 +109,7 @@ def summary(ch: dict[str, Any], known: Any = None) -> str:
         where = describe(s["at"]) if s.get("direction") else "the search's worst instance"
         value, family = _largest(ch, known)
         along = f" (along {s['direction']})" if s.get("direction") else ""
-        if family == FAMILY["the characterization beyond the search's box"]:
+        if value <= s["ratio"] * (1 + TIE_RTOL):  # no other family measured more
             parts.append(f"bounded beyond its box along the {ch['n_directions']} directions "
                          f"followed: the largest lhs/rhs {s['ratio']:.3g}, at {where}{along}")
         else:  # another family measured more than every direction from the search's instance
