@@ -196,7 +196,8 @@ class SearchResult:
     worst_ratio: float
     instance: dict[str, Any]
     n_evals: int
-    method: str = "differential evolution (scipy), unit-cube encoding"
+    method: str = ("differential evolution (scipy), unit-cube encoding, then bounded Nelder-Mead "
+                   "from its best instance (a quarter of the evaluations more)")
     n_refused: int = 0  # instances whose sides raised (outside the assumptions, solver failure)
 
 
