@@ -164,7 +164,8 @@ def test_centres_are_separable_and_their_margin_grows_with_the_distance():
 def test_targeted_search_finds_a_planted_violation_and_reports_it():
     """A bound wrong only in a small corner of its space: the search finds it, the verdict
     becomes violated with the instance; a right bound keeps its verdict with the search's worst."""
-    from boundbench.framework.search import Search, apply_search, worst_case
+    from boundbench.framework.search import Search, worst_case
+    from boundbench.framework.search_verdict import apply_search
     from boundbench.framework.verdicts import BoundSides, bound_verdict
 
     def sides(p):  # x^2 <= 1 on [0, 1], planted wrong: 1.5 x^2 <= 1 near x = 1

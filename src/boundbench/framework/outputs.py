@@ -92,7 +92,7 @@ def say_what_was_decided(c: Any, outcome: Any) -> tuple[str | None, bool]:
                                   decided=bool(ev.get("decided_by_search")))
         marked = True
     status = outcome.verdict.status
-    if c.kind == "bound" and status == "violated":
+    if getattr(c, "kind", None) == "bound" and status == "violated":
         # the finding's one size, as every report quotes it (framework.sizes)
         from boundbench.framework.sizes import FAMILY, largest_known
 

@@ -41,7 +41,8 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
     register_paper,
     titles_of,
 )
-from boundbench.framework.search import Search, apply_search, worst_case
+from boundbench.framework.search import Search, worst_case
+from boundbench.framework.search_verdict import apply_search
 from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_limit
 from boundbench.framework.verdicts import STATUSES, Verdict
 

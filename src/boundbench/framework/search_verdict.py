@@ -1,0 +1,72 @@
+"""A search's result in a claim's verdict: its evidence beside the random family's
+(:func:`search_evidence`) and the verdict it decides (:func:`apply_search`, ``violated`` where
+the search broke a bound the random family did not). Apart from the search itself
+(:mod:`boundbench.framework.search`), which it imports."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from boundbench.framework.search import SearchResult
+
+
+def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
+    """The evidence keys of a search beside the random family: ``worst_found_by_search`` is the
+    larger of the two (the search is seeded by nothing the random family found, so a random
+    family that did better is reported as such), with the instance it came from."""
+    rw = float(random_worst) if random_worst is not None else 0.0
+    by_search = result.worst_ratio >= rw
+    worst = result.worst_ratio if by_search else rw
+    ev: dict[str, Any] = {
+        "worst_found_by_search": worst,
+        "search_alone_worst_ratio": result.worst_ratio,
+        "random_family_worst_ratio": random_worst,
+        "worst_instance": (result.instance if by_search else
+                           "the random family's worst row (see the claim's table)"),
+        "search_evals": result.n_evals, "search_method": result.method,
+        "search_instances_refused": result.n_refused,
+    }
+    if 0 < worst < 1:
+        ev["loose_by_factor"] = 1.0 / worst
+    return ev
+
+
+def apply_search(verdict: Any, result: SearchResult) -> Any:
+    """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
+    (with the instance) where the search broke a bound the random family did not."""
+    from boundbench.framework.verdicts import (
+        NUMERIC_RTOL,
+        Verdict,
+        fmt_ratio,
+        measured,
+        with_margin,
+    )
+
+    result = replace(result, worst_ratio=float(measured(result.worst_ratio)))
+    ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
+    rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
+    said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
+            f"{fmt_ratio(result.worst_ratio)}")
+    if verdict.status in ("holds", "ill-posed") and result.worst_ratio > 1 + rtol:
+        inst = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
+                         for k, v in result.instance.items())
+        # the search's worst ratio decides: its distance beyond the tolerance is the margin
+        return Verdict("violated", f"a {said} at {inst}; the random family alone: "
+                       f"{verdict.status}: {verdict.reason}",
+                       with_margin({**verdict.evidence, **ev, "decided_by_search": True},
+                                   (result.worst_ratio - 1 - rtol) / result.worst_ratio,
+                                   "relative"),
+                       verdict.figure, verdict.table)
+    if verdict.status == "holds" and "loose_by_factor" in ev:
+        said += (f"; loose by x{ev['loose_by_factor']:.3g} at the worst instance found"
+                 if ev["loose_by_factor"] > 1 / 0.9 else "; it binds (within 10%)")
+    out = {**verdict.evidence, **ev}
+    if verdict.status == "holds" and result.worst_ratio > 0:
+        # the search's worst instance is as near the threshold as any: it counts in the margin
+        m = (1 + rtol - result.worst_ratio) / max(1.0, result.worst_ratio)
+        old = out.get("margin_to_flip")
+        if not isinstance(old, int | float) or out.get("margin_units") != "relative" or m < old:
+            out = with_margin(out, m, "relative")
+    return Verdict(verdict.status, f"{verdict.reason}; {said}", out, verdict.figure,
+                   verdict.table)
