@@ -9,29 +9,13 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from boundbench.falsify import falsify
 
-PINSKER = textwrap.dedent('''
-    import numpy as np
-    from boundbench.testing import bound
-
-
-    def _kl(p, q):  # naive: cancels near p = q in float64
-        return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
-
-
-    @bound(space={"p": (1e-6, 1 - 1e-6), "q": (1e-6, 1 - 1e-6)})
-    def wrong(x):  # KL/4 for KL/2: the supremum of the ratio is sqrt 2, as p, q -> 1/2
-        return abs(x["p"] - x["q"]), np.sqrt(_kl(x["p"], x["q"]) / 4)
-
-
-    @bound(space={"p": (1e-6, 1 - 1e-6), "q": (1e-6, 1 - 1e-6)})
-    def right(x):  # Pinsker's inequality for two Bernoulli laws
-        return abs(x["p"] - x["q"]), np.sqrt(_kl(x["p"], x["q"]) / 2)
-''')
+PINSKER = (Path(__file__).parents[1] / "benchmarks" / "falsify_pinsker.py").read_text()
 
 UNDERFLOW = textwrap.dedent('''
     from hypothesis import strategies as st

@@ -125,7 +125,8 @@ def falsify(args: argparse.Namespace) -> ExitCode:
         print(f"  the bound's own arithmetic warned: {res['warning']}")
     if res.get("reproducer"):
         rp = res["reproducer"]
-        print(f"  smallest reproducer (hypothesis's shrunk failure): lhs/rhs = "
+        # which instance it is: hypothesis's shrunk failure, or the 50-digit polish's
+        print(f"  reproducer ({rp.get('is', 'the smallest reproducer')}): lhs/rhs = "
               f"{rp['ratio']:.6g}, lhs = {rp['lhs']!r}, rhs = {rp['rhs']!r}: {rp['instance']}")
     if res.get("raised"):
         print(f"  the bound also raised: {res['raised']}")

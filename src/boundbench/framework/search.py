@@ -385,12 +385,11 @@ def _polish(score: Callable[[np.ndarray], np.ndarray], best: dict[str, Any], *,
         def one(u: np.ndarray) -> float:
             return float(score(np.clip(u, 0.0, 1.0)[:, None])[0])
 
-        best_before = best["ratio"]
         try:
             minimize(one, u0, method="Nelder-Mead", bounds=[(0.0, 1.0)] * dim,
                      options={"initial_simplex": simplex, "maxfev": stop - start,
                               "xatol": 1e-15, "fatol": 0.0})
         except _Stop:
             pass
-        if best["ratio"] == np.inf or best["ratio"] <= best_before and width != POLISH_WIDTHS[0]:
+        if best["ratio"] == np.inf:  # a violation with rhs <= 0: nothing larger
             break

@@ -78,20 +78,13 @@ def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[s
     (its float64 value is then all there is)."""
     import mpmath
 
-    from boundbench.testing._mpfloat import DIGITS, values, widen
+    from boundbench.testing._mpfloat import DIGITS
 
     with mpmath.workdps(DIGITS):
-        try:
-            lhs, rhs = (values(t) for t in fn(widen(instance)))
-        except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
-            lhs = rhs = None
-        if lhs is not None and rhs is not None and len(lhs) in (1, len(rhs)) and \
-                len(rhs) in (1, len(lhs)):
-            n = max(len(lhs), len(rhs))
-            pairs = [(lhs[i if len(lhs) > 1 else 0], rhs[i if len(rhs) > 1 else 0])
-                     for i in range(n)]
+        pairs = _mp_pairs(fn, instance)
+        if pairs is not None:
             ratios = [_mp_ratio(a, b, atol) for a, b in pairs]
-            i = max(range(n), key=lambda j: ratios[j])
+            i = max(range(len(pairs)), key=lambda j: ratios[j])
             return {"rechecked": True, "ratio": float(ratios[i]), "lhs": float(pairs[i][0]),
                     "rhs": float(pairs[i][1]), "ratio_digits": mpmath.nstr(ratios[i], 15),
                     "precision": f"mpmath at {DIGITS} digits, through the bound's own code"}
@@ -104,15 +97,34 @@ def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[s
     if not widened or np.longdouble is np.float64:
         return {"rechecked": False, "why": "the bound's code leaves numpy's ufuncs (float(), "
                 "math.*): it computes in float64 whatever it is given"}
-    a, b = np.broadcast_arrays(a, b)
-    r = [_mp_ratio(mpmath.mpf(float(x)), mpmath.mpf(float(y)), atol) for x, y in
-         zip(a.ravel(), b.ravel(), strict=True)] if a.size else []
-    if not r or not all(np.isfinite(a.ravel())) or not all(np.isfinite(b.ravel())):
+    a, b = (t.ravel() for t in np.broadcast_arrays(a, b))
+    if not a.size or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return {"rechecked": False, "why": "non-finite sides in extended precision"}
+    # the search's rule, in longdouble itself (through float() the extra bits were lost)
+    beyond = a - b > np.longdouble(atol) + np.longdouble(1e-9) * np.maximum(abs(a), abs(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(b > 0, a / np.where(b > 0, b, 1), np.where(beyond, np.inf, 0))
+    r = np.where(beyond | (b <= 0), r, np.minimum(r, 1))
     i = int(np.argmax(r))
-    return {"rechecked": True, "ratio": float(r[i]), "lhs": float(a.ravel()[i]),
-            "rhs": float(b.ravel()[i]), "precision": "numpy.longdouble, through the bound's "
-            "own code"}
+    return {"rechecked": True, "ratio": float(r[i]), "lhs": float(a[i]), "rhs": float(b[i]),
+            "precision": "numpy.longdouble, through the bound's own code"}
+
+
+def _mp_pairs(fn: Any, instance: Any) -> list[tuple[Any, Any]] | None:
+    """The bound's sides on ``instance`` through its own code with every float an mpmath
+    number (at the caller's working precision), element by element, broadcast; None where the
+    code left that path (it did not return mpmath numbers)."""
+    from boundbench.testing._mpfloat import values, widen
+
+    try:
+        lhs, rhs = (values(t) for t in fn(widen(instance)))
+    except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
+        return None
+    if lhs is None or rhs is None or len(lhs) not in (1, len(rhs)) or \
+            len(rhs) not in (1, len(lhs)):
+        return None
+    n = max(len(lhs), len(rhs))
+    return [(lhs[i if len(lhs) > 1 else 0], rhs[i if len(rhs) > 1 else 0]) for i in range(n)]
 
 
 def _mp_ratio(lhs: Any, rhs: Any, atol: float) -> Any:
@@ -145,19 +157,13 @@ def _recheck_mp(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str
     """:func:`recheck` at 50 digits, or None where the code did not compute in mpmath."""
     import mpmath
 
-    from boundbench.testing._mpfloat import DIGITS, values, widen
+    from boundbench.testing._mpfloat import DIGITS
 
     with mpmath.workdps(DIGITS):
-        try:
-            got = fn(widen(instance))
-            lhs, rhs = (values(t) for t in got)
-        except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
+        pairs = _mp_pairs(fn, instance)
+        if pairs is None:
             return None
-        if lhs is None or rhs is None or len(lhs) not in (1, len(rhs)) or \
-                len(rhs) not in (1, len(lhs)):
-            return None
-        n = max(len(lhs), len(rhs))
-        pairs = [(lhs[i if len(lhs) > 1 else 0], rhs[i if len(rhs) > 1 else 0]) for i in range(n)]
+        n = len(pairs)
         excess = [a - ((b * (1 + mpmath.mpf(rtol)) if b >= 0 else b) + mpmath.mpf(atol))
                   for a, b in pairs]
         i = max(range(n), key=lambda j: excess[j])
