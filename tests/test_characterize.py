@@ -220,3 +220,22 @@ def test_bad_maps_and_quantities_are_refused_by_name():
         Search({"x": (0.0, 1.0)}, lambda p: (p["x"], 1.0), maps={"m": 3})
     with pytest.raises(ValueError, match="quantities must be a callable"):
         Search({"x": (0.0, 1.0)}, lambda p: (p["x"], 1.0), quantities={"B": 1})
+
+
+@pytest.mark.parametrize("cid, scale, side, ray_said", [
+    ("fu.lemma-a.2.5", "B", "infimum", 6.59), ("fu.cor2.5", "B", "infimum", 1.318),
+    ("fu.lemma-a.2.4", "B", "infimum", 5.637), ("ad.thm1.literal", "||W^(L)||", "supremum", 0.813)])
+def test_the_region_is_found_over_all_instances(audited, cid, scale, side, ray_said):
+    """Issue 80: each region is the scale's infimum (supremum) over every violating instance
+    of the box, past where one ray from the worst instance crossed 1 (the errata's old values),
+    its boundary instance replayed without boundbench, its control holding."""
+    r = audited(cid)
+    (g,) = r["evidence"]["regions"]
+    assert g["scale"] == scale and g["side"] == side
+    assert (g["boundary"] < ray_said) if side == "infimum" else (g["boundary"] > ray_said)
+    assert g["boundary_ratio"] > 1 and g["replay"]["exit"] == 0
+    if "control_instance" in g:
+        assert g["replay"]["control_exit"] == 1
+    assert "where it fails over all instances of the search's box" in r["reason"]
+    if cid == "fu.lemma-a.2.5":  # other instances break it at B = 4 (the issue's referee)
+        assert g["boundary"] <= 4.0

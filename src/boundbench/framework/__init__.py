@@ -8,7 +8,7 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 __all__ = [
     "bands", "calibrated", "calibration", "certification", "characterize", "context", "draws",
     "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
-    "outcome", "outputs", "papers", "plotting", "proofs", "readings", "registry", "replay",
+    "outcome", "outputs", "papers", "plotting", "proofs", "readings", "region", "registry", "replay",
     "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping",
     "symbolic", "time_limit", "trends", "ufuncs", "user_proofs", "validate", "values",
     "verdicts",

@@ -348,11 +348,14 @@ def failure_boundary(search: Search, d: Direction, params: dict[str, Any],
         side = "below" if q_hold[m] < q_fail[m] else "above"
         rest = [k for k in moved if k != m]
         there = f" ({describe(q_fail, rest)} at the crossing)" if rest else ""
-        note = (f"where it starts to fail: along {d.name} from the worst instance it holds "
-                f"for {m} {side} {q_fail[m]:.4g} and fails "
+        # one instance's ray, named as such: other instances fail past it (issue 80), and the
+        # claim's region is the region stage's (framework.region)
+        note = (f"along the ray {d.name} from the search's worst instance (one ray, not the "
+                f"claim's region) it holds for {m} {side} {q_fail[m]:.4g} and fails "
                 f"{'above' if side == 'below' else 'below'} it{there} (bisection)")
     else:
-        note = f"where it starts to fail: along {d.name}, lhs/rhs crosses 1 at {describe(q_fail)}"
+        note = (f"along the ray {d.name} from the search's worst instance (one ray, not the "
+                f"claim's region) lhs/rhs crosses 1 at {describe(q_fail)}")
     return {"direction": d.name, "found": True, "moves": moved, "k": k_star,
             "holds_at": q_hold, "fails_from": q_fail, "holding_ratio": hold_r, "note": note,
             "control_instance": _plain(d.at(dict(params), hold_k)),  # the replay's control

@@ -41,6 +41,7 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
     register_paper,
     titles_of,
 )
+from boundbench.framework.region import apply_region
 from boundbench.framework.search import Search, worst_case
 from boundbench.framework.search_verdict import apply_search
 from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_limit
@@ -403,6 +404,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
             outcome = replace(outcome, verdict=apply_characterization(
                 outcome.verdict, c.search, found, ctx))
+            outcome = replace(outcome, verdict=apply_region(outcome.verdict, c, found, ctx))
             from boundbench.framework.replay import certify
 
             outcome = replace(outcome, verdict=certify(c, outcome.verdict, found, ctx))

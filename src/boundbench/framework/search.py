@@ -68,6 +68,10 @@ class Search:
     replay : Replay, optional
         How a violating instance becomes a standalone script (:mod:`boundbench.framework.replay`):
         the program that recomputes both sides in mpmath and the instance's data.
+    scales : tuple of Scale, optional
+        Scales of the instances (:class:`boundbench.framework.region.Scale`) in which a
+        violation's region (the scale's infimum or supremum over every violating instance) is
+        found.
 
     References
     ----------
@@ -111,6 +115,9 @@ class Search:
     replay: Any = field(default=None, repr=False)
     # the sides again in ball arithmetic (framework.proofs.Proof): a "holds" proven on the box
     proof: Any = field(default=None, repr=False)
+    # scales of the instances (framework.region.Scale: B, a norm, lam) in which a violation's
+    # region is found over all instances, not along one ray
+    scales: tuple[Any, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not self.space:
@@ -128,6 +135,9 @@ class Search:
             if not isinstance(name, str) or not callable(fn):
                 raise InvalidArgument(f"maps must map names to callables (params, k) -> params (got "
                                       f"{name!r}: {fn!r})")
+        if not all(callable(getattr(x, "at", None)) and callable(getattr(x, "of", None))
+                   for x in self.scales):
+            raise InvalidArgument(f"scales must hold Scale values (got {self.scales!r})")
         if self.quantities is not None and not callable(self.quantities):
             raise InvalidArgument(f"quantities must be a callable params -> dict (got "
                                   f"{self.quantities!r})")
@@ -261,16 +271,20 @@ def initial_population(dim: int, size: int, seed: int) -> np.ndarray:
 
 
 def worst_case(search: Search, *, max_evals: int, seed: int = 0, context: Any = None,
-               start: list[dict[str, Any]] | None = None) -> SearchResult:
+               start: list[dict[str, Any]] | None = None,
+               polish: float | None = None) -> SearchResult:
     """Maximize the worst ``lhs/rhs`` of ``search`` by differential evolution for ``max_evals``
     evaluations (deterministic for a seed; it stops early once the whole population sits at one
     value, or at a violation with ``rhs <= 0``); instances where ``sides`` raises
     ``ValueError`` (outside the assumptions, e.g. non-separable data, or a solver that gives
     up) score 0, and are counted (``n_refused``). On one torch thread, as a claim's check runs
     (:func:`~boundbench.framework.registry.run`): the audit's search and ``boundbench falsify``
-    find the same worst case on any core count."""
+    find the same worst case on any core count. ``polish``: the polish's evaluations as a share
+    of ``max_evals`` (default :data:`POLISH_SHARE`; a search started from good instances, as the
+    region's levels are, spends more there)."""
     with one_torch_thread():
-        return _worst_case(search, max_evals=max_evals, seed=seed, context=context, start=start)
+        return _worst_case(search, max_evals=max_evals, seed=seed, context=context, start=start,
+                           polish=POLISH_SHARE if polish is None else float(polish))
 
 
 def encode(search: Search, params: dict[str, Any]) -> np.ndarray:
@@ -292,7 +306,8 @@ def encode(search: Search, params: dict[str, Any]) -> np.ndarray:
 
 
 def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any,
-                start: list[dict[str, Any]] | None = None) -> SearchResult:
+                start: list[dict[str, Any]] | None = None,
+                polish: float = 0.25) -> SearchResult:
     from scipy.optimize import differential_evolution
 
     if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 1:
@@ -352,7 +367,7 @@ def _worst_case(search: Search, *, max_evals: int, seed: int, context: Any,
     except _Stop:
         pass
     if np.isfinite(best["ratio"]) and best["ratio"] > 0:
-        _polish(score, best, max_evals=max_evals)
+        _polish(score, best, max_evals=max_evals, share=polish)
     params = {k: (v.item() if hasattr(v, "item") else v)
               for k, v in search.decode(best["u"]).items()}
     return SearchResult(max(best["ratio"], 0.0), params, int(best["n"]),
@@ -364,7 +379,7 @@ POLISH_WIDTHS = (0.05, 5e-3)  # its rounds' first simplex half-widths (unit coor
 
 
 def _polish(score: Callable[[np.ndarray], np.ndarray], best: dict[str, Any], *,
-            max_evals: int) -> None:
+            max_evals: int, share: float = 0.25) -> None:
     """Bounded Nelder-Mead from the population search's best instance, for
     :data:`POLISH_SHARE` of ``max_evals`` more evaluations (the population search's own are
     unchanged, so its result is a lower bound of this one): a supremum on a face or at a
@@ -373,7 +388,7 @@ def _polish(score: Callable[[np.ndarray], np.ndarray], best: dict[str, Any], *,
     is reached (issue 80)."""
     from scipy.optimize import minimize
 
-    per = max(10, int(max_evals * POLISH_SHARE) // len(POLISH_WIDTHS))
+    per = max(10, int(max_evals * share) // len(POLISH_WIDTHS))
     for width in POLISH_WIDTHS:
         start, stop = best["n"], best["n"] + per
         best["limit"] = stop

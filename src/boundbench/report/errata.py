@@ -176,6 +176,24 @@ def _size(ev: dict[str, Any]) -> str:
     return f"worst lhs/rhs found {fmt_ratio(worst)}" if isinstance(worst, float) else ""
 
 
+def _regions(regions: Any) -> list[str]:
+    """Where the bound fails over all the search box's instances, in each declared scale
+    (:mod:`boundbench.framework.region`), with the boundary instance's replay; the ray from the
+    worst instance stays in the Size, named as one ray's."""
+    lines: list[str] = []
+    for g in regions if isinstance(regions, list) else []:
+        if not isinstance(g, dict) or not isinstance(g.get("note"), str):
+            continue
+        rep = g.get("replay") if isinstance(g.get("replay"), dict) else {}
+        tail = (f" Replay of the boundary instance: [`{rep['path']}`]({rep['path']}) "
+                f"{rep.get('result')} (exit {rep.get('exit')}; its control, the holding "
+                f"value's worst instance, exits {rep.get('control_exit')})."
+                if rep.get("written") else "")
+        lines += [f"**Where it fails, over all instances of its box ({g.get('scale')}).** "
+                  f"{g['note']}.{tail}", ""]
+    return lines
+
+
 def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
     err = r.get("erratum") or {}
     what = f" ({_FAILS[err['fails']]})" if err.get("fails") in _FAILS else ""
@@ -199,6 +217,7 @@ def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
                   f"mpmath only; `python {rep['path']}`): at {rep.get('digits', 50)} digits the "
                   f"violation {rep.get('result')} (exit {rep.get('exit')}); its control, the "
                   f"instance nudged back inside the bound, exits {rep.get('control_exit')}.", ""]
+    lines += _regions((r.get("evidence") or {}).get("regions"))
     by_reading = (r.get("evidence") or {}).get("by_reading")
     if isinstance(by_reading, dict) and by_reading:
         lines += ["| reading | verdict | what it measured |", "|---|---|---|"]

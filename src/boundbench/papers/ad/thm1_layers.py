@@ -12,6 +12,7 @@ from torch.func import hessian, jacrev
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.proofs import NotProvable
+from boundbench.framework.region import Scale
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
@@ -125,10 +126,25 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
         c = np.array([[p[f"c{i}{j}"] for j in range(2)] for i in range(2)]) * p["last_scale"]
         return {"||W^(L)||": float(np.linalg.norm(c, 2)), "activation": ("relu", "gelu")[p["act"]]}
 
+    def last_norm(p: dict) -> float:
+        c = np.array([[p[f"c{i}{j}"] for j in range(2)] for i in range(2)])
+        return float(np.linalg.norm(c, 2))
+
+    def at_norm(p: dict, b: float) -> dict:
+        if not last_norm(p) > 0:
+            raise ValueError("W^(L) = 0: no scale sets its norm")
+        return {**p, "last_scale": b / last_norm(p)}
+
+    # the violations grow as W^(L) shrinks (its own Hessian block is missing from the right
+    # side, which scales like ||W^(L)||^2): the region is a supremum of ||W^(L)||
+    scale = Scale("||W^(L)||", of=lambda p: last_norm(p) * p["last_scale"], at=at_norm,
+                  range=(1e-3, 1e3), fixes=("last_scale",), grows="down",
+                  note="the last layer's spectral norm, set by its scale")
     return Search(space, sides, budget=(300, 5000),
                   note="bias-free MLPs 2-2-2-2, weights and input in [-2, 2], last layer scaled "
                   "by 1e-2..10, ReLU or GELU, squared loss at a zero-loss point",
                   quantities=quantities, replay=Replay("mlp_hessian", replay),
+                  scales=(scale,) if lhs == "hess_full" else (),
                   proof=NotProvable("the Hessian of a network's loss over every weight and "
                                     "input: no enclosure in few boxes this prover has"))
 

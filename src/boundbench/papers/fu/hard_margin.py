@@ -11,6 +11,7 @@ import pandas as pd
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.proofs import NotProvable
+from boundbench.framework.region import Scale
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay
 from boundbench.framework.reports import ratio_histogram_outcome
@@ -40,6 +41,24 @@ def plane_quantities(p: dict) -> dict:
     X, _ = _hard_data(p)
     q = {"B": float(np.linalg.norm(X, axis=-1).max()), "scale": float(p.get("scale", 1.0))}
     return {**q, **({"lam": float(p["lam"])} if "lam" in p else {})}
+
+
+def feature_bound_scale(low: float = 1e-2, high: float = 1e3,
+                        budget: tuple[int, int] = (120, 1000)) -> Scale:
+    """``B``, the largest feature norm of a planar search instance, as the scale of its
+    violation region: the instance moved to ``B = b`` by its data's scale alone (the points'
+    shape and every other parameter kept)."""
+    def of(p: dict) -> float:
+        return float(np.linalg.norm(_hard_data(p)[0], axis=-1).max())
+
+    def at(p: dict, b: float) -> dict:
+        shape = float(np.linalg.norm(_hard_data({**p, "scale": 1.0})[0], axis=-1).max())
+        if not shape > 0:
+            raise ValueError("every point at the origin: no scale sets B")
+        return {**p, "scale": b / shape}
+
+    return Scale("B", of=of, at=at, range=(low, high), fixes=("scale",), grows="up",
+                 budget=budget, note="B = max_i ||x_i||, set by the data's scale")
 
 
 def separating_translations() -> dict:
@@ -90,6 +109,7 @@ def _a24_search(part: str) -> Search:
                   note="6 points in the plane (3 per class), coordinates in [-1, 1] times a "
                   "scale in [0.1, 10]", maps=separating_translations(),
                   quantities=plane_quantities, replay=Replay("svm_loo", replay),
+                  scales=(feature_bound_scale(),) if part == "w" else (),
                   proof=NotProvable("a side defined by hard-margin SVMs (a quadratic "
                                     "program per leave-one-out set)"))
 

@@ -17,6 +17,7 @@ from boundbench.framework.replay import Replay
 from boundbench.framework.search import Search
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.papers.fu.hard_margin import (
+    feature_bound_scale,
     lemma_a24_table,
     plane_quantities,
     separating_translations,
@@ -190,6 +191,10 @@ def _soft_search(which: str, penalized: bool = False, *, quick_evals: int = 400)
                   symmetry=None if penalized else symmetry,
                   symmetry_note="X -> kX, lam -> k^2 lam",
                   maps=separating_translations(), quantities=plane_quantities,
+                  # the region in B for the two bounds issue 80 names (a level search costs
+                  # about 1 s here; the proof step's and Thm 2.4's are left to a later round)
+                  scales=(feature_bound_scale(),)
+                  if which in ("lemma", "cor") and not penalized else (),
                   # the replay certifies the free-intercept optima (the penalized claims hold)
                   replay=None if penalized else Replay("svm_loo", replay),
                   proof=NotProvable("a side defined by soft-margin SVMs (a quadratic "
