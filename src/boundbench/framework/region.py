@@ -300,7 +300,7 @@ def _report(st: _Stage, scale: Scale, ray: dict[str, Any], hold: dict[str, Any] 
                instance=boundary, at=q(boundary), n_evaluations=st.n)
     word = "from" if scale.grows == "up" else "up to"
     away = "below" if scale.grows == "up" else "above"
-    head = (f"violated {word} {name} = {b_fail:.4g} (lhs/rhs {out['boundary_ratio']:.4g} at "
+    head = (f"violated {word} {name} = {b_fail:.4g} (lhs/rhs {out['boundary_ratio']:.6g} at "
             f"{_describe(out['at'])})")
     if closed and hold is not None:
         rng = st.levels[-1]
@@ -308,8 +308,8 @@ def _report(st: _Stage, scale: Scale, ray: dict[str, Any], hold: dict[str, Any] 
                    control_instance=hold["instance"])
         out["note"] = (f"{head}; no violation found {away} {name} = {hold['value']:.4g}: at "
                        f"that value the worst over every other parameter is "
-                       f"{hold['ratio']:.4g}, and over {name} in {_interval(st, hold)} at once "
-                       f"{rng['worst_ratio']:.4g} ({st.n} evaluations, {len(st.levels)} "
+                       f"{hold['ratio']:.6g}, and over {name} in {_interval(st, hold)} at once "
+                       f"{rng['worst_ratio']:.6g} ({st.n} evaluations, {len(st.levels)} "
                        "searches)")
     else:
         out["note"] = (f"{head}; the bracket did not close to {BRACKET:.0%} in "
