@@ -184,7 +184,7 @@ def _regions(regions: Any) -> list[str]:
     for g in regions if isinstance(regions, list) else []:
         if not isinstance(g, dict) or not isinstance(g.get("note"), str):
             continue
-        rep = g.get("replay") if isinstance(g.get("replay"), dict) else {}
+        rep: dict[str, Any] = g["replay"] if isinstance(g.get("replay"), dict) else {}
         tail = (f" Replay of the boundary instance: [`{rep['path']}`]({rep['path']}) "
                 f"{rep.get('result')} (exit {rep.get('exit')}; its control, the holding "
                 f"value's worst instance, exits {rep.get('control_exit')})."
