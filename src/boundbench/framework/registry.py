@@ -43,7 +43,7 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
 )
 from boundbench.framework.region import apply_region
 from boundbench.framework.search import Search, worst_case
-from boundbench.framework.search_verdict import apply_search
+from boundbench.framework.search_verdict import apply_readings, apply_search
 from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_limit
 from boundbench.framework.verdicts import STATUSES, Verdict
 
@@ -402,6 +402,9 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
             outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
+            outcome = replace(outcome, verdict=apply_readings(
+                outcome.verdict, c.search, found, max_evals=int(ctx.pick(*c.search.budget)),
+                seed=salt(f"{ctx.seed}/{c.id}/readings") % 2**32, context=ctx))
             outcome = replace(outcome, verdict=apply_characterization(
                 outcome.verdict, c.search, found, ctx))
             outcome = replace(outcome, verdict=apply_region(outcome.verdict, c, found, ctx))

@@ -68,6 +68,11 @@ class Search:
     replay : Replay, optional
         How a violating instance becomes a standalone script (:mod:`boundbench.framework.replay`):
         the program that recomputes both sides in mpmath and the instance's data.
+    readings : mapping of str to callable, optional
+        The statement's other plausible readings, name -> sides; searched beside this one for
+        a bound that holds (:func:`boundbench.framework.search_verdict.apply_readings`).
+    reading : str
+        This search's own reading, by name (required with ``readings``).
     scales : tuple of Scale, optional
         Scales of the instances (:class:`boundbench.framework.region.Scale`) in which a
         violation's region (the scale's infimum or supremum over every violating instance) is
@@ -118,6 +123,12 @@ class Search:
     # scales of the instances (framework.region.Scale: B, a norm, lam) in which a violation's
     # region is found over all instances, not along one ray
     scales: tuple[Any, ...] = field(default=(), repr=False)
+    # the statement's other plausible readings: name -> sides (as ``sides``), searched beside
+    # the primary one (named ``reading``) for a bound that holds: its size is the largest over
+    # them all, and a reading that breaks it makes the verdict depend on the reading
+    readings: Mapping[str, Callable[..., tuple[Any, Any]]] = field(default_factory=dict,
+                                                                  repr=False)
+    reading: str = ""
 
     def __post_init__(self) -> None:
         if not self.space:
@@ -138,6 +149,12 @@ class Search:
         if not all(callable(getattr(x, "at", None)) and callable(getattr(x, "of", None))
                    for x in self.scales):
             raise InvalidArgument(f"scales must hold Scale values (got {self.scales!r})")
+        for name, fn in dict(self.readings or {}).items():
+            if not isinstance(name, str) or not name or not callable(fn):
+                raise InvalidArgument(f"readings must map names to sides callables (got "
+                                      f"{name!r}: {fn!r})")
+        if self.readings and not self.reading:
+            raise InvalidArgument("a search with other readings must name its own (reading=)")
         if self.quantities is not None and not callable(self.quantities):
             raise InvalidArgument(f"quantities must be a callable params -> dict (got "
                                   f"{self.quantities!r})")

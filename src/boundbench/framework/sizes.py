@@ -39,6 +39,9 @@ def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str
         add(hand.get("lhs_over_rhs"), "the hand instance")
     search = ev.get("search_alone_worst_ratio")
     add(search, "the targeted search")
+    for row in ev.get("search_by_reading") or []:  # the statement's other readings
+        if isinstance(row, dict) and not row.get("own"):
+            add(row.get("worst_ratio"), f"the targeted search under {row.get('reading')}")
     rand = ev.get("random_family_worst_ratio", ev.get("worst_lhs_over_rhs"))
     add(rand, "the random family")
     ch = ev.get("characterization")
