@@ -239,3 +239,21 @@ def test_the_region_is_found_over_all_instances(audited, cid, scale, side, ray_s
     assert "where it fails over all instances of the search's box" in r["reason"]
     if cid == "fu.lemma-a.2.5":  # other instances break it at B = 4 (the issue's referee)
         assert g["boundary"] <= 4.0
+
+
+def test_the_gelu_block_as_written_in_depth(audited):
+    """Issue 80: on its box at least 1.2; in depth the worst ratio of width-1 chains is
+    GELU'_max^(2(K-1)) (1.6242 at K = 3), a geometric growth at rate GELU'_max^2, the family's
+    instance at K = 3 replayed without boundbench."""
+    from boundbench.theory import activation_decay as ad
+
+    r = audited("ad.thm1.block.as-written")
+    ev = r["evidence"]
+    assert ev["search_alone_worst_ratio"] >= 1.2
+    st = ev["structure"]
+    assert st["growth"]["law"] == "geometric"
+    assert st["growth"]["rate"] == pytest.approx(ad.GELU_LIPSCHITZ**2, rel=1e-3)
+    assert st["own"] == 3 and st["own_worst"] == pytest.approx(ad.GELU_LIPSCHITZ**4, rel=1e-5)
+    assert st["own_upper"] == pytest.approx(ad.GELU_LIPSCHITZ**4)
+    assert st["replay"]["exit"] == 0
+    assert "unbounded in K" in r["reason"]

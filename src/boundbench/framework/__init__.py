@@ -9,7 +9,7 @@ __all__ = [
     "bands", "calibrated", "calibration", "certification", "characterize", "context", "draws",
     "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
     "outcome", "outputs", "papers", "plotting", "proofs", "readings", "region", "registry", "replay",
-    "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping",
+    "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping", "structure",
     "symbolic", "time_limit", "trends", "ufuncs", "user_proofs", "validate", "values",
     "verdicts",
 ]

@@ -44,6 +44,7 @@ from boundbench.framework.papers import (  # noqa: F401 (the registry's names, a
 from boundbench.framework.region import apply_region
 from boundbench.framework.search import Search, worst_case
 from boundbench.framework.search_verdict import apply_readings, apply_search
+from boundbench.framework.structure import apply_structure
 from boundbench.framework.time_limit import DEFAULTS, TimeLimitExceeded, time_limit
 from boundbench.framework.verdicts import STATUSES, Verdict
 
@@ -408,6 +409,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
             outcome = replace(outcome, verdict=apply_characterization(
                 outcome.verdict, c.search, found, ctx))
             outcome = replace(outcome, verdict=apply_region(outcome.verdict, c, found, ctx))
+            outcome = replace(outcome, verdict=apply_structure(outcome.verdict, c, ctx))
             from boundbench.framework.replay import certify
 
             outcome = replace(outcome, verdict=certify(c, outcome.verdict, found, ctx))

@@ -129,6 +129,8 @@ class Search:
     readings: Mapping[str, Callable[..., tuple[Any, Any]]] = field(default_factory=dict,
                                                                   repr=False)
     reading: str = ""
+    # a structural parameter of the statement (depth, width): framework.structure.Structure
+    structure: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.space:

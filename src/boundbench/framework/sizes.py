@@ -44,6 +44,10 @@ def largest_known(ev: dict[str, Any]) -> tuple[float, str, list[tuple[float, str
             add(row.get("worst_ratio"), f"the targeted search under {row.get('reading')}")
     rand = ev.get("random_family_worst_ratio", ev.get("worst_lhs_over_rhs"))
     add(rand, "the random family")
+    st = ev.get("structure")  # a structural parameter's worst at the claim's own value
+    if isinstance(st, dict):
+        add(st.get("own_worst"), f"the characterization in {st.get('name')} at "
+            f"{st.get('name')} = {st.get('own')}")
     ch = ev.get("characterization")
     if isinstance(ch, dict) and ch.get("probed"):
         add(math.inf if ch.get("unbounded") else (ch.get("supremum_found") or {}).get("ratio"),

@@ -58,6 +58,10 @@ def verdict_size(r: Entry) -> str:
           and ev["characterization"].get("probed")):
         # found by the tool beyond the search's box (framework.characterize), not a box corner
         parts.append(characterization_size(ev["characterization"], largest_known(ev)))
+        st = ev.get("structure")
+        if isinstance(st, dict) and (st.get("growth") or {}).get("law") == "geometric":
+            parts.append(f"unbounded in {st['name']}, growing like "
+                         f"{st['growth']['rate']:.4g}^({st['name']} - {st['rows'][0]['value']})")
         if (isinstance(ev.get("max_lhs_minus_rhs"), int | float) and ev["max_lhs_minus_rhs"] > 0):
             parts.append(f"the random family's lhs - rhs up to {_num(ev['max_lhs_minus_rhs'])}")
     elif isinstance(worst, int | float):

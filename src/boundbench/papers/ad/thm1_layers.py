@@ -16,6 +16,7 @@ from boundbench.framework.region import Scale
 from boundbench.framework.registry import Erratum, Outcome, claim
 from boundbench.framework.replay import Replay, exact
 from boundbench.framework.search import Search
+from boundbench.framework.structure import Structure
 from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad
 
@@ -211,12 +212,12 @@ def _thm1_block(ctx: CheckContext) -> Outcome:
 _CHAIN_DEPTH = 3  # layers before the last in the as-written search's width-1 GELU chains
 
 
-def _gelu_chain_search() -> Search:
+def _gelu_chain_search(depth: int = _CHAIN_DEPTH) -> Search:
     """Theorem 1's W^(1..L-1) block as written (no activation factor) over width-1 GELU chains
     1 -> 1 -> 1 -> 1 -> 1: where every pre-activation can sit near sqrt 2, GELU's slope 1.1289
     enters the left side once per layer and the contractant right side never."""
     def chain(p: dict) -> list[torch.Tensor]:
-        Ws = [torch.tensor([[p[f"w{i}"]]], dtype=torch.float64) for i in range(_CHAIN_DEPTH)]
+        Ws = [torch.tensor([[p[f"w{i}"]]], dtype=torch.float64) for i in range(depth)]
         return [*Ws, torch.tensor([[p["w_last"]]], dtype=torch.float64)]
 
     def sides(p: dict):
@@ -228,11 +229,43 @@ def _gelu_chain_search() -> Search:
         return _mlp_replay(chain(p), torch.tensor([p["x"]], dtype=torch.float64), "gelu",
                            "hess_block", "rhs_contractant")
 
-    return Search({**{f"w{i}": (-3.0, 3.0) for i in range(_CHAIN_DEPTH)},
+    return Search({**{f"w{i}": (-3.0, 3.0) for i in range(depth)},
                    "w_last": (1e-2, 10.0, "log"), "x": (-3.0, 3.0)}, sides, budget=(600, 5000),
-                  note=f"width-1 GELU chains with {_CHAIN_DEPTH} layers before the last, "
+                  note=f"width-1 GELU chains with {depth} layers before the last, "
                   "weights and input in [-3, 3], the last weight in [1e-2, 10]",
-                  replay=Replay("mlp_hessian", replay))
+                  replay=Replay("mlp_hessian", replay),
+                  structure=_depth() if depth == _CHAIN_DEPTH else None)
+
+
+def _chain_family(depth: int, k: float) -> dict:
+    """Width-1 GELU chains whose every pre-activation after the first sits at GELU's steepest
+    point sqrt 2 while the first shrinks like 1/k (w0 = 1/k, x = 1, w1 = sqrt 2 / GELU(1/k)).
+    For a width-1 chain the ratio of the block as written is sum_j c_j^2 s_j^2 / (sum_j c_j)^2,
+    with c_j >= 0 the j-th term of the right side's sum and s_j = prod_{l > j} GELU'(z_l): at
+    most max_j s_j^2 <= GELU'_max^(2(K-1)) (the hand derivation the report names), and this
+    family puts the weight on j = 1 with s_1 -> GELU'_max^(K-1): the ratio tends to
+    GELU'_max^(2(K-1)), 1.6242 at K = 3 (issue 80)."""
+    from scipy.special import erf
+
+    def gelu(z: float) -> float:
+        return float(z * 0.5 * (1.0 + erf(z / np.sqrt(2.0))))
+
+    a = np.sqrt(2.0)  # argmax of GELU'
+    w = [1.0 / k] + ([a / gelu(1.0 / k)] if depth > 1 else []) + [a / gelu(a)] * (depth - 2)
+    return {**{f"w{i}": float(x) for i, x in enumerate(w)}, "w_last": 1.0, "x": 1.0}
+
+
+def _depth() -> Structure:
+    return Structure("K", values=tuple(range(1, 9)), own=_CHAIN_DEPTH,
+                     what="layers before the last, width-1 chains",
+                     search=_gelu_chain_search, family=_chain_family,
+                     family_note="w0 = 1/k -> 0, every later pre-activation at sqrt 2 "
+                     "(k up to 2^20)",
+                     upper=lambda K: float(ad.GELU_LIPSCHITZ ** (2 * (K - 1))),
+                     upper_note="for width-1 chains the ratio is sum_j c_j^2 s_j^2 / "
+                     "(sum_j c_j)^2 <= max_j s_j^2 <= max GELU'^(2(K-1)); see "
+                     "thm1_layers._chain_family",
+                     budget=(150, 1500))
 
 
 @claim("ad.thm1.block.as-written", functions=(ad.thm1_sides,),
