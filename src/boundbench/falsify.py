@@ -129,15 +129,20 @@ def _falsify_file(target: str, *, budget: float, seed: int,
                               evaluations=evaluations)
     except BoundRaised as exc:  # a value that is not a finite (lhs, rhs): exit 3, the instance
         raise BoundRaised(f"{target}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's bound raised, not the package
-        if _where(exc, path) == "not in the file":
+    except Exception as outer:  # noqa: BLE001 - the user's bound raised, not the package
+        # hypothesis wraps what the bound raised (a FlakyFailure, an ExceptionGroup when a
+        # replay did not raise again): the bound's own exception is inside (issue 81)
+        inner = _innermost(outer)
+        if isinstance(inner, BoundRaised):
+            raise BoundRaised(f"{target}: {inner}") from None
+        if _where(inner, path) == "not in the file":
             raise
         from boundbench.testing.bound import RESULTS
 
         rec = RESULTS.get(test.bound_name)
         on = (f" on {rec.raised.rpartition(' on ')[2]}" if rec is not None and " on " in
               rec.raised else "")
-        raise BoundRaised(f"{target} raised {type(exc).__name__}: {exc} ({_where(exc, path)})"
+        raise BoundRaised(f"{target} raised {type(inner).__name__}: {inner} ({_where(inner, path)})"
                           f"{on}") from None
 
 
@@ -164,6 +169,19 @@ def load_bound(target: str) -> tuple[Any, Path]:
     if test is None or not hasattr(test, "run"):
         raise InvalidArgument(f"{target!r} is not a function decorated with boundbench.testing.bound")
     return test, path
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first exception inside nested exception groups (``exc`` itself if none), through
+    hypothesis's own wrappers (a ``SystemExit`` comes wrapped, as its cause)."""
+    for _ in range(64):
+        if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        elif type(exc).__module__.startswith("hypothesis") and exc.__cause__ is not None:
+            exc = exc.__cause__
+        else:
+            break
+    return exc
 
 
 def _where(exc: BaseException, path: Path) -> str:
