@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from boundbench.errors import InvalidArgument
+from boundbench.framework.characterize import _plain
 from boundbench.framework.search import Search, instance_sides, worst_case, worst_ratio
+from boundbench.framework.sizes import describe
 
 __all__ = ["MARGIN", "Scale", "apply_region", "region"]
 
@@ -102,17 +104,12 @@ class Scale:
                                   f"evaluations >= 10 (got {self.budget!r})")
 
 
-def _plain(p: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.item() if hasattr(v, "item") else v) for k, v in p.items()}
-
-
 class _Stage:
     """One region search: the scored instances, the evaluations spent, the levels seen."""
 
-    def __init__(self, search: Search, scale: Scale, context: Any, *, evals: int, seed: int,
+    def __init__(self, search: Search, scale: Scale, context: Any, *, evals: int,
                  rtol: float) -> None:
-        self.search, self.scale, self.evals, self.seed, self.rtol = (search, scale, evals,
-                                                                     seed, rtol)
+        self.search, self.scale, self.evals, self.rtol = search, scale, evals, rtol
         self.sides = instance_sides(search, context)
         self.n = 0
         self.levels: list[dict[str, Any]] = []
@@ -226,7 +223,7 @@ def region(search: Search, scale: Scale, *, start: dict[str, Any], evals: int, s
     searched), the ``boundary`` value and its instance (``lhs/rhs >= 1 +`` :data:`MARGIN`), the
     holding level ``holds_to`` with its search's worst instance (the replay's control), every
     search made, the evaluations spent, and the sentence the report prints."""
-    st = _Stage(search, scale, context, evals=evals, seed=seed, rtol=rtol)
+    st = _Stage(search, scale, context, evals=evals, rtol=rtol)
     ss = np.random.SeedSequence([int(seed) % 2**32, 80])
     seeds = iter(int(x) for x in ss.generate_state(ROUNDS + 4))
     known = [_plain(start)]
@@ -301,7 +298,7 @@ def _report(st: _Stage, scale: Scale, ray: dict[str, Any], hold: dict[str, Any] 
     word = "from" if scale.grows == "up" else "up to"
     away = "below" if scale.grows == "up" else "above"
     head = (f"violated {word} {name} = {b_fail:.4g} (lhs/rhs {out['boundary_ratio']:.6g} at "
-            f"{_describe(out['at'])})")
+            f"{describe(out['at'])})")
     if closed and hold is not None:
         rng = st.levels[-1]
         out.update(holds_to=hold["value"], holding_ratio=hold["ratio"],
@@ -331,12 +328,6 @@ def _end(scale: Scale) -> str:
 def _interval(st: _Stage, hold: dict[str, Any]) -> str:
     lo, hi = sorted((hold["value"], st.end))
     return f"[{lo:.4g}, {hi:.4g}]"
-
-
-def _describe(q: dict[str, Any]) -> str:
-    from boundbench.framework.sizes import describe
-
-    return describe(q)
 
 
 def apply_region(verdict: Any, claim: Any, found: Any, context: Any = None) -> Any:

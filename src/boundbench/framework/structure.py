@@ -86,11 +86,10 @@ class Structure:
 
 
 def _family(st: Structure, value: int, score: Callable[[dict[str, Any]], float]
-            ) -> tuple[float | None, dict[str, Any] | None, list[float]]:
-    """The family's ratios at ``k = 2^1 .. 2^20`` at ``value``: the largest, its instance."""
+            ) -> tuple[float | None, dict[str, Any] | None]:
+    """The family's largest ratio over ``k = 2^1 .. 2^20`` at ``value``, and its instance."""
     if st.family is None:
-        return None, None, []
-    rs: list[float] = []
+        return None, None
     best: tuple[float, dict[str, Any] | None] = (-np.inf, None)
     for j in range(1, FAMILY_STEPS + 1):
         p = st.family(value, 2.0**j)
@@ -98,11 +97,9 @@ def _family(st: Structure, value: int, score: Callable[[dict[str, Any]], float]
             r = float(score(p))
         except (ValueError, ArithmeticError):
             continue
-        if np.isfinite(r):
-            rs.append(r)
-            if r > best[0]:
-                best = (r, p)
-    return (best[0] if best[1] is not None else None), best[1], rs
+        if np.isfinite(r) and r > best[0]:
+            best = (r, p)
+    return (best[0] if best[1] is not None else None), best[1]
 
 
 def characterize_structure(st: Structure, *, evals: int, seed: int) -> dict[str, Any]:
@@ -112,14 +109,14 @@ def characterize_structure(st: Structure, *, evals: int, seed: int) -> dict[str,
     for v in st.values:
         s = st.search(v)
         found = worst_case(s, max_evals=evals, seed=(seed + 104729 * v) % 2**32)
-        fam, inst, _ = _family(st, v, scorer(s))
-        worst = max(found.worst_ratio, fam if fam is not None else -np.inf)
+        fam, inst = _family(st, v, scorer(s))
+        by_family = fam is not None and fam > found.worst_ratio
         rows.append({"value": v, "search_worst": float(found.worst_ratio),
                      "search_evaluations": int(found.n_evals), "family_worst": fam,
-                     "worst": float(worst), "by": "family" if fam is not None and
-                     fam > found.worst_ratio else "search",
-                     "instance": inst if fam is not None and fam > found.worst_ratio
-                     else found.instance})
+                     "worst": float(fam) if by_family and fam is not None
+                     else float(found.worst_ratio),
+                     "by": "family" if by_family else "search",
+                     "instance": inst if by_family else found.instance})
     growth = _growth([r["value"] for r in rows], [r["worst"] for r in rows])
     own = next(r for r in rows if r["value"] == st.own)
     out: dict[str, Any] = {"name": st.name, "what": st.what, "rows": rows, "growth": growth,
@@ -194,10 +191,15 @@ def apply_structure(verdict: Any, claim: Any, context: Any = None) -> Any:
         from boundbench.framework.escape import safe_name
         from boundbench.framework.replay import witness_replay
 
-        g["replay"] = witness_replay(
-            name=safe_name(f"{claim.id}.structure-{st.name}", what="a replay"), claim=claim,
-            equation=claim.equation or claim.statement, program=rep.program,
-            instance=rep.build(g["own_instance"]), control=None, rtol=rtol,
-            atol=float(claim.search.atol), out_dir=getattr(context, "out_dir", None))
+        try:
+            inst = rep.build(g["own_instance"])
+        except ValueError as exc:  # outside the assumptions: no replay, said why
+            g["replay"] = {"written": False, "why": f"building it raised {exc}"}
+        else:
+            g["replay"] = witness_replay(
+                name=safe_name(f"{claim.id}.structure-{st.name}", what="a replay"),
+                claim=claim, equation=claim.equation or claim.statement, program=rep.program,
+                instance=inst, control=None, rtol=rtol, atol=float(claim.search.atol),
+                out_dir=getattr(context, "out_dir", None))
     return Verdict(verdict.status, f"{verdict.reason}; {g['note']}",
                    {**verdict.evidence, "structure": g}, verdict.figure, verdict.table)
