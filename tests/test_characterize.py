@@ -236,7 +236,8 @@ def test_the_region_is_found_over_all_instances(audited, cid, scale, side, ray_s
     assert g["boundary_ratio"] > 1 and g["replay"]["exit"] == 0
     if "control_instance" in g:
         assert g["replay"]["control_exit"] == 1
-    assert "where it fails over all instances of the search's box" in r["reason"]
+    assert (f"where it fails in {scale}, over every other parameter of the search's box, with "
+            f"{scale} at each value of [") in r["reason"]
     if cid == "fu.lemma-a.2.5":  # other instances break it at B = 4 (the referee)
         assert g["boundary"] <= 4.0
 

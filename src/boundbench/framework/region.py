@@ -37,7 +37,7 @@ from boundbench.framework.characterize import _plain
 from boundbench.framework.search import Search, instance_sides, worst_case, worst_ratio
 from boundbench.framework.sizes import describe
 
-__all__ = ["MARGIN", "Scale", "apply_region", "region"]
+__all__ = ["MARGIN", "Scale", "apply_region", "over", "region"]
 
 MARGIN = 1e-3  # the boundary instance's ratio is at least 1 + MARGIN: a replay can decide it
 ROUNDS = 14  # level searches before the stage says its bracket did not close
@@ -278,8 +278,8 @@ def _report(st: _Stage, scale: Scale, ray: dict[str, Any], hold: dict[str, Any] 
     name = scale.name
     side = "infimum" if scale.grows == "up" else "supremum"
     out: dict[str, Any] = {"scale": name, "side": side, "range": [float(x) for x in scale.range],
-                           "searches": st.levels, "evaluations_per_level": st.evals,
-                           "method": _METHOD}
+                           "over": over(scale), "searches": st.levels,
+                           "evaluations_per_level": st.evals, "method": _METHOD}
     if not ray.get("holds"):
         b = float(ray.get("down_to", ray["fail"]))
         there = _plain(scale.at(inst, b))
@@ -319,6 +319,15 @@ _METHOD = ("at each fixed value of the scale, differential evolution and a bound
            "polish over every other parameter, started from the violations found; pushed to "
            "the crossing of the worst one's ray until a value holds; then one search with the "
            "scale free over the rest of its range")
+
+
+def over(scale: Scale) -> str:
+    """What the region ranges over, in words: the box's other parameters, the scale at every
+    value of its own range (which may reach past the box's axis for it: the level searches set
+    the scale through ``fixes``, not within the box)."""
+    by = f" (set through {', '.join(scale.fixes)})" if scale.fixes else ""
+    return (f"every other parameter of the search's box, with {scale.name} at each value of "
+            f"[{scale.range[0]:g}, {scale.range[1]:g}]{by}")
 
 
 def _end(scale: Scale) -> str:
@@ -361,8 +370,8 @@ def apply_region(verdict: Any, claim: Any, found: Any, context: Any = None) -> A
                        seed=salt(f"{seed}/{claim.id}/region/{sc.name}") % 2**32,
                        quantities=lambda p: in_terms(search, p))
             regions.append({**g, **_replayed(claim, g, rtol, context)})
-    said = "; ".join(f"where it fails over all instances of the search's box, in {g['scale']}"
-                     f": {g['note']}" for g in regions)
+    said = "; ".join(f"where it fails in {g['scale']}, over {g['over']}: {g['note']}"
+                     for g in regions)
     return Verdict(verdict.status, f"{verdict.reason}; {said}",
                    {**verdict.evidence, "regions": regions}, verdict.figure, verdict.table)
 

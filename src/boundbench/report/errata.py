@@ -177,7 +177,7 @@ def _size(ev: dict[str, Any]) -> str:
 
 
 def _regions(regions: Any) -> list[str]:
-    """Where the bound fails over all the search box's instances, in each declared scale
+    """Where the bound fails, in each declared scale over the box's other parameters
     (:mod:`boundbench.framework.region`), with the boundary instance's replay; the ray from the
     worst instance stays in the Size, named as one ray's."""
     lines: list[str] = []
@@ -189,8 +189,8 @@ def _regions(regions: Any) -> list[str]:
                 f"{rep.get('result')} (exit {rep.get('exit')}; its control, the holding "
                 f"value's worst instance, exits {rep.get('control_exit')})."
                 if rep.get("written") else "")
-        lines += [f"**Where it fails, over all instances of its box ({g.get('scale')}).** "
-                  f"{g['note']}.{tail}", ""]
+        over = f", over {g['over']}" if isinstance(g.get("over"), str) else ""
+        lines += [f"**Where it fails in {g.get('scale')}{over}.** {g['note']}.{tail}", ""]
     return lines
 
 
