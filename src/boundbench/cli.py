@@ -11,6 +11,7 @@ from boundbench import commands
 from boundbench.errors import BoundbenchError, ExitCode
 from boundbench.framework import context
 from boundbench.framework.validate import MAX_SEED
+from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 
 _EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
 _FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
@@ -263,6 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an exact budget of evaluations of the bound in place of --budget "
                     "(the same run on any machine)")
     fz.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0)
+    fz.add_argument("--eval-timeout", type=_positive_seconds, default=DEFAULT_EVAL_TIMEOUT,
+                    help="seconds one evaluation of a FILE.py:FUNCTION bound may run before it "
+                    "is stopped and reported as that instance's error (default %(default)g; the "
+                    "bound runs in a child process, so a hang or os._exit in it is reported)")
     fz.add_argument("--json", action="store_true",
                     help='print {"worst_ratio", "instance", "reproduce"}')
     fz.add_argument("--out", type=_out_dir, default=".",

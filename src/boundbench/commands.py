@@ -96,7 +96,7 @@ def falsify(args: argparse.Namespace) -> ExitCode:
 
     try:
         res = falsify(args.target, budget=args.budget, seed=args.seed,
-                      evaluations=args.evaluations)
+                      evaluations=args.evaluations, eval_timeout=args.eval_timeout)
     except BoundRaised as exc:  # the user's bound raised and nothing was found: exit 3
         print(f"boundbench: {exc}", file=sys.stderr)
         return ExitCode.CHECK_RAISED
@@ -121,6 +121,11 @@ def falsify(args: argparse.Namespace) -> ExitCode:
         u = res["unconfirmed_violations"]
         print(f"  {u['count']} float64 violation(s) not confirmed (float64 out of its depth in "
               f"code that leaves numpy's ufuncs; not findings), e.g. {u['first']}")
+    if res.get("not_rechecked"):
+        u = res["not_rechecked"]
+        print(f"  {u['count']} instance(s) of the largest float64 ratios not rechecked at 50 "
+              f"digits ({u['why']}; the largest of them {u['largest_float64_ratio']:.6g}): not "
+              "reported")
     if res.get("warning"):
         print(f"  the bound's own arithmetic warned: {res['warning']}")
     if res.get("reproducer"):

@@ -20,11 +20,13 @@ import numpy as np
 from boundbench import catalogue
 from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
+from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 from boundbench.testing._portfolio import polish_round, search_round
 
 
 def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
-            evaluations: int | None = None) -> dict[str, Any]:
+            evaluations: int | None = None, eval_timeout: float = DEFAULT_EVAL_TIMEOUT,
+            isolate: bool = True) -> dict[str, Any]:
     """``{"target", "worst_ratio", "violated", "instance", "evaluations", "seconds",
     "reproduce", "method"}`` for a claim id or ``FILE.py:FUNCTION``.
 
@@ -39,6 +41,13 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
     evaluations : int, optional
         An exact budget of evaluations of the bound instead of seconds (every call counts,
         shrinking included): the same run on any machine.
+    eval_timeout : float, default 10.0
+        Seconds one evaluation of a ``FILE.py:FUNCTION`` bound may run: past it the run stops
+        and reports that instance (a :class:`~boundbench.testing.bound.BoundRaised`).
+    isolate : bool, default True
+        Run a ``FILE.py:FUNCTION`` bound in a forked child process, so that a hang
+        (``eval_timeout``) or an ``os._exit`` in it is reported as that instance's error
+        (where ``fork`` exists; elsewhere, and with ``False``, in this process, unguarded).
 
     Returns
     -------
@@ -61,7 +70,19 @@ def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
                                     or not isinstance(evaluations, int) or evaluations < 1):
         raise InvalidArgument(f"evaluations must be an integer >= 1 (got {evaluations!r})")
     if ".py:" in target:
-        return _falsify_file(target, budget=float(budget), seed=seed, evaluations=evaluations)
+        from boundbench.testing._isolated import isolated, supported
+
+        def run() -> dict[str, Any]:
+            return _falsify_file(target, budget=float(budget), seed=seed,
+                                 evaluations=evaluations)
+
+        if not (isolate and supported()):
+            return {**run(), "isolation": "none: the bound ran in this process, unguarded"}
+        from boundbench.testing.bound import BoundRaised
+
+        out = isolated(run, target=target, eval_timeout=eval_timeout, error=BoundRaised)
+        return {**out, "isolation": (f"a forked child process; one evaluation may run "
+                                     f"{eval_timeout:g} s")}
     return _falsify_claim(target, budget=float(budget), seed=seed, evaluations=evaluations)
 
 
@@ -254,7 +275,11 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
         first = out.pop("_first")
     from boundbench.testing._rechecked import rechecked
 
-    return rechecked(test, out, obs, first)
+    # a budget of seconds is kept by the rechecks too (the largest and the first violation
+    # are rechecked whatever the time); --evaluations rechecks all: the same run anywhere
+    out = rechecked(test, out, obs, first,
+                    deadline=None if evaluations is not None else t0 + budget)
+    return {**out, "seconds": round(time.perf_counter() - t0, 2)}  # the rechecks counted
 
 
 def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,

@@ -45,18 +45,23 @@ def _threads_for(share: int | None) -> None:
 class one_torch_thread:  # noqa: N801 - used as a context manager, like torch.no_grad
     """Torch on one thread inside the block, the count restored after: what every claim runs
     with (:func:`~boundbench.framework.registry.run`), so that its bits do not follow the
-    caller's core count."""
+    caller's core count.
+
+    Where torch is not imported yet it is left alone (importing it costs seconds, and a bound
+    written in numpy, as ``falsify FILE.py:FUNCTION`` runs, never touches it): every claim's
+    module imports torch when the catalogue loads, so a claim always runs on one thread."""
 
     def __enter__(self) -> None:
-        import torch
+        import sys
 
-        self.before = torch.get_num_threads()
-        torch.set_num_threads(1)
+        self.torch = sys.modules.get("torch")
+        if self.torch is not None:
+            self.before = self.torch.get_num_threads()
+            self.torch.set_num_threads(1)
 
     def __exit__(self, *exc: object) -> None:
-        import torch
-
-        torch.set_num_threads(self.before)
+        if self.torch is not None:
+            self.torch.set_num_threads(self.before)
 
 
 def _pin_gpu() -> None:

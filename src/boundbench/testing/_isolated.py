@@ -58,11 +58,11 @@ def done() -> None:
         _SHARED[0].value = 0.0
 
 
-def isolated(run: Callable[[], dict[str, Any]], *, target: str,
-             eval_timeout: float) -> dict[str, Any]:
-    """``run()`` in a forked child; its result, or its exception raised here (a
-    :class:`~boundbench.testing.bound.BoundRaised` naming the instance when one evaluation ran
-    past ``eval_timeout`` seconds or the child ended during one)."""
+def isolated(run: Callable[[], dict[str, Any]], *, target: str, eval_timeout: float,
+             error: type[Exception]) -> dict[str, Any]:
+    """``run()`` in a forked child; its result, or its exception raised here (an ``error``,
+    :class:`~boundbench.testing.bound.BoundRaised` for ``falsify``, naming the instance when one
+    evaluation ran past ``eval_timeout`` seconds or the child ended during one)."""
     if not (isinstance(eval_timeout, int | float) and not isinstance(eval_timeout, bool)
             and eval_timeout > 0 and eval_timeout == eval_timeout):
         raise InvalidArgument(f"eval_timeout must be a number of seconds > 0 (got "
@@ -74,7 +74,8 @@ def isolated(run: Callable[[], dict[str, Any]], *, target: str,
     child.start()
     send.close()
     try:
-        return _watch(child, receive, started, text, target=target, eval_timeout=eval_timeout)
+        return _watch(child, receive, started, text, target=target, eval_timeout=eval_timeout,
+                      error=error)
     finally:
         if child.is_alive():
             child.kill()
@@ -83,8 +84,11 @@ def isolated(run: Callable[[], dict[str, Any]], *, target: str,
 
 
 def _child(run: Callable[[], dict[str, Any]], send: Any, started: Any, text: Any) -> None:
+    import faulthandler
+
     global _SHARED
     _SHARED = (started, text)
+    faulthandler.disable()  # a crash of the bound is the parent's one line, not a dump
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this
     try:
         message: tuple[str, Any] = ("result", run())
@@ -99,9 +103,7 @@ def _child(run: Callable[[], dict[str, Any]], send: Any, started: Any, text: Any
 
 
 def _watch(child: Any, receive: Any, started: Any, text: Any, *, target: str,
-           eval_timeout: float) -> dict[str, Any]:
-    from boundbench.testing.bound import BoundRaised
-
+           eval_timeout: float, error: type[Exception]) -> dict[str, Any]:
     def on() -> str:
         return text.value.decode("utf-8", "replace")
 
@@ -118,7 +120,7 @@ def _watch(child: Any, receive: Any, started: Any, text: Any, *, target: str,
         if t and time.monotonic() - t > eval_timeout:
             instance = on()
             child.kill()
-            raise BoundRaised(f"{target}: one evaluation ran past --eval-timeout "
+            raise error(f"{target}: one evaluation ran past --eval-timeout "
                               f"{eval_timeout:g} s and was stopped, on {instance}")
         if not child.is_alive():
             break
@@ -127,4 +129,4 @@ def _watch(child: Any, receive: Any, started: Any, text: Any, *, target: str,
     how = (f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
            else f"ended the process (exit status {code})")
     where = f" on {on()}" if started.value else " outside an evaluation (at import or setup)"
-    raise BoundRaised(f"{target}: the bound {how}{where}; nothing it found is kept")
+    raise error(f"{target}: the bound {how}{where}; nothing it found is kept")

@@ -51,15 +51,28 @@ class Observer:
         del self.pool[POOL:]
 
 
+def timed(fn: Callable[[Any], Any], instance: Any, given: Any = None) -> Any:
+    """``fn(given)`` (``fn(instance)`` by default), marked as one evaluation on ``instance`` for
+    the parent of an isolated run (:mod:`boundbench.testing._isolated`): its timeout and the
+    instance it names when the bound hangs or ends the process."""
+    from boundbench.testing._isolated import beat, done
+
+    beat(instance)
+    try:
+        return fn(instance if given is None else given)
+    finally:
+        done()
+
+
 def call(fn: Callable[[Any], Any], instance: Any) -> Any:
     """``fn(instance)``; under :func:`observing`, its warnings caught (the first one kept with
     the instance) and its ratio offered to the pool."""
     obs = _OBSERVER.get()
     if obs is None:
-        return fn(instance)
+        return timed(fn, instance)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = fn(instance)
+        out = timed(fn, instance)
     if caught and not obs.warning:
         w = caught[0]
         obs.warning = f"{w.category.__name__}: {w.message} (on {instance!r})"

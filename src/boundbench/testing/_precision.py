@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.testing._observe import timed
+
 EXTREME = (1e-150, 1e150)  # floats outside this magnitude range are "extreme" (besides 0)
 
 
@@ -89,7 +91,7 @@ def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[s
                     "rhs": float(pairs[i][1]), "ratio_digits": mpmath.nstr(ratios[i], 15),
                     "precision": f"mpmath at {DIGITS} digits, through the bound's own code"}
     try:
-        got = fn(_widen(instance))
+        got = timed(fn, instance, _widen(instance))
         a, b = (np.asarray(t, dtype=np.longdouble) for t in got)
         widened = any(np.asarray(t).dtype == np.longdouble for t in got if hasattr(t, "dtype"))
     except Exception as exc:  # noqa: BLE001 - the user's code may not take longdouble
@@ -117,7 +119,7 @@ def _mp_pairs(fn: Any, instance: Any) -> list[tuple[Any, Any]] | None:
     from boundbench.testing._mpfloat import values, widen
 
     try:
-        lhs, rhs = (values(t) for t in fn(widen(instance)))
+        lhs, rhs = (values(t) for t in timed(fn, instance, widen(instance)))
     except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
         return None
     if lhs is None or rhs is None or len(lhs) not in (1, len(rhs)) or \
@@ -181,7 +183,7 @@ def _recheck_longdouble(fn: Any, instance: Any, *, rtol: float, atol: float) -> 
                                         f"max {float(np.log10(info.max)):.0f} decades)",
                            "extreme_floats": extreme_floats(instance)[:5]}
     try:
-        got = fn(_widen(instance))
+        got = timed(fn, instance, _widen(instance))
         lhs, rhs = (np.asarray(t, dtype=np.longdouble) for t in got)
         lhs, rhs = np.broadcast_arrays(lhs, rhs)
     except Exception as exc:  # noqa: BLE001 - the user's code may not take longdouble

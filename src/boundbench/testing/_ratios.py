@@ -24,8 +24,10 @@ def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:
     if a.size == 0:
         raise InvalidArgument("a bound must return non-empty lhs and rhs")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        bad = "lhs" if not np.all(np.isfinite(a)) else "rhs"
-        raise InvalidArgument(f"{bad} must be finite (got NaN or inf)")
+        bad, v = ("lhs", a) if not np.all(np.isfinite(a)) else ("rhs", b)
+        first = float(v[~np.isfinite(v)][0])
+        where = f" at element {int(np.flatnonzero(~np.isfinite(v))[0])}" if v.size > 1 else ""
+        raise InvalidArgument(f"{bad} must be finite (got {first!r}{where})")
     r = element_ratios(a, b)
     i = int(np.argmax(r))
     return float(r[i]), float(a[i]), float(b[i])

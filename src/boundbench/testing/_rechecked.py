@@ -12,7 +12,8 @@ HP_POLISH = (0.05, 5e-3, 5e-5)  # the 50-digit polish's first simplex half-width
 HP_POLISH_CALLS = 60  # calls of each (at 50 digits: a fixed count, whatever the machine)
 
 
-def rechecked(test: Any, out: dict[str, Any], obs: Any, first: Any) -> dict[str, Any]:
+def rechecked(test: Any, out: dict[str, Any], obs: Any, first: Any,
+              deadline: float | None = None) -> dict[str, Any]:
     """Only what survives 50 digits is reported (issue 80): the pool of the run's largest
     float64 ratios (:mod:`boundbench.testing._observe`) recomputed by the bound's own code at
     50 digits; where float64's rounding made some of them (their float64 and 50-digit ratios
@@ -20,15 +21,31 @@ def rechecked(test: Any, out: dict[str, Any], obs: Any, first: Any) -> dict[str,
     (:data:`HP_POLISH_CALLS` calls a round). ``worst_ratio``, its instance and sides are then
     the largest rechecked; the float64 values that did not survive are listed apart
     (``float64_only``). Code that leaves numpy's ufuncs cannot be rechecked: its float64 worst
-    stays, labelled so (``worst_precision``)."""
+    stays, labelled so (``worst_precision``).
+
+    ``deadline`` (``time.perf_counter()`` seconds; a budget of seconds, never ``--evaluations``):
+    past it the pool's remaining instances are listed as not rechecked (``not_rechecked``) and
+    the polish stops; the largest and the first violation's are rechecked whatever the time."""
+    import time
+
     from boundbench.testing._portfolio import polish_round
     from boundbench.testing._precision import high_precision_ratio
 
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
     pool = list(obs.pool)
-    if first is not None and first.value is not None:  # the first violation's instance
-        pool.append((first.worst_ratio, first.value))
-    rows = [(r64, inst, high_precision_ratio(test.fn, inst, atol=test.atol))
-            for r64, inst in pool]
+    if first is not None and first.value is not None:  # the first violation's instance first
+        pool.insert(0, (first.worst_ratio, first.value))
+    rows, skipped = [], []
+    for k, (r64, inst) in enumerate(pool):
+        if k >= 2 and late():
+            skipped.append((r64, inst))
+            continue
+        rows.append((r64, inst, high_precision_ratio(test.fn, inst, atol=test.atol)))
+    if skipped:
+        out["not_rechecked"] = {"count": len(skipped), "why": "the budget of seconds ran out",
+                                "largest_float64_ratio": max(r for r, _ in skipped)}
     if obs.warning:
         out["warning"] = obs.warning
     checked = [r for r in rows if r[2]["rechecked"]]
@@ -43,6 +60,8 @@ def rechecked(test: Any, out: dict[str, Any], obs: Any, first: Any) -> dict[str,
     space = getattr(test, "space", None)
     if drifted and space is not None and isinstance(b_inst, dict) and set(b_inst) == set(space):
         def ratio_of(p: dict) -> tuple[float, float, float]:
+            if late():
+                raise ValueError("the budget of seconds ran out")
             h = high_precision_ratio(test.fn, p, atol=test.atol)
             if not h["rechecked"]:
                 raise ValueError(h["why"])

@@ -351,8 +351,9 @@ def _score(fn: Callable, instance: Any, rec: Tightness,
         raise
     try:
         if not (isinstance(out, tuple | list) and len(out) == 2):
+            size = f" of length {len(out)}" if isinstance(out, tuple | list) else ""
             raise InvalidArgument(f"a bound must return (lhs, rhs), a pair (got "
-                                  f"{type(out).__name__})")
+                                  f"{type(out).__name__}{size})")
         return worst_element(*out)
     except ValueError as exc:
         if not rec.raised:
