@@ -120,10 +120,19 @@ def _watch(child: Any, receive: Any, started: Any, text: Any, *, target: str,
         if t and time.monotonic() - t > eval_timeout:
             instance = on()
             child.kill()
-            raise error(f"{target}: one evaluation ran past --eval-timeout "
-                              f"{eval_timeout:g} s and was stopped, on {instance}")
+            raise error(f"{target}: one evaluation ran past --eval-timeout {eval_timeout:g} s "
+                        f"and was stopped, on {instance}")
         if not child.is_alive():
             break
+    if receive.poll(0):  # it sent its result and ended between the two looks above
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            pass
+        else:
+            if kind == "result":
+                return value
+            raise value
     child.join(5)
     code = child.exitcode
     how = (f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from boundbench.testing._isolated import beat, done
+
 POOL = 16  # instances kept, the largest float64 ratios first, each distinct
 
 _OBSERVER: contextvars.ContextVar[Observer | None] = contextvars.ContextVar(
@@ -55,8 +57,6 @@ def timed(fn: Callable[[Any], Any], instance: Any, given: Any = None) -> Any:
     """``fn(given)`` (``fn(instance)`` by default), marked as one evaluation on ``instance`` for
     the parent of an isolated run (:mod:`boundbench.testing._isolated`): its timeout and the
     instance it names when the bound hangs or ends the process."""
-    from boundbench.testing._isolated import beat, done
-
     beat(instance)
     try:
         return fn(instance if given is None else given)
