@@ -21,7 +21,7 @@ from boundbench import catalogue
 from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
-from boundbench.testing._portfolio import polish_round, search_round
+from boundbench.testing._portfolio import search_round, sizing
 
 
 def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
@@ -264,9 +264,9 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     each round) and, where the bound declares a box, of differential evolution over it, each
     seeding the next, until ``budget`` seconds are spent (spent, not estimated from a cold first
     run) or exactly ``evaluations`` calls are made. Once a violation is found, or half the budget
-    is spent, a box's rest goes to sizing (:func:`_sizing`). A violation found in any round is
-    kept (its reproducer the first one's) whatever a later round does; a raise beside it is
-    noted."""
+    is spent, a box's rest goes to sizing (:func:`~boundbench.testing._portfolio.sizing`). A
+    violation found in any round is kept (its reproducer the first one's) whatever a later
+    round does; a raise beside it is noted."""
     from boundbench.testing._observe import observing
 
     with observing() as obs:
@@ -316,7 +316,7 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
                 t.first is not None or _spent(t0, budget, calls, evaluations) >= SIZING_AFTER):
             # the rest of the budget sizes the worst case (and finds it, if nothing did yet)
             left_calls = calls[0] if calls is not None else _calls_for(t0, budget, t.total)
-            used = _sizing(test, space, t, calls=left_calls, seed=seed + rounds)
+            used = sizing(test, space, t, calls=left_calls, seed=seed + rounds)
             if calls is not None:
                 calls[0] -= used
             continue
@@ -359,11 +359,6 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
 
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
-# the polishing rounds' first simplex half-widths, a share of each axis: smaller each time, so
-# a worst case at a kink or at an edge of the region where the bound fails is pinned
-SIZING_BOXES = (0.05, 5e-3, 5e-5, 5e-7)
-
-
 def _spent(t0: float, budget: float, calls: list[int] | None, evaluations: int | None) -> float:
     """The share of the budget spent: calls made of an exact budget, or seconds."""
     if calls is not None and evaluations:
@@ -376,47 +371,6 @@ def _calls_for(t0: float, budget: float, done: int) -> int:
     elapsed = time.perf_counter() - t0
     per = elapsed / max(done, 1)
     return int(max(0.0, 0.9 * (budget * 0.97 - elapsed)) / max(per, 1e-6))
-
-
-def _sizing(test: Any, space: dict, t: _Tally, *, calls: int, seed: int) -> int:
-    """The budget's last part, spent on the size of the worst case: half on one differential
-    evolution over the whole box seeded with the best instances found so far (a round-by-round
-    search restarts its population each round, which is why it sized worse than one long run),
-    the rest on Nelder-Mead: one short round from the best of each of two other basins the
-    global search saw (a bound may fail on two edges), then rounds from the best instance so
-    far, each with a smaller first simplex (how a worst case is pinned to many digits, at a
-    corner, an edge or inside). Returns the calls made."""
-    t.sized = True
-    used = 0
-    starts = [i for i in [getattr(t.best, "value", None), *t.found[-4:]]
-              if isinstance(i, dict) and set(i) == set(space)]
-    candidates: list[dict] = []
-    if calls >= 10:
-        hit = search_round(test, space, chunk=calls // 2, seed=seed, start=starts)
-        t.search(test, hit)
-        used += hit["evaluations"]
-        candidates = hit.get("candidates", [])
-    best = getattr(t.best, "value", None)
-    centres = [c for c in [best, *candidates] if isinstance(c, dict) and set(c) == set(space)]
-    centres = [c for i, c in enumerate(centres) if c not in centres[:i]][:3]
-    pool = calls - used
-    # one short round in each basin (a quarter of the polishing), then the rest from the best
-    for centre in centres[1:] if len(centres) > 1 else []:
-        n = pool // (4 * (len(centres) - 1))
-        if n >= 10:
-            hit = polish_round(test, space, centre=centre, width=SIZING_BOXES[0], chunk=n)
-            t.search(test, hit)
-            used += hit["evaluations"]
-    point = getattr(t.best, "value", None)
-    for k, width in enumerate(SIZING_BOXES):
-        n = (calls - used) // (len(SIZING_BOXES) - k)
-        if n < 10 or not (isinstance(point, dict) and set(point) == set(space)):
-            break
-        hit = polish_round(test, space, centre=point, width=width, chunk=n)
-        t.search(test, hit)
-        used += hit["evaluations"]
-        point = getattr(t.best, "value", None)
-    return used
 
 
 def _as_record(test: Any, hit: dict[str, Any]) -> Any:

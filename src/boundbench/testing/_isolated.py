@@ -70,7 +70,7 @@ def isolated(run: Callable[[], dict[str, Any]], *, target: str, eval_timeout: fl
     ctx = mp.get_context("fork")
     started, text = ctx.Value("d", 0.0, lock=False), ctx.Array("c", _WIDTH + 1, lock=False)
     receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(run, send, started, text), daemon=True)
+    child = ctx.Process(target=_child, args=(run, send, started, text, error), daemon=True)
     child.start()
     send.close()
     try:
@@ -83,7 +83,8 @@ def isolated(run: Callable[[], dict[str, Any]], *, target: str, eval_timeout: fl
         receive.close()
 
 
-def _child(run: Callable[[], dict[str, Any]], send: Any, started: Any, text: Any) -> None:
+def _child(run: Callable[[], dict[str, Any]], send: Any, started: Any, text: Any,
+           error: type[Exception]) -> None:
     import faulthandler
 
     global _SHARED
@@ -97,8 +98,11 @@ def _child(run: Callable[[], dict[str, Any]], send: Any, started: Any, text: Any
     try:
         send.send(message)
     except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its words
-        send.send(("raise", RuntimeError(f"{type(message[1]).__name__}: {message[1]}"
-                                         f" (not picklable: {exc})")))
+        # (a RecursionError's chain can be too deep to pickle); the bound's own errors keep
+        # their class, so the parent still prints them as the user's error in one line
+        failed = message[1]
+        send.send(("raise", error(str(failed)) if isinstance(failed, error) else RuntimeError(
+            f"{type(failed).__name__}: {failed} (not picklable: {exc})")))
     send.close()
 
 

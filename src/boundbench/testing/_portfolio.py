@@ -20,7 +20,7 @@ import numpy as np
 
 from boundbench.errors import InvalidArgument
 
-__all__ = ["APART", "TOP", "polish_round", "search_round"]
+__all__ = ["APART", "SIZING_BOXES", "TOP", "polish_round", "search_round", "sizing"]
 
 
 def polish_round(test: Any, space: dict, *, centre: dict, width: float,
@@ -144,3 +144,49 @@ def _keep(top: list, ratio: float, u: np.ndarray, p: dict) -> None:
     top.append((ratio, u, p))
     top.sort(key=lambda r: -r[0])
     del top[TOP:]
+
+
+# the polishing rounds' first simplex half-widths, a share of each axis: smaller each time, so
+# a worst case at a kink or at an edge of the region where the bound fails is pinned
+SIZING_BOXES = (0.05, 5e-3, 5e-5, 5e-7)
+
+
+def sizing(test: Any, space: dict, t: Any, *, calls: int, seed: int) -> int:
+    """The budget's last part, spent on the size of the worst case: half on one differential
+    evolution over the whole box seeded with the best instances found so far (a round-by-round
+    search restarts its population each round, which is why it sized worse than one long run),
+    the rest on Nelder-Mead: one short round from the best of each of two other basins the
+    global search saw (a bound may fail on two edges), then rounds from the best instance so
+    far, each with a smaller first simplex (how a worst case is pinned to many digits, at a
+    corner, an edge or inside). Returns the calls made."""
+    t.sized = True
+    used = 0
+    starts = [i for i in [getattr(t.best, "value", None), *t.found[-4:]]
+              if isinstance(i, dict) and set(i) == set(space)]
+    candidates: list[dict] = []
+    if calls >= 10:
+        hit = search_round(test, space, chunk=calls // 2, seed=seed, start=starts)
+        t.search(test, hit)
+        used += hit["evaluations"]
+        candidates = hit.get("candidates", [])
+    best = getattr(t.best, "value", None)
+    centres = [c for c in [best, *candidates] if isinstance(c, dict) and set(c) == set(space)]
+    centres = [c for i, c in enumerate(centres) if c not in centres[:i]][:3]
+    pool = calls - used
+    # one short round in each basin (a quarter of the polishing), then the rest from the best
+    for centre in centres[1:] if len(centres) > 1 else []:
+        n = pool // (4 * (len(centres) - 1))
+        if n >= 10:
+            hit = polish_round(test, space, centre=centre, width=SIZING_BOXES[0], chunk=n)
+            t.search(test, hit)
+            used += hit["evaluations"]
+    point = getattr(t.best, "value", None)
+    for k, width in enumerate(SIZING_BOXES):
+        n = (calls - used) // (len(SIZING_BOXES) - k)
+        if n < 10 or not (isinstance(point, dict) and set(point) == set(space)):
+            break
+        hit = polish_round(test, space, centre=point, width=width, chunk=n)
+        t.search(test, hit)
+        used += hit["evaluations"]
+        point = getattr(t.best, "value", None)
+    return used
