@@ -115,3 +115,56 @@ def test_evaluations_make_the_same_run_at_any_speed(tmp_path, monkeypatch):
         runs.append(json.dumps(out, sort_keys=True, default=str))
     assert here["evaluations"] == there["evaluations"] == 2000
     assert runs[0] == runs[1]
+
+
+MATH_PINSKER = textwrap.dedent('''
+    import math
+    from math import log as imported_log
+    from boundbench.testing import bound
+
+    def kl(a, b, log=math.log):
+        return a * log(a / b) + (1 - a) * log((1 - a) / (1 - b))
+
+    BOX = {"p": (0.01, 0.99), "q": (0.01, 0.99)}
+
+    @bound(space=BOX)
+    def right(p):
+        return 2 * (p["p"] - p["q"]) ** 2, kl(p["p"], p["q"], log=lambda x: math.log(x))
+
+    @bound(space=BOX)
+    def wrong(p):
+        return 2.02 * (p["p"] - p["q"]) ** 2, kl(p["p"], p["q"], log=lambda x: math.log(x))
+
+    @bound(space=BOX)
+    def imported(p):
+        return 2 * (p["p"] - p["q"]) ** 2, kl(p["p"], p["q"], log=imported_log)
+''')
+
+
+def test_math_functions_recheck_at_50_digits(tmp_path):
+    """Pinsker's inequality with its KL divergence through ``math.log`` (a new user's code, the
+    literature benchmark's false alarm): near p = q float64 makes KL 1e-17 below 0, a
+    "violation" the recheck must refute through the bound's own code at 50 digits (math.log
+    lifted while it runs), not confirm with float64's logarithm of a high-precision input."""
+    from boundbench.testing._precision import recheck
+
+    (tmp_path / "mathkl.py").write_text(MATH_PINSKER)
+    right = falsify(f"{tmp_path / 'mathkl.py'}:right", evaluations=1500)
+    assert not right["violated"] and right["worst_ratio"] <= 1.0, right
+    wrong = falsify(f"{tmp_path / 'mathkl.py'}:wrong", evaluations=1500)
+    assert wrong["violated"] and 1.009 < wrong["worst_ratio"] <= 1.01 + 1e-12, wrong
+    assert wrong["worst_precision"].startswith("mpmath at 50 digits")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mathkl_mod", tmp_path / "mathkl.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    at = {"p": 0.5000926666905813, "q": 0.5000926690235457}  # float64: lhs 1e-17 > rhs -1e-17
+    assert mod.right.fn(at)[1] < 0 < mod.right.fn(at)[0]
+    assert recheck(mod.right.fn, at, rtol=1e-9, atol=0.0)["status"] == "artifact"
+    # ``from math import log`` keeps math's own: counted as leaving mpmath, never "confirmed"
+    chk = recheck(mod.imported.fn, at, rtol=1e-9, atol=0.0)
+    assert chk["status"] == "inconclusive" and "converts its inputs to float" in chk["why"]
+    import math
+
+    assert math.log is mod.imported_log  # math's own again once the recheck is over

@@ -261,7 +261,7 @@ def test_am_gm(q):
 
 @bound(space={"x": (0.0, 1.0)}, max_examples=50)
 def test_false_on_a_sliver(q):
-    return np.exp(-((q["x"] - 0.318309) * 1e7) ** 2), 0.5
+    return np.exp(-((q["x"] - 1 / np.pi) * 1e7) ** 2), 0.5  # no literal: none to draw
 
 
 @bound(space={"x": (0.0, 1.0)}, max_examples=50)
@@ -272,8 +272,9 @@ def test_with_a_branch(q):
 
 def test_pytest_prove_gives_each_bound_its_certificate_and_fails_a_refuted_one(tmp_path):
     """Issue 79, item 6: ``pytest --prove`` proves a tight bound (AM-GM, attained on x = y),
-    fails one that hypothesis passes (false only within about 1e-7 of x = 0.318309: the prover
-    names the counterexample), and leaves a branch on a value "not provable"; without the flag
+    fails one that hypothesis passes (false only within about 1e-7 of x = 1/pi, a point written
+    without a literal, which hypothesis would draw from the bound's module: the prover names
+    the counterexample), and leaves a branch on a value "not provable"; without the flag
     the same file passes whole and prints no certificate."""
     (tmp_path / "test_mine.py").write_text(PROVE_FILE)
     loaded = any(ep.value == "boundbench.testing.plugin"

@@ -21,6 +21,7 @@ from boundbench import catalogue
 from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
+from boundbench.testing._lattice import lattice_round
 from boundbench.testing._portfolio import search_round, sizing
 
 
@@ -229,6 +230,7 @@ class _Tally:
     unconfirmed_first: str = ""
     found: list = field(default_factory=list)  # the search's best: hypothesis's examples
     sized: bool = False  # the sizing stage ran (once)
+    latticed: bool = False  # the climb on the box's lattice ran (once, after the first round)
     searched: dict = field(default_factory=lambda: {"evaluations": 0, "best": -math.inf,
                                                     "violations": 0})
 
@@ -312,6 +314,16 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
                 raise  # the bound raised and nothing was found: the caller says so (exit 3)
         rounds += 1
         t.hypothesis(rec)
+        if space is not None and not t.latticed and more():
+            # early: the corners, face centres and centre, where bounds bind (issue 81)
+            t.latticed = True
+            share = int(LATTICE_SHARE * (evaluations or 0))
+            hit = lattice_round(test, space, seed=seed,
+                                chunk=n if calls is None else max(1, min(calls[0], share)))
+            if calls is not None:
+                calls[0] -= hit["evaluations"]
+            t.search(test, hit)
+            t.found.extend(hit["candidates"][1:3])
         if space is not None and not t.sized and more() and (
                 t.first is not None or _spent(t0, budget, calls, evaluations) >= SIZING_AFTER):
             # the rest of the budget sizes the worst case (and finds it, if nothing did yet)
@@ -344,7 +356,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
     out = _result(test, target=target, budget=budget, seed=seed, t0=t0, best=t.best,
                   first=t.first, total=t.total, rounds=rounds, evaluations=evaluations)
     if space is not None:
-        out["method"] = ("a portfolio in one budget: hypothesis with target(lhs/rhs) and "
+        out["method"] = ("a portfolio in one budget: hypothesis with target(lhs/rhs), a climb "
+                         "on the box's lattice of corners, face centres and centre, and "
                          "differential evolution over the declared box, each round seeding the "
                          "other; violations rechecked in high precision (mpmath at 50 digits)")
         out["search"] = t.searched
@@ -359,6 +372,7 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
 
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
+LATTICE_SHARE = 1 / 20  # the share of an exact budget the lattice's climb spends, once
 def _spent(t0: float, budget: float, calls: list[int] | None, evaluations: int | None) -> float:
     """The share of the budget spent: calls made of an exact budget, or seconds."""
     if calls is not None and evaluations:

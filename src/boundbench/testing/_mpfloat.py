@@ -6,8 +6,9 @@ name (``np.exp(x)`` is ``x.exp()``, ``np.sqrt(x)`` is ``x.sqrt()``) and the arit
 for the rest. :class:`Mp` wraps an ``mpmath.mpf`` and provides both, so ``np.log(q * np.exp(lam))``
 written for floats runs at the working precision of mpmath, every step. Code that leaves that
 path (``math.sqrt``, ``float(x)``, scipy's special functions, a float64 array built from the
-inputs) returns something that is not an :class:`Mp`: the recheck then says it could not
-re-evaluate in high precision, and falls back to ``numpy.longdouble``.
+inputs) returns something that is not an :class:`Mp`, or converts one to float on the way
+(counted in :data:`ESCAPES`): the recheck then says it could not re-evaluate in high
+precision.
 
 References
 ----------
@@ -17,12 +18,19 @@ F. Johansson et al., mpmath: a Python library for arbitrary-precision floating-p
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 DIGITS = 50  # significant digits of a high-precision re-evaluation
+#: conversions of an :class:`Mp` to float (``math.log(x)``, ``float(x)``): a count that grows
+#: while the bound runs means its code left mpmath, whatever type it returns (``a * math.log(b)``
+#: is an Mp of a float64 logarithm)
+ESCAPES = [0]
 
 _UNARY = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "log1p", "expm1",
           "log10", "log2", "cbrt")
@@ -73,6 +81,7 @@ class Mp:
         return hash(self.v)
 
     def __float__(self) -> float:
+        ESCAPES[0] += 1
         return float(self.v)
 
     def __bool__(self) -> bool:
@@ -168,3 +177,61 @@ def values(side: Any) -> list[Any] | None:
         return None
     out = [v.v for v in flat]
     return out if all(mpmath.isfinite(v) for v in out) else None
+
+
+# math's real functions and their mpmath counterparts (log takes a base too)
+_MATH_REAL = {"exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "log10": "log10",
+              "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin", "cos": "cos", "tan": "tan",
+              "asin": "asin", "acos": "acos", "atan": "atan", "atan2": "atan2", "sinh": "sinh",
+              "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh",
+              "atanh": "atanh", "erf": "erf", "erfc": "erfc", "gamma": "gamma",
+              "lgamma": "loggamma", "pow": "power", "fabs": "fabs", "hypot": "hypot"}
+_MATH_TEST = {"isfinite": "isfinite", "isnan": "isnan", "isinf": "isinf"}
+
+
+_LIFT_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def math_lifted() -> Iterator[None]:
+    """While it is open, ``math``'s real functions given an :class:`Mp` compute in mpmath (at
+    its working precision) and return an :class:`Mp`; on floats they are math's own. A bound
+    written with ``math.log`` then rechecks at 50 digits through its own code, where numpy's
+    object loops alone would turn ``math.log(x)`` into ``float(x)``'s logarithm. A result
+    outside the reals raises math's ``ValueError`` (``math.log(-1.0)``, ``math.sqrt(-1.0)``).
+    A module that imported a name (``from math import log``) keeps math's own: that call
+    converts to float and is counted in :data:`ESCAPES`."""
+    import math
+
+    import mpmath
+
+    def lifted(name: str, orig: Any) -> Any:
+        mp_name = _MATH_REAL.get(name) or _MATH_TEST.get(name)
+        real = name not in _MATH_TEST
+
+        def f(*args: Any) -> Any:
+            if not any(isinstance(a, Mp) for a in args):
+                return orig(*args)
+            raw = [_raw(a) for a in args]
+            out = (mpmath.log(raw[0], 2) if name == "log2"
+                   else getattr(mpmath, mp_name)(*raw))  # type: ignore[arg-type]
+            if not real:
+                return bool(out)
+            if isinstance(out, mpmath.mpc):
+                raise ValueError("math domain error")
+            return Mp(out)
+
+        f.__name__ = name
+        return f
+
+    # one at a time: another thread's math.log(float) meanwhile is math's own, through f
+    with _LIFT_LOCK:
+        saved = {name: getattr(math, name) for name in (*_MATH_REAL, *_MATH_TEST, "log2")
+                 if hasattr(math, name)}
+        try:
+            for name, orig in saved.items():
+                setattr(math, name, lifted(name, orig))
+            yield
+        finally:
+            for name, orig in saved.items():
+                setattr(math, name, orig)

@@ -72,6 +72,7 @@ def unconfirmed(chk: dict[str, Any], lhs: float, rhs: float) -> bool:
     return sub or abs(lhs - rhs) < TINY or bool(chk.get("extreme_floats"))
 
 
+
 def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[str, Any]:
     """The instance's worst ``lhs / rhs`` recomputed by the bound's own code at 50 digits (or
     in ``numpy.longdouble`` where the code computed in it), under the search's rule
@@ -83,7 +84,10 @@ def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[s
     from boundbench.testing._mpfloat import DIGITS
 
     with mpmath.workdps(DIGITS):
-        pairs = _mp_pairs(fn, instance)
+        try:
+            pairs = _mp_pairs(fn, instance)
+        except _LeftMp:
+            return {"rechecked": False, "why": _LEFT_WHY}
         if pairs is not None:
             ratios = [_mp_ratio(a, b, atol) for a, b in pairs]
             i = max(range(len(pairs)), key=lambda j: ratios[j])
@@ -116,17 +120,30 @@ def _mp_pairs(fn: Any, instance: Any) -> list[tuple[Any, Any]] | None:
     """The bound's sides on ``instance`` through its own code with every float an mpmath
     number (at the caller's working precision), element by element, broadcast; None where the
     code left that path (it did not return mpmath numbers)."""
-    from boundbench.testing._mpfloat import values, widen
+    from boundbench.testing._mpfloat import ESCAPES, math_lifted, values, widen
 
+    before = ESCAPES[0]
     try:
-        lhs, rhs = (values(t) for t in timed(fn, instance, widen(instance)))
+        with math_lifted():  # math.log(x) of a high-precision x at 50 digits too
+            lhs, rhs = (values(t) for t in timed(fn, instance, widen(instance)))
     except Exception:  # noqa: BLE001 - code that does not take mpmath numbers
         return None
+    if ESCAPES[0] != before:
+        raise _LeftMp  # it converted an input to float on the way: float64's digits again
     if lhs is None or rhs is None or len(lhs) not in (1, len(rhs)) or \
             len(rhs) not in (1, len(lhs)):
         return None
     n = max(len(lhs), len(rhs))
     return [(lhs[i if len(lhs) > 1 else 0], rhs[i if len(rhs) > 1 else 0]) for i in range(n)]
+
+
+class _LeftMp(Exception):
+    """The bound's code converted a high-precision input to float (``math.*``, ``float()``): it
+    computes in float64 whatever it is given, ``numpy.longdouble`` included."""
+
+
+_LEFT_WHY = ("the bound's code converts its inputs to float (math.*, float()): it computes in "
+             "float64 whatever it is given")
 
 
 def _mp_ratio(lhs: Any, rhs: Any, atol: float) -> Any:
@@ -147,12 +164,18 @@ def recheck(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, An
     "artifact" | "inconclusive", "precision", "lhs", "rhs", "extreme_floats"}``. First through
     the bound's own code at 50 digits (every float an mpmath number that numpy's ufuncs keep,
     :mod:`boundbench.testing._mpfloat`); where the code leaves that path (``math.sqrt``,
-    ``float(x)``, scipy), in ``numpy.longdouble``. ``artifact``: float64 said violated, high
-    precision says it holds."""
-    mp = _recheck_mp(fn, instance, rtol=rtol, atol=atol)
-    if mp is not None:
-        return mp
-    return _recheck_longdouble(fn, instance, rtol=rtol, atol=atol)
+    ``float(x)``, scipy), in ``numpy.longdouble``; where it converts its inputs to float, in
+    neither. ``artifact``: float64 said violated, high precision says it holds."""
+    try:
+        mp = _recheck_mp(fn, instance, rtol=rtol, atol=atol)
+    except _LeftMp:
+        out: dict[str, Any] = {"precision": "float64 only", "status": "inconclusive",
+                               "why": _LEFT_WHY, "extreme_floats": extreme_floats(instance)[:5]}
+    else:
+        if mp is not None:
+            return mp
+        out = _recheck_longdouble(fn, instance, rtol=rtol, atol=atol)
+    return out
 
 
 def _recheck_mp(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, Any] | None:

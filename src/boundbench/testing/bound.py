@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, target
+from hypothesis import HealthCheck, Phase, given, settings, target
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
@@ -235,7 +235,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                     f"stopped on {type(exc).__name__}); reproduce: {reproduce(seed_value)}")
 
             _drive(prop, strategy, rec, examples=examples or [], max_examples=max_examples,
-                   seed_value=seed_value, lost=lost, counted=calls_left is not None)
+                   seed_value=seed_value, lost=lost, counted=calls_left is not None, source=fn)
             return rec
 
         # a test of no arguments: pytest must not read fn's parameter as a fixture
@@ -297,7 +297,8 @@ def _artifact(fn: Callable, instance: Any, lhs: float, rhs: float, rtol: float, 
 
 def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightness, *,
            examples: list, max_examples: int, seed_value: int,
-           lost: Callable[[BaseException], BoundViolation], counted: bool = False) -> None:
+           lost: Callable[[BaseException], BoundViolation], counted: bool = False,
+           source: Callable | None = None) -> None:
     """Run ``prop`` under hypothesis: ``examples`` first (another engine's best instances),
     then ``max_examples`` drawn from ``strategy`` at ``seed_value``. A violation recorded
     before hypothesis stops on something else (a flaky replay while shrinking, the bound
@@ -306,22 +307,24 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
     ``counted`` (a budget of calls): hypothesis's two clocks are kept out, so its calls are a
     function of the seed alone, as on any machine under any load: it stops generating at the
     first failure (else it goes on until 10 s after it, fewer calls on a slower machine), and
-    its shrinking has no limit of seconds (300 s), only the budget's calls."""
-    import contextlib
-    from unittest import mock
-
+    its shrinking has no limit of seconds (300 s), only the budget's calls; and every run
+    draws local constants from the bound's (``source``'s) module alone
+    (:func:`boundbench.testing._pinned.pinned`)."""
     from hypothesis import example
+
+    from boundbench.testing._pinned import pinned
 
     test_fn = given(strategy)(prop)
     for e in examples:
         test_fn = example(e)(test_fn)
+    # every setting that changes which calls are made is pinned here, whatever profile the
+    # caller loaded (a test suite's derandomize=True would replace the seed: another run)
     test_fn = hypothesis_seed(seed_value)(settings(
         max_examples=max_examples, deadline=None, database=None, report_multiple_bugs=not counted,
+        derandomize=False, phases=tuple(Phase), backend="hypothesis",
         suppress_health_check=list(HealthCheck), print_blob=False)(test_fn))
-    unclocked = (mock.patch("hypothesis.internal.conjecture.engine.MAX_SHRINKING_SECONDS",
-                            math.inf) if counted else contextlib.nullcontext())
     try:
-        with unclocked:
+        with pinned(source or prop, counted=counted):
             test_fn()
     except BoundViolation:
         raise
