@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LEVELS", "lattice_round"]
+__all__ = ["LEVELS", "integer_round", "lattice_round"]
 
 LEVELS = (0.0, 0.5, 1.0)  # unit coordinates of each axis's low end, middle and high end
 
@@ -88,3 +88,54 @@ def lattice_round(test: Any, space: dict, *, chunk: int, seed: int) -> dict[str,
     hit["candidates"] = [{k: (v.item() if hasattr(v, "item") else v) for k, v in probe.decode(
         np.array([LEVELS[i] for i in x])).items()} for x, _ in tops]
     return hit
+
+
+def integer_round(test: Any, space: dict, *, start: dict, chunk: int) -> dict[str, Any] | None:
+    """A climb over the box's integer axes from ``start`` (the float axes kept): each move
+    changes one integer axis by +-1, +-2, +-4, ... (within its range), the first that raises
+    the ratio taken, until none does or ``chunk`` calls are made; ``None`` for a box without
+    integer axes. Nelder-Mead's simplex rounds to the same integers at every small step, so
+    an integer box's worst case (Chebyshev's bound on a binomial at n = 2, t = 1) is sized by
+    these moves instead. The record of :func:`~boundbench.testing._portfolio.search_round`."""
+    from boundbench.testing._portfolio import _hit, _worst_of
+
+    ints = [k for k, spec in space.items() if len(spec) == 3 and spec[2] == "int"]
+    if not ints or chunk < 1:
+        return None
+    left = [int(chunk)]
+    best: dict[str, Any] = {"ratio": -math.inf, "lhs": math.nan, "rhs": math.nan,
+                            "instance": None}
+    seen: dict[tuple, float] = {}
+
+    def score(p: dict) -> float:
+        key = tuple(p[k] for k in ints)
+        if key in seen:
+            return seen[key]
+        left[0] -= 1
+        try:
+            ratio, lhs, rhs = _worst_of(test, p)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+            ratio, lhs, rhs = -math.inf, math.nan, math.nan
+        r = ratio if not math.isnan(ratio) else -math.inf
+        seen[key] = r
+        if r > best["ratio"]:
+            best.update(ratio=r, lhs=lhs, rhs=rhs, instance=dict(p))
+        return r
+
+    x = {k: (int(round(v)) if k in ints else v) for k, v in start.items()}
+    r = score(x)
+    improved = True
+    while improved and left[0] > 0:
+        improved = False
+        for k in ints:
+            lo, hi = int(space[k][0]), int(space[k][1])
+            step = 1
+            while step <= hi - lo and not improved and left[0] > 0:
+                for y in ({**x, k: x[k] - step}, {**x, k: x[k] + step}):
+                    if lo <= y[k] <= hi and left[0] > 0 and (ry := score(y)) > r:
+                        x, r, improved = y, ry, True
+                        break
+                step *= 2
+            if improved:
+                break
+    return _hit(test, best, int(chunk) - left[0], fallback=x)
