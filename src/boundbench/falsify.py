@@ -299,6 +299,13 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
             return calls[0] > 0
         return rounds == 0 or time.perf_counter() - t0 < budget * 0.97
 
+    if space is not None and more():  # first the corners and the centre, where bounds bind
+        hit = lattice_round(test, space, seed=seed, starts_only=True,
+                            chunk=3 if calls is None else min(3, calls[0]))
+        if calls is not None:
+            calls[0] -= hit["evaluations"]
+        t.search(test, hit)
+
     while more():
         left = budget - (time.perf_counter() - t0) if calls is None else math.inf
         n = chunk if calls is None else max(1, min(chunk, calls[0]))

@@ -28,11 +28,13 @@ __all__ = ["LEVELS", "integer_round", "lattice_round"]
 LEVELS = (0.0, 0.5, 1.0)  # unit coordinates of each axis's low end, middle and high end
 
 
-def lattice_round(test: Any, space: dict, *, chunk: int, seed: int) -> dict[str, Any]:
+def lattice_round(test: Any, space: dict, *, chunk: int, seed: int,
+                  starts_only: bool = False) -> dict[str, Any]:
     """Exactly ``chunk`` calls of ``test``'s bound on the box's lattice (the module's
     climb); the record of :func:`~boundbench.testing._portfolio.search_round` (its best
     instance rechecked in high precision where it violates, ``candidates`` the best of
-    distinct restarts)."""
+    distinct restarts). ``starts_only``: the lower corner, the upper corner and the centre,
+    no climb (``falsify``'s first three calls)."""
     from boundbench.framework.search import Search
     from boundbench.testing._portfolio import _hit, _worst_of
 
@@ -67,6 +69,11 @@ def lattice_round(test: Any, space: dict, *, chunk: int, seed: int) -> dict[str,
         x = next(starts, None) or tuple(int(v) for v in rng.integers(0, 3, size=d))
         before = left[0]
         r = score(x)
+        if starts_only:
+            ends.append((r, x))
+            if len(ends) == 3:
+                break
+            continue
         improved = True
         while improved and left[0] > 0:
             improved = False
