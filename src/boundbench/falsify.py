@@ -22,7 +22,8 @@ from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 from boundbench.testing._lattice import lattice_round
-from boundbench.testing._portfolio import search_round, sizing
+from boundbench.testing._portfolio import search_round
+from boundbench.testing._sizing import sizing
 
 
 def falsify(target: str, *, budget: float = 30.0, seed: int = 0,
@@ -266,7 +267,7 @@ def _run_file_test(test: Any, *, target: str, budget: float, seed: int,
     each round) and, where the bound declares a box, of differential evolution over it, each
     seeding the next, until ``budget`` seconds are spent (spent, not estimated from a cold first
     run) or exactly ``evaluations`` calls are made. Once a violation is found, or half the budget
-    is spent, a box's rest goes to sizing (:func:`~boundbench.testing._portfolio.sizing`). A
+    is spent, a box's rest goes to sizing (:func:`~boundbench.testing._sizing.sizing`). A
     violation found in any round is kept (its reproducer the first one's) whatever a later
     round does; a raise beside it is noted."""
     from boundbench.testing._observe import observing
@@ -300,11 +301,7 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
         return rounds == 0 or time.perf_counter() - t0 < budget * 0.97
 
     if space is not None and more():  # first the corners and the centre, where bounds bind
-        hit = lattice_round(test, space, seed=seed, starts_only=True,
-                            chunk=3 if calls is None else min(3, calls[0]))
-        if calls is not None:
-            calls[0] -= hit["evaluations"]
-        t.search(test, hit)
+        _lattice(test, space, t, calls, seed=seed, chunk=3, starts_only=True)
 
     while more():
         left = budget - (time.perf_counter() - t0) if calls is None else math.inf
@@ -324,13 +321,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
         if space is not None and not t.latticed and more():
             # early: the corners, face centres and centre, where bounds bind (issue 81)
             t.latticed = True
-            share = int(LATTICE_SHARE * (evaluations or 0))
-            hit = lattice_round(test, space, seed=seed,
-                                chunk=n if calls is None else max(1, min(calls[0], share)))
-            if calls is not None:
-                calls[0] -= hit["evaluations"]
-            t.search(test, hit)
-            t.found.extend(hit["candidates"][1:3])
+            _lattice(test, space, t, calls, seed=seed,
+                     chunk=n if calls is None else int(LATTICE_SHARE * (evaluations or 0)))
         if space is not None and not t.sized and more() and (
                 t.first is not None or _spent(t0, budget, calls, evaluations) >= SIZING_AFTER):
             # the rest of the budget sizes the worst case (and finds it, if nothing did yet)
@@ -380,6 +372,19 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
 LATTICE_SHARE = 1 / 20  # the share of an exact budget the lattice's climb spends, once
+def _lattice(test: Any, space: dict, t: _Tally, calls: list[int] | None, *, seed: int,
+             chunk: int, starts_only: bool = False) -> None:
+    """One climb on the box's lattice (:func:`~boundbench.testing._lattice.lattice_round`),
+    its calls taken from an exact budget, its best kept and two other basins handed on."""
+    chunk = max(1, chunk if calls is None else min(calls[0], chunk))
+    hit = lattice_round(test, space, seed=seed, chunk=chunk, starts_only=starts_only)
+    if calls is not None:
+        calls[0] -= hit["evaluations"]
+    t.search(test, hit)
+    if not starts_only:
+        t.found.extend(hit["candidates"][1:3])
+
+
 def _spent(t0: float, budget: float, calls: list[int] | None, evaluations: int | None) -> float:
     """The share of the budget spent: calls made of an exact budget, or seconds."""
     if calls is not None and evaluations:
