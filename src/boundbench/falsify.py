@@ -338,16 +338,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
             if calls is not None:
                 calls[0] -= hit["evaluations"]
             t.search(test, hit)
-        # the next round: twice as many examples; under a budget of seconds, no more than the
-        # time left allows at this round's pace (hypothesis generates a round's examples even
-        # past the deadline); under --evaluations, never the clock: the same calls on any
-        # machine and under any load
-        if calls is not None:
-            chunk = min(chunk * 2, 20_000)
-            continue
-        per = (time.perf_counter() - t0) / max(t.total, 1)
-        left = budget - (time.perf_counter() - t0)
-        chunk = max(5, min(chunk * 2, 20_000, int(0.9 * left / max(per, 1e-5))))
+        chunk = _next_chunk(chunk, counted=calls is not None, t0=t0, budget=budget,
+                            total=t.total)
     if calls is not None and evaluations is not None:
         # every call, rejected and shrinking ones too; more than asked only where a claim's own
         # search (its declared budget, whole generations) already took more
@@ -372,6 +364,17 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
 LATTICE_SHARE = 1 / 20  # the share of an exact budget the lattice's climb spends, once
+def _next_chunk(chunk: int, *, counted: bool, t0: float, budget: float, total: int) -> int:
+    """The next round's examples: twice as many; under a budget of seconds, no more than the
+    time left allows at this run's pace (hypothesis generates a round's examples even past the
+    deadline); under --evaluations, never the clock: the same calls on any machine and load."""
+    if counted:
+        return min(chunk * 2, 20_000)
+    per = (time.perf_counter() - t0) / max(total, 1)
+    left = budget - (time.perf_counter() - t0)
+    return max(5, min(chunk * 2, 20_000, int(0.9 * left / max(per, 1e-5))))
+
+
 def _lattice(test: Any, space: dict, t: _Tally, calls: list[int] | None, *, seed: int,
              chunk: int, starts_only: bool = False) -> None:
     """One climb on the box's lattice (:func:`~boundbench.testing._lattice.lattice_round`),
