@@ -364,6 +364,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
 
 SIZING_AFTER = 0.5  # the share of the budget after which the rest sizes, if nothing was found
 LATTICE_SHARE = 1 / 20  # the share of an exact budget the lattice's climb spends, once
+
+
 def _next_chunk(chunk: int, *, counted: bool, t0: float, budget: float, total: int) -> int:
     """The next round's examples: twice as many; under a budget of seconds, no more than the
     time left allows at this run's pace (hypothesis generates a round's examples even past the

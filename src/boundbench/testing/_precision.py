@@ -72,7 +72,6 @@ def unconfirmed(chk: dict[str, Any], lhs: float, rhs: float) -> bool:
     return sub or abs(lhs - rhs) < TINY or bool(chk.get("extreme_floats"))
 
 
-
 def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[str, Any]:
     """The instance's worst ``lhs / rhs`` recomputed by the bound's own code at 50 digits (or
     in ``numpy.longdouble`` where the code computed in it), under the search's rule
@@ -119,7 +118,8 @@ def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[s
 def _mp_pairs(fn: Any, instance: Any) -> list[tuple[Any, Any]] | None:
     """The bound's sides on ``instance`` through its own code with every float an mpmath
     number (at the caller's working precision), element by element, broadcast; None where the
-    code left that path (it did not return mpmath numbers)."""
+    code did not return mpmath numbers; :class:`_LeftMp` raised where it converted an input to
+    float on the way."""
     from boundbench.testing._mpfloat import ESCAPES, math_lifted, values, widen
 
     before = ESCAPES[0]
@@ -169,13 +169,9 @@ def recheck(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, An
     try:
         mp = _recheck_mp(fn, instance, rtol=rtol, atol=atol)
     except _LeftMp:
-        out: dict[str, Any] = {"precision": "float64 only", "status": "inconclusive",
-                               "why": _LEFT_WHY, "extreme_floats": extreme_floats(instance)[:5]}
-    else:
-        if mp is not None:
-            return mp
-        out = _recheck_longdouble(fn, instance, rtol=rtol, atol=atol)
-    return out
+        return {"precision": "float64 only", "status": "inconclusive", "why": _LEFT_WHY,
+                "extreme_floats": extreme_floats(instance)[:5]}
+    return mp if mp is not None else _recheck_longdouble(fn, instance, rtol=rtol, atol=atol)
 
 
 def _recheck_mp(fn: Any, instance: Any, *, rtol: float, atol: float) -> dict[str, Any] | None:
