@@ -97,8 +97,9 @@ def test_an_integer_box_is_sized_at_least_as_well_as_de(tmp_path):
     """The literature benchmark's Chebyshev bound (an integer box of 17,100 points, its
     supremum 2 at n = 2, t = 1, q = 1/2 by enumeration, local maxima 1.54, 1.48, 1.36, 1.31
     one integer move apart from nothing better): with the same 2,000 calls and seed, the
-    portfolio's worst is at least differential evolution's in each seed (it stopped at 1.31
-    where DE reached 2 and 1.54 before integer moves were a member)."""
+    portfolio's worst is at least differential evolution's in each seed: on a box of integer
+    axes its sizing runs the audit's search at the run's seed and size, repeats answered from
+    memory (before, seeds 3, 4, 5, 7 and 8 stopped at 1.31 or 1.54 where DE reached 2)."""
     import sys
 
     from boundbench.framework.search import Search, worst_case
@@ -109,7 +110,7 @@ def test_an_integer_box_is_sized_at_least_as_well_as_de(tmp_path):
         from cheb import half
     finally:
         sys.path.remove(str(tmp_path))
-    for seed in (0, 1, 2):
+    for seed in (0, 3, 4):
         out = falsify(f"{tmp_path / 'cheb.py'}:half", evaluations=2000, seed=seed)
         de = worst_case(Search(half.space, half.fn), max_evals=2000, seed=seed).worst_ratio
         assert out["violated"] and out["worst_ratio"] >= de * (1 - 1e-9), (seed, out, de)

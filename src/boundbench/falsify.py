@@ -124,15 +124,16 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
 
     least = int(s.budget[0]) if evaluations is None else min(int(s.budget[0]), evaluations)
     res = worst_case(s, max_evals=least, seed=seed, context=ctx)
-    from boundbench.testing._precision import recheck
+    from boundbench.testing._precision import recheck, unconfirmed
     from boundbench.testing.bound import worst_element
 
     try:  # the worst element's two sides: one call more, counted
         _, lhs, rhs = worst_element(*sides(res.instance))
     except (KeyError, ValueError, ArithmeticError, np.linalg.LinAlgError):
         lhs = rhs = float("nan")  # outside the assumptions (or nothing was evaluated)
-    confirmed = res.worst_ratio > 1 + NUMERIC_RTOL and recheck(
-        sides, res.instance, rtol=NUMERIC_RTOL, atol=float(s.atol))["status"] != "artifact"
+    chk = recheck(sides, res.instance, rtol=NUMERIC_RTOL, atol=float(s.atol), space=s.space
+                  ) if res.worst_ratio > 1 + NUMERIC_RTOL else {"status": "artifact"}
+    confirmed = chk["status"] != "artifact" and not unconfirmed(chk, lhs, rhs)
     prior = {"ratio": res.worst_ratio, "instance": res.instance, "evaluations": res.n_evals + 1,
              "lhs": lhs, "rhs": rhs, "confirmed": confirmed}
     out = _run_file_test(test, target=cid, budget=budget, seed=seed, t0=t0, prior=prior,
@@ -327,7 +328,8 @@ def _rounds(test: Any, *, target: str, budget: float, seed: int, t0: float,
                 t.first is not None or _spent(t0, budget, calls, evaluations) >= SIZING_AFTER):
             # the rest of the budget sizes the worst case (and finds it, if nothing did yet)
             left_calls = calls[0] if calls is not None else _calls_for(t0, budget, t.total)
-            used = sizing(test, space, t, calls=left_calls, seed=seed + rounds)
+            used = sizing(test, space, t, calls=left_calls, seed=seed + rounds,
+                          run_seed=seed, steps=evaluations or left_calls)
             if calls is not None:
                 calls[0] -= used
             continue

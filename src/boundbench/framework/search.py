@@ -263,6 +263,12 @@ class _Stop(Exception):
     pass
 
 
+class Spent(_Stop):
+    """Raised by a search's ``sides`` to end :func:`worst_case` where it is (its best so far is
+    kept): a caller whose own count of calls is spent, where ``max_evals`` counts more than
+    the calls it makes (a caller that answers repeated instances from its memory)."""
+
+
 def initial_population(dim: int, size: int, seed: int) -> np.ndarray:
     """The search's first generation in the unit cube: a quarter on the box's boundary, the rest
     a scrambled Sobol sequence. Bounds fail at the edges of their assumptions (a radius reached,

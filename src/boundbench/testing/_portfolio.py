@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.errors import InvalidArgument
-
 __all__ = ["APART", "TOP", "polish_round", "search_round"]
 
 
@@ -87,19 +85,24 @@ def _hit(test: Any, best: dict[str, Any], evaluations: int, *, fallback: dict) -
 
     confirmed = False
     if best["ratio"] > 1 + test.rtol:
-        chk = recheck(test.fn, instance, rtol=test.rtol, atol=test.atol)
+        chk = recheck(test.fn, instance, rtol=test.rtol, atol=test.atol,
+                      space=getattr(test, "space", None))
         confirmed = chk["status"] != "artifact" and not unconfirmed(chk, best["lhs"],
                                                                      best["rhs"])
     return {"ratio": max(best["ratio"], 0.0), "instance": instance, "evaluations": evaluations,
             "lhs": best["lhs"], "rhs": best["rhs"], "confirmed": confirmed}
 
 
-def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) -> dict[str, Any]:
+def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list,
+                 steps: int | None = None) -> dict[str, Any]:
     """One round of the global search over the bound's declared box: exactly ``chunk`` calls of
-    the bound (the search's last generation is cut there, its surplus scored as refused),
+    the bound (the search ends there; an instance it has scored before is answered from
+    memory and is not a call),
     started from hypothesis's best instance; its best instance with that element's two sides
-    (no call more), rechecked in high precision (mpmath at 50 digits) where it violates."""
-    from boundbench.framework.search import Search, encode, worst_case
+    (no call more), rechecked in high precision (mpmath at 50 digits) where it violates.
+    ``steps``: the search's own ``max_evals`` (memory's answers included; default
+    :data:`REPEATS` times ``chunk``)."""
+    from boundbench.framework.search import Search, Spent, encode, worst_case
     from boundbench.testing._observe import call
     from boundbench.testing.bound import worst_element
 
@@ -108,24 +111,35 @@ def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list) 
                             "instance": None}
     search = Search(space, lambda p: (0.0, 1.0))
     top: list[tuple[float, np.ndarray, dict]] = []  # the best of distinct basins
+    # an instance scored before is answered from memory, not called again: on integer axes
+    # the population's trial points round to the same instances (on Chebyshev's binomial box,
+    # 1,000 distinct of 2,400), so the round's calls go to instances it has not seen
+    seen: dict[tuple, Any] = {}
 
     def sides(p: dict) -> Any:
+        key = tuple(p[k] for k in space)
+        if key in seen:
+            return seen[key]
         if left[0] <= 0:
-            raise InvalidArgument("this round's calls are spent")
+            raise Spent
         left[0] -= 1
-        out = call(test.fn, p)
+        out = seen[key] = call(test.fn, p)
         ratio, lhs, rhs = worst_element(*out)
         if ratio > best["ratio"]:
             best.update(ratio=ratio, lhs=lhs, rhs=rhs, instance=dict(p))
         _keep(top, ratio, encode(search, p), dict(p))
         return out
 
-    res = worst_case(Search(space, sides), max_evals=max(chunk, 1), seed=seed, start=start)
+    # the search's own count includes the answers from memory: the round ends on its calls
+    # (``Spent``), or at REPEATS times them where the search only repeats itself
+    res = worst_case(Search(space, sides), max_evals=steps or REPEATS * max(chunk, 1),
+                     seed=seed, start=start)
     hit = _hit(test, best, max(chunk, 1) - left[0], fallback=res.instance)
     hit["candidates"] = [p for _, _, p in top]
     return hit
 
 
+REPEATS = 4  # a global round's search steps (memory's answers included) per call it may make
 TOP = 4  # basins a global round hands to the polishing
 APART = 1e-3  # two instances closer than this (max-norm, unit coordinates) share a basin
 

@@ -210,7 +210,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                     reject()
                 rec.examples += 1
                 allowed = rhs * (1 + rtol) + atol if rhs >= 0 else rhs + atol
-                if lhs > allowed and _artifact(fn, instance, lhs, rhs, rtol, atol, rec):
+                if lhs > allowed and _artifact(fn, instance, lhs, rhs, rtol, atol, rec, space):
                     return  # never invent: it vanished in high precision
                 # target a finite score: inf (a violated rhs <= 0) maps to a large number
                 target(min(ratio, 1e12) if np.isfinite(ratio) else 1e12, label="lhs/rhs")
@@ -270,18 +270,20 @@ def _prove(fn: Callable, space: dict | None, rec: Tightness, falsify: str) -> No
 
 
 def _artifact(fn: Callable, instance: Any, lhs: float, rhs: float, rtol: float, atol: float,
-              rec: Tightness) -> bool:
+              rec: Tightness, space: dict | None = None) -> bool:
     """Whether a float64 violation vanishes when the bound's own code runs in extended
     precision (:func:`boundbench.testing._precision.recheck`): then it is recorded as a
     floating-point artifact, not a finding."""
     from boundbench.testing._precision import recheck, unconfirmed
 
-    chk = recheck(fn, instance, rtol=rtol, atol=atol)
+    chk = recheck(fn, instance, rtol=rtol, atol=atol, space=space)
     if unconfirmed(chk, lhs, rhs):  # float64 out of its depth, in code that leaves numpy
         rec.unconfirmed += 1
         rec.unconfirmed_first = rec.unconfirmed_first or (
             f"{instance!r}: float64 gives lhs = {lhs!r} > rhs = {rhs!r}, not rechecked in high "
-            f"precision ({chk.get('why', 'the code leaves numpy')})")
+            f"precision ({chk.get('why', 'the code leaves numpy')})"
+            + (f"; it holds at {chk['holds_nearby']['instance']!r}, a few units in the last "
+               f"place away" if chk.get("holds_nearby") else ""))
         return True
     if chk["status"] != "artifact":
         rec.recheck = chk
