@@ -95,6 +95,7 @@ CALLS = {
     "falsify": "boundbench.falsify.falsify",
     "prove": "boundbench.prove.prove_bound",
     "figures": "boundbench.running.run_claims",
+    "decide": "boundbench.framework.decisions.comparison.decide",
     "plm run": "boundbench.plm.grid.runs.single_grid",
     "plm sweep": "boundbench.plm.grid.runs.sweep_grid",
 }
@@ -115,6 +116,8 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
         "falsify": ["falsify", f"{bounds}:nosuch", "--budget", "1", *out],
         "prove": ["prove", f"{bounds}:holds", *out],  # a strategy, not a space
         "figures": ["figures", "--only", "no.such-claim", *out],
+        "decide": ["decide", str(_runs(t, bad=True)), "--claim", "higher-mean", "--treatment",
+                   "a", "--control", "b", "--metric", "accuracy", *out],
         "plm run": ["plm", "run", "--task", "nosuch", *out],
         "plm sweep": ["plm", "sweep", str(t / "none.json"), *out],
     }
@@ -155,9 +158,22 @@ def cheap_ok_lines(t: Path, bounds: Path) -> dict[str, list[str]]:
         "falsify": ["falsify", f"{bounds}:holds", "--budget", "1", *out],
         "prove": ["prove", f"{bounds}:proven", *out],
         "figures": ["figures", "--only", "ad.thm2", *out],
+        "decide": ["decide", str(_runs(t)), "--claim", "higher-mean", "--treatment", "a",
+                   "--control", "b", "--metric", "accuracy", *out],
         "plm run": ["plm", "run", "--seeds", "1", "--steps", "1", "--train-size", "8", *out],
         "plm sweep": ["plm", "sweep", "tiny", *out],
     }
+
+
+def _runs(t: Path, *, bad: bool = False) -> Path:
+    """Two methods' per-seed accuracies (one of 1.2, out of its range, where ``bad``)."""
+    rows = ["method,seed,accuracy"] + [f"{m},{s},{0.5 + 0.01 * s}" for m in "ab"
+                                       for s in range(6)]
+    if bad:
+        rows[1] = "a,0,1.2"
+    path = t / ("bad.csv" if bad else "runs.csv")
+    path.write_text("\n".join(rows) + "\n")
+    return path
 
 
 def _main(argv: list[str]) -> int:

@@ -25,7 +25,7 @@ _FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
 COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
     "claims": _EVERY, "check": _FINDS, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
     "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
-    "figures": _EVERY,
+    "figures": _EVERY, "decide": _EVERY,
     "plm run": _EVERY, "plm sweep": _EVERY,
 }
 
@@ -299,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     distributed(f, local=True)
     f.set_defaults(func=commands.figures)
 
+    from boundbench import decide_cli
+
+    decide_cli.add_parser(sub, epilog=exits_epilog("decide"), out_dir=_out_dir)
     pl = sub.add_parser("plm", help="fine-tune pretrained transformers (needs the plm extra)")
     plsub = pl.add_subparsers(dest="plm_command", required=True)
     r = plsub.add_parser("run", epilog=exits_epilog("plm run"),

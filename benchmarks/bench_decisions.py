@@ -1,0 +1,159 @@
+"""False-decision rates of ``boundbench.decide``'s procedures on a fixed battery of nulls (issue 82
+item 2), with a look after every seed, against a negative control that fails visibly.
+
+Each null draws both methods' per-seed metric from one distribution: a family (normal, t3,
+exponential, lognormal sigma 1, a failed-run mixture 85% N(0, 1) + 15% N(-6, 0.5), heavy ties
+Poisson(0.6)) standardized by its own mean and sd and squashed into [0, 1] by a logistic,
+``1 / (1 + exp(-z / 2))``: a bounded metric of that shape, the two methods equal in mean and in
+variance. A procedure errs on a null where its confidence sequence ever excludes the true
+difference, 0, at some look up to the last seed (``ever_rejects``: every wrong word needs it,
+so the rate is an upper bound of the rate of wrong words). Rows:
+
+- ``mean``: the betting sequence on the seed-by-seed differences (claims higher-mean,
+  lower-mean, no-effect);
+- ``spread``: the betting sequence on ``((t1 - t2)^2 - (c1 - c2)^2) / 2`` of consecutive seeds
+  (claim lower-spread);
+- ``control``: Welch's t test at alpha, a fixed-n test re-applied after every seed from the
+  third: the negative control, above alpha by construction.
+
+Printed: the rate with its 95% Clopper-Pearson interval per (procedure, family, seeds a side),
+and whether the interval's upper end is at most alpha + 1 point (the rule a procedure is used
+under). Run::
+
+    python benchmarks/bench_decisions.py [--nulls 2000] [--sizes 6 12 20 40 100] [--alpha 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy import stats
+
+from boundbench.framework.decisions.betting import ever_rejects
+
+
+def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    if name == "normal":
+        z = rng.standard_normal(shape)
+    elif name == "t3":
+        z = rng.standard_t(3, shape) / np.sqrt(3.0)
+    elif name == "exponential":
+        z = rng.exponential(1.0, shape) - 1.0
+    elif name == "lognormal":
+        z = (rng.lognormal(0.0, 1.0, shape) - np.exp(0.5)) / np.sqrt((np.e - 1) * np.e)
+    elif name == "failed runs":
+        failed = rng.random(shape) < 0.15
+        z = np.where(failed, rng.normal(-6.0, 0.5, shape), rng.standard_normal(shape))
+        mean = 0.15 * -6.0
+        var = 0.85 * 1.0 + 0.15 * (0.25 + 36.0) - mean ** 2
+        z = (z - mean) / np.sqrt(var)
+    elif name == "ties":
+        z = (rng.poisson(0.6, shape) - 0.6) / np.sqrt(0.6)
+    else:
+        raise ValueError(name)
+    return 1.0 / (1.0 + np.exp(-z / 2.0))
+
+
+FAMILIES = ("normal", "t3", "exponential", "lognormal", "failed runs", "ties")
+
+
+def _control(t: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
+    """Welch's t test after every seed from the third: ever p < alpha."""
+    import warnings
+
+    hit = np.zeros(t.shape[0], dtype=bool)
+    for k in range(3, t.shape[1] + 1):
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # ties: a zero variance
+            p = stats.ttest_ind(t[:, :k], c[:, :k], axis=1, equal_var=False).pvalue
+        hit |= np.nan_to_num(p, nan=1.0) < alpha
+    return hit
+
+
+SHIFTS = (0.02, 0.05, 0.1, 0.2)  # mean differences (the metric in [0, 0.8] plus the shift)
+RATIOS = (0.9, 0.7, 0.5, 0.3)  # std ratios (the treatment's metric shrunk about 1/2)
+
+
+def _power(fam: str, n: int, nulls: int, alpha: float) -> tuple[str, str]:
+    """The smallest mean difference and the largest std ratio the sequence detects (ever
+    excludes 0 by the last seed) in 80% of draws, on the grids above: '>' / '<' past them."""
+    rng = np.random.default_rng([820, FAMILIES.index(fam), n])
+    mean = next((f"{d:g}" for d in SHIFTS if ever_rejects(
+        0.8 * _family(fam, rng, (nulls, n)) + d - 0.8 * _family(fam, rng, (nulls, n)),
+        value=0.0, lower=-1.0, upper=1.0, alpha=alpha).mean() >= 0.8), f"> {SHIFTS[-1]:g}")
+    spread = f"< {RATIOS[-1]:g}"
+    if n >= 2:
+        for r in RATIOS:
+            t = 0.5 + r * (_family(fam, rng, (nulls, n)) - 0.5)
+            if ever_rejects(_spread(t, _family(fam, rng, (nulls, n))), value=0.0, lower=-0.5,
+                            upper=0.5, alpha=alpha).mean() >= 0.8:
+                spread = f"{r:g}"
+                break
+    return mean, spread
+
+
+def _spread(t: np.ndarray, c: np.ndarray) -> np.ndarray:
+    k = t.shape[1] // 2
+    return ((t[:, 0:2 * k:2] - t[:, 1:2 * k:2]) ** 2 - (c[:, 0:2 * k:2] - c[:, 1:2 * k:2]) ** 2) / 2
+
+
+def _cp(k: int, n: int) -> tuple[float, float]:
+    lo = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
+    return float(lo), float(hi)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nulls", type=int, default=2000)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[6, 12, 20, 40, 100])
+    ap.add_argument("--alpha", type=float, default=0.05)
+    args = ap.parse_args()
+    a = args.alpha
+    t0 = time.perf_counter()
+    print(f"{args.nulls} nulls per cell, alpha {a}, a look after every seed\n")
+    print("| procedure | family | seeds a side | false decisions, % [95% CI] | upper end <= "
+          "alpha + 1 pt |")
+    print("|---|---|---|---|---|")
+    worst = {"mean": 0.0, "spread": 0.0, "control": 1.0}
+    for proc in ("mean", "spread", "control"):
+        for fam in FAMILIES:
+            for n in args.sizes:
+                rng = np.random.default_rng([82, FAMILIES.index(fam), n])
+                t = _family(fam, rng, (args.nulls, n))
+                c = _family(fam, rng, (args.nulls, n))
+                if proc == "mean":
+                    err = ever_rejects(t - c, value=0.0, lower=-1.0, upper=1.0, alpha=a)
+                elif proc == "spread":
+                    if n < 2:
+                        continue
+                    err = ever_rejects(_spread(t, c), value=0.0, lower=-0.5, upper=0.5, alpha=a)
+                else:
+                    err = _control(t, c, a)
+                k = int(err.sum())
+                lo, hi = _cp(k, args.nulls)
+                ok = hi <= a + 0.01
+                if proc != "control":
+                    worst[proc] = max(worst[proc], hi)
+                elif n == args.sizes[-1]:
+                    worst[proc] = min(worst[proc], lo)
+                print(f"| {proc} | {fam} | {n} | {100 * k / args.nulls:.1f} [{100 * lo:.1f}, "
+                      f"{100 * hi:.1f}] | {'yes' if ok else 'NO'} |")
+    print(f"\nlargest upper end: mean {100 * worst['mean']:.1f}%, spread "
+          f"{100 * worst['spread']:.1f}%; the negative control at {args.sizes[-1]} seeds: "
+          f"lower end at least {100 * worst['control']:.1f}% (above alpha: it fails visibly)")
+    print("\npower: the smallest mean difference and the largest std ratio found in 80% of "
+          f"{args.nulls} draws (the sequence excludes 0 by the last seed)\n")
+    print("| family | seeds a side | mean difference | std ratio |")
+    print("|---|---|---|---|")
+    for fam in FAMILIES:
+        for n in args.sizes:
+            mean, spread = _power(fam, n, args.nulls, a)
+            print(f"| {fam} | {n} | {mean} | {spread} |")
+    print(f"{time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

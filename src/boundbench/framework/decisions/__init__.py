@@ -1,0 +1,12 @@
+"""Decisions valid by construction on bounded per-seed metrics (issue 82): betting confidence
+sequences (:mod:`.betting`) and the claims read off them (:mod:`.comparison`)."""
+
+from boundbench.framework.decisions.betting import BettingPath, betting_cs
+from boundbench.framework.decisions.comparison import CLAIMS, RANGES, Decision, decide
+
+__all__ = [
+    # the sequence
+    "BettingPath", "betting_cs",
+    # the claims
+    "CLAIMS", "RANGES", "Decision", "decide",
+]
