@@ -13,6 +13,12 @@ so the rate is an upper bound of the rate of wrong words). Rows:
   lower-mean, no-effect);
 - ``spread``: the betting sequence on ``((t1 - t2)^2 - (c1 - c2)^2) / 2`` of consecutive seeds
   (claim lower-spread);
+- ``spread-perm``: the audit's spread claims' test (:func:`~boundbench.framework.decisions.
+  permutation.spread_looks`: exact permutation test of ``|x1 - x2|`` at 4, 8, 16, ... seeds,
+  each look at its share of alpha), the control shifted by 0.1 (a mean difference is not a
+  spread difference); an error is a word at any look;
+- ``ratio-cs``: the audit's bounded std-ratio sequence (the no-effect band's interval,
+  :func:`~boundbench.framework.decisions.paths.bounded_ratio_path`): ever excludes 1;
 - ``control``: Welch's t test at alpha, a fixed-n test re-applied after every seed from the
   third: the negative control, above alpha by construction.
 
@@ -32,6 +38,10 @@ import numpy as np
 from scipy import stats
 
 from boundbench.framework.decisions.betting import ever_rejects
+from boundbench.framework.decisions.paths import bounded_ratio_path
+from boundbench.framework.decisions.permutation import spread_looks
+
+PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "control")
 
 
 def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -76,13 +86,22 @@ SHIFTS = (0.02, 0.05, 0.1, 0.2)  # mean differences (the metric in [0, 0.8] plus
 RATIOS = (0.9, 0.7, 0.5, 0.3)  # std ratios (the treatment's metric shrunk about 1/2)
 
 
-def _power(fam: str, n: int, nulls: int, alpha: float) -> tuple[str, str]:
+def _power(fam: str, n: int, nulls: int, alpha: float) -> tuple[str, str, str]:
     """The smallest mean difference and the largest std ratio the sequence detects (ever
     excludes 0 by the last seed) in 80% of draws, on the grids above: '>' / '<' past them."""
     rng = np.random.default_rng([820, FAMILIES.index(fam), n])
     mean = next((f"{d:g}" for d in SHIFTS if ever_rejects(
         0.8 * _family(fam, rng, (nulls, n)) + d - 0.8 * _family(fam, rng, (nulls, n)),
         value=0.0, lower=-1.0, upper=1.0, alpha=alpha).mean() >= 0.8), f"> {SHIFTS[-1]:g}")
+    perm = f"< {RATIOS[-1]:g}"
+    for r in RATIOS if n >= 4 else ():
+        t = 0.5 + r * (_family(fam, rng, (nulls, n)) - 0.5)
+        c = _family(fam, rng, (nulls, n))
+        if np.mean([any(lk["word"] == "lower" for lk in spread_looks(t[i], c[i], alpha=alpha,
+                                                                      seed=i))
+                    for i in range(nulls)]) >= 0.8:
+            perm = f"{r:g}"
+            break
     spread = f"< {RATIOS[-1]:g}"
     if n >= 2:
         for r in RATIOS:
@@ -91,7 +110,7 @@ def _power(fam: str, n: int, nulls: int, alpha: float) -> tuple[str, str]:
                             upper=0.5, alpha=alpha).mean() >= 0.8:
                 spread = f"{r:g}"
                 break
-    return mean, spread
+    return mean, spread, perm
 
 
 def _spread(t: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -110,6 +129,8 @@ def main() -> None:
     ap.add_argument("--nulls", type=int, default=2000)
     ap.add_argument("--sizes", type=int, nargs="+", default=[6, 12, 20, 40, 100])
     ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=PROCEDURES)
+    ap.add_argument("--no-power", action="store_true")
     args = ap.parse_args()
     a = args.alpha
     t0 = time.perf_counter()
@@ -117,8 +138,8 @@ def main() -> None:
     print("| procedure | family | seeds a side | false decisions, % [95% CI] | upper end <= "
           "alpha + 1 pt |")
     print("|---|---|---|---|---|")
-    worst = {"mean": 0.0, "spread": 0.0, "control": 1.0}
-    for proc in ("mean", "spread", "control"):
+    worst = {**{p: 0.0 for p in PROCEDURES}, "control": 1.0}
+    for proc in args.procedures:
         for fam in FAMILIES:
             for n in args.sizes:
                 rng = np.random.default_rng([82, FAMILIES.index(fam), n])
@@ -130,6 +151,15 @@ def main() -> None:
                     if n < 2:
                         continue
                     err = ever_rejects(_spread(t, c), value=0.0, lower=-0.5, upper=0.5, alpha=a)
+                elif proc == "spread-perm":
+                    err = np.array([any(lk["word"] for lk in spread_looks(
+                        t[i], c[i] + 0.1, alpha=a, seed=i)) for i in range(args.nulls)])
+                elif proc == "ratio-cs":
+                    if n < 2:
+                        continue
+                    err = np.array([bool(((p.low > 1) | (p.high < 1)).any()) for p in (
+                        bounded_ratio_path(t[i], c[i], lower=0.0, upper=1.0, alpha=a)
+                        for i in range(args.nulls))])
                 else:
                     err = _control(t, c, a)
                 k = int(err.sum())
@@ -141,17 +171,22 @@ def main() -> None:
                     worst[proc] = min(worst[proc], lo)
                 print(f"| {proc} | {fam} | {n} | {100 * k / args.nulls:.1f} [{100 * lo:.1f}, "
                       f"{100 * hi:.1f}] | {'yes' if ok else 'NO'} |")
-    print(f"\nlargest upper end: mean {100 * worst['mean']:.1f}%, spread "
-          f"{100 * worst['spread']:.1f}%; the negative control at {args.sizes[-1]} seeds: "
-          f"lower end at least {100 * worst['control']:.1f}% (above alpha: it fails visibly)")
+    print("\nlargest upper end: " + ", ".join(f"{p} {100 * worst[p]:.1f}%" for p in
+                                            args.procedures if p != "control")
+          + f"; the negative control at {args.sizes[-1]} seeds: lower end at least "
+          f"{100 * worst['control']:.1f}% (above alpha: it fails visibly)")
+    if args.no_power:
+        print(f"{time.perf_counter() - t0:.0f} s")
+        return
     print("\npower: the smallest mean difference and the largest std ratio found in 80% of "
           f"{args.nulls} draws (the sequence excludes 0 by the last seed)\n")
-    print("| family | seeds a side | mean difference | std ratio |")
-    print("|---|---|---|---|")
+    print("| family | seeds a side | mean difference | std ratio (betting) | std ratio "
+          "(spread-perm) |")
+    print("|---|---|---|---|---|")
     for fam in FAMILIES:
         for n in args.sizes:
-            mean, spread = _power(fam, n, args.nulls, a)
-            print(f"| {fam} | {n} | {mean} | {spread} |")
+            mean, spread, perm = _power(fam, n, args.nulls, a)
+            print(f"| {fam} | {n} | {mean} | {spread} | {perm} |")
     print(f"{time.perf_counter() - t0:.0f} s")
 
 

@@ -18,21 +18,29 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
+from boundbench.framework.decisions.paths import bounded_mean_path, metric_range
 from boundbench.framework.files import write_json
 from boundbench.framework.sequential import t_confidence_sequence
 from boundbench.framework.stopping import first_decision, futile
 from boundbench.plm.grid.comparison import comparison
 from boundbench.plm.grid.results import paired
 
+PROJECTION_SEED = 0  # the continuations behind futility: the same on every machine
 FIRST_SEEDS = 5  # Lai's sequence is unbounded before 5 paired seeds (rho = 1, alpha = 0.05)
 
 
-def _status(diff: np.ndarray, *, band: float | None, n_max: int) -> tuple[str, dict[str, Any]]:
+def _status(diff: np.ndarray, *, band: float | None, n_max: int,
+            bounds: tuple[float, float] | None = None) -> tuple[str, dict[str, Any]]:
     """One comparison's state: decided (``higher``, ``lower``, ``no-effect``, and at how many
-    seeds), ``futile`` or ``open``."""
+    seeds), ``futile`` or ``open``. ``bounds``: the metric's range, where it is known: then the
+    betting sequence (valid for any data in the range), else Lai's t sequence (Gaussian
+    differences assumed, said in the record)."""
     if len(diff) < 2:
         return "open", {"paired_seeds": len(diff)}
-    cs = t_confidence_sequence(diff)
+    if bounds is not None:  # valid by construction for a bounded metric (issue 82)
+        cs = bounded_mean_path(diff, lower=bounds[0] - bounds[1], upper=bounds[1] - bounds[0])
+    else:
+        cs = t_confidence_sequence(diff)
     decision, at = first_decision(cs.low, cs.high, null=0.0, expected="increase", band=band)
     info: dict[str, Any] = {"paired_seeds": len(diff), "cs_low": float(cs.low[-1]),
                             "cs_high": float(cs.high[-1]), "mean_difference": float(diff.mean())}
@@ -40,6 +48,16 @@ def _status(diff: np.ndarray, *, band: float | None, n_max: int) -> tuple[str, d
         word = {"supported": "higher", "contradicted": "lower"}.get(decision, decision)
         return word, {**info, "decided_at_seeds": at}
     sd = float(np.std(diff, ddof=1))
+    if bounds is not None:  # the betting sequence's own projection: resampled continuations
+        from boundbench.framework.decisions.probes import mean_probe
+
+        k = mean_probe(diff, lower=bounds[0] - bounds[1], upper=bounds[1] - bounds[0],
+                       expected="increase", band=band, what="", seed=PROJECTION_SEED
+                       )["projected_seeds"]
+        info["seeds_needed"] = k  # None: more than the projection's cap
+        if n_max > len(diff) and k is not None and k <= n_max:
+            return "open", info
+        return "futile", {**info, "projected_at_seeds": n_max}
     if n_max > len(diff) and sd > 0 and not futile(
             n=len(diff), n_max=n_max, estimate=float(diff.mean()), spread=sd, null=0.0,
             kind="mean", band=band):
@@ -91,8 +109,8 @@ def run_until_decided(grid, out: str | Path, *, metric: str = "test_accuracy",
         left = None if budget is None else budget - spent
         affordable = max_seeds if left is None else k + max(0, int(left // max(per_seed, 1e-9)))
         n_max = min(max_seeds, affordable)
-        states = {m: _status(paired(df, metric, m, labels[0]), band=band, n_max=n_max)
-                  for m in labels[1:]}
+        states = {m: _status(paired(df, metric, m, labels[0]), band=band, n_max=n_max,
+                             bounds=metric_range(metric)) for m in labels[1:]}
         history.append({"seeds": k, "seconds_spent": spent,
                         "states": {m: s for m, (s, _) in states.items()}})
         if all(s != "open" for s, _ in states.values()) or k >= n_max:
@@ -106,6 +124,11 @@ def run_until_decided(grid, out: str | Path, *, metric: str = "test_accuracy",
     table = comparison(df, metric=metric)
     table["until_decided"] = [states.get(m, ("", {}))[0] for m in table.method]
     record = {"metric": metric, "baseline": labels[0], "band": band, "max_seeds": max_seeds,
+              "procedure": ("betting confidence sequence (Waudby-Smith & Ramdas 2024), valid for "
+                            f"any paired difference in its range {metric_range(metric)}"
+                            if metric_range(metric) else "Lai's t confidence sequence "
+                            "(assumes Gaussian paired differences: the metric's range is "
+                            "unknown)"),
               "budget_seconds": budget, "seeds": k, "seconds_spent": spent,
               "wall_seconds_this_run": time.time() - started, "stopped_because": reason,
               "comparisons": {m: {"state": s, **info} for m, (s, info) in states.items()},

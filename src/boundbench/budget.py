@@ -52,9 +52,13 @@ def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
         if p.get("estimate") is None or p.get("spread") is None or p["n"] < 2:
             need = max(need, k + 1)  # too few trained seeds to project: one more
             continue
-        n = seeds_to_decide(n=max(p["n"], 2), n_max=max(n_max, p["n"], 2),
-                            estimate=float(p["estimate"]), spread=float(p["spread"]),
-                            null=float(p["null"]), kind=p["kind"], band=p.get("band"))
+        if "projected_seeds" in p:  # a bounded-data probe's own projection (issue 82)
+            n = p["projected_seeds"]
+            n = n if n is not None and n <= max(n_max, p["n"], 2) else None
+        else:
+            n = seeds_to_decide(n=max(p["n"], 2), n_max=max(n_max, p["n"], 2),
+                                estimate=float(p["estimate"]), spread=float(p["spread"]),
+                                null=float(p["null"]), kind=p["kind"], band=p.get("band"))
         # with a band, the seeds to detect the paper's effect or to land inside the band (at
         # this spread) count too (issue 39): a probe whose estimate sits at the band's edge may
         # still decide within the budget if its effect is nil or the paper's

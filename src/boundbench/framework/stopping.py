@@ -260,6 +260,9 @@ def projected_seeds(p: dict, *, cap: int = PROJECTION_CAP) -> int | None:
     if p.get("decision") or p.get("estimate") is None or p.get("spread") is None \
             or p["n"] < 2:
         return None
+    if "projected_seeds" in p:  # a bounded-data probe projects by its own continuations
+        k = p["projected_seeds"]
+        return k if k is None or k <= cap else None
     return seeds_to_decide(n=p["n"], n_max=max(cap, p["n"]), estimate=float(p["estimate"]),
                            spread=float(p["spread"]), null=float(p["null"]), kind=p["kind"],
                            band=p.get("band"))
@@ -329,6 +332,10 @@ def probe_text(p: dict, *, seconds_per_seed: float | None = None, device: str | 
                      f"; showing no effect needs more than {PROJECTION_CAP} seeds at this "
                      "spread")
     bt = f", {band.text()}" if band is not None else ""
+    if p.get("procedure"):  # a procedure valid by construction (issue 82) names itself
+        how = ("betting confidence sequence" if p["kind"] == "mean" else
+               "exact permutation test at 4, 8, 16, ... seeds; bounded-data ratio sequence")
+        return f"{head}, {how} {iv} over {p['n']} seeds{bt}, {told}"
     return (f"{head}, anytime-valid 95% confidence sequence {iv} over {p['n']} seeds{bt}, "
             f"{told}")
 

@@ -43,8 +43,8 @@ class BettingPath(NamedTuple):
     high: np.ndarray
 
 
-def betting_cs(x: np.ndarray, *, lower: float, upper: float, alpha: float = 0.05
-               ) -> BettingPath:
+def betting_cs(x: np.ndarray, *, lower: float, upper: float, alpha: float = 0.05,
+               grid: int = GRID) -> BettingPath:
     """The betting confidence sequence for the common mean of ``x`` (in the order drawn).
 
     Parameters
@@ -56,6 +56,9 @@ def betting_cs(x: np.ndarray, *, lower: float, upper: float, alpha: float = 0.05
         The known range of every observation (``lower < upper``).
     alpha : float, default 0.05
         The chance that the sequence ever misses the mean.
+    grid : int, default GRID
+        Candidate means on the range (a coarser grid widens the interval by its step: what a
+        projection uses for speed).
 
     Returns
     -------
@@ -90,12 +93,14 @@ def betting_cs(x: np.ndarray, *, lower: float, upper: float, alpha: float = 0.05
                               f"{upper}] (got {x[~inside][0]!r}): a bounded-data procedure "
                               "needs it")
     y = (x - lower) / (upper - lower)
-    m = np.linspace(0.0, 1.0, GRID)
+    if not (isinstance(grid, int) and grid >= 3):
+        raise InvalidArgument(f"grid must be an integer >= 3 (got {grid!r})")
+    m = np.linspace(0.0, 1.0, grid)
     t = np.arange(1, y.shape[-1] + 1)
     kept = ~np.maximum.accumulate(_rejects(y, m, alpha), axis=-2)  # running intersection
-    width = 1.0 / (GRID - 1)
+    width = 1.0 / (grid - 1)
     first = np.argmax(kept, axis=-1)
-    last = GRID - 1 - np.argmax(kept[..., ::-1], axis=-1)
+    last = grid - 1 - np.argmax(kept[..., ::-1], axis=-1)
     empty = ~kept.any(axis=-1)  # every candidate rejected: an event of chance at most alpha
     low = np.where(empty, np.nan, np.maximum(m[first] - width, 0.0))
     high = np.where(empty, np.nan, np.minimum(m[last] + width, 1.0))

