@@ -48,11 +48,41 @@ HORIZON = 300  # the most looks a continuation is followed to
 
 @dataclass(frozen=True)
 class Decision:
-    """What :func:`decide` found: ``word`` (supported / contradicted / no-effect /
-    inconclusive), ``interval`` (the confidence sequence's interval at the last look, on
-    ``quantity``), ``procedure``, ``validity``, ``decided_at`` (the first look where the word
-    held; None while inconclusive), ``seeds_needed`` (a method's seeds by which half of the
-    resampled continuations of these values decide; None where decided or past the horizon)."""
+    """What :func:`decide` found (made by it, not by hand).
+
+    Parameters
+    ----------
+    word : str
+        supported / contradicted / no-effect / inconclusive.
+    claim, quantity : str
+        The claim decided and the quantity its sequence bounds, in words.
+    estimate : float
+        The quantity's point estimate at the last look.
+    interval : (float, float)
+        The confidence sequence's interval at the last look.
+    alpha, margin : float
+        The error allowed over every look; the no-effect band's half-width (or None).
+    looks, decided_at : int
+        Looks taken; the first look where the word held (None while inconclusive).
+    seeds_needed : int or None
+        A method's seeds by which half of the resampled continuations of these values decide;
+        None where decided or past the horizon.
+    procedure, validity : str
+        The procedure, and the condition under which its guarantee holds.
+    path, digests : list
+        The interval after each look; a hash of the looks up to each one (what
+        ``previous`` is checked against).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from boundbench import decide
+    >>> runs = pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "seed": [0, 1, 2] * 2,
+    ...                      "accuracy": [0.8, 0.82, 0.81, 0.7, 0.71, 0.69]})
+    >>> d = decide(runs, claim="higher-mean", treatment="a", control="b", metric="accuracy")
+    >>> d.word, d.looks
+    ('inconclusive', 3)
+    """
 
     word: str
     claim: str
@@ -122,7 +152,9 @@ def decide(results: Any, *, claim: str, treatment: str, control: str, metric: st
 
     Examples
     --------
+    >>> import numpy as np
     >>> import pandas as pd
+    >>> from boundbench import decide
     >>> rng = np.random.default_rng(0)
     >>> runs = pd.DataFrame({"method": ["a"] * 60 + ["b"] * 60, "seed": list(range(60)) * 2,
     ...                      "accuracy": np.r_[rng.uniform(0.8, 0.9, 60),
