@@ -76,8 +76,8 @@ def _calibration_line(claims: Sequence[Entry]) -> str:
             "Carlo tests)"
             + (f", {len(fell)} decided by a fallback after the first procedure was refused "
                f"({', '.join(f'`{i}`' for i in fell)})" if fell else "")
-            + "; the fine-tuning claims decide by procedures valid by construction for their "
-            "data ([how](docs/fine-tuning.md))")
+            + "; the fine-tuning claims on bounded metrics decide by procedures valid by "
+            "construction ([how](docs/fine-tuning.md))")
 
 
 def _certified_line(claims: Sequence[Entry]) -> str:
