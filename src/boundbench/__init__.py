@@ -65,8 +65,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "readings_verdict": ("boundbench.framework.readings", "readings_verdict"),
     # decisions: two methods' per-seed results, a claim, a word valid at any look
     "decide": ("boundbench.framework.decisions", "decide"),
-    "Decision": ("boundbench.framework.decisions", "Decision"),
-    "betting_cs": ("boundbench.framework.decisions", "betting_cs"),
     # methods: the interface and the catalogues (synthetic; every method, needs the plm extra)
     "Method": ("boundbench.methods", "Method"),
     "SYNTHETIC_METHODS": ("boundbench.methods.names", "METHODS"),
@@ -93,7 +91,7 @@ __all__ = [
     "BoundSides", "Verdict", "STATUSES", "bound_verdict", "equality_verdict", "trend_verdict",
     "paired_trend_verdict", "readings_verdict",
     # decisions
-    "decide", "Decision", "betting_cs",
+    "decide",
     # methods
     "Method", "SYNTHETIC_METHODS", "METHODS",
     # testing

@@ -6,7 +6,7 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "calibrated", "calibration", "certification", "characterize", "context", "draws",
+    "bands", "calibrated", "calibration", "certification", "characterize", "context", "decisions", "draws",
     "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
     "outcome", "outputs", "papers", "plotting", "proofs", "readings", "region", "registry", "replay",
     "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping", "structure",

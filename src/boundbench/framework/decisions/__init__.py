@@ -9,4 +9,6 @@ __all__ = [
     "BettingPath", "betting_cs",
     # the claims
     "CLAIMS", "RANGES", "Decision", "decide",
+    # the submodules
+    "betting", "comparison", "paths", "permutation", "probes",
 ]

@@ -73,7 +73,7 @@ def betting_cs(x: np.ndarray, *, lower: float, upper: float, alpha: float = 0.05
     Examples
     --------
     >>> import numpy as np
-    >>> from boundbench import betting_cs
+    >>> from boundbench.framework.decisions import betting_cs
     >>> p = betting_cs(np.full(200, 0.3), lower=0.0, upper=1.0)
     >>> bool(p.low[-1] < 0.3 < p.high[-1]) and bool(p.high[-1] - p.low[-1] < 0.2)
     True
