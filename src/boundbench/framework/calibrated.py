@@ -9,8 +9,9 @@ calibrated on) and an alternative family; the wrappers say what the nulls and th
 
 - :func:`calibrated_mean`: a mean (of paired differences, of per-dataset exponents) decided by
   a bootstrap interval or a confidence sequence; nulls are the values centred at the null and
-  drawn with replacement (the data's shape, no effect); the fallback is the exact sign test of
-  the median (Dixon & Mood 1946, *JASA* 41: 557-566), valid for any shape.
+  drawn with replacement (the data's shape, no effect); admitted only where the upper end of
+  its rate is at most alpha plus a point, else ``inconclusive`` (no test of a median stands in
+  for the mean's); :func:`mean_or_share` adds the claim re-posed on a bounded share.
 - :func:`calibrated_paired_trend`: the mean within-set Spearman correlation; nulls permute each
   set's outcomes across the levels (no trend within any set, exact for any shape); the
   fallback is the permutation test of that mean.
@@ -35,7 +36,6 @@ import numpy as np
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.calibration import ALPHA, FALSE, Calibration, _calibration
-from boundbench.framework.validate import Array, Choice, Float, checked
 from boundbench.framework.verdicts import Verdict, with_margin
 
 # the evidence a calibrated verdict adds: what a verdict built from several carries over
@@ -89,21 +89,29 @@ def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random
               alternative: Callable[[float, np.random.Generator], Any],
               grid: Sequence[float], measure: Callable[[Any], float] | None, units: str,
               fallback: Procedure | None = None, n_sim: int = 200, alpha: float = ALPHA,
-              paper_effect: float | None = None, found: str = "supported") -> Verdict:
+              paper_effect: float | None = None, found: str = "supported",
+              admit: str = "overlap") -> Verdict:
     """``verdict`` (decided by ``primary`` on ``data``) with its realised false-decision rate
-    and minimum detectable effect in the evidence; where that rate's interval lies above
-    ``alpha``, ``fallback``'s verdict on ``data`` instead (its own rate beside it, the refused
-    one's kept), or ``inconclusive`` where there is none."""
+    and minimum detectable effect in the evidence; where that rate fails ``admit`` (``"overlap"``:
+    its interval lies above ``alpha``; ``"upper"``: its upper end passes ``alpha`` by more
+    than one point, :attr:`~boundbench.framework.calibration.Calibration.admitted`),
+    ``fallback``'s verdict on ``data`` instead (its own rate beside it, the refused one's
+    kept), or ``inconclusive`` where there is none."""
+    if admit not in ("overlap", "upper"):
+        raise InvalidArgument(f"admit must be 'overlap' or 'upper' (got {admit!r})")
     cal = realised(primary, rng=rng, n_sim=n_sim, alpha=alpha)
     ev: dict[str, Any] = {**verdict.evidence}
-    if cal.stands:
+    if (cal.admitted if admit == "upper" else cal.stands):
         proc, status, used = primary, verdict.status, cal
         reason = f"{verdict.reason}; calibrated: {cal.text()}"
     elif fallback is None:
         proc, status, used = primary, "inconclusive", cal
-        ev["refused"] = {"procedure": primary.name, "status": verdict.status}
-        reason = (f"{verdict.reason}; not decided: {cal.text()}, and no procedure valid for "
-                  "these data is declared")
+        ev["refused"] = {"procedure": primary.name, "status": verdict.status,
+                         "calibration": cal.to_dict()}
+        reason = (f"{verdict.reason}; not decided: {cal.text()}"
+                  + (", above the level by more than a point at its upper end"
+                     if admit == "upper" else "") + ", and no procedure valid for these data "
+                  "is declared")
     else:
         status, extra = fallback.decide(data, rng)
         used = realised(fallback, rng=rng, n_sim=n_sim, alpha=alpha)
@@ -141,26 +149,6 @@ def _interval_word(lo: float, hi: float, null: float, sign: int) -> str:
     return interval_status(lo - null, hi - null, expected_sign=sign)
 
 
-@checked(x=Array(ndim=1, min_size=1), null=Float(), expected_sign=Choice(-1, 1),
-         alpha=Float(0, 1, lo_open=True, hi_open=True))
-def sign_test(x: np.ndarray, *, null: float, expected_sign: int,
-              alpha: float = ALPHA) -> tuple[str, dict[str, Any]]:
-    """The exact two-sided sign test of ``median(x) = null`` (values equal to ``null``
-    dropped): ``supported`` where the median lies on the ``expected_sign`` side at ``alpha``,
-    ``contradicted`` on the other, else ``inconclusive``."""
-    from scipy.stats import binomtest
-
-    x = np.asarray(x, dtype=float)
-    above, below = int(np.sum(x > null)), int(np.sum(x < null))
-    if above + below == 0:
-        return "inconclusive", {"p": 1.0, "n_above": 0, "n_below": 0}
-    p = float(binomtest(above, above + below).pvalue)
-    ev = {"p": p, "n_above": above, "n_below": below}
-    if p >= alpha:
-        return "inconclusive", ev
-    return ("supported" if (above > below) == (expected_sign > 0) else "contradicted"), ev
-
-
 def calibrated_mean(verdict: Verdict, x: np.ndarray, *, rng: np.random.Generator,
                     expected_sign: int, null: float = 0.0, units: str,
                     decide: Decision | None = None, procedure: str =
@@ -168,10 +156,12 @@ def calibrated_mean(verdict: Verdict, x: np.ndarray, *, rng: np.random.Generator
                     paper_effect: float | None = None) -> Verdict:
     """A verdict on the mean of ``x`` against ``null`` (``decide``: data -> word, by default
     the 95% percentile bootstrap interval of the mean; a confidence sequence passes its own),
-    calibrated on ``x`` centred at ``null`` and drawn with replacement; the minimum
-    detectable effect is the mean shift, in ``units``, found in 80% of such draws shifted by
-    it; the fallback is the exact sign test of the median (:func:`sign_test`), calibrated on
-    ``x`` centred at its median."""
+    calibrated on ``x`` centred at ``null`` and drawn with replacement, and used only where the
+    upper end of its realised rate is at most alpha plus a point (issue 82); else
+    ``inconclusive``: no procedure decides the mean of unbounded values at a guaranteed level,
+    and none is put in its place (a test of the median is not one of the mean, issue 82; a
+    claim may add the share reading, :func:`mean_or_share`). The minimum detectable effect is
+    the mean shift, in ``units``, found in 80% of such draws shifted by it."""
     from boundbench.framework.trends import bootstrap_mean
 
     x = np.asarray(x, dtype=float).ravel()
@@ -184,19 +174,39 @@ def calibrated_mean(verdict: Verdict, x: np.ndarray, *, rng: np.random.Generator
             _, lo, hi = bootstrap_mean(d, rng=g)
             return _interval_word(lo, hi, null, sign), {}
 
-    centred, at_median = x - x.mean() + null, x - np.median(x) + null
+    centred = x - x.mean() + null
     primary = Procedure(procedure, decide, lambda g: g.choice(centred, x.size),
                         "resamples of these values centred at the null")
-    fallback = Procedure("the exact sign test of the median",
-                         lambda d, g: sign_test(d, null=null, expected_sign=sign),
-                         lambda g: g.choice(at_median, x.size),
-                         "resamples of these values with their median at the null")
     se = float(np.std(x, ddof=1)) / np.sqrt(x.size) or 1e-12
-    return calibrate(verdict, x, primary, rng=rng, fallback=fallback, n_sim=n_sim,
+    return calibrate(verdict, x, primary, rng=rng, n_sim=n_sim, admit="upper",
                      alternative=lambda c, g: g.choice(centred, x.size) + sign * c,
                      grid=[se * k for k in (0.5, 1, 1.5, 2, 2.5, 3, 4, 6, 10, 20)],
                      measure=lambda d: abs(float(np.mean(d)) - null), units=units,
                      paper_effect=paper_effect)
+
+
+def mean_or_share(mean: Verdict, x: np.ndarray, *, null: float, expected_sign: int,
+                  what: str, unit: str) -> Verdict:
+    """A mean claim over two readings (:func:`~boundbench.framework.readings.readings_verdict`,
+    where an undecided reading outvotes nobody): ``mean``, the calibrated mean's verdict
+    (:func:`calibrated_mean`), and ``share``, the claim re-posed on the share of ``unit`` s in
+    the claimed direction from ``null`` against the share reversed, read from its exact
+    interval (:func:`~boundbench.framework.decisions.shares.share_decision`, valid for any
+    shape of the values). The share reading says it is not the mean's: it is a
+    statement of its own, the paper's direction held by most units."""
+    from boundbench.framework.decisions.shares import share_decision
+    from boundbench.framework.readings import readings_verdict
+
+    d = share_decision(x, null=null, expected_sign=expected_sign)
+    toward = "above" if expected_sign > 0 else "below"
+    share = Verdict(d.word, (
+        f"{d.share:.0%} of {d.n} {unit}s lie {toward} {null:g}"
+        + (f" ({d.ties} at it, dropped)" if d.ties else "") + f"; the share's 95% interval "
+        f"[{d.low:.2f}, {d.high:.2f}] against 1/2 ({d.procedure}; valid where {d.validity})"),
+        {**mean.evidence, "share_reading": d.evidence()})
+    return readings_verdict({"mean": mean, "share": share}, default="mean", what=what, words={
+        "mean": f"the mean over {unit}s (bootstrap, used where calibrated)",
+        "share": f"the share of {unit}s in the claimed direction (exact interval)"})
 
 
 def calibrated_paired_mean(v: Verdict, diff: np.ndarray, *, rng: np.random.Generator,

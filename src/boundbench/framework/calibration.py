@@ -30,6 +30,7 @@ from boundbench.framework.bands import Band
 from boundbench.framework.verdicts import Verdict, with_margin
 
 ALPHA = 0.05
+ADMIT_SLACK = 0.01  # a rate's upper end may pass alpha by one point (issue 82)
 FALSE = ("supported", "contradicted")  # under a null of equal spread, a decided trend is false
 Decide = Callable[[np.ndarray, np.ndarray, np.random.Generator], str]
 
@@ -53,8 +54,15 @@ class Calibration:
     def stands(self) -> bool:
         return self.low <= self.alpha
 
+    @property
+    def admitted(self) -> bool:
+        """Issue 82's rule: the **upper** end of the rate's interval at most ``alpha`` plus
+        :data:`ADMIT_SLACK` (a procedure that errs 8% would otherwise stand with chance 0.33 at
+        400 nulls). Applied to means; the trend and band procedures still use ``stands``."""
+        return self.high <= self.alpha + ADMIT_SLACK
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stands": self.stands}
+        return {**asdict(self), "stands": self.stands, "admitted": self.admitted}
 
     def text(self) -> str:
         return (f"{self.procedure} errs on {self.rate:.1%} (95% CI [{self.low:.1%}, "

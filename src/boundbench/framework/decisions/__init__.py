@@ -1,5 +1,6 @@
 """Decisions valid by construction on bounded per-seed metrics (issue 82): betting confidence
-sequences (:mod:`.betting`) and the claims read off them (:mod:`.comparison`)."""
+sequences (:mod:`.betting`) and the claims read off them (:mod:`.comparison`); a mean claim
+re-posed on the share of units in its direction (:mod:`.shares`)."""
 
 from boundbench.framework.decisions.betting import BettingPath, betting_cs
 from boundbench.framework.decisions.comparison import CLAIMS, RANGES, Decision, decide
@@ -10,5 +11,5 @@ __all__ = [
     # the claims
     "CLAIMS", "RANGES", "Decision", "decide",
     # the submodules
-    "betting", "comparison", "paths", "permutation", "probes",
+    "betting", "comparison", "paths", "permutation", "probes", "shares",
 ]
