@@ -19,6 +19,13 @@ so the rate is an upper bound of the rate of wrong words). Rows:
   spread difference); an error is a word at any look;
 - ``ratio-cs``: the audit's bounded std-ratio sequence (the no-effect band's interval,
   :func:`~boundbench.framework.decisions.paths.bounded_ratio_path`): ever excludes 1;
+- ``share``: the share reading of a mean claim on unbounded values
+  (:func:`~boundbench.framework.decisions.shares.share_words`: units in the claimed direction
+  against reversed, the exact Clopper-Pearson interval against 1/2, fixed n), on the
+  differences ``t - c`` (symmetric about 0: the share is 1/2); an error is a word;
+- ``mean-boot``: the percentile bootstrap interval of the mean of ``t - c`` (1,000 resamples),
+  fixed n, which ``calibrated_mean`` admits only where its own calibration's upper end is at
+  most alpha + 1 point: what it errs on this battery;
 - ``control``: Welch's t test at alpha, a fixed-n test re-applied after every seed from the
   third: the negative control, above alpha by construction.
 
@@ -40,8 +47,10 @@ from scipy import stats
 from boundbench.framework.decisions.betting import ever_rejects
 from boundbench.framework.decisions.paths import bounded_ratio_path
 from boundbench.framework.decisions.permutation import spread_looks
+from boundbench.framework.decisions.shares import share_words
+from boundbench.framework.trends import bootstrap_mean
 
-PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "control")
+PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "share", "mean-boot", "control")
 
 
 def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -160,6 +169,13 @@ def main() -> None:
                     err = np.array([bool(((p.low > 1) | (p.high < 1)).any()) for p in (
                         bounded_ratio_path(t[i], c[i], lower=0.0, upper=1.0, alpha=a)
                         for i in range(args.nulls))])
+                elif proc == "share":
+                    err = share_words(t - c, null=0.0, expected_sign=1, alpha=a) != \
+                        "inconclusive"
+                elif proc == "mean-boot":
+                    err = np.array([not (lo <= 0.0 <= hi) for _, lo, hi in (
+                        bootstrap_mean(d, rng=np.random.default_rng(i), level=1 - a)
+                        for i, d in enumerate(t - c))])
                 else:
                     err = _control(t, c, a)
                 k = int(err.sum())
