@@ -74,6 +74,12 @@ def test_a_mean_at_the_null_on_skewed_values_is_not_decided_by_a_median_test():
     assert by["mean"]["status"] == "inconclusive" and by["share"]["status"] == "contradicted"
     assert both.status == "contradicted" and "share" in both.reason
     assert both.evidence["share_reading"]["share"] < 0.4
+    # its error rate is computed from the binomial at its units, not simulated
+    from boundbench.framework.decisions.shares import exact_size
+
+    assert both.evidence["decided_by"].startswith("the share's exact")
+    assert both.evidence["realised_false_decision_ci"] == [exact_size(1000)] * 2
+    assert 0.03 < exact_size(1000) <= 0.05
 
 
 @pytest.mark.parametrize("family", ["lognormal", "exponential"])

@@ -194,16 +194,25 @@ def mean_or_share(mean: Verdict, x: np.ndarray, *, null: float, expected_sign: i
     interval (:func:`~boundbench.framework.decisions.shares.share_decision`, valid for any
     shape of the values). The share reading says it is not the mean's: it is a
     statement of its own, the paper's direction held by most units."""
-    from boundbench.framework.decisions.shares import share_decision
+    from boundbench.framework.decisions.shares import exact_size, share_decision, share_reach
     from boundbench.framework.readings import readings_verdict
 
     d = share_decision(x, null=null, expected_sign=expected_sign)
     toward = "above" if expected_sign > 0 else "below"
+    # its error rate and reach are computed from the binomial, not simulated: exact
+    size, reach_ = exact_size(d.n), share_reach(d.n)
+    exact = {"procedure": d.procedure, "false_decisions": None, "n_sim": None, "rate": size,
+             "low": size, "high": size, "alpha": 0.05, "stands": True, "admitted": True,
+             "nulls": "the binomial count at share 1/2 (computed exactly)"}
     share = Verdict(d.word, (
         f"{d.share:.0%} of {d.n} {unit}s lie {toward} {null:g}"
         + (f" ({d.ties} at it, dropped)" if d.ties else "") + f"; the share's 95% interval "
-        f"[{d.low:.2f}, {d.high:.2f}] against 1/2 ({d.procedure}; valid where {d.validity})"),
-        {**mean.evidence, "share_reading": d.evidence()})
+        f"[{d.low:.2f}, {d.high:.2f}] against 1/2 ({d.procedure}, which errs on exactly "
+        f"{size:.1%} of nulls at {d.n} units; valid where {d.validity})"),
+        {**mean.evidence, "share_reading": d.evidence(), "decided_by": d.procedure,
+         "calibration": exact, "realised_false_decision_rate": size,
+         "realised_false_decision_ci": [size, size], "min_detectable_effect": reach_,
+         "min_detectable_units": f"share of {unit}s in the claimed direction"})
     return readings_verdict({"mean": mean, "share": share}, default="mean", what=what, words={
         "mean": f"the mean over {unit}s (bootstrap, used where calibrated)",
         "share": f"the share of {unit}s in the claimed direction (exact interval)"})

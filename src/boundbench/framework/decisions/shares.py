@@ -20,7 +20,8 @@ import numpy as np
 
 from boundbench.errors import InvalidArgument
 
-__all__ = ["SHARE_VALIDITY", "ShareDecision", "share_decision", "share_words"]
+__all__ = ["SHARE_VALIDITY", "ShareDecision", "exact_size", "share_decision", "share_reach",
+           "share_words"]
 
 SHARE_VALIDITY = ("the units are independent draws (the datasets of a seed, the held-out inputs "
                   "of the trained networks), all drawn before the decision: the count in the "
@@ -122,3 +123,46 @@ def share_words(x: np.ndarray, *, null: float, expected_sign: int,
     benchmark or a calibration runs)."""
     k, n = _counts(np.atleast_2d(x), null, expected_sign)
     return _words(*_interval(k, n, alpha))
+
+
+def exact_size(n: int, alpha: float = 0.05) -> float:
+    """The share decision's exact chance of a word (supported or contradicted) at ``n`` untied
+    units when the share is 1/2: the binomial probability of the counts whose interval excludes
+    1/2, computed, not simulated (at most ``alpha``; below it, the count being discrete).
+
+    Examples
+    --------
+    >>> round(exact_size(12), 4)  # counts 0-2 and 10-12 of 12
+    0.0386
+    """
+    from scipy.stats import binom
+
+    if n < 1:
+        return 0.0
+    k = np.arange(n + 1)
+    low, high = _interval(k, np.full_like(k, n), alpha)
+    return float(binom.pmf(k, n, 0.5)[(low > 0.5) | (high < 0.5)].sum())
+
+
+def share_reach(n: int, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """The smallest share (in the claimed direction, among untied units) that ``n`` units
+    decide ``supported`` with chance at least ``power``, computed from the binomial; None where
+    no share up to 1 does (too few units).
+
+    Examples
+    --------
+    >>> share_reach(12) is not None and share_reach(12) > share_reach(100)
+    True
+    """
+    from scipy.stats import binom
+
+    if n < 1:
+        return None
+    k = np.arange(n + 1)
+    low, _ = _interval(k, np.full_like(k, n), alpha)
+    first = np.flatnonzero(low > 0.5)
+    if not first.size:
+        return None
+    grid = np.linspace(0.5, 1.0, 501)
+    ok = binom.sf(first[0] - 1, n, grid) >= power
+    return float(grid[np.argmax(ok)]) if ok.any() else None
