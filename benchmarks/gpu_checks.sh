@@ -16,9 +16,9 @@ budget=${1:-3m}
 export PYTHONUNBUFFERED=1 BOUNDBENCH_PLUGINS=none
 if [ -d .gpu/b ]; then
   # src on the path with its egg-info (the claims' entry points), no editable install
-  export PYTHONPATH=/tmp/site:$PWD/src PATH=/tmp/site/bin:$PATH
-  mkdir -p /tmp/site/bin && printf '#!/bin/sh\nexec python3 -m boundbench._entry "$@"\n' \
-    > /tmp/site/bin/boundbench && chmod +x /tmp/site/bin/boundbench
+  export PYTHONPATH=/tmp/site:$PWD/src PATH=/tmp/bbbin:$PATH
+  mkdir -p /tmp/bbbin && printf '#!/bin/sh\nexec python3 -m boundbench._entry "$@"\n' \
+    > /tmp/bbbin/boundbench && chmod +x /tmp/bbbin/boundbench
 fi
 {
   if [ -d .gpu/b ]; then
