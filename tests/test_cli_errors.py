@@ -105,7 +105,9 @@ def test_a_failed_run_leaves_no_result_folder(capsys, tmp_path, monkeypatch):
 
     def boom(*a, **k):
         (tmp_path / "o").mkdir(exist_ok=True)
-        raise ValueError("the data went away")
+        from boundbench.errors import InvalidArgument
+
+        raise InvalidArgument("the data went away")
 
     monkeypatch.setattr(runs, "run_grid", lambda grid, out, **k: (out.mkdir(parents=True),
                                                                          boom()))
@@ -368,3 +370,20 @@ def test_errata_on_a_hand_edited_report_is_the_users_one_line(capsys, tmp_path):
     (out / "audit.json").write_text(json.dumps({"meta": meta, "claims": [{"id": "fu.x"}]}))
     err = _fails(["errata", "--out", str(out)], capsys, "audit.json", "claim 'fu.x'")
     assert "report it" not in err
+
+
+def test_a_plain_type_error_of_ours_is_a_bug_not_a_usage_error(capsys, tmp_path, monkeypatch):
+    """Issue 83: what boundbench raises on purpose is a BoundbenchError (exit 2, one line); a
+    plain TypeError or ValueError inside a command is our bug: exit 3, "report it", and where
+    it was raised."""
+    from boundbench import commands
+
+    def planted(args):
+        return len(3)  # a TypeError of ours
+
+    monkeypatch.setattr(commands, "claims", planted)
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(cli.main(["claims"]))
+    err = capsys.readouterr().err
+    assert exc.value.code == 3 and "report it" in err and "TypeError" in err
+    assert "test_cli_errors.py" in err and "in planted" in err and len(err.strip().splitlines()) == 1

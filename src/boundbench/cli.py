@@ -395,10 +395,11 @@ def main(argv: list[str] | None = None, *,
 
 
 def _dispatch(args: argparse.Namespace) -> ExitCode:
-    """Run the command; what it raises becomes its :class:`~boundbench.errors.ExitCode`: the
-    user's mistake (:class:`~boundbench.errors.InvalidArgument`, and the ``ValueError`` or
-    ``TypeError`` a parser raises on the user's file) and a folder the file system refuses are
-    USAGE, Ctrl-C INTERRUPTED, anything else our bug (CHECK_RAISED)."""
+    """Run the command; what it raises becomes its :class:`~boundbench.errors.ExitCode`: what
+    boundbench raises on purpose (a :class:`~boundbench.errors.BoundbenchError`: the user's
+    mistake named, a computation that did not succeed on its inputs) and a folder the file
+    system refuses are USAGE, Ctrl-C INTERRUPTED, anything else, a plain ``ValueError`` or
+    ``TypeError`` too, our bug (CHECK_RAISED, with where it was raised)."""
     import os
 
     if getattr(args, "deterministic", False):
@@ -420,17 +421,30 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
               "command resumes from it.", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except (BoundbenchError, ValueError, TypeError) as exc:  # the input's mistake, named
+    except BoundbenchError as exc:  # raised on purpose: the input's mistake, named
         print(f"boundbench: error: {_one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         print(f"boundbench: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return ExitCode.USAGE
-    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
-        print(f"boundbench: internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with "
-              "BOUNDBENCH_TRACEBACK=1 for the traceback, and please report it)", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug (a plain ValueError or TypeError too,
+        # issue 83: what we raise on purpose is a BoundbenchError): one line, where it was
+        print(f"boundbench: internal error: {type(exc).__name__}: {_one_line(exc)} at "
+              f"{_last_frame(exc)} (rerun with BOUNDBENCH_TRACEBACK=1 for the traceback, and "
+              "please report it)", file=sys.stderr)
         return ExitCode.CHECK_RAISED
+
+
+def _last_frame(exc: BaseException) -> str:
+    """Where ``exc`` was raised: the traceback's last frame, ``file:line in function``."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "an unknown place"
+    f = frames[-1]
+    return f"{f.filename}:{f.lineno} in {f.name}"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["BoundbenchError", "ClaimError", "ComputationError", "ExitCode", "InvalidArgument"]
+__all__ = ["BoundbenchError", "ClaimError", "ComputationError", "ExitCode", "InvalidArgument",
+           "SizeError"]
 
 
 class BoundbenchError(Exception):
@@ -47,9 +48,12 @@ class BoundbenchError(Exception):
         super().__init__(message)
 
 
-class InvalidArgument(BoundbenchError, ValueError):
+class InvalidArgument(BoundbenchError, ValueError, TypeError):
     """A parameter, option or input file outside what it accepts: the message names it and
-    the condition it violates (exit :attr:`ExitCode.USAGE` on the command line).
+    the condition it violates (exit :attr:`ExitCode.USAGE` on the command line). A
+    ``ValueError`` and a ``TypeError`` both, as hypothesis's ``InvalidArgument`` and
+    scikit-learn's ``InvalidParameterError`` are: a value of the wrong type or out of range is
+    the same mistake, and code that catches either keeps working.
 
     Parameters
     ----------
@@ -64,6 +68,24 @@ class InvalidArgument(BoundbenchError, ValueError):
     ... except bb.InvalidArgument as exc:
     ...     print(isinstance(exc, ValueError), "seed" in str(exc))
     True True
+    """
+
+
+class SizeError(InvalidArgument):
+    """A call whose sizes ask for more memory than the machine has (raised by
+    :func:`boundbench.framework.validate.checked` in place of a ``MemoryError`` or torch's
+    allocation error, naming the call's sizes: make them smaller).
+
+    Parameters
+    ----------
+    message : str
+        The call with its sizes, and the allocation that failed.
+
+    Examples
+    --------
+    >>> from boundbench.errors import InvalidArgument, SizeError
+    >>> issubclass(SizeError, InvalidArgument)
+    True
     """
 
 

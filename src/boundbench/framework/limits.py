@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from boundbench import errors as _errors
+
 #: the largest seed: seeds are combined with offsets (a block's index, a head count) and passed
 #: to torch.manual_seed, which takes at most 2^64 - 1; 2^32 - 1 leaves room for the offsets
 MAX_SEED = 2**32 - 1
@@ -22,9 +24,8 @@ DRAWS_WHY = ("more would run for hours or exhaust memory; split the work, or tak
              "(the standard error falls as 1/sqrt(draws))")
 
 
-class SizeError(ValueError):
-    """A call whose sizes ask for more memory than the machine has (raised by ``checked`` in
-    place of a ``MemoryError`` or torch's allocation error, naming the call's sizes)."""
+# SizeError lives in boundbench.errors with every other exception (issue 83); named here too
+SizeError = _errors.SizeError
 
 
 def allocation_failure(exc: BaseException) -> bool:

@@ -178,7 +178,7 @@ def readings_verdict(by_reading: Mapping[str, Verdict], *, default: str, what: s
                               f"{default!r})")
     for name, v in by_reading.items():
         if not isinstance(v, Verdict):
-            raise TypeError(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
+            raise InvalidArgument(f"by_reading[{name!r}] must be a Verdict (got {type(v).__name__})")
     named: dict[str, str] = {}
     if words is not None:
         parts = list(dict.fromkeys(p for n in by_reading for p in reading_parts(n)))

@@ -185,7 +185,7 @@ def duration_seconds(budget: str) -> float:
 
     text = budget
     if not isinstance(text, str):
-        raise TypeError(f"budget must be a duration text such as '90m' (got {text!r})")
+        raise InvalidArgument(f"budget must be a duration text such as '90m' (got {text!r})")
     s = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", s):
         total = float(s)

@@ -265,7 +265,7 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
     ``no-effect`` whatever the rank test says (a drift of 0.1% over hundreds of datasets is a
     significant trend, but no effect of the size claimed); the trend's direction is stated."""
     if not isinstance(verdict, Verdict):
-        raise TypeError(f"verdict must be a Verdict (got {type(verdict).__name__})")
+        raise InvalidArgument(f"verdict must be a Verdict (got {type(verdict).__name__})")
     # a bootstrap percentile interval need not contain the point estimate: only low <= high
     if len(ratio) != 3 or not ratio[1] <= ratio[2]:
         raise InvalidArgument(f"ratio must be (estimate, low, high) with low <= high (got "

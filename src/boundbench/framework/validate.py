@@ -80,7 +80,7 @@ class Int(Spec):
         if value is None and self.optional:
             return value
         if not is_integer(value):
-            raise TypeError(f"{name} must be an integer (got {value!r})")
+            raise InvalidArgument(f"{name} must be an integer (got {value!r})")
         if self.minimum is not None and value < self.minimum:
             raise InvalidArgument(f"{name} must be >= {self.minimum} (got {value})")
         if self.maximum is not None and value > self.maximum:
@@ -103,13 +103,13 @@ class Float(Spec):
         if self.per_model and hasattr(value, "detach") and hasattr(value, "is_floating_point"):
             # a method strength with one value per model of a batched trainer
             if value.dim() > 1 or not value.is_floating_point():
-                raise TypeError(f"{name} must be a number or a 1-D float tensor of one value per "
+                raise InvalidArgument(f"{name} must be a number or a 1-D float tensor of one value per "
                                 f"model (got a {value.dtype} tensor of shape {tuple(value.shape)})")
             for x in value.detach().cpu().reshape(-1).tolist():
                 self(name, x)
             return value
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-            raise TypeError(f"{name} must be a real number (got {value!r})")
+            raise InvalidArgument(f"{name} must be a real number (got {value!r})")
         if not np.isfinite(value):
             raise InvalidArgument(f"{name} must be finite (got {value})")
         if abs(float(value)) > MAX_MAGNITUDE:
@@ -139,17 +139,17 @@ class Array(Spec):
         if value is None and self.optional:
             return value
         if isinstance(value, str):
-            raise TypeError(f"{name} must be numeric (got a string)")
+            raise InvalidArgument(f"{name} must be numeric (got a string)")
         if hasattr(value, "detach") and hasattr(value, "is_floating_point"):
             return self._tensor(name, value)
         try:
             a = np.asarray(value)
         except Exception as exc:  # noqa: BLE001 - anything unconvertible is a type error
-            raise TypeError(f"{name} must be numeric (got {type(value).__name__})") from exc
+            raise InvalidArgument(f"{name} must be numeric (got {type(value).__name__})") from exc
         if a.dtype.kind == "b":
-            raise TypeError(f"{name} must be numbers, not booleans (got dtype bool)")
+            raise InvalidArgument(f"{name} must be numbers, not booleans (got dtype bool)")
         if a.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must be real numbers (got dtype {a.dtype})")
+            raise InvalidArgument(f"{name} must be real numbers (got dtype {a.dtype})")
         dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
         if dims is not None and a.ndim not in dims:
             raise InvalidArgument(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
@@ -170,7 +170,7 @@ class Array(Spec):
         import torch
 
         if value.dtype == torch.bool or value.is_complex():
-            raise TypeError(f"{name} must be real-valued (got dtype {value.dtype})")
+            raise InvalidArgument(f"{name} must be real-valued (got dtype {value.dtype})")
         dims = (self.ndim,) if isinstance(self.ndim, int) else self.ndim
         if dims is not None and value.ndim not in dims:
             raise InvalidArgument(f"{name} must have {' or '.join(map(str, dims))} dimensions (got "
@@ -196,9 +196,9 @@ class Tensor(Array):
         if value is None and self.optional:
             return value
         if not isinstance(value, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor (got {type(value).__name__})")
+            raise InvalidArgument(f"{name} must be a torch.Tensor (got {type(value).__name__})")
         if not value.is_floating_point():
-            raise TypeError(f"{name} must be a floating-point tensor (got {value.dtype})")
+            raise InvalidArgument(f"{name} must be a floating-point tensor (got {value.dtype})")
         return super().__call__(name, value)
 
 
@@ -218,7 +218,7 @@ class Choice(Spec):
 class Bool(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"{name} must be True or False (got {value!r})")
+            raise InvalidArgument(f"{name} must be True or False (got {value!r})")
         return value
 
 
@@ -232,7 +232,7 @@ class Rng(Spec):
             return value
         if is_integer(value) and 0 <= value <= MAX_SEED:
             return np.random.default_rng(int(value))
-        raise TypeError(f"{name} must be a numpy Generator or a seed in [0, {MAX_SEED}] "
+        raise InvalidArgument(f"{name} must be a numpy Generator or a seed in [0, {MAX_SEED}] "
                         f"(got {value!r})")
 
 
@@ -252,7 +252,7 @@ class Seed(Spec):
         if self.generator and isinstance(value, np.random.Generator):
             return value
         if not is_integer(value):
-            raise TypeError(f"{name} must be an integer seed >= 0"
+            raise InvalidArgument(f"{name} must be an integer seed >= 0"
                             f"{' or a numpy Generator' if self.generator else ''} "
                             f"(got {value!r})")
         if value < 0:
@@ -267,7 +267,7 @@ class Seeds(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
-            raise TypeError(f"{name} must be a sequence of integer seeds (got {value!r})")
+            raise InvalidArgument(f"{name} must be a sequence of integer seeds (got {value!r})")
         seeds = [int(Seed()(name, s)) for s in value]
         if not seeds or len(set(seeds)) != len(seeds):
             raise InvalidArgument(f"{name} must be distinct seeds, at least one (got {value!r})")
@@ -283,7 +283,7 @@ class Seq(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, tuple | list) or not value:
-            raise TypeError(f"{name} must be a non-empty tuple of values (got {value!r})")
+            raise InvalidArgument(f"{name} must be a non-empty tuple of values (got {value!r})")
         for x in value:
             self.item(name, x)
         return tuple(value) if self.as_tuple and not isinstance(value, tuple) else value
@@ -343,11 +343,11 @@ def checked(**specs: Spec) -> Callable[[F], F]:
         sig = inspect.signature(fn)
         unknown = set(specs) - set(sig.parameters)
         if unknown:
-            raise TypeError(f"checked: {fn.__name__} has no arguments {sorted(unknown)}")
+            raise InvalidArgument(f"checked: {fn.__name__} has no arguments {sorted(unknown)}")
         for name, spec in specs.items():  # a maintainer's slip, caught at import
             note = str(sig.parameters[name].annotation)
             if isinstance(spec, Rng) and not ("Generator" in note and "int" in note):
-                raise TypeError(f"checked: {fn.__name__}'s {name} takes a Generator or a seed; "
+                raise InvalidArgument(f"checked: {fn.__name__}'s {name} takes a Generator or a seed; "
                                 f"annotate it np.random.Generator | int (is {note})")
 
         @functools.wraps(fn)
@@ -355,7 +355,7 @@ def checked(**specs: Spec) -> Callable[[F], F]:
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
-                raise TypeError(f"{fn.__name__}: {exc}") from None
+                raise InvalidArgument(f"{fn.__name__}: {exc}") from None
             bound.apply_defaults()
             for name, spec in specs.items():
                 bound.arguments[name] = apply(spec, name, bound.arguments[name])
@@ -390,7 +390,7 @@ def check_fields(obj: Any, **specs: Spec) -> None:
 class Text(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, str):
-            raise TypeError(f"{name} must be a string (got {value!r})")
+            raise InvalidArgument(f"{name} must be a string (got {value!r})")
         return value
 
 
@@ -400,7 +400,7 @@ class Real(Spec):
 
     def __call__(self, name: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-            raise TypeError(f"{name} must be a real number (got {value!r})")
+            raise InvalidArgument(f"{name} must be a real number (got {value!r})")
         return value
 
 
@@ -411,7 +411,7 @@ class IntLists(Spec):
         if not isinstance(value, list | tuple) or not value or not all(
                 isinstance(t, list | tuple) and t and all(is_integer(i) and i >= 0 for i in t)
                 for t in value):
-            raise TypeError(f"{name} must be a non-empty list of non-empty lists of token ids "
+            raise InvalidArgument(f"{name} must be a non-empty list of non-empty lists of token ids "
                             f"(integers >= 0; got {value!r:.80})")
         return value
 
@@ -425,6 +425,6 @@ class IntSeq(Spec):
     def __call__(self, name: str, value: Any) -> Any:
         if not isinstance(value, list | tuple) or not all(is_integer(i) and i >= self.minimum
                                                            for i in value):
-            raise TypeError(f"{name} must be a list of integers >= {self.minimum} (got "
+            raise InvalidArgument(f"{name} must be a list of integers >= {self.minimum} (got "
                             f"{value!r:.80})")
         return value

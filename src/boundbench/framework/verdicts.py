@@ -41,7 +41,7 @@ class Evidence(dict):
     """A verdict's evidence: a plain dict for readers (JSON, pandas), read-only for writers."""
 
     def _read_only(self, *args: Any, **kwargs: Any):
-        raise TypeError("a verdict's evidence is built once: use Verdict.with_evidence(...)")
+        raise InvalidArgument("a verdict's evidence is built once: use Verdict.with_evidence(...)")
 
     __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
     __ior__ = _read_only

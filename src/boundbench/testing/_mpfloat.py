@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from boundbench.errors import ComputationError
+
 DIGITS = 50  # significant digits of a high-precision re-evaluation
 #: conversions of an :class:`Mp` to float (``math.log(x)``, ``float(x)``): a count that grows
 #: while the bound runs means its code left mpmath, whatever type it returns (``a * math.log(b)``
@@ -218,7 +220,7 @@ def math_lifted() -> Iterator[None]:
             if not real:
                 return bool(out)
             if isinstance(out, mpmath.mpc):
-                raise ValueError("math domain error")
+                raise ComputationError("math domain error")
             return Mp(out)
 
         f.__name__ = name

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from boundbench.errors import ComputationError
+
 HP_POLISH = (0.05, 5e-3, 5e-5)  # the 50-digit polish's first simplex half-widths
 HP_POLISH_CALLS = 60  # calls of each (at 50 digits: a fixed count, whatever the machine)
 
@@ -61,10 +63,10 @@ def rechecked(test: Any, out: dict[str, Any], obs: Any, first: Any,
     if drifted and space is not None and isinstance(b_inst, dict) and set(b_inst) == set(space):
         def ratio_of(p: dict) -> tuple[float, float, float]:
             if late():
-                raise ValueError("the budget of seconds ran out")
+                raise ComputationError("the budget of seconds ran out")
             h = high_precision_ratio(test.fn, p, atol=test.atol)
             if not h["rechecked"]:
-                raise ValueError(h["why"])
+                raise ComputationError(h["why"])
             return h["ratio"], h["lhs"], h["rhs"]
 
         for width in HP_POLISH:

@@ -9,6 +9,7 @@ import pandas as pd
 import torch
 from torch.func import hessian, jacrev
 
+from boundbench.errors import ComputationError
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.proofs import NotProvable
@@ -133,7 +134,7 @@ def _thm1_search(lhs: str, rhs: str) -> Search:
 
     def at_norm(p: dict, b: float) -> dict:
         if not last_norm(p) > 0:
-            raise ValueError("W^(L) = 0: no scale sets its norm")
+            raise ComputationError("W^(L) = 0: no scale sets its norm")
         return {**p, "last_scale": b / last_norm(p)}
 
     # the violations grow as W^(L) shrinks (its own Hessian block is missing from the right

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from boundbench.errors import ComputationError
 from boundbench.framework import plotting
 from boundbench.framework.context import CheckContext
 from boundbench.framework.proofs import NotProvable
@@ -54,7 +55,7 @@ def feature_bound_scale(low: float = 1e-2, high: float = 1e3,
     def at(p: dict, b: float) -> dict:
         shape = float(np.linalg.norm(_hard_data({**p, "scale": 1.0})[0], axis=-1).max())
         if not shape > 0:
-            raise ValueError("every point at the origin: no scale sets B")
+            raise ComputationError("every point at the origin: no scale sets B")
         return {**p, "scale": b / shape}
 
     return Scale("B", of=of, at=at, range=(low, high), fixes=("scale",), grows="up",
