@@ -93,9 +93,12 @@ def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_aud
 
 
 def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path):
-    from boundbench.report import markdown, readme, summaries
-    from boundbench.report.errata import render as render_errata
-    from boundbench.report.html import render_html
+    """Every registered writer (report/writers.py: a writer added there is tested here
+    unasked) renders a report whose data carries a script, a marker and formulas, or refuses it
+    by name: no page (markdown, HTML) holds the script or the marker, no link is javascript, no
+    CSV cell starts a formula (the JSON, CSV and LaTeX hold the data as data)."""
+    from boundbench.report import readme
+    from boundbench.report.writers import WRITERS
 
     report = copy.deepcopy(_report(readme_audit))
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)><!-- findings:end -->"
@@ -103,26 +106,34 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
         r["statement"] = r["where"] = r["reason"] = r["notes"] = evil
         r["figure"] = "javascript:document.title='x'"
         r["table"] = "javascript:alert(3)"
-    pages = [markdown.render_markdown(report), markdown.render_index(report),
-             render_errata(report, tmp_path),
-             readme.headline(readme.record(report))]
-    for text in pages:
-        assert "<script" not in text and "<img src=x" not in text
-        assert "<!-- findings:end" not in text
-    from test_html_report import _Links
-
-    links = _Links()
-    links.feed(render_html(report))
-    assert links.refs and not [u for u in links.refs if u.lower().startswith("javascript")]
     report["claims"][0]["reason"] = "=HYPERLINK(\"http://x\")"
     report["claims"][0]["verdict"] = "violated"
-    names = summaries.write(tmp_path, report)
-    for name in names:
-        text = (tmp_path / name).read_text()
-        if name.endswith(".md"):
-            assert "<script" not in text
-        if name.endswith(".csv"):
-            assert ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
+    from test_html_report import _Links
+
+    from boundbench.errors import BoundbenchError
+
+    folder, pages, refused = tmp_path / "pages", {}, []
+    for w in WRITERS.values():
+        try:
+            pages.update(w.render(report, folder, None))
+        except BoundbenchError as exc:  # refusing the crafted data is safe too (audit.json's
+            refused.append((w.name, str(exc)))  # schema names the field)
+    assert pages and len(refused) < len(WRITERS), refused
+    assert all("figure" in why or "table" in why for _, why in refused), refused
+    for name, text in pages.items():
+        path = Path(name)
+        if path.suffix in (".md", ".html"):  # a page a browser or a renderer shows
+            assert "<script>alert" not in text and "<img src=x" not in text, path.name
+            assert "<!-- findings:end" not in text, path.name
+        if path.suffix == ".csv":
+            assert ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text, path.name
+        if path.suffix == ".html":
+            links = _Links()
+            links.feed(text)
+            assert links.refs and not [u for u in links.refs
+                                       if u.lower().startswith("javascript")], path.name
+    head = readme.headline(readme.record(report))
+    assert "<script" not in head and "<!-- findings:end" not in head
 
 
 def test_a_claim_id_that_is_not_a_plain_name_is_refused():
@@ -279,3 +290,14 @@ def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(readme_audit,
         n += 1
         problems += [f"{label}: {p}" for p in rp.judge(text, tmp_path / f"p{i}", root)]
     assert n > 300 and not problems, problems[:10]
+
+
+def test_a_writer_added_to_the_registry_is_tested_unasked(readme_audit, tmp_path, monkeypatch):
+    """The control: a writer registered beside the others that puts report data on a page
+    unescaped fails the injection test above, which names none of the writers."""
+    from boundbench.report import writers
+
+    leaky = writers.Writer("leaky", "leaky.md", lambda r, f, lg: {"leaky.md": r["claims"][0]["notes"]})
+    monkeypatch.setitem(writers.WRITERS, "leaky", leaky)
+    with pytest.raises(AssertionError, match="leaky.md"):
+        test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path)

@@ -14,13 +14,12 @@ from boundbench import catalogue
 from boundbench.budget import BUDGET_FILE, spend_budget
 from boundbench.errors import InvalidArgument
 from boundbench.framework import context, registry
-from boundbench.framework.files import key_lock, write_atomic
+from boundbench.framework.files import key_lock
 from boundbench.framework.meta import commit, environment, lock, machine
-from boundbench.report import errata, schema, summaries
-from boundbench.report.html import render_html
-from boundbench.report.markdown import render_index, render_markdown
+from boundbench.report import schema
 from boundbench.report.schema import AuditReport
 from boundbench.report.vocabulary import counts
+from boundbench.report.writers import write_all
 from boundbench.running import _jsonable, run_claims
 
 
@@ -201,8 +200,9 @@ def _claims_within_budget(ids: list[str], ctx: registry.CheckContext, *, budget:
 
 def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any], *,
                   scale: str, partial: bool, t0: float) -> AuditReport:
-    """Write ``audit.json``, ``audit.md``, ``audit.html``, ``index.md``, the errata sheet and
-    the per-paper summaries into ``out``; a ``partial`` audit's claims replace theirs in the
+    """Write the report with every registered writer (:data:`boundbench.report.writers.WRITERS`:
+    ``audit.json``, ``audit.md``, ``index.md``, the errata sheet, the per-paper summaries,
+    ``audit.html``) into ``out``; a ``partial`` audit's claims replace theirs in the
     folder's earlier report, the rest kept.
     The folder's report is read, merged and written under its lock: two partial audits that
     finish together each merge into the other's report instead of one dropping a claim."""
@@ -223,13 +223,6 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
                 "errors": [r["id"] for r in results if r.get("error")],
                 "merged_into": merged_into}
         report = _jsonable({"meta": meta, "claims": results})
-        schema.write(report, out / "audit.json")
-        md = render_markdown(report)
-        write_atomic(out / "audit.md", lambda t: t.write_text(md))
-        index = render_index(report)
-        write_atomic(out / "index.md", lambda t: t.write_text(index))
-        errata.write(out)  # the errata sheet of this audit, beside it
-        summaries.write(out, report)  # a page per paper, its findings as CSV and LaTeX
-        page = render_html(report, folder=out)  # the same report as one page, figures inline
-        write_atomic(out / "audit.html", lambda t: t.write_text(page))
+        # every registered writer (report/writers.py): audit.json first, then the pages
+        write_all(report, out)
     return report

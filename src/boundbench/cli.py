@@ -406,6 +406,8 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         from boundbench.framework.execution import deterministic
 
         deterministic()
+    from boundbench.running import one_line, raised_at
+
     if os.environ.get("BOUNDBENCH_TRACEBACK"):  # a developer's switch: every error in full
         return ExitCode(args.func(args))
     try:
@@ -422,7 +424,7 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
               "command resumes from it.", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BoundbenchError as exc:  # raised on purpose: the input's mistake, named
-        print(f"boundbench: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"boundbench: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
@@ -430,26 +432,10 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         return ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - a bug (a plain ValueError or TypeError too,
         # issue 83: what we raise on purpose is a BoundbenchError): one line, where it was
-        print(f"boundbench: internal error: {type(exc).__name__}: {_one_line(exc)} at "
-              f"{_last_frame(exc)} (rerun with BOUNDBENCH_TRACEBACK=1 for the traceback, and "
+        print(f"boundbench: internal error: {type(exc).__name__}: {one_line(exc)} at "
+              f"{raised_at(exc)} (rerun with BOUNDBENCH_TRACEBACK=1 for the traceback, and "
               "please report it)", file=sys.stderr)
         return ExitCode.CHECK_RAISED
-
-
-def _last_frame(exc: BaseException) -> str:
-    """Where ``exc`` was raised: the traceback's last frame, ``file:line in function``."""
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return "an unknown place"
-    f = frames[-1]
-    return f"{f.filename}:{f.lineno} in {f.name}"
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return " ".join(lines) if lines else type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -120,9 +120,9 @@ def replace_readme_block(path: Path, text: str) -> None:
 def regenerate(root: Path, audit_json: Path) -> list[Path]:
     """Remake what the repository at ``root`` generates: ``docs/bounds.md`` from the registry,
     ``docs/last-audit.json`` and the README's findings block from ``audit_json`` (a quick audit
-    at seed 0, what the README's main command writes), then that audit's ``errata.md`` and
-    ``audit.html`` with the larger audits' verdicts beside its own. The files written, in that
-    order."""
+    at seed 0, what the README's main command writes), then that audit's files by every
+    registered writer (:data:`boundbench.report.writers.WRITERS`), its errata sheet and page
+    with the larger audits' verdicts beside its own. The files written, in that order."""
     root = Path(root)
     bounds, record, readme = root / "docs" / "bounds.md", root / "docs" / "last-audit.json", \
         root / "README.md"
@@ -147,13 +147,9 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     write_atomic(bounds, lambda t: t.write_text(table))
     rec = write_record(report, record)
     replace_readme_block(readme, readme_block(rec, root))
-    # the audit's errata sheet and page, with the larger audits that decided otherwise beside
-    # its verdicts (the audit alone knows none of them)
-    from boundbench.report import errata
-    from boundbench.report.html import render_html
+    # the audit's files again, by every registered writer, with the larger audits that decided
+    # otherwise beside its verdicts (the audit alone knows none of them)
+    from boundbench.report.writers import write_all
 
     folder, larger = Path(audit_json).parent, read_larger(root / LARGER)
-    sheet = errata.write(folder, larger=larger)
-    page = render_html(report, larger, folder=folder)
-    write_atomic(folder / "audit.html", lambda t: t.write_text(page))
-    return [bounds, record, readme, sheet, folder / "audit.html"]
+    return [bounds, record, readme, *write_all(report, folder, larger=larger)]

@@ -140,6 +140,24 @@ def one_line_warning(message: Warning | str, category: type[Warning], *args: Any
     return f"boundbench: warning: {message}\n"
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its type's name where it has none)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return " ".join(lines) if lines else type(exc).__name__
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where ``exc`` was raised: its traceback's last frame, ``file:line in function`` (the
+    command line's line for a bug of ours, issue 83)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "an unknown place"
+    f = frames[-1]
+    return f"{f.filename}:{f.lineno} in {f.name}"
+
+
 def _one_line_warnings() -> None:
     """In a worker process, warnings in :func:`one_line_warning`'s form (a spawned process does
     not inherit the parent's ``warnings.formatwarning``)."""

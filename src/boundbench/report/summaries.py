@@ -102,9 +102,9 @@ def findings_latex(rows: list[dict[str, str]]) -> str:
     return "\n".join([*out, r"\hline", r"\end{tabular}"]) + "\n"
 
 
-def write(out: Path, report: AuditReport) -> list[str]:
-    """Write every paper's summary and findings tables into ``out``; return the file names."""
-    names = []
+def render(report: AuditReport) -> dict[str, str]:
+    """Every paper's summary and findings tables: file name -> text."""
+    files: dict[str, str] = {}
     safe = markdown_safe(report)  # no tag from report data reaches a page (issue 65)
     for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
         safe_name(paper, what="a claim's paper")  # it names the files below
@@ -114,8 +114,14 @@ def write(out: Path, report: AuditReport) -> list[str]:
         w = csv.DictWriter(buf, fieldnames=FINDINGS_COLUMNS)
         w.writeheader()
         w.writerows([{k: csv_cell(v) for k, v in row.items()} for row in rows])
-        for name, text in ((f"summary-{paper}.md", md), (f"findings-{paper}.csv", buf.getvalue()),
-                           (f"findings-{paper}.tex", findings_latex(rows))):
-            write_atomic(out / name, partial(Path.write_text, data=text))
-            names.append(name)
-    return names
+        files.update({f"summary-{paper}.md": md, f"findings-{paper}.csv": buf.getvalue(),
+                      f"findings-{paper}.tex": findings_latex(rows)})
+    return files
+
+
+def write(out: Path, report: AuditReport) -> list[str]:
+    """Write every paper's summary and findings tables into ``out``; return the file names."""
+    files = render(report)
+    for name, text in files.items():
+        write_atomic(out / name, partial(Path.write_text, data=text))
+    return list(files)
