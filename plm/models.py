@@ -109,7 +109,7 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if not isinstance(device, str | torch.device):
-        raise TypeError(f"device must be a string or torch.device (got {device!r})")
+        raise InvalidArgument(f"device must be a string or torch.device (got {device!r})")
     try:
         dev = torch.device(device)
     except RuntimeError as exc:

@@ -118,7 +118,7 @@ class Numerics:
                                   "overflows the slopes")
         object.__setattr__(self, "slope_dtype", slopes)
         if self.device is not None and not isinstance(self.device, str | torch.device):
-            raise TypeError(f"device must be a torch device or its name (got {self.device!r})")
+            raise InvalidArgument(f"device must be a torch device or its name (got {self.device!r})")
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: 
                                           method=method)
     num = Numerics() if numerics is None else numerics
     if not isinstance(num, Numerics):
-        raise TypeError(f"numerics must be a Numerics (got {type(num).__name__})")
+        raise InvalidArgument(f"numerics must be a Numerics (got {type(num).__name__})")
     dtype, chunk_elems = num.dtype, num.chunk_elems
     slope_dtype = num.slope_dtype or dtype
     k, n, d = X.shape
@@ -377,7 +377,7 @@ def gd_quadratic_loo(setting: QuadraticSetting, loo: np.ndarray, *, steps: int |
     ``40 beta/mu`` steps, shrinks the error by ``e^-40``: both runs have converged to ``w*``.
     """
     if not isinstance(setting, QuadraticSetting):
-        raise TypeError(f"setting must be a QuadraticSetting (from make_quadratic_setting; got "
+        raise InvalidArgument(f"setting must be a QuadraticSetting (from make_quadratic_setting; got "
                         f"{type(setting).__name__})")
     U = torch.as_tensor(setting.U)
     k, n, d = U.shape

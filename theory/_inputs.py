@@ -70,4 +70,4 @@ class Dims(Spec):
         if isinstance(value, list | tuple) and value and all(is_integer(v) and v >= 0
                                                              for v in value):
             return list(value)
-        raise TypeError(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")
+        raise InvalidArgument(f"{name} must be a count >= 1 or a list of indices >= 0 (got {value!r})")

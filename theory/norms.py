@@ -38,7 +38,7 @@ def _output(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch
     z = call_naming(f, x, failed=f"f(x) failed for x of shape {tuple(x.shape)} and dtype "
                                  f"{x.dtype} (is x the input f expects?)")
     if not isinstance(z, torch.Tensor):
-        raise TypeError(f"f must return a tensor (got {type(z).__name__})")
+        raise InvalidArgument(f"f must return a tensor (got {type(z).__name__})")
     return z
 
 

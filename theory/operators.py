@@ -22,7 +22,7 @@ def _split_params(model: torch.nn.Module, names: list[str] | None):
     full = dict(model.named_parameters())
     if names is not None and not (isinstance(names, list | tuple)
                                   and all(isinstance(n, str) for n in names)):
-        raise TypeError(f"names must be a list of parameter names, or None for all (got "
+        raise InvalidArgument(f"names must be a list of parameter names, or None for all (got "
                         f"{names!r})")
     if names is not None and not names:  # [] used to mean "all", silently
         raise InvalidArgument("names must name at least one parameter (None: all of them)")
@@ -112,7 +112,7 @@ class HessianOperator:
         """Hessian of ``loss_of_output(model(inputs))`` w.r.t. the parameters ``names``
         (default: all); the rest of the model is held fixed."""
         if not isinstance(inputs, torch.Tensor):  # a numpy array failed at the first product
-            raise TypeError(f"inputs must be a torch.Tensor (got {type(inputs).__name__})")
+            raise InvalidArgument(f"inputs must be a torch.Tensor (got {type(inputs).__name__})")
         Array()("inputs", inputs)  # NaN inputs would give a NaN Hessian, silently
         chosen, fixed = _split_params(model, names)
 

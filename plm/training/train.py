@@ -188,7 +188,7 @@ def finetune_seeds(data: TextData, method: Method, cfg: FinetuneConfig | None = 
     """
     cfg = FinetuneConfig() if cfg is None else cfg
     if not isinstance(cfg, FinetuneConfig):
-        raise TypeError(f"cfg must be a FinetuneConfig (got {type(cfg).__name__})")
+        raise InvalidArgument(f"cfg must be a FinetuneConfig (got {type(cfg).__name__})")
     seeds = apply(Seeds(), "seeds", seeds)  # distinct seeds in [0, MAX_SEED], at least one
     PLM_TRAINER.check(method)
     why = batched.batchable(method) or ("accelerate runs one seed per process"

@@ -230,7 +230,7 @@ def _values(f: Callable[[np.ndarray], np.ndarray], noise: np.ndarray) -> np.ndar
     try:
         out = np.asarray(f(noise), dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"f must return numbers, one row per draw (got an error: {exc})"
+        raise InvalidArgument(f"f must return numbers, one row per draw (got an error: {exc})"
                         ) from None
     if out.ndim == 0 or out.shape[0] != noise.shape[0]:
         raise InvalidArgument(f"f must return one row per draw: {noise.shape[0]} rows for noise of "
