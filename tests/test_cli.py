@@ -270,10 +270,12 @@ def test_a_partial_audit_merges_into_the_folders_report(tmp_path, capsys):
     assert "merges a partial audit of 2 claim(s)" in md and "fu.lemma-a.1.2" in md
 
 
-def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_audit, tmp_path):
+def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_audit, tmp_path,
+                                                                       monkeypatch):
     """``boundbench regenerate`` (issue 42): docs/bounds.md from the registry, the record and
-    the README's block from the README's own audit; what it refuses: a folder that is not a
-    checkout, and an audit that is not the whole quick one."""
+    the README's block from the README's own audit, the audit's files by every registered
+    writer; what it refuses: a folder that is not a checkout, and an audit that is not the
+    whole quick one; a writer that fails leaves every file as it was (issue 84)."""
     import shutil
 
     from boundbench.generated import README_END, README_START, readme_block, regenerate
@@ -285,7 +287,10 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     (tmp_path / "docs/bounds.md").write_text("stale\n")
     audit_json = readme_audit[0] / "figures" / "audit.json"
     r = _boundbench("regenerate", "--root", str(tmp_path), "--out", str(audit_json.parent))
-    assert r.stdout.count("written: ") == 5
+    names = {Path(ln.split("written: ", 1)[1]).name for ln in r.stdout.splitlines()
+             if ln.startswith("written: ")}
+    assert {"bounds.md", "last-audit.json", "README.md", "audit.json", "audit.md", "index.md",
+            "errata.md", "audit.html", "summary-fu.md", "findings-fu.csv"} <= names, names
     # the audit's errata and page show where a larger audit decided otherwise (issue 60):
     # Cor. 3.1, contradicted at quick scale, depends-on-reading at the paper scale
     sheet = (audit_json.parent / "errata.md").read_text()
@@ -307,3 +312,14 @@ def test_regenerate_remakes_the_generated_files_from_the_readmes_audit(readme_au
     (partial / "audit.json").write_text(json.dumps(report))
     with pytest.raises(ValueError, match="holds 3 of the"):
         regenerate(tmp_path, partial / "audit.json")
+    from boundbench.report import writers
+
+    (tmp_path / "docs/bounds.md").write_text("stale\n")
+    kept = {p: p.read_text() for p in [tmp_path / "docs/bounds.md", tmp_path / "README.md",
+                                       tmp_path / "docs/last-audit.json",
+                                       audit_json.parent / "audit.md"]}
+    broken = writers.Writer("broken", "nothing", lambda r, f, lg: {}["kind"])
+    monkeypatch.setitem(writers.WRITERS, "broken", broken)
+    with pytest.raises(KeyError):
+        regenerate(tmp_path, audit_json)
+    assert {p: p.read_text() for p in kept} == kept

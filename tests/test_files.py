@@ -378,3 +378,36 @@ def test_a_cached_table_with_other_columns_is_set_aside_and_recomputed(tmp_path)
     with pytest.warns(UserWarning, match=r"missing \['lhs', 'rhs'\], extra \['other'\]"):
         again = fresh.cached("t", {"a": 1}, lambda: pd.DataFrame({"lhs": [1.0], "rhs": [2.0]}))
     assert again.equals(first)
+
+
+def test_files_written_together_replace_none_when_one_fails(tmp_path, monkeypatch):
+    """Issue 84: the reports of one audit are replaced together or not at all; a full disk
+    halfway names the file asked for and leaves every old file as it was, and no temporary."""
+    import errno
+    from pathlib import Path
+
+    from boundbench.framework.files import write_together
+
+    a, b = tmp_path / "audit.md", tmp_path / "audit.html"
+    a.write_text("old md")
+    b.write_text("old html")
+    real = Path.write_text
+    calls = []
+
+    def full_disk(self, text, *args, **kwargs):
+        calls.append(self)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(OSError) as exc:
+        write_together({a: "new md", b: "new html"})
+    monkeypatch.undo()
+    assert exc.value.filename == str(b) and exc.value.errno == errno.ENOSPC
+    assert (a.read_text(), b.read_text()) == ("old md", "old html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.html", "audit.md"]
+    write_together({a: "new md", b: "new html"})
+    assert (a.read_text(), b.read_text()) == ("new md", "new html")
+    with pytest.raises(ValueError, match="one folder"):
+        write_together({a: "x", tmp_path / "sub" / "y.md": "y"})

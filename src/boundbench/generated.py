@@ -105,15 +105,20 @@ def readme_block(rec: dict[str, Any], root: Path) -> str:
     return readme.headline(rec, larger=read_larger(root / LARGER))
 
 
+def with_readme_block(old: str, text: str, *, where: Path) -> str:
+    """The README text ``old`` with its findings block (between :data:`README_START` and
+    :data:`README_END`) replaced by ``text``."""
+    if README_START not in old or README_END not in old:
+        raise InvalidArgument(f"readme {str(where)!r} has no findings block (the lines "
+                              f"{README_START!r} and {README_END!r})")
+    head, rest = old.split(README_START, 1)
+    return head + README_START + "\n" + text + rest[rest.index(README_END):]
+
+
 def replace_readme_block(path: Path, text: str) -> None:
     """Replace the findings block of the README at ``path`` (between :data:`README_START` and
     :data:`README_END`) by ``text``."""
-    old = path.read_text()
-    if README_START not in old or README_END not in old:
-        raise InvalidArgument(f"readme {str(path)!r} has no findings block (the lines "
-                              f"{README_START!r} and {README_END!r})")
-    head, rest = old.split(README_START, 1)
-    new = head + README_START + "\n" + text + rest[rest.index(README_END):]
+    new = with_readme_block(path.read_text(), text, where=path)
     write_atomic(path, lambda t: t.write_text(new))
 
 
@@ -124,9 +129,9 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     registered writer (:data:`boundbench.report.writers.WRITERS`), its errata sheet and page
     with the larger audits' verdicts beside its own. The files written, in that order."""
     root = Path(root)
-    bounds, record, readme = root / "docs" / "bounds.md", root / "docs" / "last-audit.json", \
+    bounds, record, readme_path = root / "docs" / "bounds.md", root / "docs" / "last-audit.json", \
         root / "README.md"
-    for p in (bounds, record, readme):
+    for p in (bounds, record, readme_path):
         if not p.exists():
             raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is missing "
                                   "(run this at the repository's root, or give --root)")
@@ -143,13 +148,22 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
                               f"claims (missing: {', '.join(missing[:5])}"
                               f"{' ...' if len(missing) > 5 else ''}); the record is of the whole "
                               "quick audit")
+    # everything rendered before anything is written (issue 84: a report the renderers could
+    # not read left README.md and the record rewritten and the rest not)
+    from boundbench.framework.files import write_together
+    from boundbench.report.writers import render_all
+
     table = functions_table(markdown=True)
-    write_atomic(bounds, lambda t: t.write_text(table))
-    rec = write_record(report, record)
-    replace_readme_block(readme, readme_block(rec, root))
+    rec = readme.record(report)
+    new_readme = with_readme_block(readme_path.read_text(), readme_block(rec, root),
+                                   where=readme_path)
     # the audit's files again, by every registered writer, with the larger audits that decided
     # otherwise beside its verdicts (the audit alone knows none of them)
-    from boundbench.report.writers import write_all
-
     folder, larger = Path(audit_json).parent, read_larger(root / LARGER)
-    return [bounds, record, readme, *write_all(report, folder, larger=larger)]
+    pages = render_all(report, folder, larger=larger)
+    blob = json.dumps(rec, indent=2) + "\n"
+    write_atomic(bounds, lambda t: t.write_text(table))
+    write_atomic(record, lambda t: t.write_text(blob))
+    write_atomic(readme_path, lambda t: t.write_text(new_readme))
+    write_together(pages)
+    return [bounds, record, readme_path, *pages]

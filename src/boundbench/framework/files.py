@@ -65,6 +65,40 @@ def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
         shutil.rmtree(box, ignore_errors=True)
 
 
+def write_together(files: dict[Path, str]) -> None:
+    """Write several text files of one folder as one change: every text to a temporary in one
+    private folder there first (as :func:`write_atomic`), then each renamed onto its name. A
+    write that fails (a full disk) replaces none of them, and its error names the file asked
+    for; only the renames, each atomic, run once every text is on the disk."""
+    import shutil
+    import tempfile
+
+    if not files:
+        return
+    folders = {Path(p).parent for p in files}
+    if len(folders) != 1:
+        raise InvalidArgument(f"write_together writes into one folder (got {sorted(map(str, folders))})")
+    folder = folders.pop()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        box = Path(tempfile.mkdtemp(prefix=f".together.{os.getpid()}.tmp", dir=folder))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(folder)) from None
+    try:
+        staged = []
+        for i, (path, text) in enumerate(files.items()):
+            tmp = box / f"{i}{Path(path).suffix}"
+            try:
+                tmp.write_text(text)
+            except OSError as exc:  # name the file asked for, not a temporary
+                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+            staged.append((tmp, Path(path)))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        shutil.rmtree(box, ignore_errors=True)
+
+
 def sweep_temporaries(folder: Path) -> int:
     """Remove the temporaries (``.<stem>.<pid>.tmp*``, files of older versions and the private
     folders of :func:`write_atomic`) that killed writers left under ``folder``, those whose

@@ -1,8 +1,8 @@
 """The report's writers as units (issue 83): a registry of every file an audit writes from its
 report, each a :class:`Writer` with one signature, ``render(report, folder, larger) -> {file
-name: text}``, written by :func:`write_all` through the one safe writer
-(:func:`boundbench.framework.files.write_atomic`: an unpredictable temporary name, renamed;
-nothing outside the folder). The audit and ``regenerate`` write through it, and the injection
+name: text}``, written by :func:`write_all` through the safe writer for several files
+(:func:`boundbench.framework.files.write_together`: unpredictable temporary names, renamed once
+all are written; nothing outside the folder). The audit and ``regenerate`` write through it, and the injection
 test (``tests/test_report_edges.py``) renders every registered writer, so a writer added here
 is tested without editing the test.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files import write_together
 from boundbench.report import errata, html, markdown, schema, summaries
 from boundbench.report.schema import AuditReport
 
@@ -63,26 +63,37 @@ def register_writer(name: str, render: Render, *, files: str) -> Writer:
     return w
 
 
-def write_all(report: AuditReport, folder: Path, *, larger: list[dict[str, Any]] | None = None,
-              only: tuple[str, ...] | None = None) -> list[Path]:
-    """Render ``report`` with every writer (or those named in ``only``), in registry order,
-    and write each file into ``folder``; the paths written, in order."""
+def render_all(report: AuditReport, folder: Path, *,
+               larger: list[dict[str, Any]] | None = None,
+               only: tuple[str, ...] | None = None) -> dict[Path, str]:
+    """Every file the writers (or those named in ``only``) make of ``report`` for ``folder``,
+    in registry order: path -> text, nothing written."""
     unknown = sorted(set(only or ()) - set(WRITERS))
     if unknown:
         raise InvalidArgument(f"only must name registered writers, {list(WRITERS)} (got "
                               f"{unknown})")
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    files: dict[Path, str] = {}
     for name, w in WRITERS.items():
         if only is not None and name not in only:
             continue
         for file, text in w.render(report, folder, larger).items():
-            if Path(file).name != file:  # a plain name: nothing leaves the folder
+            if not isinstance(file, str) or Path(file).name != file or file in ("", ".", ".."):
                 raise InvalidArgument(f"writer {name!r} names {file!r}, not a plain file name")
-            write_atomic(folder / file, lambda t, text=text: t.write_text(text))
-            written.append(folder / file)
-    return written
+            files[folder / file] = text
+    return files
+
+
+def write_all(report: AuditReport, folder: Path, *, larger: list[dict[str, Any]] | None = None,
+              only: tuple[str, ...] | None = None) -> list[Path]:
+    """Render ``report`` with every writer (or those named in ``only``, :func:`render_all`),
+    then write every file into ``folder`` as one change
+    (:func:`~boundbench.framework.files.write_together`): a writer that fails, or a disk that
+    fills, replaces none of them, so the folder's reports never disagree (issue 84). The paths
+    written, in order."""
+    files = render_all(report, folder, larger=larger, only=only)
+    write_together(files)
+    return list(files)
 
 
 def _json(report: AuditReport, folder: Path, larger: Any) -> dict[str, str]:
