@@ -31,6 +31,12 @@ def test_audit_on_two_workers_equals_the_serial_audit(tmp_path):
     run_audit(out_dir=tmp_path / "serial", only=FAST, progress=False)
     run_audit(out_dir=tmp_path / "dask", only=FAST, progress=False, workers=2)
     assert _claims(tmp_path / "dask") == _claims(tmp_path / "serial")
+    # every field of every entry (issue 83), less the times and the run's clock
+    whole = [{cid: {k: v for k, v in c.items() if k not in ("seconds", "provenance", "run")}
+              | {"run": {k: v for k, v in c["run"].items() if k != "ran_at"}}
+              for c in json.loads((tmp_path / name / "audit.json").read_text())["claims"]
+              for cid in [c["id"]]} for name in ("serial", "dask")]
+    assert whole[0] == whole[1]
     for cid in FAST:  # the client wrote every figure and table the workers made
         for ext in ("png", "csv", "json"):
             assert (tmp_path / "dask" / f"{cid}.{ext}").stat().st_size > 0
@@ -209,3 +215,29 @@ def test_a_local_cluster_gives_each_gpu_one_worker_and_the_rest_none(monkeypatch
         where = dict(ex.map(lambda _: __import__("distributed").get_worker().name, [1, 2, 3],
                             progress=False, resources={"GPU": 1}))
         assert {d.value for d in where.values()} == {0}
+
+
+def test_a_dask_task_carries_the_runs_options_whole(monkeypatch):
+    """Issue 83: a worker's context was rebuilt from an 8-tuple that dropped the budgeted
+    audit's seed count and its sequential judging; the task now carries the RunSpec."""
+    from boundbench import running
+    from boundbench.framework import registry
+    from boundbench.framework.context import RunSpec
+
+    seen = []
+
+    class Shared:
+        def __init__(self, run):
+            self.run = run
+
+    def fake_run(cid, ctx, catch=False):
+        seen.append(ctx)
+        raise SystemExit  # the context is all this test reads
+
+    monkeypatch.setattr(running, "_DaskShared", Shared)
+    monkeypatch.setattr(registry, "run", fake_run)
+    spec = RunSpec(seed=3, scale="standard", seeds=9, sequential=True, datasets=4,
+                   formats=("png", "pdf"))
+    with pytest.raises(SystemExit):
+        running._remote_claim(("fu.lemma-a.1.2", spec, {}, "a-run"))
+    assert seen[0].spec == spec and not seen[0].progress

@@ -146,7 +146,9 @@ def run_audit(
     results, spent = _claims_within_budget(
         ids, ctx, budget=budget, out_dir=Path(out_dir), t0=time.perf_counter(), progress=progress,
         run_kw={"workers": workers, "scheduler": scheduler, "processes": processes})
-    run = {"ran_at": created, "scale": scale, "seed": seed, "commit": commit()}
+    # the run's options whole (issue 83), beside when and from what it ran
+    run = {"ran_at": created, "scale": scale, "seed": seed, "commit": commit(),
+           "spec": ctx.spec.to_dict()}
     if datasets is not None:
         run["datasets"] = datasets
     if budget is not None:

@@ -113,16 +113,16 @@ def _remote_claim(task: tuple) -> tuple[dict[str, Any], dict[str, bytes]]:
     client writes: workers need no shared filesystem."""
     import tempfile
 
-    cid, seed, scale, force, cache, run, formats, datasets = task
+    # the run's options travel whole (issue 83: an 8-tuple of them dropped seeds and sequential)
+    cid, spec, cache, run = task
     catalogue.load()
     with tempfile.TemporaryDirectory(prefix="boundbench-") as d:
         root = Path(d)
         for rel, data in cache.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
-        ctx = registry.CheckContext(seed=seed, scale=scale, out_dir=root, force=force,
-                                   progress=False, formats=formats, datasets=datasets,
-                                   tables=context.TableCache(shared=_DaskShared(run)))
+        ctx = spec.context(out_dir=root, progress=False,
+                           tables=context.TableCache(shared=_DaskShared(run)))
         result = registry.run(cid, ctx, catch=True).to_dict()
         files = {}
         for f in root.rglob("*"):
@@ -354,8 +354,7 @@ def run_claims(ids: list[str], ctx: registry.CheckContext, *, workers: int | Non
     # with the client, which is the only one to read them
     cache = _cache_files(out, skip) if out is not None else {}
     run = f"{os.getpid()}-{time.time_ns()}"  # names this run's shared tables on the cluster
-    tasks = ((cid, ctx.seed, ctx.scale, ctx.force, dict(cache), run, ctx.formats, ctx.datasets)
-             for cid in _spread(spread))
+    tasks = ((cid, ctx.spec, dict(cache), run) for cid in _spread(spread))
     with executor(workers=workers, scheduler=scheduler) as ex:
         if blocked:
             compute_blocks(blocked, ctx, ex, progress=progress)

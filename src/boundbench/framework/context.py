@@ -155,6 +155,12 @@ class CheckContext:
             raise InvalidArgument(f"datasets must be None or an integer >= 1 (got "
                                   f"{self.datasets!r})")
 
+    @property
+    def spec(self) -> RunSpec:
+        """The run's options as one value (:class:`RunSpec`): what this context shares with
+        every other claim of its run."""
+        return RunSpec(**{k: getattr(self, k) for k in RUN_FIELDS})
+
     def seed_count(self, quick: int, paper: int, *, standard: Any = _AS_QUICK) -> int:
         """How many seeds a fine-tuning grid runs: the budgeted audit's :attr:`seeds` where it
         sets them, else :meth:`pick`'s value for this scale."""
@@ -288,3 +294,53 @@ def _schema_check(path: Path) -> Callable[[Any], str | None]:
                 f"{missing}, extra {extra}, other dtype {changed})")
 
     return check
+
+
+#: The fields of a run's options (:class:`RunSpec`), which every claim's context of the run holds
+RUN_FIELDS = ("seed", "scale", "force", "formats", "seeds", "sequential", "datasets")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A run's options as one frozen, validated value (issue 83): everything that changes its
+    numbers or files, carried whole to every claim's :class:`CheckContext`, the local pool and
+    Dask's workers (:meth:`context`), and recorded whole in every result (:meth:`to_dict`).
+
+    Parameters
+    ----------
+    seed, scale, force, formats, seeds, sequential, datasets
+        As :class:`CheckContext`'s, and checked as it checks them.
+
+    Examples
+    --------
+    >>> from boundbench.framework.context import RunSpec
+    >>> spec = RunSpec(seed=7, scale="standard", seeds=12, sequential=True)
+    >>> ctx = spec.context(out_dir="figures")
+    >>> (ctx.seed, ctx.seeds, ctx.sequential, ctx.spec == spec)
+    (7, 12, True, True)
+    """
+
+    seed: int = 0
+    scale: str = "quick"
+    force: bool = False
+    formats: tuple[str, ...] = ("png",)
+    seeds: int | None = None
+    sequential: bool = False
+    datasets: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.formats, list):
+            object.__setattr__(self, "formats", tuple(self.formats))
+        self.context()  # CheckContext's checks, the one place they are written
+
+    def context(self, *, out_dir: Path | str | None = None, progress: bool = False,
+                claim_id: str = "", tables: TableCache | None = None) -> CheckContext:
+        """A claim's context of this run: these options, and where it writes."""
+        extra: dict[str, Any] = {} if tables is None else {"tables": tables}
+        return CheckContext(out_dir=out_dir, progress=progress, claim_id=claim_id,
+                            **{k: getattr(self, k) for k in RUN_FIELDS}, **extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON values (``formats`` a list)."""
+        return {k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in ((k, getattr(self, k)) for k in RUN_FIELDS)}
