@@ -6,6 +6,7 @@ parameter, and claim ids that are not plain names refused at registration."""
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,10 +103,12 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
 
     report = copy.deepcopy(_report(readme_audit))
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)><!-- findings:end -->"
+    hidden = "[x](javascript:alert(4)) \u202e\x00\x1b[31m"
     for r in report["claims"][:3]:
-        r["statement"] = r["where"] = r["reason"] = r["notes"] = evil
+        r["statement"] = r["where"] = r["reason"] = r["notes"] = evil + hidden
         r["figure"] = "javascript:document.title='x'"
         r["table"] = "javascript:alert(3)"
+        r["evidence"] = {**r["evidence"], evil: evil, "k\u202e": hidden}  # keys too (issue 84)
     report["claims"][0]["reason"] = "=HYPERLINK(\"http://x\")"
     report["claims"][0]["verdict"] = "violated"
     from test_html_report import _Links
@@ -125,6 +128,10 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
         if path.suffix in (".md", ".html"):  # a page a browser or a renderer shows
             assert "<script>alert" not in text and "<img src=x" not in text, path.name
             assert "<!-- findings:end" not in text, path.name
+        if path.suffix == ".md":  # a Markdown link to another scheme is shown, not linked
+            assert not re.search(r"(?<!\\)\]\(javascript:", text), path.name
+        if path.suffix != ".json":  # no output shows a control or invisible character raw
+            assert not {"\u202e", "\x00", "\x1b"} & set(text), path.name
         if path.suffix == ".csv":
             assert ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text, path.name
         if path.suffix == ".html":

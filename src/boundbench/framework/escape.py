@@ -5,9 +5,11 @@ path outside ``--out``.
 
 - :func:`safe_name` / :func:`safe_relpath`: a file name (a claim id, a paper key) or a relative
   path inside the output folder, or a ``ValueError`` naming what it is;
-- :func:`markdown_safe`: every string of a report with tag-like ``<`` written as ``&lt;``, so no
-  ``<script>``, ``<img onerror>`` or ``<!-- marker -->`` from report data reaches a Markdown
-  report (``<=`` and ``< 3`` stay as they are);
+- :func:`markdown_safe`: every string of a report, keys too, with tag-like ``<`` written as
+  ``&lt;``, so no ``<script>``, ``<img onerror>`` or ``<!-- marker -->`` from report data reaches a
+  Markdown report (``<=`` and ``< 3`` stay as they are), links to other schemes than http(s)
+  shown as text, and control and invisible characters as escapes (:func:`visible`, which the
+  HTML renderer applies before its autoescaping);
 - :func:`safe_url`: a link target only where it is a relative path inside the report's folder
   or an ``http(s)`` address (``javascript:``, ``data:`` and the rest become ``#``);
 - :func:`csv_cell`: a cell that a spreadsheet would run as a formula (OWASP's list: a leading
@@ -24,6 +26,12 @@ from boundbench.errors import InvalidArgument
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# C0 controls but tab, newline and carriage return, DEL, C1, and the invisible format characters
+# that reorder or hide text (zero-width, bidirectional embeddings, overrides and isolates, BOM)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e"
+                      "\u2060-\u2069\ufeff]")
+# a Markdown inline link to another scheme than http(s): "[x](javascript:...)"
+_MD_LINK = re.compile(r"\]\((?=\s*<?\s*(?!https?:)[A-Za-z][A-Za-z0-9+.-]*:)", re.IGNORECASE)
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -48,21 +56,44 @@ def safe_relpath(path: Any, *, what: str) -> str:
     return path
 
 
-def markdown_safe(obj: Any) -> Any:
-    """``obj`` (a report, a record, a string) with every string's tag-like ``<`` escaped, to
-    depth 64: what every Markdown renderer applies to report data before writing it."""
+def _walk(obj: Any, text: Any) -> Any:
+    """``obj`` with ``text`` applied to every string, dictionary keys too (issue 84: a key
+    holding a tag reached audit.md's evidence table raw), to depth 64."""
     def walk(o: Any, depth: int) -> Any:
         if isinstance(o, str):
-            return _TAG.sub("&lt;", o)
+            return text(o)
         if depth > 64:
             return o
         if isinstance(o, dict):
-            return {k: walk(v, depth + 1) for k, v in o.items()}
+            return {walk(k, depth + 1) if isinstance(k, str) else k: walk(v, depth + 1)
+                    for k, v in o.items()}
         if isinstance(o, list | tuple):
             return type(o)(walk(v, depth + 1) for v in o)
         return o
 
     return walk(obj, 0)
+
+
+def visible_text(s: str) -> str:
+    """``s`` with every control or invisible format character (NUL, ESC, U+202E's override,
+    zero-width marks) shown as its escape, ``\\u202e``: nothing from report data hides or
+    reorders a report's text or a terminal's."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+
+
+def visible(obj: Any) -> Any:
+    """``obj`` (a report, a record, a string) with :func:`visible_text` applied to every string,
+    keys included: what the HTML renderer applies before its autoescaping."""
+    return _walk(obj, visible_text)
+
+
+def markdown_safe(obj: Any) -> Any:
+    """``obj`` (a report, a record, a string) with every string, keys included, made safe for
+    Markdown: tag-like ``<`` escaped, a link to a scheme other than http(s) broken
+    (``[x](javascript:...)`` is shown, not linked), control and invisible characters shown as
+    escapes (:func:`visible_text`); to depth 64. What every Markdown renderer applies to report
+    data before writing it."""
+    return _walk(obj, lambda t: _MD_LINK.sub(r"\\](", _TAG.sub("&lt;", visible_text(t))))
 
 
 def safe_url(url: Any) -> str:

@@ -28,7 +28,7 @@ import pandas as pd
 from boundbench.errors import InvalidArgument
 from boundbench.framework import registry
 from boundbench.framework.characterize import summary as characterization_summary
-from boundbench.framework.escape import markdown_safe, safe_name
+from boundbench.framework.escape import markdown_safe, safe_name, safe_url
 from boundbench.framework.files import within, write_atomic
 from boundbench.framework.readings import readings_text
 from boundbench.framework.sizes import largest_known
@@ -185,7 +185,7 @@ def _regions(regions: Any) -> list[str]:
         if not isinstance(g, dict) or not isinstance(g.get("note"), str):
             continue
         rep: dict[str, Any] = g["replay"] if isinstance(g.get("replay"), dict) else {}
-        tail = (f" Replay of the boundary instance: [`{rep['path']}`]({rep['path']}) "
+        tail = (f" Replay of the boundary instance: [`{rep['path']}`]({safe_url(rep['path'])}) "
                 f"{rep.get('result')} (exit {rep.get('exit')}; its control, the holding "
                 f"value's worst instance, exits {rep.get('control_exit')})."
                 if rep.get("written") else "")
@@ -213,7 +213,7 @@ def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
     lines += [f"**Measured.** {r['reason']}", ""]
     rep = (r.get("evidence") or {}).get("replay")
     if isinstance(rep, dict) and rep.get("written"):
-        lines += [f"**Replay, without boundbench.** [`{rep['path']}`]({rep['path']}) (numpy and "
+        lines += [f"**Replay, without boundbench.** [`{rep['path']}`]({safe_url(rep['path'])}) (numpy and "
                   f"mpmath only; `python {rep['path']}`): at {rep.get('digits', 50)} digits the "
                   f"violation {rep.get('result')} (exit {rep.get('exit')}); its control, the "
                   f"instance nudged back inside the bound, exits {rep.get('control_exit')}.", ""]
@@ -237,7 +237,7 @@ def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
     if larger:
         lines += [f"**At a larger scale.** {larger}.", ""]
     if r.get("figure"):
-        lines += [f"![{r['id']}: {r['verdict']}]({r['figure']})", ""]
+        lines += [f"![{r['id']}: {r['verdict']}]({safe_url(r['figure'])})", ""]
     lhs = "lhs_farthest" if r["verdict"] == "ill-posed" else "lhs"
     # a report's table path is data: read it only where it stays inside the folder
     inst = (_smallest_instance(within(folder, r["table"], what=f"{r['id']}'s table"), lhs)

@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from boundbench.framework import registry
-from boundbench.framework.escape import safe_url
+from boundbench.framework.escape import safe_url, visible
 from boundbench.framework.files import within
 from boundbench.framework.meta import machine_line
 from boundbench.framework.readings import readings_text
@@ -153,6 +153,8 @@ def render_html(report: AuditReport, larger: list[dict[str, Any]] | None = None,
         A complete HTML5 document with inline style and script and, given ``folder``, its
         figures inline: the page needs nothing beside it.
     """
+    # control and invisible characters from report data shown as escapes (issue 84)
+    report, larger = visible(report), visible(larger)
     meta, results = report["meta"], report["claims"]
     titles = registry.titles_of(results)
     latest = latest_verdicts(larger or [])

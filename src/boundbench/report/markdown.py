@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.framework import registry
-from boundbench.framework.escape import markdown_safe
+from boundbench.framework.escape import markdown_safe, safe_url
 from boundbench.framework.meta import machine_line
 from boundbench.framework.readings import readings_text
 from boundbench.framework.verdicts import FRAGILE, plural
@@ -68,13 +68,14 @@ def render_index(report: AuditReport) -> str:
             continue
         lines += [f"## {title}", "", "| figure | claim | verdict | data |", "|---|---|---|---|"]
         for r in part:
-            files = " · ".join(f"[{Path(f).suffix[1:]}]({f})"
+            files = " · ".join(f"[{Path(f).suffix[1:]}]({safe_url(f)})"
                                for f in r.get("figure_files") or [r["figure"]])
             data = " · ".join(x for x in (
-                f"[csv]({r['table']})" if r.get("table") else "",
+                f"[csv]({safe_url(r['table'])})" if r.get("table") else "",
                 f"[config]({r['id']}.json)", files) if x)
             remake = f"<br>{table_cell(caption(r['provenance']))}" if r.get("provenance") else ""
-            lines.append(f"| [<img src=\"{r['figure']}\" width=\"240\">]({r['figure']}) | "
+            fig = safe_url(r["figure"])  # a link only to a file inside the report (issue 84)
+            lines.append(f"| [<img src=\"{fig}\" width=\"240\">]({fig}) | "
                          f"`{r['id']}`<br>{table_cell(r['where'])} | "
                          f"[**{r['verdict']}**](audit.md#{anchor(r['id'])}) | {data}{remake} |")
         lines.append("")
@@ -168,10 +169,10 @@ def _claim_section(r: Entry) -> list[str]:
     lines += [why, ""]
     table = evidence_table(r.get("evidence") or {})
     lines += [*table, ""] if table else []
-    foot = [f"![{r['id']}]({r['figure']})"] if r.get("figure") else []
+    foot = [f"![{r['id']}]({safe_url(r['figure'])})"] if r.get("figure") else []
     links = []
     if r.get("table"):
-        links.append(f"Data: [`{r['table']}`]({r['table']}) ({r['seconds']} s)")
+        links.append(f"Data: [`{r['table']}`]({safe_url(r['table'])}) ({r['seconds']} s)")
     if r.get("run"):
         run = r["run"]
         links.append(f"run {run.get('ran_at')}, scale {run.get('scale')}, seed "

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from boundbench.framework import registry
-from boundbench.framework.escape import csv_cell, markdown_safe, safe_name
+from boundbench.framework.escape import csv_cell, markdown_safe, safe_name, visible
 from boundbench.framework.files import write_atomic
 from boundbench.framework.meta import machine_line
 from boundbench.framework.verdicts import plural
@@ -109,7 +109,7 @@ def render(report: AuditReport) -> dict[str, str]:
     for paper in dict.fromkeys(r["paper"] for r in report["claims"]):
         safe_name(paper, what="a claim's paper")  # it names the files below
         md = paper_summary(safe, paper)
-        rows = findings_rows(report, paper)
+        rows = findings_rows(visible(report), paper)  # no control character in a cell
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=FINDINGS_COLUMNS)
         w.writeheader()
