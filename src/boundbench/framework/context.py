@@ -337,7 +337,9 @@ class RunSpec:
                 claim_id: str = "", tables: TableCache | None = None) -> CheckContext:
         """A claim's context of this run: these options, and where it writes."""
         extra: dict[str, Any] = {} if tables is None else {"tables": tables}
-        return CheckContext(out_dir=out_dir, progress=progress, claim_id=claim_id,
+        # a string is checked and made a Path by CheckContext itself (an empty one refused)
+        where: Any = out_dir
+        return CheckContext(out_dir=where, progress=progress, claim_id=claim_id,
                             **{k: getattr(self, k) for k in RUN_FIELDS}, **extra)
 
     def to_dict(self) -> dict[str, Any]:
