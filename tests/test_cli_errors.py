@@ -387,3 +387,12 @@ def test_a_plain_type_error_of_ours_is_a_bug_not_a_usage_error(capsys, tmp_path,
     err = capsys.readouterr().err
     assert exc.value.code == 3 and "report it" in err and "TypeError" in err
     assert "test_cli_errors.py" in err and "in planted" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_truncated_option_is_refused_and_a_near_id_suggested(capsys, tmp_path):
+    """Issue 84: ``audit --scal quick`` ran a whole audit (argparse's prefix matching); ``check
+    fu.lema-a.1.2`` said only that no paper has that key."""
+    _fails(["audit", "--scal", "quick", "--out", str(tmp_path / "a")], capsys, "--scal")
+    assert not (tmp_path / "a").exists()
+    _fails(["check", "fu.lema-a.1.2", "--out", str(tmp_path / "c")], capsys,
+           "did you mean 'fu.lemma-a.1.2'")

@@ -139,6 +139,10 @@ def expand(ids: list[str]) -> list[str]:
         elif i in reg:
             out += [] if i in out else [i]
         else:
-            raise InvalidArgument(f"unknown claim id {i!r}, and no paper has that key; "
+            import difflib
+
+            near = difflib.get_close_matches(i, [*reg, *_registry.papers()], n=3, cutoff=0.75)
+            hint = f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
+            raise InvalidArgument(f"unknown claim id {i!r}, and no paper has that key{hint}; "
                                   "`boundbench claims` lists them")
     return out

@@ -36,7 +36,12 @@ def exits_epilog(command: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump."""
+    """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump,
+    and an option is its whole name (issue 84: ``--scal quick`` was taken for ``--scale``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(ExitCode.USAGE, f"{self.prog}: error: {message}\n")
