@@ -71,3 +71,42 @@ def test_hard_margin_svm_is_scale_equivariant(scale):
     assert b.intercept_ == pytest.approx(a.intercept_, abs=1e-9)
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(b.coef_ * scale, a.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_a_unit_that_ends_its_process_is_its_own_failure_and_the_rest_are_kept():
+    """Issue 84: a plugin claim's ``os._exit`` broke the pool, and every claim of the run was
+    recorded as 'A process in the process pool was terminated abruptly'; a ``sys.exit`` left
+    the run as SystemExit. Now the pool is rebuilt, the unit that ends its process is the only
+    failure (found by running the twice-unfinished alone), and ``sys.exit`` is a failure too."""
+    from pool_units import unit
+
+    from boundbench.framework.execution import LocalPool
+
+    with LocalPool(2) as ex:
+        got = dict(ex.map(unit, [1, "exit", 2, 3, "sysexit", 4], progress=False))
+    assert {k: d.value for k, d in got.items() if isinstance(k, int)} == {1: 2, 2: 4, 3: 6, 4: 8}
+    assert all(got[k].error is None for k in (1, 2, 3, 4))
+    assert "process ended abruptly" in got["exit"].error
+    assert "SystemExit" in got["sysexit"].error and "goodbye" in got["sysexit"].error
+
+
+def test_a_check_that_calls_sys_exit_is_that_claims_error(monkeypatch):
+    """Issue 84: ``check`` stopped at a claim calling ``sys.exit`` (its guard caught
+    Exception), exiting with the finding status and never running the claims after it."""
+    import sys
+
+    from boundbench import catalogue
+    from boundbench.framework import registry
+    from boundbench.framework.context import CheckContext
+
+    catalogue.load()
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @registry.claim("fu.zz-sysexit", paper="fu", where="nowhere", kind="bound",
+                    statement="s", equation="e")
+    def _check(ctx):
+        sys.exit("a plugin said goodbye")
+
+    res = registry.run("fu.zz-sysexit", CheckContext(), catch=True)
+    assert res.verdict.status == "inconclusive" and "SystemExit" in res.verdict.reason
+    assert "goodbye" in res.verdict.reason and res.error

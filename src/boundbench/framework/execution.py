@@ -86,7 +86,8 @@ def _call(fn: Callable[[Any], Any], item: Any, share: int | None, pin: bool = Fa
         _pin_gpu()
     try:
         return Done(fn(item))
-    except Exception as exc:  # noqa: BLE001 - travels back as a reported failure
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - travels back as a reported failure
+        # (a unit's sys.exit too, issue 84: it left the parent's map as SystemExit, ending it)
         tb = traceback.format_exc()
         return Done(error=f"{type(exc).__name__}: {exc}".splitlines()[0], traceback=tb)
 
@@ -175,42 +176,74 @@ class LocalPool:
     ignore_after_stop = False
 
     def __init__(self, workers: int) -> None:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
         if not (isinstance(workers, int) and workers >= 1):
             raise InvalidArgument(f"workers must be an integer >= 1 (got {workers!r})")
         self.workers = workers
+        self._start()
+
+    def _start(self) -> None:
+        """A new pool of :attr:`workers` processes (at the start, and after one broke)."""
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
         # spawned, not forked: a fork after torch's thread pool started can hang
         with _sigint_deferred():
             self._pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=mp.get_context("spawn"),
+                max_workers=self.workers, mp_context=mp.get_context("spawn"),
                 initializer=_worker_start, initargs=(os.getpid(),))
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, desc: str = "",
             progress: bool = True, resources: dict[str, float] | None = None,
             total: int | None = None) -> Iterator[tuple[Any, Done]]:
-        from concurrent.futures import FIRST_COMPLETED, wait
-
         from tqdm.auto import tqdm
 
         items = list(items)
-        with _sigint_deferred():  # the workers start on the first submit
-            futures = {self._pool.submit(_call, fn, item, 1): item for item in items}
-        pending = set(futures)
-        with tqdm(desc=desc, disable=not progress, total=len(futures)) as bar:
-            while pending:
-                # a bounded wait: a Ctrl-C that the kernel handed to another thread (torch's)
-                # is only seen when this thread runs Python again; an unbounded wait saw it
-                # when the next claim finished, up to a minute later (issue 65)
-                done_now, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for f in done_now:
-                    try:
-                        done = f.result()
-                    except Exception as exc:  # the process died (BrokenProcessPool), or the
-                        done = Done(error=f"{type(exc).__name__}: {exc}")  # unit did not pickle
+        left, strikes = list(range(len(items))), [0] * len(items)
+        with tqdm(desc=desc, disable=not progress, total=len(items)) as bar:
+            while left:
+                # a process that ends (os._exit, a crash, the OOM killer) breaks the whole pool:
+                # it is rebuilt and what had not finished runs again; a unit unfinished at two
+                # breaks runs alone, so its own end is its failure, not its neighbours' (issue
+                # 84: one plugin claim's os._exit was every claim's error)
+                batch = [i for i in left if strikes[i] >= 2][:1] or [i for i in left]
+                for i, done in self._batch(fn, items, batch):
+                    if done is None:
+                        strikes[i] += 1
+                        continue
+                    left.remove(i)
                     bar.update(1)
-                    yield futures[f], done
+                    yield items[i], done
+
+    def _batch(self, fn: Callable[[Any], Any], items: list[Any], batch: list[int]
+               ) -> Iterator[tuple[int, Done | None]]:
+        """``batch``'s units on the pool as they finish: each one's result, or ``None`` for a
+        unit the pool's breaking left unfinished (a unit alone: its failure); a broken pool is
+        rebuilt before this returns."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        with _sigint_deferred():  # the workers start on the first submit
+            futures = {self._pool.submit(_call, fn, items[i], 1): i for i in batch}
+        pending, broken = set(futures), False
+        while pending:
+            # a bounded wait: a Ctrl-C that the kernel handed to another thread (torch's) is
+            # only seen when this thread runs Python again; an unbounded wait saw it when the
+            # next claim finished, up to a minute later (issue 65)
+            done_now, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            for f in done_now:
+                try:
+                    result: Done | None = f.result()
+                except BrokenProcessPool as exc:
+                    broken = True
+                    result = None if len(batch) > 1 else Done(
+                        error=f"its process ended abruptly (os._exit, a crash or the OOM "
+                              f"killer): {exc}")
+                except Exception as exc:  # noqa: BLE001 - the unit did not pickle
+                    result = Done(error=f"{type(exc).__name__}: {exc}")
+                yield futures[f], result
+        if broken:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._start()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

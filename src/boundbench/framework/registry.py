@@ -434,7 +434,8 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
                           f"scale {ctx.scale!r} and was stopped: a claim's time_limit, or a "
                           "faster machine, would let it finish")
         err, files, layout, title, marked, prov = None, [], [], None, False, None
-    except Exception as exc:  # noqa: BLE001 - reported in full below
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported in full below; a
+        # check's sys.exit too (issue 84: it ended `check` with the finding status, unsaid)
         if not catch:
             raise
         verdict = Verdict("inconclusive", f"the check raised {type(exc).__name__}: {exc}")
