@@ -110,3 +110,14 @@ def test_a_check_that_calls_sys_exit_is_that_claims_error(monkeypatch):
     res = registry.run("fu.zz-sysexit", CheckContext(), catch=True)
     assert res.verdict.status == "inconclusive" and "SystemExit" in res.verdict.reason
     assert "goodbye" in res.verdict.reason and res.error
+
+
+def test_a_claim_id_too_long_for_its_files_is_refused_at_registration():
+    """Issue 84: a 200-character id was registered, its figure name (204 characters) was then
+    refused by the report's schema, and the audit wrote no report."""
+    from boundbench.errors import ClaimError
+    from boundbench.framework import registry
+
+    with pytest.raises(ClaimError, match=f"at most {registry.MAX_ID} characters"):
+        registry.claim("fu." + "x" * 197, paper="fu", where="w", kind="bound", statement="s",
+                       equation="e")
