@@ -308,3 +308,17 @@ def test_a_writer_added_to_the_registry_is_tested_unasked(readme_audit, tmp_path
     monkeypatch.setitem(writers.WRITERS, "leaky", leaky)
     with pytest.raises(AssertionError, match="leaky.md"):
         test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path)
+
+
+def test_the_schema_requires_what_the_renderers_read():
+    """Issue 84: an entry without ``kind``, ``equation`` or ``seconds`` was accepted, and the
+    errata sheet, the merge and ``regenerate`` then failed on it as our bug."""
+    base = {"meta": {"created": "x", "scale": "quick", "seed": 0, "counts": {}}}
+    entry = {"id": "fu.x", "paper": "fu", "paper_title": "P", "where": "Lemma 1",
+             "kind": "bound", "verdict": "holds", "statement": "s", "equation": "a <= b",
+             "reason": "fine", "evidence": {}, "seconds": 1.0}
+    validate({**base, "claims": [entry]}, source="a.json")
+    for key in ("kind", "equation", "paper_title", "seconds"):
+        with pytest.raises(ReportError, match=f"field '{key}'"):
+            validate({**base, "claims": [{k: v for k, v in entry.items() if k != key}]},
+                     source="a.json")

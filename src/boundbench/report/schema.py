@@ -86,10 +86,11 @@ class AuditReport(TypedDict):
     claims: list[ClaimEntry]
 
 
-TEXT = ("where", "statement", "verdict", "reason")
-OPTIONAL_TEXT = ("paper_title", "equation", "notes", "correction", "kind", "package",
-                 "package_version", "figure_title", "error", "certified", "self_test",
-                 "setting", "origin")
+# what the renderers read: required (issue 84: an entry without 'kind' passed, and errata, the
+# merge and regenerate then failed with "internal error: KeyError: 'kind'")
+TEXT = ("where", "statement", "verdict", "reason", "kind", "equation", "paper_title")
+OPTIONAL_TEXT = ("notes", "correction", "package", "package_version", "figure_title", "error",
+                 "certified", "self_test", "setting", "origin")
 OPTIONAL_DICT = ("run", "provenance", "erratum")
 
 
@@ -153,7 +154,7 @@ def _check_claim(r: Any, at: str, source: str) -> None:
             raise _fail(source, f"{at}, field {key!r},", "must be an object or null")
     if r.get("figure_files") is not None and not isinstance(r["figure_files"], list):
         raise _fail(source, f"{at}, field 'figure_files',", "must be a list")
-    if r.get("seconds") is not None and not isinstance(r["seconds"], int | float):
+    if isinstance(r.get("seconds"), bool) or not isinstance(r.get("seconds"), int | float):
         raise _fail(source, f"{at}, field 'seconds',", "must be a number")
 
 
