@@ -252,7 +252,13 @@ def test_the_messages_that_regressed(tmp_path, capsys):
     from boundbench import cli
 
     assert cli.main(["audit", "--budget", "-5m", "--out", str(tmp_path / "a")]) == 2
-    assert "--budget must be a positive duration" in capsys.readouterr().err
+    negative = capsys.readouterr().err
+    assert "--budget: budget must be a positive duration" in negative
+    with pytest.raises(SystemExit) as exc:  # argparse's own error
+        cli.main(["audit", "--budget", "0", "--out", str(tmp_path / "a")])
+    assert exc.value.code == 2
+    zero = capsys.readouterr().err  # one wording for both (issue 84)
+    assert zero.replace("'0'", "X") == negative.replace("'-5m'", "X")
     (tmp_path / "link").symlink_to(tmp_path / "nothing")
     assert cli.main(["new-paper", "abc", "--out", str(tmp_path / "link")]) == 2
     assert "is a link to nothing" in capsys.readouterr().err

@@ -376,8 +376,11 @@ def main(argv: list[str] | None = None, *,
     # argparse reads "-5m" as an option, not a value
     for flag, value in zip(raw, raw[1:], strict=False):
         if flag == "--budget" and value[:2].startswith("-") and value[1:2].isdigit():
-            print(f"boundbench: error: --budget must be a positive duration such as 90m or 2h "
-                  f"(got {value!r})", file=sys.stderr)
+            from boundbench.framework.stopping import POSITIVE_DURATION
+
+            # argparse's own wording, as for --budget 0 (issue 84: two wordings for one flag)
+            print(f"boundbench {raw[0]}: error: argument --budget: {POSITIVE_DURATION} (got "
+                  f"{value!r})", file=sys.stderr)
             return ExitCode.USAGE
     args = build_parser().parse_args(argv)
     import warnings

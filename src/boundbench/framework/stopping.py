@@ -198,9 +198,12 @@ def duration_seconds(budget: str) -> float:
         h, m, sec = (float(g) if g else 0.0 for g in parts.groups())
         total = 3600 * h + 60 * m + sec
     if total <= 0:
-        raise InvalidArgument(f"budget must be a positive duration (got {text!r})")
+        raise InvalidArgument(f"{POSITIVE_DURATION} (got {text!r})")
     return total
 
+
+#: the one wording for a budget that is not a positive duration (the command line's too)
+POSITIVE_DURATION = "budget must be a positive duration such as 90m, 1h30m, 45s or 600"
 
 PROJECTION_CAP = 1000  # seeds: how far a verdict's projection looks (past it, "more than")
 
