@@ -262,7 +262,8 @@ def test_a_partial_audit_merges_into_the_folders_report(tmp_path, capsys):
     old = {r["id"]: r for r in first["claims"]}
     assert by["fu.lemma-a.1.2"]["run"] == old["fu.lemma-a.1.2"]["run"]  # kept as it was
     assert by["ad.thm2"]["run"]["ran_at"] == merged["meta"]["created"]  # updated
-    assert set(by["ad.thm2"]["run"]) == {"ran_at", "scale", "seed", "commit"}
+    assert set(by["ad.thm2"]["run"]) == {"ran_at", "scale", "seed", "commit", "spec"}
+    assert by["ad.thm2"]["run"]["spec"]["seed"] == by["ad.thm2"]["run"]["seed"]  # issue 83
     assert merged["meta"]["claims_run"] == ["uegr.thm1.unbiased", "ad.thm2"]
     assert merged["meta"]["merged_into"] == first["meta"]["created"]
     assert sum(merged["meta"]["counts"].values()) == 3

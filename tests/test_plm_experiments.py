@@ -165,7 +165,8 @@ def test_the_runs_start_at_the_grids_first_seed(tmp_path, tiny_encoder):
     base = StabilityGrid(methods=("finetune",), seeds=2, train_size=32, eval_size=16, finetune=ft)
     at7 = replace(base, first_seed=7)
     assert list(at7.run_seeds()) == [7, 8] and list(base.run_seeds()) == [0, 1]
-    assert at7.key(seeds=False) != base.key(seeds=False)  # its own cache and folder
+    assert at7.key() != base.key() and at7.config() != base.config()  # its own cache entry
+    assert at7.key(seeds=False) == base.key(seeds=False)  # one folder of cells, named by seed
     df7 = run_grid(at7, tmp_path / "at7", progress=False)
     assert sorted(df7.seed) == [7, 8]
     assert sorted(p.stem.rsplit("-", 1)[1] for p in (tmp_path / "at7" / "cells").glob("*.json")) \

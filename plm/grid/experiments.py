@@ -234,12 +234,14 @@ class StabilityGrid:
         return {"seconds": runs * steps * per_step, "runs": runs, "steps": steps}
 
     def key(self, *, seeds: bool = True) -> str:
-        """A short hash of the config; ``seeds=False`` leaves the seed count out: the key of
-        the folder whose cells a run with more seeds extends (a cell does not depend on how
-        many seeds its grid has)."""
+        """A short hash of the config; ``seeds=False`` leaves the seed count and the first seed
+        out: the key of the folder whose cells a run with more seeds, or from another first
+        seed, extends (a cell, named by its seed, does not depend on which seeds its grid
+        has)."""
         cfg = self.config()
-        if not seeds:
+        if not seeds:  # nor the first seed: a cell is named by its own seed (issue 83)
             cfg.pop("seeds")
+            cfg.pop("first_seed")
         return hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()
                               ).hexdigest()[:12]
 

@@ -159,9 +159,13 @@ def evidence_items(ev: dict[str, Any]) -> list[tuple[str, str]]:
     keys = [k for k in _EVIDENCE_FIRST if shown(ev.get(k))]
     keys += [k for k, v in ev.items() if k not in keys and shown(v)
              and not k.startswith("control_")]
+    def ratio(k: str) -> bool:  # a number, where a crafted report may hold text (issue 84)
+        return ("over_rhs" in k or k == "worst_found_by_search") and isinstance(
+            ev[k], int | float) and not isinstance(ev[k], bool)
+
     return [(_EVIDENCE_NAMES.get(k, k.replace("_", " ")),
-             fmt_ratio(ev[k]) if "over_rhs" in k or k == "worst_found_by_search"
-             and isinstance(ev[k], float) else table_cell(ev[k])) for k in keys[:EVIDENCE_COLUMNS]]
+             fmt_ratio(float(ev[k])) if ratio(k) else table_cell(ev[k]))
+            for k in keys[:EVIDENCE_COLUMNS]]
 
 
 def rerun_scale(meta: Mapping[str, Any]) -> str:

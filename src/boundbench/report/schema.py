@@ -122,6 +122,16 @@ def validate(report: Any, *, source: str) -> AuditReport:
     for key in ("environment", "machine"):  # the README's re-run line reads them
         if meta.get(key) is not None and not isinstance(meta[key], dict):
             raise _fail(source, f"meta.{key}", "must be an object or null")
+    # what the machine line and the budget's section read (issue 84: exit 3 on a crafted one)
+    if meta.get("lock_sha256") is not None and not isinstance(meta["lock_sha256"], str):
+        raise _fail(source, "meta.lock_sha256", "must be text or null")
+    off = meta.get("lock_pins_not_matched")
+    if off is not None and not (isinstance(off, list) and all(isinstance(x, str) for x in off)):
+        raise _fail(source, "meta.lock_pins_not_matched", "must be a list of text or null")
+    for key in ("budget_seconds", "budget_spent_seconds"):
+        v = meta.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise _fail(source, f"meta.{key}", "must be a number or null")
     for i, r in enumerate(claims):
         _check_claim(r, f"claim entry {i}", source)
     return cast(AuditReport, report)
@@ -137,7 +147,10 @@ def _check_claim(r: Any, at: str, source: str) -> None:
         for key in ("figure", "table"):
             if r.get(key) is not None:
                 safe_relpath(r[key], what=f"its {key}")
-        for f in r.get("figure_files") or []:
+        files = r.get("figure_files")
+        if files is not None and not isinstance(files, list):
+            raise InvalidArgument("its figure_files must be a list")
+        for f in files or []:
             safe_relpath(f, what="its figure_files")
     except ValueError as exc:
         raise _fail(source, at, str(exc)) from None
