@@ -189,6 +189,11 @@ def read(path: Path) -> AuditReport:
 def write(report: AuditReport, path: Path) -> None:
     """Write ``report`` as ``audit.json`` at ``path``: validated first (:func:`validate`), then
     written atomically (an unpredictable temporary name, renamed)."""
-    validate(report, source=str(path))
-    text = json.dumps(report, indent=2) + "\n"
+    text = dumps(report, source=str(path))
     write_atomic(Path(path), lambda t: t.write_text(text))
+
+
+def dumps(report: AuditReport, *, source: str) -> str:
+    """``report`` as the text of an ``audit.json``, validated first (:func:`validate`)."""
+    validate(report, source=source)
+    return json.dumps(report, indent=2) + "\n"

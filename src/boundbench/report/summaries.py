@@ -9,12 +9,9 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from functools import partial
-from pathlib import Path
 
 from boundbench.framework import registry
 from boundbench.framework.escape import csv_cell, markdown_safe, safe_name, visible
-from boundbench.framework.files import write_atomic
 from boundbench.framework.meta import machine_line
 from boundbench.framework.verdicts import plural
 from boundbench.report.entries import certified, difficult, difficulty, is_fragile, readings_of, verdict_size
@@ -117,11 +114,3 @@ def render(report: AuditReport) -> dict[str, str]:
         files.update({f"summary-{paper}.md": md, f"findings-{paper}.csv": buf.getvalue(),
                       f"findings-{paper}.tex": findings_latex(rows)})
     return files
-
-
-def write(out: Path, report: AuditReport) -> list[str]:
-    """Write every paper's summary and findings tables into ``out``; return the file names."""
-    files = render(report)
-    for name, text in files.items():
-        write_atomic(out / name, partial(Path.write_text, data=text))
-    return list(files)

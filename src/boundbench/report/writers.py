@@ -19,13 +19,13 @@ Examples
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from boundbench.errors import InvalidArgument
+from boundbench.framework.escape import safe_name
 from boundbench.framework.files import write_together
 from boundbench.report import errata, html, markdown, schema, summaries
 from boundbench.report.schema import AuditReport
@@ -78,9 +78,7 @@ def render_all(report: AuditReport, folder: Path, *,
         if only is not None and name not in only:
             continue
         for file, text in w.render(report, folder, larger).items():
-            if not isinstance(file, str) or Path(file).name != file or file in ("", ".", ".."):
-                raise InvalidArgument(f"writer {name!r} names {file!r}, not a plain file name")
-            files[folder / file] = text
+            files[folder / safe_name(file, what=f"a file of writer {name!r}")] = text
     return files
 
 
@@ -97,8 +95,7 @@ def write_all(report: AuditReport, folder: Path, *, larger: list[dict[str, Any]]
 
 
 def _json(report: AuditReport, folder: Path, larger: Any) -> dict[str, str]:
-    schema.validate(report, source=str(folder / "audit.json"))
-    return {"audit.json": json.dumps(report, indent=2) + "\n"}
+    return {"audit.json": schema.dumps(report, source=str(folder / "audit.json"))}
 
 
 def _errata(report: AuditReport, folder: Path, larger: Any) -> dict[str, str]:
