@@ -12,9 +12,9 @@ calibrated on) and an alternative family; the wrappers say what the nulls and th
   drawn with replacement (the data's shape, no effect); admitted only where the upper end of
   its rate is at most alpha plus a point, else ``inconclusive`` (no test of a median stands in
   for the mean's); :func:`mean_or_share` adds the claim re-posed on a bounded share.
-- :func:`calibrated_paired_trend`: the mean within-set Spearman correlation; nulls permute each
-  set's outcomes across the levels (no trend within any set, exact for any shape); the
-  fallback is the permutation test of that mean.
+- the trends moved to :mod:`~boundbench.framework.exact_trends` (exact permutation tests,
+  valid by construction; a :class:`Procedure` with ``validity`` is used whatever its measured
+  rate, which is then a check);
 - :func:`calibrated_end_ratio`: a no-effect decided by an end-to-end ratio's interval inside
   ``1 +- margin`` (an equivalence test, Schuirmann 1987, *J. Pharmacokin. Biopharm.* 15:
   657-680); a false decision is a no-effect where the effect sits at the band's edge, and the
@@ -58,6 +58,10 @@ class Procedure:
     null: Callable[[np.random.Generator], Any]
     nulls: str
     false: tuple[str, ...] = FALSE
+    #: where the procedure is valid by construction, the condition in words (an exact
+    #: permutation test: "the outcomes exchangeable across the levels under no trend"); its
+    #: rate on the nulls is then a check that can fail, not what admits it (issue 82)
+    validity: str | None = None
 
 
 def realised(proc: Procedure, *, rng: np.random.Generator, n_sim: int,
@@ -89,29 +93,48 @@ def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random
               alternative: Callable[[float, np.random.Generator], Any],
               grid: Sequence[float], measure: Callable[[Any], float] | None, units: str,
               fallback: Procedure | None = None, n_sim: int = 200, alpha: float = ALPHA,
-              paper_effect: float | None = None, found: str = "supported",
-              admit: str = "overlap") -> Verdict:
+              paper_effect: float | None = None, found: str = "supported") -> Verdict:
     """``verdict`` (decided by ``primary`` on ``data``) with its realised false-decision rate
-    and minimum detectable effect in the evidence; where that rate fails ``admit`` (``"overlap"``:
-    its interval lies above ``alpha``; ``"upper"``: its upper end passes ``alpha`` by more
-    than one point, :attr:`~boundbench.framework.calibration.Calibration.admitted`),
-    ``fallback``'s verdict on ``data`` instead (its own rate beside it, the refused one's
-    kept), or ``inconclusive`` where there is none."""
-    if admit not in ("overlap", "upper"):
-        raise InvalidArgument(f"admit must be 'overlap' or 'upper' (got {admit!r})")
+    and minimum detectable effect in the evidence. A procedure valid by construction
+    (``primary.validity``) decides whatever its measured rate, unless that rate's interval lies
+    wholly above ``alpha`` (a defect: ``inconclusive``); any other is admitted only where the
+    **upper** end of its rate's interval is at most ``alpha`` plus one point
+    (:attr:`~boundbench.framework.calibration.Calibration.admitted`, issue 82), or where the
+    verdict is not one of its false words (a rate of false rejections says nothing against a
+    verdict that rejects nothing); where it is not, ``fallback``'s verdict on ``data`` instead
+    (its own rate beside it, the refused one's kept), or ``inconclusive`` where there is
+    none."""
     cal = realised(primary, rng=rng, n_sim=n_sim, alpha=alpha)
     ev: dict[str, Any] = {**verdict.evidence}
-    if (cal.admitted if admit == "upper" else cal.stands):
+    if primary.validity is not None:
+        ev["validity"] = primary.validity
+    if primary.validity is not None and cal.low > alpha:
+        # an exact test whose rate on its own exact nulls lies above its level is broken
+        proc, status, used = primary, "inconclusive", cal
+        reason = (f"{verdict.reason}; not decided: {primary.name}, valid by construction where "
+                  f"{primary.validity}, erred above its level on its own nulls ({cal.text()}): "
+                  "a defect of boundbench, please report it")
+    elif primary.validity is not None:
+        proc, status, used = primary, verdict.status, cal
+        reason = (f"{verdict.reason}; valid by construction where {primary.validity}; its "
+                  f"rate on these nulls, a check: {cal.text()}")
+    elif cal.admitted:
         proc, status, used = primary, verdict.status, cal
         reason = f"{verdict.reason}; calibrated: {cal.text()}"
+    elif verdict.status not in primary.false:
+        # the rate is of false rejections; a verdict that rejects nothing (``holds``, a
+        # ``supported`` that is "not contradicted") is not one, and a test erring toward
+        # rejection did not reject here: its strength is its reach, below
+        proc, status, used = primary, verdict.status, cal
+        reason = (f"{verdict.reason}; its rate of false {' or '.join(primary.false)} decisions, "
+                  f"which this verdict is not: {cal.text()}")
     elif fallback is None:
         proc, status, used = primary, "inconclusive", cal
         ev["refused"] = {"procedure": primary.name, "status": verdict.status,
                          "calibration": cal.to_dict()}
-        reason = (f"{verdict.reason}; not decided: {cal.text()}"
-                  + (", above the level by more than a point at its upper end"
-                     if admit == "upper" else "") + ", and no procedure valid for these data "
-                  "is declared")
+        reason = (f"{verdict.reason}; not decided: {cal.text()}, above the level by more "
+                  "than a point at its upper end, and no procedure valid for these data is "
+                  "declared")
     else:
         status, extra = fallback.decide(data, rng)
         used = realised(fallback, rng=rng, n_sim=n_sim, alpha=alpha)
@@ -126,7 +149,8 @@ def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random
                   f"data ({cal.text()}); {fallback.name} decides {status}"
                   + (f", p = {p:.3g}" if isinstance(p, float) else "") + f" ({used.text()})")
     mde = reach(proc.decide, alternative, grid, measure, rng=rng, found=found)
-    ev.update(calibration=used.to_dict(), realised_false_decision_rate=used.rate,
+    ev.update(calibration={**used.to_dict(), "by_construction": proc.validity is not None},
+              realised_false_decision_rate=used.rate,
               realised_false_decision_ci=[used.low, used.high], min_detectable_effect=mde,
               min_detectable_units=units, decided_by=proc.name)
     words = f"the smallest {units} it finds in 80% of draws like these is "
@@ -178,7 +202,7 @@ def calibrated_mean(verdict: Verdict, x: np.ndarray, *, rng: np.random.Generator
     primary = Procedure(procedure, decide, lambda g: g.choice(centred, x.size),
                         "resamples of these values centred at the null")
     se = float(np.std(x, ddof=1)) / np.sqrt(x.size) or 1e-12
-    return calibrate(verdict, x, primary, rng=rng, n_sim=n_sim, admit="upper",
+    return calibrate(verdict, x, primary, rng=rng, n_sim=n_sim,
                      alternative=lambda c, g: g.choice(centred, x.size) + sign * c,
                      grid=[se * k for k in (0.5, 1, 1.5, 2, 2.5, 3, 4, 6, 10, 20)],
                      measure=lambda d: abs(float(np.mean(d)) - null), units=units,
@@ -202,7 +226,7 @@ def mean_or_share(mean: Verdict, x: np.ndarray, *, null: float, expected_sign: i
     # its error rate and reach are computed from the binomial, not simulated: exact
     size, reach_ = exact_size(d.n), share_reach(d.n)
     exact = {"procedure": d.procedure, "false_decisions": None, "n_sim": None, "rate": size,
-             "low": size, "high": size, "alpha": 0.05, "stands": True, "admitted": True,
+             "low": size, "high": size, "alpha": 0.05, "admitted": True, "by_construction": True,
              "nulls": "the binomial count at share 1/2 (computed exactly)"}
     share = Verdict(d.word, (
         f"{d.share:.0%} of {d.n} {unit}s lie {toward} {null:g}"
@@ -241,101 +265,12 @@ def calibrated_paired_mean(v: Verdict, diff: np.ndarray, *, rng: np.random.Gener
                            paper_effect=getattr(band, "paper_effect", None))
 
 
-# ------------------------------------------------------------------ within-set trends
-
-
-def _row_rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """:func:`~boundbench.framework.trends.spearman_rows` of ``x (levels,)`` with each row of
-    ``y``, its arithmetic without its argument checks (run thousands of times here)."""
-    from boundbench.framework.trends import tied_ranks
-
-    rx, ry = tied_ranks(x), tied_ranks(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean(-1, keepdims=True)
-    den = np.sqrt((rx**2).sum() * (ry**2).sum(-1))
-    return np.where(den > 0, (ry @ rx) / np.where(den > 0, den, 1), 0.0)
-
-
-def _mean_rho(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean(_row_rho(x, y)))
-
-
-def paired_trend_word(x: np.ndarray, y: np.ndarray, *, expected: str,
-                      rng: np.random.Generator) -> str:
-    """:func:`~boundbench.framework.trends.paired_trend_verdict`'s status, computed as it does
-    (the same draws from ``rng``) without building the verdict: what the calibration runs a
-    few hundred times, at a tenth of the time (``tests/test_calibrated.py`` checks they
-    agree)."""
-    rho = _row_rho(x, y)
-    boot = rho[rng.integers(0, rho.size, (1000, rho.size))].mean(1)
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    sign = 1.0 if expected == "increasing" else -1.0
-    if sign * lo > 0 and sign * hi > 0:
-        return "supported"
-    if sign * lo < 0 and sign * hi < 0:
-        return "contradicted"
-    return "inconclusive"
-
-
-def calibrated_paired_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
-                            rng: np.random.Generator, expected: str, n_sim: int = 400,
-                            n_perm: int = 999) -> Verdict:
-    """A within-set trend verdict (:func:`~boundbench.framework.trends.paired_trend_verdict`
-    on ``x (levels,)`` and ``y (sets, levels)``) calibrated on nulls that permute each set's
-    outcomes across the levels (no trend within any set: exact whatever their shape); the
-    minimum detectable effect is the mean within-set Spearman rho found in 80% of such draws
-    plus a trend of ``c`` times each set's spread across the standardized ranks of ``x``; the
-    fallback is the permutation test of the mean within-set rho (``n_perm`` permutations,
-    two-sided)."""
-    from scipy.stats import rankdata
-
-    from boundbench.framework.trends import tied_ranks
-
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    sign = 1 if expected == "increasing" else -1
-
-    def decide(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
-        return paired_trend_word(x, d, expected=expected, rng=g), {}
-
-    rx = tied_ranks(x)
-    rx = rx - rx.mean()
-
-    def permutation(d: np.ndarray, g: np.random.Generator) -> tuple[str, dict[str, Any]]:
-        # a row's ranks permuted are the permuted row's ranks: rank once, permute the ranks
-        ry = tied_ranks(d)
-        ry = ry - ry.mean(-1, keepdims=True)
-        den = np.sqrt((rx**2).sum() * (ry**2).sum(-1))
-        den = np.where(den > 0, den, np.inf)  # a constant set's rho is 0
-        obs = float(np.mean((ry @ rx) / den))
-        perm = g.permuted(np.broadcast_to(ry, (n_perm, *ry.shape)), axis=-1)
-        stats = ((perm @ rx) / den).mean(-1)
-        p = float((1 + np.sum(np.abs(stats) >= abs(obs) - 1e-12)) / (n_perm + 1))
-        word = ("inconclusive" if p >= ALPHA else "supported" if obs * sign > 0
-                else "contradicted")
-        return word, {"p": p, "mean_within_set_spearman": obs}
-
-    def null(g: np.random.Generator) -> np.ndarray:
-        return g.permuted(y, axis=1)
-
-    zx = rankdata(x)
-    zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
-    sd = y.std(axis=1, keepdims=True)
-    sd = np.where(sd > 0, sd, 1.0)
-    nulls = "permutations of each set's outcomes across the levels (no trend)"
-    return calibrate(
-        verdict, y, Procedure("the within-set Spearman interval", decide, null, nulls), rng=rng,
-        fallback=Procedure("a permutation test of the mean within-set rho", permutation, null,
-                           nulls), n_sim=n_sim,
-        alternative=lambda c, g: null(g) + c * sd * zx,
-        grid=(0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
-        measure=lambda d: _mean_rho(x, d), units="mean within-set Spearman rho")
-
-
 # ------------------------------------------------------------------- no-effect bands
 
 
 def calibrated_end_ratio(verdict: Verdict, low_level: np.ndarray, high_level: np.ndarray, *,
                          paired: bool, margin: float, rng: np.random.Generator,
-                         n_sim: int = 100) -> Verdict:
+                         n_sim: int = 1000) -> Verdict:
     """A ``no-effect`` decided by the end-to-end ratio's interval inside ``1 +- margin``
     (:func:`~boundbench.framework.trends.decide_no_effect`), calibrated where it can be false:
     on nulls whose ratio sits at the band's edge nearer the estimate (each set's high-level
@@ -399,7 +334,7 @@ def _slopes(logx: np.ndarray, agg: np.ndarray) -> np.ndarray:
 def calibrated_exponent(verdict: Verdict, logx: np.ndarray, series: Sequence[np.ndarray], *,
                         rng: np.random.Generator, predicted: float,
                         aggregate: Callable[[np.ndarray], np.ndarray], n_boot: int = 500,
-                        n_sim: int = 100) -> Verdict:
+                        n_sim: int = 1000) -> Verdict:
     """A rate claim ``statistic ~ x^a`` with ``a <= predicted`` (e.g. a gap shrinking at least
     like ``H^-1/2``): each of ``series`` (log values, ``(sets, levels)``) is aggregated over
     its sets (``aggregate``: ``(..., sets, levels) -> (..., levels)``), the exponent fitted on

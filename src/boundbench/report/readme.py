@@ -54,27 +54,40 @@ def calibration_record(r: Entry) -> dict[str, Any] | None:
     return {"rate": rate, "low": ci[0], "high": ci[1], "min_detectable_effect":
             ev.get("min_detectable_effect"), "units": ev.get("min_detectable_units"),
             "decided_by": ev.get("decided_by"), "fell_back": "refused" in ev,  # and its level:
-            "alpha": (ev.get("calibration") or {}).get("alpha", 0.05)}  # 5%, a family's 0.1%
+            "alpha": (ev.get("calibration") or {}).get("alpha", 0.05),  # 5%, a family's 0.1%
+            "by_construction": bool((ev.get("calibration") or {}).get("by_construction"))}
 
 
 def _calibration_line(claims: Sequence[Entry]) -> str:
-    """How the record's stochastic verdicts err on nulls resampled from their own data, read by
-    the upper end of each measured interval (issue 82: a procedure is shown valid where that
-    end is at most its level plus 1 point), or nothing for a record made before calibration
-    existed."""
+    """How the record's stochastic verdicts are decided (issue 82): by tests valid by
+    construction (exact permutation and binomial tests, whose measured rates on their own nulls
+    are a check), or by procedures admitted where the upper end of their measured rate's 95%
+    interval is at most their level plus 1 point; or nothing for a record made before
+    calibration existed."""
     cal = [c for c in claims if c.get("calibration")]
     if not cal:
         return ""
-    rates = [c["calibration"]["rate"] for c in cal]
-    highs = [c["calibration"]["high"] for c in cal]
-    shown = [c for c in cal if c["calibration"]["high"] <= c["calibration"]["alpha"] + 0.01]
+    exact = [c for c in cal if c["calibration"].get("by_construction")]
+    other = [c for c in cal if not c["calibration"].get("by_construction")]
+    shown = [c for c in other if c["calibration"]["high"] <= c["calibration"]["alpha"] + 0.01]
     fell = [c["id"] for c in cal if c["calibration"].get("fell_back")]
-    return (f"; its {len(cal)} calibrated stochastic verdicts err on {min(rates):.1%} to "
-            f"{max(rates):.1%} of nulls resampled from their own data, the upper ends of those "
-            f"rates' 95% intervals {min(highs):.1%} to {max(highs):.1%}: {len(shown)} of "
-            f"{len(cal)} shown at most their level plus 1 point (5%, 0.1% for a family of Monte "
-            "Carlo tests)"
-            + (f", {len(fell)} decided by a fallback after the first procedure was refused "
+
+    def span(cs: Sequence[Entry], key: str) -> str:
+        v = [c["calibration"][key] for c in cs]
+        return f"{min(v):.1%} to {max(v):.1%}"
+
+    parts = []
+    if exact:
+        parts.append(f"{len(exact)} decided by tests valid by construction (exact permutation "
+                     f"and binomial tests; their rates on their own nulls, a check, "
+                     f"{span(exact, 'rate')})")
+    if other:
+        parts.append(f"{len(shown)} of the other {len(other)} admitted by their rate on nulls "
+                     f"resampled from their own data, the upper end of its 95% interval at most "
+                     f"the level plus 1 point (5%, 0.1% for a family of Monte Carlo tests; "
+                     f"upper ends {span(other, 'high')})")
+    return (f"; its {len(cal)} calibrated stochastic verdicts: " + ", ".join(parts)
+            + (f"; {len(fell)} decided by a fallback after the first procedure was refused "
                f"({', '.join(f'`{i}`' for i in fell)})" if fell else "")
             + "; the fine-tuning claims on bounded metrics decide by procedures valid by "
             "construction ([how](docs/fine-tuning.md))")

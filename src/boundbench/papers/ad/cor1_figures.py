@@ -22,8 +22,8 @@ import pandas as pd
 import torch
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.search import Search

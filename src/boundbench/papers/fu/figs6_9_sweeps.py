@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import median_reversals, trend_verdict

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
 from boundbench.framework.decisions.paths import bounded_ratio_path, metric_range
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import trend_verdict
 from boundbench.framework.verdicts import Verdict, plural

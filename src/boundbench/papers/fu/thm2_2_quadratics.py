@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.framework import plotting
-from boundbench.framework.calibration import calibrated_trend
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.proofs import NotProvable
 from boundbench.framework.readings import readings_verdict
 from boundbench.framework.registry import Outcome, claim

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from boundbench.framework.calibrated import calibrated_paired_mean
-from boundbench.framework.calibration import calibrated_trend, no_effect_within_reach
+from boundbench.framework.calibration import no_effect_within_reach
 from boundbench.framework.context import CheckContext
+from boundbench.framework.exact_trends import calibrated_trend
 from boundbench.framework.registry import Outcome, claim
 from boundbench.framework.trends import bootstrap_mean, trend_verdict
 from boundbench.papers.shared.fine_tuning import (

@@ -28,7 +28,7 @@ def _setting(ctx: CheckContext):
 
 
 def _calibrated_z(verdict: Verdict, x: np.ndarray, zcrit: float, *, moment: str,
-                  rng: np.random.Generator, n_sim: int = 100) -> Verdict:
+                  rng: np.random.Generator, n_sim: int = 400) -> Verdict:
     """The Monte Carlo test's verdict (``max |z| > zcrit``: violated) with its realised false
     alarm rate on resamples of these draws centred so that the identity holds exactly (issue
     64; Poisson bootstrap weights), and the smallest bias it finds in 80% of them: a
@@ -169,7 +169,7 @@ def _check_variance(ctx: CheckContext) -> Outcome:
     if be["n_violations"]:  # bound (19) decides, exactly: no sampling decision to calibrate
         return Outcome(v.with_evidence(calibration_not_applicable="bound (19) fails exactly"),
                        df, fig)
-    return Outcome(_calibrated_z(v, masked, zcrit, moment="variance", n_sim=60,
+    return Outcome(_calibrated_z(v, masked, zcrit, moment="variance", n_sim=400,
                                  rng=ctx.rng("calibration")), df, fig)
 
 
