@@ -26,6 +26,14 @@ so the rate is an upper bound of the rate of wrong words). Rows:
 - ``mean-boot``: the percentile bootstrap interval of the mean of ``t - c`` (1,000 resamples),
   fixed n, which ``calibrated_mean`` admits only where its own calibration's upper end is at
   most alpha + 1 point: what it errs on this battery;
+- ``trend-perm``: the synthetic trend claims' test (:func:`~boundbench.framework.
+  exact_trends.calibrated_trend`: the two-sided permutation test of Spearman's rho), the
+  "seeds a side" values spread over 4 levels, 499 permutations (the audit decides with 1,999;
+  the test is exact for any number); an error is a word;
+- ``paired-perm``: the within-set trend test (``calibrated_paired_trend``), that many sets
+  each at 4 levels; an error is a word;
+- ``spread-fixed``: the synthetic spread claim's test (:func:`~boundbench.framework.decisions.
+  permutation.spread_test`, one look at the whole level), the control shifted by 0.1;
 - ``control``: Welch's t test at alpha, a fixed-n test re-applied after every seed from the
   third: the negative control, above alpha by construction.
 
@@ -46,11 +54,14 @@ from scipy import stats
 
 from boundbench.framework.decisions.betting import ever_rejects
 from boundbench.framework.decisions.paths import bounded_ratio_path
-from boundbench.framework.decisions.permutation import spread_looks
+from boundbench.framework.decisions.permutation import spread_looks, spread_test
 from boundbench.framework.decisions.shares import share_words
 from boundbench.framework.trends import bootstrap_mean
 
-PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "share", "mean-boot", "control")
+PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "share", "mean-boot", "trend-perm",
+              "paired-perm", "spread-fixed", "control")
+LEVELS = 4  # a trend's levels: the seeds a side spread over them (trend-perm), or the sets'
+# count with every set at each level (paired-perm)
 
 
 def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -127,6 +138,23 @@ def _spread(t: np.ndarray, c: np.ndarray) -> np.ndarray:
     return ((t[:, 0:2 * k:2] - t[:, 1:2 * k:2]) ** 2 - (c[:, 0:2 * k:2] - c[:, 1:2 * k:2]) ** 2) / 2
 
 
+def _trend_errors(proc: str, fam: str, t: np.ndarray, n: int, alpha: float,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Words of the trend tests on nulls with no trend: ``t``'s seeds over :data:`LEVELS`
+    levels (one sample), or ``n`` sets each drawn afresh from ``fam`` at every level."""
+    from boundbench.framework.exact_trends import N_PERM_SIM, _centred_ranks, _rho_test
+
+    if proc == "trend-perm":
+        x = np.sort(np.arange(n) % LEVELS).astype(float)
+        ys = t
+    else:
+        x = np.arange(float(LEVELS))
+        ys = _family(fam, rng, (t.shape[0], n, LEVELS))
+    rx, dx = _centred_ranks(x)
+    return np.array([_rho_test(rx, float(dx), y, rng, sign=-1, n_perm=N_PERM_SIM,
+                               alpha=alpha)[0] != "inconclusive" for y in ys])
+
+
 def _cp(k: int, n: int) -> tuple[float, float]:
     lo = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
     hi = stats.beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
@@ -172,6 +200,13 @@ def main() -> None:
                 elif proc == "share":
                     err = share_words(t - c, null=0.0, expected_sign=1, alpha=a) != \
                         "inconclusive"
+                elif proc in ("trend-perm", "paired-perm"):
+                    err = _trend_errors(proc, fam, t, n, a, rng)
+                elif proc == "spread-fixed":
+                    if n < 4:
+                        continue
+                    err = np.array([spread_test(t[i], c[i] + 0.1, alpha=a, seed=i)[0] !=
+                                    "inconclusive" for i in range(args.nulls)])
                 elif proc == "mean-boot":
                     err = np.array([not (lo <= 0.0 <= hi) for _, lo, hi in (
                         bootstrap_mean(d, rng=np.random.default_rng(i), level=1 - a)

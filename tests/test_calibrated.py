@@ -199,3 +199,17 @@ def test_a_std_claim_with_failed_runs_has_the_papers_reading_and_the_trained_one
                          names=("mhloss", "finetune"), evidence={},
                          table=pd.DataFrame({"seed": range(10), "seconds": 1.0}))
     assert "by_reading" not in same.evidence  # every run trained: one reading
+
+
+def test_a_rate_of_false_rejections_refuses_a_rejection_but_not_a_verdict_that_rejects_nothing():
+    """A test that always says ``violated`` on its nulls (rate 100%): its ``violated`` is not
+    read; its ``holds`` is kept (it did not reject here), with the rate beside it."""
+    proc = cd.Procedure("an alarmist test", lambda d, g: ("violated", {}), lambda g: 0.0,
+                        "nulls", ("violated",))
+    kw = dict(rng=np.random.default_rng(0), alternative=lambda c, g: 0.0, grid=(1.0,),
+              measure=None, units="bias", found="violated", n_sim=50)
+    held = cd.calibrate(Verdict("holds", "h", {}), None, proc, **kw)
+    assert held.status == "holds" and "which this verdict is not" in held.reason
+    assert not held.evidence["calibration"]["admitted"]
+    rejected = cd.calibrate(Verdict("violated", "v", {}), None, proc, **kw)
+    assert rejected.status == "inconclusive" and rejected.evidence["refused"]["status"] == "violated"

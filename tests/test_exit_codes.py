@@ -16,6 +16,7 @@ from boundbench.errors import ExitCode
 
 OK, FINDING, USAGE, RAISED, STOPPED = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE,
                                        ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
+LIMIT = ExitCode.TIME_LIMIT
 
 BOUNDS = '''
 from hypothesis import strategies as st
@@ -68,6 +69,25 @@ def raising_claim():
     registry._REGISTRY.pop("test.exit-raises", None)
 
 
+@pytest.fixture()
+def slow_claim():
+    """A registered claim that runs past its time limit of 0.5 s, removed after."""
+    import time
+
+    from boundbench import catalogue
+    from boundbench.framework import registry
+
+    catalogue.load()
+
+    @registry.claim("test.exit-slow", paper="ad", where="nowhere", kind="bound",
+                    statement="s", equation="e", time_limit=0.5)
+    def _slow(ctx):
+        time.sleep(30)
+
+    yield "test.exit-slow"
+    registry._REGISTRY.pop("test.exit-slow", None)
+
+
 @pytest.fixture(scope="module")
 def small_audit(tmp_path_factory) -> Path:
     """A quick audit of one claim: the folder ``errata`` and ``findings`` read."""
@@ -102,7 +122,7 @@ CALLS = {
 
 
 def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | None,
-          raising: str | None) -> list[str]:
+          raising: str | None, slow: str | None = None) -> list[str]:
     """The command line that should end in ``code``."""
     out = ["--out", str(t / "out")]
     usage = {
@@ -126,6 +146,7 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
         ("check", OK): ["check", "ad.thm2"],
         ("check", FINDING): ["check", "ad.gelu-contractant"],
         ("check", RAISED): ["check", str(raising)],
+        ("check", LIMIT): ["check", str(slow)],
         ("audit", OK): ["audit", "--only", "ad.thm2", *out],
         ("audit", RAISED): ["audit", "--only", str(raising), *out],
         ("errata", OK): ["errata", "--out", str(audit)],
@@ -202,7 +223,8 @@ def test_each_command_reaches_each_status_it_documents(command, code, tmp_path, 
     elif code in (STOPPED,) or (code == RAISED and raising is None and command != "falsify"):
         _patch(monkeypatch, CALLS[command],
                KeyboardInterrupt() if code == STOPPED else ZeroDivisionError("our bug"))
-    argv = _argv(command, code, tmp_path, bounds, audit, raising)
+    slow = request.getfixturevalue("slow_claim") if code == LIMIT else None
+    argv = _argv(command, code, tmp_path, bounds, audit, raising, slow)
     got = _main(argv)
     err = capsys.readouterr().err
     assert got == code, (argv, err)
@@ -250,7 +272,7 @@ def test_the_statuses_are_documented_once_and_the_guide_agrees():
     table = doc.split("## Exit statuses", 1)[1].split("\n## ", 1)[0]
     for code in ExitCode:
         assert f"| {int(code)} | `{code.name}`" in table, code
-    assert json.dumps(sorted(int(c) for c in ExitCode)) == "[0, 1, 2, 3, 130]"
+    assert json.dumps(sorted(int(c) for c in ExitCode)) == "[0, 1, 2, 3, 4, 130]"
 
 
 def test_what_boundbench_raises_on_purpose_is_usage_and_anything_else_our_bug(monkeypatch,
@@ -266,3 +288,17 @@ def test_what_boundbench_raises_on_purpose_is_usage_and_anything_else_our_bug(mo
         assert cli.main(["claims"]) == code
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0], err
+
+
+def test_a_claim_stopped_by_its_time_limit_is_checks_own_status_and_the_others_are_printed(
+        slow_claim, capsys):
+    """Issue 84: a claim that never finished made ``check`` exit 0 (inconclusive); now
+    TIME_LIMIT, with the other claim's verdict printed beside it."""
+    import time
+
+    t0 = time.perf_counter()
+    assert cli.main(["check", slow_claim, "ad.thm2"]) == LIMIT
+    assert time.perf_counter() - t0 < 25  # stopped at its limit, not after its 30 s sleep
+    out = capsys.readouterr().out
+    assert f"{slow_claim}: INCONCLUSIVE - the check ran past its time limit" in out
+    assert "stopped_by_time_limit = 0.5" in out and "ad.thm2: HOLDS" in out

@@ -16,6 +16,8 @@ from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 _EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
 _FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
           ExitCode.INTERRUPTED)
+# check's own: a claim stopped by its time limit never finished, which a CI step must see
+_CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, ExitCode.INTERRUPTED)
 
 #: The exit statuses each command returns (``boundbench.errors.ExitCode`` says what each means;
 #: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
@@ -23,7 +25,7 @@ _FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
 #: findings are its report (the papers contain errors; an audit that always failed would tell
 #: a CI job nothing).
 COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
-    "claims": _EVERY, "check": _FINDS, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
+    "claims": _EVERY, "check": _CHECK, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
     "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
     "figures": _EVERY, "decide": _EVERY,
     "plm run": _EVERY, "plm sweep": _EVERY,

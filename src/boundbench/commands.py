@@ -69,6 +69,8 @@ def check(args: argparse.Namespace) -> ExitCode:
                 _print_claim_error(r)
     if any(r.get("error") for r in results):
         return ExitCode.CHECK_RAISED
+    if any("stopped_by_time_limit" in r["evidence"] for r in results):
+        return ExitCode.TIME_LIMIT  # before a finding: a claim that never finished is unsaid
     return ExitCode.FINDING if any(is_finding(r) for r in results) else ExitCode.OK
 
 

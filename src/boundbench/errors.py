@@ -144,6 +144,8 @@ class ExitCode(enum.IntEnum):
     * ``CHECK_RAISED`` (3): a check raised, or boundbench failed in another way: our bug,
       please report it (``falsify FILE:FUNC``: your bound raised on every instance, or returned
       no finite ``(lhs, rhs)``);
+    * ``TIME_LIMIT`` (4): ``check`` only: a claim ran past its time limit and was stopped, so it
+      has no verdict (a claim's ``time_limit`` or a faster machine would let it finish);
     * ``INTERRUPTED`` (130): stopped by Ctrl-C; finished work is kept and a rerun resumes.
 
     Parameters
@@ -158,13 +160,14 @@ class ExitCode(enum.IntEnum):
     ('FINDING', 3)
     >>> from boundbench import cli
     >>> [c.name for c in cli.COMMAND_EXITS["check"]]
-    ['OK', 'FINDING', 'USAGE', 'CHECK_RAISED', 'INTERRUPTED']
+    ['OK', 'FINDING', 'USAGE', 'CHECK_RAISED', 'TIME_LIMIT', 'INTERRUPTED']
     """
 
     OK = 0
     FINDING = 1
     USAGE = 2
     CHECK_RAISED = 3
+    TIME_LIMIT = 4
     INTERRUPTED = 130
 
     @property
@@ -178,5 +181,6 @@ _MEANINGS = {
     ExitCode.FINDING: "a finding (a bound violated or a trend contradicted)",
     ExitCode.USAGE: "a usage error (one line naming it)",
     ExitCode.CHECK_RAISED: "a check raised or boundbench failed (our bug: report it)",
+    ExitCode.TIME_LIMIT: "a claim stopped by its time limit (no verdict)",
     ExitCode.INTERRUPTED: "interrupted (finished work is kept)",
 }

@@ -283,8 +283,11 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
              if isinstance(v.evidence.get("realised_false_decision_rate"), float)}
     if rates:  # the step whose decision errs most often on its nulls speaks for the curve
         worst = max(rates, key=lambda t: rates[t])
-        ev.update(realised_false_decision_rate=rates[worst], realised_false_decision_ci=by_t[
-            worst].evidence.get("realised_false_decision_ci"), realised_false_decision_step=worst)
+        w = by_t[worst].evidence  # its rate, interval, procedure and record, together
+        ev.update(realised_false_decision_rate=rates[worst],
+                  realised_false_decision_ci=w.get("realised_false_decision_ci"),
+                  realised_false_decision_step=worst,
+                  **{k: w[k] for k in ("calibration", "decided_by") if k in w})
     margins = [(v.evidence["margin_to_flip"], v.evidence["margin_units"]) for v in by_t.values()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
                and v.evidence.get("margin_units") in FRAGILE]

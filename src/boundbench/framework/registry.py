@@ -437,7 +437,7 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
     except TimeLimitExceeded:
         verdict = Verdict("inconclusive", f"the check ran past its time limit of {limit:g} s at "
                           f"scale {ctx.scale!r} and was stopped: a claim's time_limit, or a "
-                          "faster machine, would let it finish")
+                          "faster machine, would let it finish", {"stopped_by_time_limit": limit})
         err, files, layout, title, marked, prov = None, [], [], None, False, None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported in full below; a
         # check's sys.exit too (issue 84: it ended `check` with the finding status, unsaid)
