@@ -151,3 +151,49 @@ def test_a_ctrl_c_in_the_first_second_is_one_line():
         assert len(lines) <= 1 and "Traceback" not in err, (delay, err[-2000:])
         ours += p.returncode == 130
     assert ours >= 3  # the signals did land in the command's first second
+
+
+def _no_warning(err: str) -> bool:
+    return "leaked semaphore" not in err and "Traceback" not in err
+
+
+def test_a_sigterm_is_answered_as_a_ctrl_c_in_one_line(tmp_path):
+    """Issue 84: SIGTERM (``kill``, ``timeout``, a scheduler) ended a run with -15, no line and
+    Python's leaked-semaphore warning; now "interrupted: terminated (SIGTERM)" and 130, as a
+    Ctrl-C. A serial ``check`` of a claim that computes for tens of seconds."""
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    p = subprocess.Popen([sys.executable, "-m", "boundbench.cli", "check", "fu.fig5.heads",
+                          "--out", str(tmp_path / "D")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    time.sleep(12)  # its imports done, the claim computing
+    if p.poll() is not None:
+        pytest.fail(f"the check ended before the test's signal: {p.communicate()[1][-1000:]}")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert p.returncode == 130, err[-2000:]
+    assert len(lines) == 1 and "interrupted: terminated (SIGTERM)" in lines[0], err[-2000:]
+    assert _no_warning(err) and time.monotonic() - t0 < 20
+
+
+def test_a_sigterm_before_the_command_starts_is_one_line():
+    """The console script's early handler answers SIGTERM as it answers SIGINT."""
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    p = subprocess.Popen([sys.executable, "-c", "import sys, time; from boundbench import "
+                          "_entry; print('ready', flush=True); time.sleep(30)"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline().strip() == "ready"
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "interrupted before it started" in err, err
+
+
+@pytest.mark.slow  # the pool's signal tests timed out on the CI machine (issue 65)
+def test_a_sigterm_stops_the_pools_workers(tmp_path):
+    p, workers = _start(tmp_path, "audit")
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "terminated (SIGTERM)" in err and _no_warning(err), err[-2000:]
+    time.sleep(1)
+    assert not [w for w in workers if _alive(w)]

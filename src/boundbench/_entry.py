@@ -25,8 +25,11 @@ def _before_start(signum: int, frame: object) -> None:
     os._exit(_INTERRUPTED)
 
 
-# only the console script imports this module (a library user's process never does)
+# only the console script imports this module (a library user's process never does); a
+# SIGTERM is answered as a Ctrl-C (issue 84: it ended an audit with -15, no line, and Python's
+# leaked-semaphore warning)
 signal.signal(signal.SIGINT, _before_start)
+signal.signal(signal.SIGTERM, _before_start)
 
 
 
@@ -44,10 +47,13 @@ def started() -> None:
     is still this module's (a caller running ``main()`` in its own process keeps its own)."""
     if signal.getsignal(signal.SIGINT) is _before_start:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is _before_start:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # boundbench.cli.main sets its own
 
 
 def run() -> int:
     signal.signal(signal.SIGINT, _before_start)  # the console script's first call
+    signal.signal(signal.SIGTERM, _before_start)
     offline()
     from boundbench.cli import main
 

@@ -8,34 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from boundbench import commands
-from boundbench.errors import BoundbenchError, ExitCode
+from boundbench.errors import COMMAND_EXITS, BoundbenchError, ExitCode, exits_epilog
 from boundbench.framework import context
 from boundbench.framework.validate import MAX_SEED
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 
-_EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
-_FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
-          ExitCode.INTERRUPTED)
-# check's own: a claim stopped by its time limit never finished, which a CI step must see
-_CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, ExitCode.INTERRUPTED)
-
-#: The exit statuses each command returns (``boundbench.errors.ExitCode`` says what each means;
-#: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
-#: to each). Only ``check``, ``falsify`` and ``prove`` report a finding by their status: an audit's
-#: findings are its report (the papers contain errors; an audit that always failed would tell
-#: a CI job nothing).
-COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
-    "claims": _EVERY, "check": _CHECK, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
-    "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
-    "figures": _EVERY, "decide": _EVERY,
-    "plm run": _EVERY, "plm sweep": _EVERY,
-}
-
-
-def exits_epilog(command: str) -> str:
-    """The ``--help`` line of ``command``'s exit statuses, from :data:`COMMAND_EXITS`."""
-    return "exit status: " + "; ".join(f"{int(c)} {c.meaning}" for c in COMMAND_EXITS[command])
-
+# the exit statuses' table lives with ExitCode (errors.py); the command line's, for --help
+__all__ = ["COMMAND_EXITS", "build_parser", "main"]
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a user's mistake is one line naming the option (exit 2), no usage dump,
@@ -398,8 +377,11 @@ def main(argv: list[str] | None = None, *,
     warnings.formatwarning = one_line_warning
     if on_start is not None:
         on_start()  # the console script's: a Ctrl-C from here on is answered by _dispatch
+    from boundbench.framework.interrupts import sigterm_as_interrupt
+
     try:
-        return _dispatch(args)
+        with sigterm_as_interrupt(argv is None):  # the command line's own process only
+            return _dispatch(args)
     finally:
         warnings.formatwarning = shown
 

@@ -184,3 +184,27 @@ _MEANINGS = {
     ExitCode.TIME_LIMIT: "a claim stopped by its time limit (no verdict)",
     ExitCode.INTERRUPTED: "interrupted (finished work is kept)",
 }
+
+
+_EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
+_FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
+          ExitCode.INTERRUPTED)
+# check's own: a claim stopped by its time limit never finished, which a CI step must see
+_CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, ExitCode.INTERRUPTED)
+
+#: The exit statuses each command returns (:class:`ExitCode` says what each means;
+#: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
+#: to each). Only ``check``, ``falsify`` and ``prove`` report a finding by their status: an audit's
+#: findings are its report (the papers contain errors; an audit that always failed would tell
+#: a CI job nothing).
+COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
+    "claims": _EVERY, "check": _CHECK, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
+    "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
+    "figures": _EVERY, "decide": _EVERY,
+    "plm run": _EVERY, "plm sweep": _EVERY,
+}
+
+
+def exits_epilog(command: str) -> str:
+    """The ``--help`` line of ``command``'s exit statuses, from :data:`COMMAND_EXITS`."""
+    return "exit status: " + "; ".join(f"{int(c)} {c.meaning}" for c in COMMAND_EXITS[command])

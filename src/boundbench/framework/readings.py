@@ -287,7 +287,8 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
         ev.update(realised_false_decision_rate=rates[worst],
                   realised_false_decision_ci=w.get("realised_false_decision_ci"),
                   realised_false_decision_step=worst,
-                  **{k: w[k] for k in ("calibration", "decided_by") if k in w})
+                  **{k: w[k] for k in ("calibration", "decided_by", "min_detectable_effect",
+                                       "min_detectable_units") if k in w})
     margins = [(v.evidence["margin_to_flip"], v.evidence["margin_units"]) for v in by_t.values()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
                and v.evidence.get("margin_units") in FRAGILE]
