@@ -88,7 +88,9 @@ def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_aud
     assert res.returncode == 2 and "paper must be a plain file name" in res.stderr, res.stderr
     res = _run("audit", "--only", "ad.thm2", "--scale", "quick", "--out", str(out))
     assert res.returncode in (0, 1), res.stderr[-2000:]
-    assert "cannot merge into it" in res.stderr  # the crafted report is replaced, not read
+    # the crafted entry is dropped by name, the file set aside, the good entries kept
+    assert "not a whole report" in res.stderr and "dropped:" in res.stderr, res.stderr[-2000:]
+    assert list(out.glob("audit.json.bad-*"))
     outside = [p for p in tmp_path.rglob("*") if not p.is_relative_to(out)]
     assert outside == [], outside
 
@@ -328,3 +330,33 @@ def test_the_schema_requires_what_the_renderers_read():
         with pytest.raises(ReportError, match=f"field '{key}'"):
             validate({**base, "claims": [{k: v for k, v in entry.items() if k != key}]},
                      source="a.json")
+
+
+def test_a_partial_audit_keeps_every_good_entry_of_a_damaged_report(tmp_path):
+    """Issue 84: a partial audit into a folder whose audit.json had one bad entry among good
+    ones (or was truncated) replaced it with its own claims. Now each entry is checked alone:
+    the bad one is dropped and named, the old file is kept as audit.json.bad-<time>."""
+    from boundbench import cli
+
+    out = tmp_path / "D"
+    three = ["ad.thm2", "ad.thm3.not-a-bound", "ad.gelu-contractant"]
+    assert cli.main(["audit", "--only", *three, "--out", str(out)]) == 0
+    report = json.loads((out / "audit.json").read_text())
+    bad = next(r for r in report["claims"] if r["id"] == "ad.gelu-contractant")
+    bad["seconds"] = "soon"
+    (out / "audit.json").write_text(json.dumps(report))
+    with pytest.warns(UserWarning, match=r"not a whole report.*keeps its 2 good entries.*"
+                                         r"ad\.gelu-contractant"):
+        assert cli.main(["audit", "--only", "ad.thm2", "--out", str(out)]) == 0
+    ids = [r["id"] for r in json.loads((out / "audit.json").read_text())["claims"]]
+    assert sorted(ids) == sorted(three[:2]), ids
+    aside = list(out.glob("audit.json.bad-*"))
+    assert len(aside) == 1 and json.loads(aside[0].read_text()) == report  # kept as it was
+    # truncated: nothing to keep, set aside all the same, the partial audit written
+    text = (out / "audit.json").read_text()
+    (out / "audit.json").write_text(text[: len(text) // 2])
+    with pytest.warns(UserWarning, match="keeps its 0 good entries"):
+        assert cli.main(["audit", "--only", "ad.thm2", "--out", str(out)]) == 0
+    assert [r["id"] for r in json.loads((out / "audit.json").read_text())["claims"]] == \
+        ["ad.thm2"]
+    assert len(list(out.glob("audit.json.bad-*"))) == 2

@@ -45,22 +45,34 @@ def check_no_downscale(out: Path, ids: Iterable[str], scale: str, *, force: bool
                               "them")
 
 
-def _previous_report(out: Path) -> AuditReport | None:
-    """The folder's ``audit.json`` if it is a whole report, else ``None`` (a file that does not
-    parse is named in a warning and left in place: nothing to merge into)."""
-    import warnings
-
+def _previous_report(out: Path) -> tuple[list[dict[str, Any]], str | None] | None:
+    """The folder's ``audit.json`` as ``(claims, created)``, or ``None`` where there is none.
+    A file that is not a whole report (one bad entry, truncated, an older version) is set
+    aside as ``audit.json.bad-<time>`` and its good entries are kept one by one
+    (:func:`~boundbench.report.schema.salvage`), the dropped ones named in the warning (issue
+    84: the merge replaced it with the partial audit's claims, the good entries gone)."""
+    from boundbench.framework.files import set_aside
 
     path = out / "audit.json"
     if not path.exists():
         return None
     try:
-        return schema.read(path)  # the types every reader relies on, safe file names
+        report = schema.read(path)  # the types every reader relies on, safe file names
+        return list(report["claims"]), report["meta"].get("created")
     except (OSError, ValueError) as exc:
-        why = f"unreadable ({exc})"
-    warnings.warn(f"{path}: {why}; the partial audit cannot merge into it and replaces it",
-                  stacklevel=3)
-    return None
+        why = str(exc)
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        raw = None
+    good, dropped = schema.salvage(raw, source=str(path))
+    shown = "; ".join(dropped[:5]) + (f"; and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    set_aside(path, f"not a whole report ({why})", then=(
+        f"the partial audit keeps its {len(good)} good entries and merges into them (dropped: "
+        f"{shown})"))
+    meta = raw.get("meta") if isinstance(raw, dict) else None
+    created = meta.get("created") if isinstance(meta, dict) else None
+    return good, created if isinstance(created, str) else None
 
 
 def run_audit(
@@ -213,8 +225,8 @@ def _write_report(out: Path, results: list[dict[str, Any]], meta: dict[str, Any]
         merged_into = None
         previous = _previous_report(out) if partial else None
         if previous is not None:
-            merged_into = previous["meta"].get("created")
-            byid = {r["id"]: r for r in previous["claims"]}
+            kept, merged_into = previous
+            byid = {r["id"]: r for r in kept}
             byid.update({r["id"]: r for r in results})
             order = [c for c in catalogue.registry() if c in byid]
             results = [byid[c] for c in order] + [byid[c] for c in byid if c not in order]

@@ -419,9 +419,14 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         print(f"boundbench: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except OSError as exc:  # the file system said no (read-only folder, full disk, ...)
+        import errno
+
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"boundbench: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return ExitCode.USAGE
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # its own status (issue 84)
+        print(f"boundbench: error: {exc.strerror or exc}{where}"
+              + ("; nothing was half-written: free space and rerun" if full else ""),
+              file=sys.stderr)
+        return ExitCode.DISK_FULL if full else ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - a bug (a plain ValueError or TypeError too,
         # issue 83: what we raise on purpose is a BoundbenchError): one line, where it was
         print(f"boundbench: internal error: {type(exc).__name__}: {one_line(exc)} at "

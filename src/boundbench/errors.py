@@ -146,7 +146,10 @@ class ExitCode(enum.IntEnum):
       no finite ``(lhs, rhs)``);
     * ``TIME_LIMIT`` (4): ``check`` only: a claim ran past its time limit and was stopped, so it
       has no verdict (a claim's ``time_limit`` or a faster machine would let it finish);
-    * ``INTERRUPTED`` (130): stopped by Ctrl-C; finished work is kept and a rerun resumes.
+    * ``DISK_FULL`` (5): the disk (or a quota) is full: the file is named, and the files being
+      replaced are left as they were (a partial write is never renamed into place);
+    * ``INTERRUPTED`` (130): stopped by Ctrl-C or SIGTERM; finished work is kept and a rerun
+      resumes.
 
     Parameters
     ----------
@@ -160,7 +163,7 @@ class ExitCode(enum.IntEnum):
     ('FINDING', 3)
     >>> from boundbench import cli
     >>> [c.name for c in cli.COMMAND_EXITS["check"]]
-    ['OK', 'FINDING', 'USAGE', 'CHECK_RAISED', 'TIME_LIMIT', 'INTERRUPTED']
+    ['OK', 'FINDING', 'USAGE', 'CHECK_RAISED', 'TIME_LIMIT', 'DISK_FULL', 'INTERRUPTED']
     """
 
     OK = 0
@@ -168,6 +171,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     CHECK_RAISED = 3
     TIME_LIMIT = 4
+    DISK_FULL = 5
     INTERRUPTED = 130
 
     @property
@@ -182,15 +186,18 @@ _MEANINGS = {
     ExitCode.USAGE: "a usage error (one line naming it)",
     ExitCode.CHECK_RAISED: "a check raised or boundbench failed (our bug: report it)",
     ExitCode.TIME_LIMIT: "a claim stopped by its time limit (no verdict)",
+    ExitCode.DISK_FULL: "the disk is full (the file named, nothing half-written)",
     ExitCode.INTERRUPTED: "interrupted (finished work is kept)",
 }
 
 
-_EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
-_FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
+_EVERY = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.DISK_FULL,
           ExitCode.INTERRUPTED)
+_FINDS = (ExitCode.OK, ExitCode.FINDING, ExitCode.USAGE, ExitCode.CHECK_RAISED,
+          ExitCode.DISK_FULL, ExitCode.INTERRUPTED)
 # check's own: a claim stopped by its time limit never finished, which a CI step must see
-_CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, ExitCode.INTERRUPTED)
+_CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, *_FINDS[4:])
+_READS = (ExitCode.OK, ExitCode.USAGE, ExitCode.CHECK_RAISED, ExitCode.INTERRUPTED)
 
 #: The exit statuses each command returns (:class:`ExitCode` says what each means;
 #: each command's ``--help`` lists its own, ``tests/test_exit_codes.py`` drives every command
@@ -198,7 +205,7 @@ _CHECK = (*_FINDS[:4], ExitCode.TIME_LIMIT, ExitCode.INTERRUPTED)
 #: findings are its report (the papers contain errors; an audit that always failed would tell
 #: a CI job nothing).
 COMMAND_EXITS: dict[str, tuple[ExitCode, ...]] = {
-    "claims": _EVERY, "check": _CHECK, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
+    "claims": _READS, "check": _CHECK, "audit": _EVERY, "errata": _EVERY, "findings": _EVERY,
     "new-paper": _EVERY, "regenerate": _EVERY, "falsify": _FINDS, "prove": _FINDS,
     "figures": _EVERY, "decide": _EVERY,
     "plm run": _EVERY, "plm sweep": _EVERY,

@@ -186,9 +186,10 @@ def write_verified(path: Path, write: Callable[[Path], Any]) -> str:
 KEEP_BAD = 3  # set-aside copies kept per file name: enough to inspect, never a pile
 
 
-def set_aside(path: Path, why: str) -> Path:
+def set_aside(path: Path, why: str, *, then: str = "recomputing") -> Path:
     """Rename a bad file (and its sidecar) out of the way, with a warning naming both and the
-    folder; only the newest :data:`KEEP_BAD` set-aside copies of a name are kept."""
+    folder and what happens ``then``; only the newest :data:`KEEP_BAD` set-aside copies of a
+    name are kept."""
     path = Path(path)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     bad = path.with_name(f"{path.name}.bad-{stamp}-{os.getpid()}-{time.time_ns() % 10**9}")
@@ -205,7 +206,7 @@ def set_aside(path: Path, why: str) -> Path:
     for extra in old[:-KEEP_BAD]:
         extra.unlink(missing_ok=True)
     warnings.warn(f"{path}: {why}; set aside as {bad} (the newest {KEEP_BAD} such copies are "
-                  "kept), recomputing", stacklevel=3)
+                  f"kept), {then}", stacklevel=3)
     return bad
 
 

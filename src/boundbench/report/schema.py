@@ -171,6 +171,29 @@ def _check_claim(r: Any, at: str, source: str) -> None:
         raise _fail(source, f"{at}, field 'seconds',", "must be a number")
 
 
+def salvage(report: Any, *, source: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The entries of ``report`` (parsed JSON) that every reader can rely on, one by one, and
+    a line per entry dropped (its index or id, and why): what a partial audit keeps of a
+    folder's report that :func:`validate` refuses whole (issue 84: one bad entry lost them
+    all). A report without a list of claims keeps nothing."""
+    claims = report.get("claims") if isinstance(report, dict) else None
+    if not isinstance(claims, list):
+        return [], ["the file holds no list of claims"]
+    good, dropped, seen = [], [], set()
+    for i, r in enumerate(claims):
+        try:
+            _check_claim(r, f"claim entry {i}", source)
+        except ReportError as exc:
+            dropped.append(str(exc).split(": ", 1)[-1].split(" (an older", 1)[0])
+            continue
+        if r["id"] in seen:
+            dropped.append(f"claim {r['id']!r} (entry {i}) repeats an earlier entry's id")
+            continue
+        seen.add(r["id"])
+        good.append(r)
+    return good, dropped
+
+
 def read(path: Path) -> AuditReport:
     """The ``audit.json`` at ``path``, checked (:func:`validate`); a ``ValueError`` naming
     the file where it is missing, is not JSON, or nests too deep to read."""
