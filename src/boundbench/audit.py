@@ -58,7 +58,7 @@ def _previous_report(out: Path) -> tuple[list[dict[str, Any]], str | None] | Non
         return None
     try:
         report = schema.read(path)  # the types every reader relies on, safe file names
-        return list(report["claims"]), report["meta"].get("created")
+        return [dict(r) for r in report["claims"]], report["meta"].get("created")
     except (OSError, ValueError) as exc:
         why = str(exc)
     try:
