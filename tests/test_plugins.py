@@ -132,6 +132,37 @@ def test_a_broken_plugin_is_one_line_and_a_clash_is_refused_by_name(tmp_path):
     assert "ad.gelu-lipschitz: HOLDS" in c.stdout
 
 
+def test_a_plugin_that_ends_its_process_at_import_is_skipped_in_one_line(tmp_path):
+    """Issue 84: a plugin calling ``os._exit`` at import ended every command silently (``claims``
+    listed nothing). It is loaded in a child first and skipped, named; a good plugin beside it
+    and the built-in papers load, and a claim runs."""
+    import time
+
+    site = tmp_path / "site"
+    _fake_dist(site, "exiting-plugin", "exiting = exiting_mod", "exiting_mod",
+               "import os\nos._exit(7)\n")
+    _fake_dist(site, "good-plugin", "good = good_mod", "good_mod",
+               "import boundbench as bb\nbb.register_paper('good', 'Good')\n"
+               "@bb.claim('good.a', paper='good', where='1', kind='bound', statement='s', "
+               "equation='e')\ndef _a(ctx): pass\n")
+    t0 = time.perf_counter()
+    r = _bb("claims", site=site, cwd=tmp_path)
+    took = time.perf_counter() - t0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "plugin 'exiting' of package 'exiting-plugin' skipped" in lines[0]
+    assert "exit status 7" in lines[0]
+    assert "good.a" in r.stdout and "fu.lemma-a.1.2" in r.stdout
+    t0 = time.perf_counter()
+    bare = _bb("claims", site=site, cwd=tmp_path, plugins="none")
+    # the cost of the children, printed under -s (not asserted: a timing is not a test)
+    print(f"claims: {took:.1f} s with two plugins tried in children, "
+          f"{time.perf_counter() - t0:.1f} s with none")
+    assert "good.a" not in bare.stdout
+    c = _bb("check", "ad.gelu-lipschitz", site=site, cwd=tmp_path)
+    assert "ad.gelu-lipschitz: HOLDS" in c.stdout and "skipped" in c.stderr
+
+
 def test_new_paper_refuses_a_taken_key_a_bad_key_and_a_full_folder(tmp_path, monkeypatch,
                                                                     capsys):
     from boundbench.cli import main  # in this process: the CLI's own error path, exit 2

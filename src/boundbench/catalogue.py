@@ -56,10 +56,52 @@ def plugins_wanted() -> bool:
     return value == "all"
 
 
+TRIAL_SECONDS = 120  # a plugin's import in a child may take this long before it is skipped
+_TRIAL = """
+import sys
+from importlib import metadata
+from boundbench.framework import registry
+name, value, group, package = sys.argv[1:5]
+ep = metadata.EntryPoint(name, value, group)
+try:
+    with registry.loading(package):
+        ep.load()() if ep.attr else registry.load([ep.module])
+except BaseException:  # what Python raises is the parent's to say, in its one line
+    pass
+"""
+
+
+def _ends_its_process(ep: metadata.EntryPoint, package: str) -> str | None:
+    """Why loading ``ep`` would end the process, or ``None``: it is first loaded in a child
+    (issue 84: a plugin calling ``os._exit`` at import ended every command, ``claims`` listing
+    nothing, unsaid). An exit status other than 0 is the child ended by the plugin itself
+    (``os._exit``, a crash, a signal); past :data:`TRIAL_SECONDS` it hangs."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "BOUNDBENCH_PLUGINS": "none"}
+    try:
+        r = subprocess.run([sys.executable, "-c", _TRIAL, ep.name, ep.value, GROUP, package],
+                           env=env, capture_output=True, timeout=TRIAL_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"its import did not finish in {TRIAL_SECONDS} s"
+    if r.returncode == 0:
+        return None
+    how = (f"signal {-r.returncode}" if r.returncode < 0 else f"exit status {r.returncode}")
+    return f"its import ends the process ({how}), so it was loaded in a child first"
+
+
 def _load_one(ep: metadata.EntryPoint) -> None:
     from boundbench.framework import registry
 
     package = ep.dist.name if ep.dist is not None else "boundbench"
+    ended = None if package == "boundbench" else _ends_its_process(ep, package)
+    if ended is not None:
+        line = (f"boundbench: plugin {ep.name!r} of package {package!r} skipped "
+                f"({ep.value}): {ended}")
+        FAILED.append(line)
+        print(line, file=sys.stderr)
+        return
     try:
         with registry.loading(package):
             if ep.attr:
