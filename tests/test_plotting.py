@@ -185,3 +185,23 @@ def test_a_smoke_run_says_so_on_every_panel_and_in_its_title():
     decided = outcome({})
     assert say_what_was_decided(c, decided)[0] == "x.plm.y: inconclusive (2 seeds)"
     assert not any(t.get_text() for ax in decided.figure.axes for t in ax.texts)
+
+
+def test_the_ratio_histogram_has_the_bound_as_an_edge_and_draws_a_tie_as_holding():
+    """Issue 84: a bin straddled the bound, so holding instances looked violated. Read from
+    the drawn outline: 1 is an edge, the 6 holding instances (5 of them at exactly 1) are left
+    of it, the 2 violations right of it."""
+    import numpy as np
+
+    from boundbench.framework.plotting import ratio_histogram
+
+    for top in (1.0, 1.3, 2.0, 7.5, 40.0):
+        ratio = np.r_[np.full(5, 1.0), 0.5, 1.0 + 1e-9, max(top, 1.01)]
+        fig, ax = plt.subplots()
+        ratio_histogram(ax, ratio, np.zeros(ratio.size), xlabel="lhs/rhs")
+        xy = ax.patches[0].get_xy()  # the step outline: (edge, 0), (edge, h), (edge', h), ...
+        edges, heights = xy[0::2, 0], xy[1::2, 1][: len(xy[0::2]) - 1]
+        assert 1.0 in edges, (top, edges[:5])
+        left = heights[edges[1:] <= 1.0].sum()
+        assert left == 6 and heights[edges[:-1] >= 1.0].sum() == 2, (top, left)
+        plt.close(fig)

@@ -406,11 +406,18 @@ def savefig(fig, path, *, fmt: str, claim_id: str = "", description: str = "") -
 
 
 def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -> None:
-    """Distribution of lhs/rhs per problem family, with the bound at 1."""
+    """Distribution of lhs/rhs per problem family, with the bound at 1: 1 is a bin edge and the
+    bins are closed on the right, so a bar right of the line holds only violations (issue 84: a
+    bin straddling 1 drew about 50 instances as violated where 1 of 180 was)."""
     ratio = np.asarray(ratio, dtype=float)
-    bins = np.linspace(0.0, max(1.05, float(np.nanmax(ratio)) * 1.02), 40)
+    top = max(1.05, float(np.nanmax(ratio)) * 1.02)
+    per_unit = max(1, round(39 / top))  # bins below 1; edges i / per_unit hit 1 exactly
+    bins = np.arange(int(np.ceil(top * per_unit)) + 1) / per_unit
+    # numpy's bins are [a, b): one ulp down makes them (a, b], so a ratio of exactly 1 (the
+    # bound attained, holding) is drawn left of the line
+    shown = np.nextafter(ratio, -np.inf)
     for g in np.unique(groups):
-        ax.hist(ratio[groups == g], bins=bins, histtype="step", lw=1.4, label=str(g))
+        ax.hist(shown[groups == g], bins=bins, histtype="step", lw=1.4, label=str(g))
     ax.axvline(1.0, color="k", ls="--", lw=1, label="bound (ratio = 1)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("instances")
