@@ -210,3 +210,23 @@ def test_plm_run_seed_sets_the_first_run_seed(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as bad:
         main(["plm", "run", "--seed", str(2**32), "--out", str(tmp_path / "r")])
     assert bad.value.code == 2
+
+
+def test_equal_means_print_as_equal_and_a_real_difference_as_itself():
+    """Issue 84: ``plm run`` printed "mean_difference 1.987e-08" for equal means (float32's
+    last bits); differences within 1e-6 of the metric's scale are 0."""
+    import numpy as np
+    import pandas as pd
+
+    from boundbench.plm.grid.comparison import comparison
+
+    seeds = np.arange(4)
+    acc = np.float32(0.8125) + np.zeros(4)
+    rows = [{"method": m, "seed": int(s), "test_accuracy": float(a), "test_f1": 0.8,
+             "test_mcc": 0.6} for m, vals in (("finetune", acc),
+                                             ("mhloss", acc + np.r_[2e-8, -1e-8, 3e-8, 0]),
+                                             ("sam", acc + 0.01))
+            for s, a in zip(seeds, vals, strict=True)]
+    comp = comparison(pd.DataFrame(rows), rng=np.random.default_rng(0)).set_index("method")
+    assert comp.loc["mhloss", "mean_difference"] == 0.0
+    assert abs(comp.loc["sam", "mean_difference"] - 0.01) < 1e-6

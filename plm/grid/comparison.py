@@ -11,6 +11,20 @@ from boundbench.errors import InvalidArgument
 from boundbench.framework.trends import bootstrap_mean
 from boundbench.plm.grid.results import did_not_train, paired
 
+EQUAL_RTOL = 1e-6
+"""Paired differences within this of the metric's scale (relative) are equal: the metrics are
+computed in float32, whose last bits printed "mean_difference 1.987e-08" for equal means
+(issue 84); any real difference of a metric over a test set is far larger."""
+
+
+def _mean_difference(diff: np.ndarray, scale: float) -> float:
+    """The mean of ``diff``, 0 where every difference is float32 noise at ``scale``."""
+    if not len(diff):
+        return float("nan")
+    if np.all(np.abs(diff) <= EQUAL_RTOL * max(scale, 1.0)):
+        return 0.0
+    return float(diff.mean())
+
 
 def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str | None = None,
                rng: np.random.Generator | None = None, alpha: float = 0.05) -> pd.DataFrame:
@@ -48,7 +62,9 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
             b = ok[ok.method == base].sort_values("seed")[metric].to_numpy(dtype=float)
             row: dict = {"method": m, "baseline": base, "level": lv, "paired_seeds": len(diff),
                          "runs_not_trained": int(did_not_train(both).sum()),
-                         "mean_difference": float(diff.mean()) if len(diff) else np.nan}
+                         "mean_difference": _mean_difference(
+                             np.asarray(diff, dtype=float),
+                             float(np.nanmax(np.abs(both[metric]))) if len(both) else 1.0)}
             if len(diff) >= 2:
                 _, lo, hi = bootstrap_mean(diff, rng=rng)
                 row.update(difference_ci_low=lo, difference_ci_high=hi)
