@@ -295,3 +295,26 @@ def test_pytest_prove_gives_each_bound_its_certificate_and_fails_a_refuted_one(t
     plain = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600,
                            env=env)
     assert "3 passed" in plain.stdout and "certificate:" not in plain.stdout + plain.stderr
+
+
+def test_a_failing_bound_points_at_the_users_function_not_our_source(tmp_path):
+    """Issue 84: a failing ``@bound`` printed about 30 lines of boundbench's own source (71
+    lines in all for a one-line bound, 10 of them our files); now the violation names the
+    user's file:line and our frames are hidden."""
+    import os
+    import subprocess
+    import sys
+
+    test = tmp_path / "test_mine.py"
+    test.write_text("from hypothesis import strategies as st\nfrom boundbench.testing import "
+                    "bound\n\n\n@bound(st.floats(0, 1))\ndef test_square_below_half(x):\n"
+                    "    return x * x, 0.5\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(test)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "BOUNDBENCH_PLUGINS": "none"})
+    out = r.stdout
+    assert r.returncode == 1 and f"({test}:5): lhs <= rhs fails on" in out, out[-3000:]
+    ours = [ln for ln in out.splitlines() if "boundbench/testing" in ln]
+    assert len(ours) <= 1, ours  # the raising frame's file, at most
+    assert "These lines were always and only run by failing test cases" not in out
+    assert len(out.splitlines()) < 35, out

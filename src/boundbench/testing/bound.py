@@ -187,6 +187,9 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
 
         @functools.wraps(fn)
         def test() -> None:
+            # pytest shows the user's test and the violation, not boundbench's frames (issue
+            # 84: a failure printed about 30 lines of this module's source)
+            __tracebackhide__ = True
             _prove(fn, space, run(max_examples=max_examples, seed_value=seed), reproduce(seed))
 
         def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
@@ -194,10 +197,12 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                 ) -> Tightness:
             import time
 
+            __tracebackhide__ = True
             rec = RESULTS[name] = Tightness(name)
             stop = time.perf_counter() + deadline_s if deadline_s else math.inf
 
             def prop(instance: Any) -> None:
+                __tracebackhide__ = True
                 # past the deadline nothing is scored, not even a shrink: hypothesis then calls
                 # a recorded violation flaky, and run() reports it (never lost)
                 if _spent(stop, calls_left):  # an exact budget of calls, shrinking included
@@ -223,9 +228,9 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
                     rec.shrunk_ratio, rec.shrunk_instance = ratio, repr(instance)
                     rec.shrunk_lhs, rec.shrunk_rhs = lhs, rhs
                     raise BoundViolation(
-                        f"{name}: lhs <= rhs fails on {instance!r}: lhs = {lhs:.6g}, rhs = "
-                        f"{rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, atol {atol:g}); "
-                        f"reproduce: {reproduce(seed_value)}")
+                        f"{name} ({_where(fn)}): lhs <= rhs fails on {instance!r}: lhs = "
+                        f"{lhs:.6g}, rhs = {rhs:.6g}, lhs/rhs = {ratio:.6g} (rtol {rtol:g}, "
+                        f"atol {atol:g}); reproduce: {reproduce(seed_value)}")
 
             def lost(exc: BaseException) -> BoundViolation:
                 return BoundViolation(
@@ -316,6 +321,7 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
 
     from boundbench.testing._pinned import pinned
 
+    __tracebackhide__ = True
     test_fn = given(strategy)(prop)
     for e in examples:
         test_fn = example(e)(test_fn)
@@ -323,7 +329,10 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
     # caller loaded (a test suite's derandomize=True would replace the seed: another run)
     test_fn = hypothesis_seed(seed_value)(settings(
         max_examples=max_examples, deadline=None, database=None, report_multiple_bugs=not counted,
-        derandomize=False, phases=tuple(Phase), backend="hypothesis",
+        derandomize=False, backend="hypothesis",
+        # hypothesis's "explain" lists the lines only failing cases ran: ours, not the
+        # user's; kept under a budget of calls, whose count it is part of
+        phases=tuple(Phase) if counted else tuple(p for p in Phase if p != Phase.explain),
         suppress_health_check=list(HealthCheck), print_blob=False)(test_fn))
     try:
         with pinned(source or prop, counted=counted):
@@ -334,6 +343,12 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
         if rec.violated:
             raise lost(exc) from exc
         raise
+
+
+def _where(fn: Callable) -> str:
+    """``file:line`` of the user's bound function (what a failure points at)."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else repr(fn)
 
 
 def _spent(stop: float, calls_left: list[int] | None) -> bool:
