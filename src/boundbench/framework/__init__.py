@@ -7,7 +7,8 @@ execution, plotting and report helpers. The bottom layer of the import contract.
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
     "bands", "calibrated", "calibration", "certification", "characterize", "context", "decisions", "draws",
-    "escape", "execution", "files", "forms", "identity", "intervals", "limits", "meta",
+    "escape", "exact_trends", "execution", "files", "forms", "identity", "interrupts", "intervals",
+    "limits", "meta",
     "outcome", "outputs", "papers", "plotting", "proofs", "readings", "region", "registry", "replay",
     "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping", "structure",
     "symbolic", "time_limit", "trends", "ufuncs", "user_proofs", "validate", "values",
