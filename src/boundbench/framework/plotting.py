@@ -413,9 +413,7 @@ def ratio_histogram(ax, ratio: np.ndarray, groups: np.ndarray, *, xlabel: str) -
     top = max(1.05, float(np.nanmax(ratio)) * 1.02)
     per_unit = max(1, round(39 / top))  # bins below 1; edges i / per_unit hit 1 exactly
     bins = np.arange(int(np.ceil(top * per_unit)) + 1) / per_unit
-    # numpy's bins are [a, b): one ulp down makes them (a, b], so a ratio of exactly 1 (the
-    # bound attained, holding) is drawn left of the line
-    shown = np.nextafter(ratio, -np.inf)
+    shown = np.nextafter(ratio, -np.inf)  # [a, b) bins read as (a, b]: a tie at 1 holds
     for g in np.unique(groups):
         ax.hist(shown[groups == g], bins=bins, histtype="step", lw=1.4, label=str(g))
     ax.axvline(1.0, color="k", ls="--", lw=1, label="bound (ratio = 1)")

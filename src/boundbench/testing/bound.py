@@ -178,18 +178,11 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
     def decorate(fn: Callable) -> Callable[[], None]:
         name = f"{fn.__module__}.{fn.__qualname__}"
 
-        def reproduce(seed_value: int) -> str:
-            try:
-                where = inspect.getsourcefile(fn) or fn.__module__
-            except TypeError:
-                where = fn.__module__
-            return f"boundbench falsify {where}:{fn.__name__} --seed {seed_value}"
+        reproduce = functools.partial(_reproduce, fn)
 
         @functools.wraps(fn)
         def test() -> None:
-            # pytest shows the user's test and the violation, not boundbench's frames (issue
-            # 84: a failure printed about 30 lines of this module's source)
-            __tracebackhide__ = True
+            __tracebackhide__ = True  # pytest shows the violation, not our frames (issue 84)
             _prove(fn, space, run(max_examples=max_examples, seed_value=seed), reproduce(seed))
 
         def run(*, max_examples: int, seed_value: int, deadline_s: float | None = None,
@@ -343,6 +336,15 @@ def _drive(prop: Callable[[Any], None], strategy: st.SearchStrategy, rec: Tightn
         if rec.violated:
             raise lost(exc) from exc
         raise
+
+
+def _reproduce(fn: Callable, seed_value: int) -> str:
+    """The ``falsify`` command that replays ``fn``'s run at ``seed_value``."""
+    try:
+        where = inspect.getsourcefile(fn) or fn.__module__
+    except TypeError:
+        where = fn.__module__
+    return f"boundbench falsify {where}:{fn.__name__} --seed {seed_value}"
 
 
 def _where(fn: Callable) -> str:
