@@ -83,6 +83,33 @@ def _decided(verdict: Verdict, word: str, extra: dict[str, Any], *, what: str,
                    ev, verdict.figure, verdict.table)
 
 
+def _permutation_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
+                       rng: np.random.Generator, expected: str, n_sim: int, alpha: float,
+                       what: str, null: Any, sd: Any, name: str, nulls: str, validity: str,
+                       grid: tuple[float, ...], measure: Any, units: str) -> Verdict:
+    """The trend verdicts' one core: the permutation test of the mean over rows of rho
+    (:func:`_rho_test`) decides ``verdict`` again, then :func:`~boundbench.framework.
+    calibrated.calibrate` runs it on ``null`` s and on alternatives ``null`` plus ``c`` times
+    ``sd`` times ``x``'s standardized ranks in the ``expected`` direction."""
+    from scipy.stats import rankdata
+
+    sign = 1 if expected == "increasing" else -1
+    rx, dx = _centred_ranks(x)
+
+    def test(n_perm: int):
+        return lambda d, g: _rho_test(rx, float(dx), d, g, sign=sign, n_perm=n_perm,
+                                      alpha=alpha)
+
+    word, extra = test(N_PERM)(y, rng)
+    v = _decided(verdict, word, extra, what=what, n_perm=N_PERM, alpha=alpha)
+    zx = rankdata(x)
+    zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
+    proc = Procedure(name, test(N_PERM_SIM), null, nulls, validity=validity)
+    return calibrate(v, y, proc, rng=rng, n_sim=n_sim,
+                     alternative=lambda c, g: null(g) + c * sd * zx, grid=grid,
+                     measure=measure, units=units)
+
+
 def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
                      rng: np.random.Generator, expected: str, n_sim: int = 200,
                      alpha: float = ALPHA) -> Verdict:
@@ -93,31 +120,16 @@ def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     Calibrated on ``n_sim`` permutations of ``y`` (a check); the minimum detectable effect is
     the smallest rho in the ``expected`` direction found in 80% of draws of ``y`` permuted
     plus a multiple of ``x``'s standardized ranks times ``y``'s spread."""
-    from scipy.stats import rankdata
-
     from boundbench.framework.trends import spearman_rows
 
     x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
-    sign = 1 if expected == "increasing" else -1
-    rx, dx = _centred_ranks(x)
-
-    def test(n_perm: int):
-        return lambda d, g: _rho_test(rx, float(dx), d, g, sign=sign, n_perm=n_perm,
-                                      alpha=alpha)
-
-    word, extra = test(N_PERM)(y, rng)
-    v = _decided(verdict, word, extra, what="trend", n_perm=N_PERM, alpha=alpha)
-    zx = rankdata(x)
-    zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
-    sd = float(np.std(y)) or 1.0
-    proc = Procedure("a permutation test of Spearman's rho", test(N_PERM_SIM),
-                     lambda g: g.permutation(y), "permutations of these outcomes (no trend)",
-                     validity=TREND_VALIDITY)
-    return calibrate(v, y, proc, rng=rng, n_sim=n_sim,
-                     alternative=lambda c, g: g.permutation(y) + c * sd * zx,
-                     grid=(0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
-                     measure=lambda d: float(spearman_rows(x[None], d[None])[0]),
-                     units="Spearman rho")
+    return _permutation_trend(
+        verdict, x, y, rng=rng, expected=expected, n_sim=n_sim, alpha=alpha, what="trend",
+        null=lambda g: g.permutation(y), sd=float(np.std(y)) or 1.0,
+        name="a permutation test of Spearman's rho",
+        nulls="permutations of these outcomes (no trend)", validity=TREND_VALIDITY,
+        grid=(0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
+        measure=lambda d: float(spearman_rows(x[None], d[None])[0]), units="Spearman rho")
 
 
 def calibrated_paired_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
@@ -130,37 +142,21 @@ def calibrated_paired_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     (:func:`~boundbench.framework.trends.paired_trend_verdict`), stays as the effect's
     interval. The minimum detectable effect is the mean within-set rho found in 80% of draws
     plus a trend of ``c`` times each set's spread across the standardized ranks of ``x``."""
-    from scipy.stats import rankdata
-
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    sign = 1 if expected == "increasing" else -1
     rx, dx = _centred_ranks(x)
-
-    def test(n_perm: int):
-        return lambda d, g: _rho_test(rx, float(dx), d, g, sign=sign, n_perm=n_perm,
-                                      alpha=alpha)
-
-    word, extra = test(N_PERM)(y, rng)
-    v = _decided(verdict, word, extra, what="within-set trend", n_perm=N_PERM, alpha=alpha)
-    zx = rankdata(x)
-    zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
     sd = y.std(axis=1, keepdims=True)
-    sd = np.where(sd > 0, sd, 1.0)
-
-    def null(g: np.random.Generator) -> np.ndarray:
-        return g.permuted(y, axis=1)
 
     def mean_rho(d: np.ndarray) -> float:
         ry, dy = _centred_ranks(d)
         return float(np.mean((ry @ rx) / (dx * dy)))
 
-    proc = Procedure("a permutation test of the mean within-set rho", test(N_PERM_SIM), null,
-                     "permutations of each set's outcomes across the levels (no trend)",
-                     validity=PAIRED_VALIDITY)
-    return calibrate(v, y, proc, rng=rng, n_sim=n_sim,
-                     alternative=lambda c, g: null(g) + c * sd * zx,
-                     grid=(0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
-                     measure=mean_rho, units="mean within-set Spearman rho")
+    return _permutation_trend(
+        verdict, x, y, rng=rng, expected=expected, n_sim=n_sim, alpha=alpha,
+        what="within-set trend", null=lambda g: g.permuted(y, axis=1),
+        sd=np.where(sd > 0, sd, 1.0), name="a permutation test of the mean within-set rho",
+        nulls="permutations of each set's outcomes across the levels (no trend)",
+        validity=PAIRED_VALIDITY, grid=(0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
+        measure=mean_rho, units="mean within-set Spearman rho")
 
 
 def calibrated_spread(verdict: Verdict, a: np.ndarray, b: np.ndarray, *,
