@@ -5,7 +5,7 @@ resampling, in the claim's units), and falls back to a procedure valid for these
 the rate's exact interval lies above the nominal level.
 
 One core, :func:`calibrate`, runs a :class:`Procedure` (a decision and the nulls it is
-calibrated on) and an alternative family; the wrappers say what the nulls and the fallback are:
+calibrated on) and an alternative family; the wrappers say what the nulls are:
 
 - :func:`calibrated_mean`: a mean (of paired differences, of per-dataset exponents) decided by
   a bootstrap interval or a confidence sequence; nulls are the values centred at the null and
@@ -36,7 +36,7 @@ import numpy as np
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.calibration import ALPHA, FALSE, Calibration, _calibration
-from boundbench.framework.verdicts import Verdict, with_margin
+from boundbench.framework.verdicts import Verdict
 
 # the evidence a calibrated verdict adds: what a verdict built from several carries over
 CALIBRATION_KEYS = ("calibration", "realised_false_decision_rate", "realised_false_decision_ci",
@@ -110,7 +110,7 @@ def _above(cal: Calibration) -> bool:
 def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random.Generator,
               alternative: Callable[[float, np.random.Generator], Any],
               grid: Sequence[float], measure: Callable[[Any], float] | None, units: str,
-              fallback: Procedure | None = None, n_sim: int = 200, alpha: float = ALPHA,
+              n_sim: int = 200, alpha: float = ALPHA,
               paper_effect: float | None = None, found: str = "supported") -> Verdict:
     """``verdict`` (decided by ``primary`` on ``data``) with its realised false-decision rate
     and minimum detectable effect in the evidence. A procedure valid by construction
@@ -119,9 +119,9 @@ def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random
     **upper** end of its rate's interval is at most ``alpha`` plus one point
     (:attr:`~boundbench.framework.calibration.Calibration.admitted`, issue 82), or where the
     verdict is not one of its false words (a rate of false rejections says nothing against a
-    verdict that rejects nothing); where it is not, ``fallback``'s verdict on ``data`` instead
-    (its own rate beside it, the refused one's kept), or ``inconclusive`` where there is
-    none."""
+    verdict that rejects nothing); where it is not, ``inconclusive``, the refused procedure
+    and its rate kept (a fallback valid by construction is a procedure of its own: the trends'
+    exact tests, :mod:`~boundbench.framework.exact_trends`)."""
     cal = realised(primary, rng=rng, n_sim=n_sim, alpha=alpha)
     ev: dict[str, Any] = {**verdict.evidence}
     if primary.validity is not None:
@@ -148,26 +148,13 @@ def calibrate(verdict: Verdict, data: Any, primary: Procedure, *, rng: np.random
         proc, status, used = primary, verdict.status, cal
         reason = (f"{verdict.reason}; its rate of false {' or '.join(primary.false)} decisions, "
                   f"which this verdict is not: {cal.text()}")
-    elif fallback is None:
+    else:
         proc, status, used = primary, "inconclusive", cal
         ev["refused"] = {"procedure": primary.name, "status": verdict.status,
                          "calibration": cal.to_dict()}
         reason = (f"{verdict.reason}; not decided: {cal.text()}, above the level by more "
                   "than a point at its upper end, and no procedure valid for these data is "
                   "declared")
-    else:
-        status, extra = fallback.decide(data, rng)
-        used = realised(fallback, rng=rng, n_sim=n_sim, alpha=alpha)
-        proc = fallback
-        ev.update(refused={"procedure": primary.name, "status": verdict.status,
-                           "reason": verdict.reason, "calibration": cal.to_dict()},
-                  **{f"fallback_{k}": v for k, v in extra.items()})
-        p = extra.get("p")
-        if isinstance(p, float) and p > 0:
-            ev = with_margin(ev, abs(np.log(p / alpha)), "log p")
-        reason = (f"{verdict.reason}; not read: {primary.name} is not calibrated for these "
-                  f"data ({cal.text()}); {fallback.name} decides {status}"
-                  + (f", p = {p:.3g}" if isinstance(p, float) else "") + f" ({used.text()})")
     mde = reach(proc.decide, alternative, grid, measure, rng=rng, found=found)
     ev.update(calibration={**used.to_dict(), "by_construction": proc.validity is not None},
               realised_false_decision_rate=used.rate,
