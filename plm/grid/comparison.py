@@ -17,13 +17,12 @@ computed in float32, whose last bits printed "mean_difference 1.987e-08" for equ
 (issue 84); any real difference of a metric over a test set is far larger."""
 
 
-def _mean_difference(diff: np.ndarray, scale: float) -> float:
-    """The mean of ``diff``, 0 where every difference is float32 noise at ``scale``."""
-    if not len(diff):
-        return float("nan")
-    if np.all(np.abs(diff) <= EQUAL_RTOL * max(scale, 1.0)):
-        return 0.0
-    return float(diff.mean())
+def _without_noise(diff: np.ndarray, scale: float) -> np.ndarray:
+    """``diff``, or zeros where every difference is float32 noise at ``scale``: the mean,
+    its interval and its sequence then read equal methods as equal, not as 1e-8."""
+    if len(diff) and np.all(np.abs(diff) <= EQUAL_RTOL * max(scale, 1.0)):
+        return np.zeros_like(diff)
+    return diff
 
 
 def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str | None = None,
@@ -56,15 +55,14 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
             if m == base:
                 continue
             both = part[part.method.isin([m, base])]
-            diff = paired(both.sort_values("seed"), metric, m, base)
+            diff = _without_noise(paired(both.sort_values("seed"), metric, m, base),
+                                  float(np.nanmax(np.abs(both[metric]))) if len(both) else 1.0)
             ok = both[~did_not_train(both)]
             a = ok[ok.method == m].sort_values("seed")[metric].to_numpy(dtype=float)
             b = ok[ok.method == base].sort_values("seed")[metric].to_numpy(dtype=float)
             row: dict = {"method": m, "baseline": base, "level": lv, "paired_seeds": len(diff),
                          "runs_not_trained": int(did_not_train(both).sum()),
-                         "mean_difference": _mean_difference(
-                             np.asarray(diff, dtype=float),
-                             float(np.nanmax(np.abs(both[metric]))) if len(both) else 1.0)}
+                         "mean_difference": float(diff.mean()) if len(diff) else np.nan}
             if len(diff) >= 2:
                 _, lo, hi = bootstrap_mean(diff, rng=rng)
                 row.update(difference_ci_low=lo, difference_ci_high=hi)
