@@ -42,6 +42,13 @@ and whether the interval's upper end is at most alpha + 1 point (the rule a proc
 under). Run::
 
     python benchmarks/bench_decisions.py [--nulls 2000] [--sizes 6 12 20 40 100] [--alpha 0.05]
+
+The procedures calibrated per claim (a mean's bootstrap, an end-ratio band, a fitted exponent,
+the best sigma's interval) are run on the same six families inside the audit, at each claim's
+own sizes and scale (:mod:`boundbench.framework.decisions.battery`); ``--audit DIR/audit.json``
+prints those rows from an audit's evidence, with the rule applied to each::
+
+    python benchmarks/bench_decisions.py --audit /tmp/qa/audit.json
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ import time
 import numpy as np
 from scipy import stats
 
+from boundbench.framework.decisions.battery import FAMILIES, noise
 from boundbench.framework.decisions.betting import ever_rejects
 from boundbench.framework.decisions.paths import bounded_ratio_path
 from boundbench.framework.decisions.permutation import spread_looks, spread_test
@@ -65,28 +73,11 @@ LEVELS = 4  # a trend's levels: the seeds a side spread over them (trend-perm), 
 
 
 def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    if name == "normal":
-        z = rng.standard_normal(shape)
-    elif name == "t3":
-        z = rng.standard_t(3, shape) / np.sqrt(3.0)
-    elif name == "exponential":
-        z = rng.exponential(1.0, shape) - 1.0
-    elif name == "lognormal":
-        z = (rng.lognormal(0.0, 1.0, shape) - np.exp(0.5)) / np.sqrt((np.e - 1) * np.e)
-    elif name == "failed runs":
-        failed = rng.random(shape) < 0.15
-        z = np.where(failed, rng.normal(-6.0, 0.5, shape), rng.standard_normal(shape))
-        mean = 0.15 * -6.0
-        var = 0.85 * 1.0 + 0.15 * (0.25 + 36.0) - mean ** 2
-        z = (z - mean) / np.sqrt(var)
-    elif name == "ties":
-        z = (rng.poisson(0.6, shape) - 0.6) / np.sqrt(0.6)
-    else:
-        raise ValueError(name)
-    return 1.0 / (1.0 + np.exp(-z / 2.0))
+    """The battery family's standardized noise (the package's own,
+    :func:`boundbench.framework.decisions.battery.noise`) squashed into [0, 1]."""
+    return 1.0 / (1.0 + np.exp(-noise(name, rng, shape) / 2.0))
 
 
-FAMILIES = ("normal", "t3", "exponential", "lognormal", "failed runs", "ties")
 
 
 def _control(t: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
@@ -161,14 +152,56 @@ def _cp(k: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _batteries(ev: object, where: str = "") -> list[tuple[str, dict]]:
+    """Every (reading, evidence) with a battery in an entry's evidence, readings included."""
+    out: list[tuple[str, dict]] = []
+    if isinstance(ev, dict):
+        if isinstance(ev.get("battery"), dict):
+            out.append((where, ev))
+        for k, v in ev.items():
+            if k != "battery":
+                out += _batteries(v, f"{where}/{k}" if where else str(k))
+    return out
+
+
+def audit_rows(path: str) -> None:
+    """The per-claim procedures' battery rows recorded by an audit (``--audit``)."""
+    import json
+
+    claims = json.load(open(path))["claims"]
+    print("| claim | where in its evidence | procedure | family | false decisions, % [95% CI] "
+          "| nulls | upper end <= alpha + 1 pt |")
+    print("|---|---|---|---|---|---|---|")
+    worst = 0.0
+    for c in claims:
+        for where, ev in _batteries(c.get("evidence") or {}):
+            # the battery is the first procedure's, also where it was refused for a fallback
+            refused = ev.get("refused") or {}
+            proc = refused.get("procedure") or ev.get("decided_by", "?")
+            no = ("NO: kept, its verdict rejects nothing" if ev.get("calibration_kept") else
+                  "NO: refused (a fallback or inconclusive)")
+            for fam, b in ev["battery"].items():
+                ok = b["high"] <= b["alpha"] + 0.01
+                worst = max(worst, b["high"])
+                print(f"| {c['id']} | {where or '-'} | {proc} | {fam} | {100 * b['rate']:.1f} "
+                      f"[{100 * b['low']:.1f}, {100 * b['high']:.1f}] | {b['n_sim']} | "
+                      f"{'yes' if ok else no} |")
+    print(f"\nlargest upper end: {100 * worst:.1f}% (a refused procedure decided nothing there; a "
+          "kept one stands beside a verdict its rate does not concern)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--audit", help="an audit.json: print its per-claim battery rows and stop")
     ap.add_argument("--nulls", type=int, default=2000)
     ap.add_argument("--sizes", type=int, nargs="+", default=[6, 12, 20, 40, 100])
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=PROCEDURES)
     ap.add_argument("--no-power", action="store_true")
     args = ap.parse_args()
+    if args.audit:
+        audit_rows(args.audit)
+        return
     a = args.alpha
     t0 = time.perf_counter()
     print(f"{args.nulls} nulls per cell, alpha {a}, a look after every seed\n")

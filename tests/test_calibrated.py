@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from boundbench.framework import calibrated as cd
+from boundbench.framework.decisions.battery import FAMILIES, median, noise
 from boundbench.framework.trends import bootstrap_mean, interval_status
 from boundbench.framework.verdicts import Verdict
 
@@ -107,7 +108,11 @@ def test_a_no_effect_band_is_calibrated_at_its_edge_and_needs_its_reach():
     out = cd.calibrated_end_ratio(v, lo_v, hi_v, paired=True, margin=0.1,
                                   rng=np.random.default_rng(10))  # 1,000 nulls: 2.4% [1.5, 3.6]
     assert out.status == "no-effect" and out.evidence["min_detectable_effect"] <= 0.1
-    assert out.evidence["calibration"]["nulls"].endswith("band's edge 1.1")
+    assert "band's edge 1.1 (nominal 5%)" in out.reason  # its own nulls, then the battery's
+    battery = out.evidence["battery"]
+    assert set(battery) == set(FAMILIES) and all(b["admitted"] for b in battery.values())
+    # the rate recorded is the worst of all that admitted it
+    assert out.evidence["calibration"]["high"] >= max(b["high"] for b in battery.values())
     # a verdict the band did not decide is returned as it is
     other = Verdict("supported", "trend", {})
     assert cd.calibrated_end_ratio(other, lo_v, hi_v, paired=True, margin=0.1,
@@ -211,5 +216,54 @@ def test_a_rate_of_false_rejections_refuses_a_rejection_but_not_a_verdict_that_r
     held = cd.calibrate(Verdict("holds", "h", {}), None, proc, **kw)
     assert held.status == "holds" and "which this verdict is not" in held.reason
     assert not held.evidence["calibration"]["admitted"]
+    assert held.evidence["calibration_kept"].startswith("its verdict (holds) is none of")
     rejected = cd.calibrate(Verdict("violated", "v", {}), None, proc, **kw)
     assert rejected.status == "inconclusive" and rejected.evidence["refused"]["status"] == "violated"
+
+
+def _tail_alarm(threshold: float = 3.0):
+    """A decision that errs where the values' right tail is long: admitted on normal nulls,
+    not on a skewed family's."""
+    def decide(d, g):
+        return ("supported" if float(np.max(d)) > threshold else "inconclusive"), {}
+
+    return decide
+
+
+def test_a_procedure_its_own_nulls_admit_is_refused_where_a_battery_family_shows_it_errs():
+    proc = cd.Procedure("a tail alarm", _tail_alarm(), lambda g: g.standard_normal(5),
+                        "normal draws", family=lambda fam, c, g: (c or 0.0) + noise(fam, g, 5))
+    v = cd.calibrate(cd.Verdict("supported", "a mean", {}), None, proc,
+                     rng=np.random.default_rng(3), alternative=lambda c, g: c +
+                     g.standard_normal(5), grid=(1.0, 2.0, 4.0), measure=None, units="shift",
+                     n_sim=400)
+    refused = v.evidence["refused"]
+    assert v.status == "inconclusive" and refused["on"] in FAMILIES
+    assert refused["calibration"]["high"] > 0.06 and f"{refused['on']} nulls" in v.reason
+    own = cd.realised(proc, rng=np.random.default_rng(3), n_sim=400)
+    assert own.admitted  # its own nulls alone would have let it decide
+    # the rate recorded is the worst, and every family's is in the evidence
+    assert set(v.evidence["battery"]) == set(FAMILIES)
+    assert v.evidence["calibration"]["high"] == max(b["high"] for b in
+                                                    v.evidence["battery"].values())
+
+
+def test_the_smallest_detectable_effect_is_the_worst_familys_and_each_is_in_the_evidence():
+    x = np.random.default_rng(5).normal(0.0, 1.0, 12)
+    v = cd.calibrated_mean(Verdict("inconclusive", "mean", {}), x, rng=np.random.default_rng(6),
+                           expected_sign=1, units="mean change")
+    by = v.evidence["min_detectable_by_family"]
+    assert set(by) == {"these data", *FAMILIES}
+    under = v.evidence["min_detectable_under"]
+    worst = v.evidence["min_detectable_effect"]
+    assert by[under] == worst and f"({under})" in v.reason
+    assert all(b is not None and worst is not None and b <= worst + 1e-12 for b in by.values())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_battery_family_is_standardized_and_its_median_is_its_populations(family):
+    z = noise(family, np.random.default_rng(7), 400_000)
+    assert abs(z.mean()) < 0.02 and abs(z.var() - 1) < 0.08
+    # the median's CDF mass: a half of the draws below, a half above (ties split)
+    below, at = float(np.mean(z < median(family))), float(np.mean(z == median(family)))
+    assert below <= 0.5 + 0.01 and below + at >= 0.5 - 0.01

@@ -264,3 +264,25 @@ def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin(audited)
     assert ev["hard_margin_v_worst_ratio"] <= 1 + 1e-5
     erratum = registry.get("fu.lemma-a.2.5.proof-step").erratum
     assert erratum is not None and erratum.fails == "proof step"
+
+
+def test_a_curve_records_its_worst_steps_rate_with_that_steps_battery_and_refusal():
+    """Issue 82: the curve's recorded rate was the worst step's, its battery the last step's
+    beside it (fu.fig5.heads: 11.7% on ties at t = 128 next to the t = 600 battery, all
+    under 4.6%). The worst step speaks with its own battery, reach and refusal."""
+    from boundbench.framework.readings import along_t_verdict
+
+    def step(status, rate, fam, **more):
+        return Verdict(status, status, {
+            "realised_false_decision_rate": rate, "realised_false_decision_ci": [0, rate],
+            "calibration": {"rate": rate}, "battery": {fam: {"rate": rate}},
+            "min_detectable_under": fam, **more})
+
+    bad = step("inconclusive", 0.117, "ties", refused={"procedure": "p"})
+    v = along_t_verdict({128: bad, 600: step("no-effect", 0.037, "normal")}, what="s")
+    assert v.evidence["realised_false_decision_step"] == 128
+    assert v.evidence["battery"] == {"ties": {"rate": 0.117}}
+    assert v.evidence["min_detectable_under"] == "ties" and v.evidence["refused_at_step"] == 128
+    ok = along_t_verdict({128: step("no-effect", 0.02, "t3"),
+                          600: step("no-effect", 0.037, "normal")}, what="s")
+    assert ok.evidence["battery"] == {"normal": {"rate": 0.037}} and "refused_at_step" not in ok.evidence

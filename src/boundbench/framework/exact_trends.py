@@ -86,11 +86,13 @@ def _decided(verdict: Verdict, word: str, extra: dict[str, Any], *, what: str,
 def _permutation_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
                        rng: np.random.Generator, expected: str, n_sim: int, alpha: float,
                        what: str, null: Any, sd: Any, name: str, nulls: str, validity: str,
-                       grid: tuple[float, ...], measure: Any, units: str) -> Verdict:
+                       grid: tuple[float, ...], measure: Any, units: str,
+                       centre: Any) -> Verdict:
     """The trend verdicts' one core: the permutation test of the mean over rows of rho
     (:func:`_rho_test`) decides ``verdict`` again, then :func:`~boundbench.framework.
     calibrated.calibrate` runs it on ``null`` s and on alternatives ``null`` plus ``c`` times
-    ``sd`` times ``x``'s standardized ranks in the ``expected`` direction."""
+    ``sd`` times ``x``'s standardized ranks in the ``expected`` direction; on the battery,
+    ``centre`` plus ``sd`` times a family's noise, the same trend added."""
     from scipy.stats import rankdata
 
     sign = 1 if expected == "increasing" else -1
@@ -104,7 +106,12 @@ def _permutation_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     v = _decided(verdict, word, extra, what=what, n_perm=N_PERM, alpha=alpha)
     zx = rankdata(x)
     zx = sign * (zx - zx.mean()) / (zx.std() or 1.0)
-    proc = Procedure(name, test(N_PERM_SIM), null, nulls, validity=validity)
+    def family(fam: str, c: float | None, g: np.random.Generator) -> np.ndarray:
+        from boundbench.framework.decisions.battery import noise
+
+        return centre + sd * (noise(fam, g, np.shape(y)) + (c or 0.0) * zx)
+
+    proc = Procedure(name, test(N_PERM_SIM), null, nulls, validity=validity, family=family)
     return calibrate(v, y, proc, rng=rng, n_sim=n_sim,
                      alternative=lambda c, g: null(g) + c * sd * zx, grid=grid,
                      measure=measure, units=units)
@@ -125,7 +132,7 @@ def calibrated_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
     return _permutation_trend(
         verdict, x, y, rng=rng, expected=expected, n_sim=n_sim, alpha=alpha, what="trend",
-        null=lambda g: g.permutation(y), sd=float(np.std(y)) or 1.0,
+        null=lambda g: g.permutation(y), sd=float(np.std(y)) or 1.0, centre=float(np.mean(y)),
         name="a permutation test of Spearman's rho",
         nulls="permutations of these outcomes (no trend)", validity=TREND_VALIDITY,
         grid=(0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
@@ -153,7 +160,8 @@ def calibrated_paired_trend(verdict: Verdict, x: np.ndarray, y: np.ndarray, *,
     return _permutation_trend(
         verdict, x, y, rng=rng, expected=expected, n_sim=n_sim, alpha=alpha,
         what="within-set trend", null=lambda g: g.permuted(y, axis=1),
-        sd=np.where(sd > 0, sd, 1.0), name="a permutation test of the mean within-set rho",
+        sd=np.where(sd > 0, sd, 1.0), centre=y.mean(axis=1, keepdims=True),
+        name="a permutation test of the mean within-set rho",
         nulls="permutations of each set's outcomes across the levels (no trend)",
         validity=PAIRED_VALIDITY, grid=(0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 3.0),
         measure=mean_rho, units="mean within-set Spearman rho")
@@ -206,10 +214,21 @@ def calibrated_spread(verdict: Verdict, a: np.ndarray, b: np.ndarray, *,
                ) -> tuple[str, dict[str, Any]]:
         return spread_test(*d, seed=seed, alpha=alpha)
 
+    loc_a, loc_b = float(np.median(a)), float(np.median(b))
+    s = float(np.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)) or 1.0
+
+    def family(fam: str, c: float | None, g: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray]:
+        # the two methods at one spread (``c``: the first's ratio to the second's)
+        from boundbench.framework.decisions.battery import noise
+
+        return (loc_a + (1.0 if c is None else c) * s * noise(fam, g, a.size),
+                loc_b + s * noise(fam, g, b.size))
+
     proc = Procedure("the exact permutation test of the pair differences", decide,
                      lambda g: _draw(pool, a.size, b.size, g),
                      "draws from these runs' pooled residuals at a common spread",
-                     validity=SPREAD_VALIDITY)
+                     validity=SPREAD_VALIDITY, family=family)
     # a grid of ratios, the effect growing as the ratio falls; measured: the ratio drawn
     return calibrate(v, (a, b), proc, rng=rng, n_sim=n_sim,
                      alternative=lambda c, g: _draw(pool, a.size, b.size, g, ratio=c),

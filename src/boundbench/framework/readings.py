@@ -284,11 +284,15 @@ def along_t_verdict(by_t: Mapping[int, Verdict], *, what: str) -> Verdict:
     if rates:  # the step whose decision errs most often on its nulls speaks for the curve
         worst = max(rates, key=lambda t: rates[t])
         w = by_t[worst].evidence  # its rate, interval, procedure and record, together
+        carried = ("calibration", "decided_by", "min_detectable_effect", "min_detectable_units",
+                   "battery", "calibration_these_data", "min_detectable_by_family",
+                   "min_detectable_under", "calibration_kept")
+        ev = {k: v for k, v in ev.items() if k not in carried}  # not the last step's beside it
         ev.update(realised_false_decision_rate=rates[worst],
                   realised_false_decision_ci=w.get("realised_false_decision_ci"),
-                  realised_false_decision_step=worst,
-                  **{k: w[k] for k in ("calibration", "decided_by", "min_detectable_effect",
-                                       "min_detectable_units") if k in w})
+                  realised_false_decision_step=worst, **{k: w[k] for k in carried if k in w},
+                  # refused there: that step's verdict is inconclusive, no fallback decided it
+                  **({"refused_at_step": worst} if "refused" in w else {}))
     margins = [(v.evidence["margin_to_flip"], v.evidence["margin_units"]) for v in by_t.values()
                if isinstance(v.evidence.get("margin_to_flip"), int | float)
                and v.evidence.get("margin_units") in FRAGILE]

@@ -279,7 +279,7 @@ def decide_no_effect(verdict: Verdict, ratio: tuple[float, float, float], factor
     ev["no_effect_band_margin"] = inside
     tested = verdict.status == "inconclusive" or (
         before_trend and verdict.status in ("supported", "contradicted"))
-    if tested and 1 - margin <= a and b <= 1 + margin:
+    if tested and 1 - margin < a and b < 1 + margin:  # strictly inside: never on a tie
         if verdict.status != "inconclusive":
             ev["trend_inside_band"] = verdict.status
         return Verdict("no-effect", f"no effect: over the whole range of {factor} the median "

@@ -55,37 +55,62 @@ def calibration_record(r: Entry) -> dict[str, Any] | None:
             ev.get("min_detectable_effect"), "units": ev.get("min_detectable_units"),
             "decided_by": ev.get("decided_by"), "fell_back": "refused" in ev,  # and its level:
             "alpha": (ev.get("calibration") or {}).get("alpha", 0.05),  # 5%, a family's 0.1%
-            "by_construction": bool((ev.get("calibration") or {}).get("by_construction"))}
+            "by_construction": bool((ev.get("calibration") or {}).get("by_construction")),
+            # issue 82: how many battery shapes admitted it, and whose reach is the one given
+            "battery_families": int((ev.get("calibration") or {}).get("battery_families") or 0),
+            "min_detectable_under": ev.get("min_detectable_under"),
+            # a rate above the level stands beside a verdict it does not concern, or was
+            # refused where it would have decided (that step inconclusive)
+            "admitted": (ev.get("calibration") or {}).get("admitted"),
+            "kept": ev.get("calibration_kept"), "refused_at_step": ev.get("refused_at_step")}
 
 
 def _calibration_line(claims: Sequence[Entry]) -> str:
     """How the record's stochastic verdicts are decided (issue 82): by tests valid by
     construction (exact permutation and binomial tests, whose measured rates on their own nulls
     are a check), or by procedures admitted where the upper end of their measured rate's 95%
-    interval is at most their level plus 1 point; or nothing for a record made before
-    calibration existed."""
+    interval is at most their level plus 1 point; those whose recorded rate is above that named
+    with what it means for their verdict; or nothing for a record made before calibration
+    existed."""
     cal = [c for c in claims if c.get("calibration")]
     if not cal:
         return ""
     exact = [c for c in cal if c["calibration"].get("by_construction")]
     other = [c for c in cal if not c["calibration"].get("by_construction")]
     shown = [c for c in other if c["calibration"]["high"] <= c["calibration"]["alpha"] + 0.01]
+    above = [c for c in other if c not in shown]
     fell = [c["id"] for c in cal if c["calibration"].get("fell_back")]
 
     def span(cs: Sequence[Entry], key: str) -> str:
         v = [c["calibration"][key] for c in cs]
         return f"{min(v):.1%} to {max(v):.1%}"
 
+    def why(c: Entry) -> str:
+        k = c["calibration"]
+        if k.get("kept"):
+            return f"`{c['id']}` {k['high']:.1%}, kept: {k['kept']}"
+        if k.get("refused_at_step") is not None:
+            return (f"`{c['id']}` {k['high']:.1%}, refused at t = {k['refused_at_step']} "
+                    "(inconclusive there; the verdict is the other steps' and readings')")
+        return f"`{c['id']}` {k['high']:.1%}, refused ({c['verdict']})"
+
     parts = []
     if exact:
         parts.append(f"{len(exact)} decided by tests valid by construction (exact permutation "
                      f"and binomial tests; their rates on their own nulls, a check, "
                      f"{span(exact, 'rate')})")
-    if other:
+    if shown:
+        on = sum(1 for c in shown if c["calibration"].get("battery_families"))
+        battery = (f", {on} of them also on data of their sizes with each of the battery's six "
+                   "null shapes (normal, t3, exponential, lognormal, failed runs, ties)"
+                   if on else "")
         parts.append(f"{len(shown)} of the other {len(other)} admitted by their rate on nulls "
-                     f"resampled from their own data, the upper end of its 95% interval at most "
-                     f"the level plus 1 point (5%, 0.1% for a family of Monte Carlo tests; "
-                     f"upper ends {span(other, 'high')})")
+                     f"resampled from their own data{battery}, the upper end of every 95% "
+                     f"interval at most the level plus 1 point (5%, 0.1% for a family of Monte "
+                     f"Carlo tests; upper ends {span(shown, 'high')})")
+    if above:
+        parts.append(f"{len(above)} with a worst upper end above it (" + "; ".join(map(why, above))
+                     + ")")
     return (f"; its {len(cal)} calibrated stochastic verdicts: " + ", ".join(parts)
             + (f"; {len(fell)} decided by a fallback after the first procedure was refused "
                f"({', '.join(f'`{i}`' for i in fell)})" if fell else "")

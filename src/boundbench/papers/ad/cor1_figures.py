@@ -255,6 +255,9 @@ def _paper_eps_sides(p: dict, ctx: CheckContext):
        "never smooths at those widths, so it does not decide the claim's readings.",
        search=Search({"model": (0.0, 1.0), "c": (1e-2, 10.0, "log")}, _paper_eps_sides,
                      budget=(40, 400), with_context=True,
+                     quantities=lambda p: {
+                         "trained model (its place along the claim's table, 0 to 1)": p["model"],
+                         "sigma / (eps / (sqrt2 H))": p["c"]},
                      note="the claim's trained models, each smoothed at sigma = c eps/(sqrt2 H), "
                      "c in [0.01, 10]; MC lower confidence limit"))
 def _cor1_paper(ctx: CheckContext) -> Outcome:
@@ -401,9 +404,17 @@ def _fig3_calibrated(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, se: 
     def draw(c: float, g: np.random.Generator) -> np.ndarray:
         return centred[g.integers(0, len(m), len(m))] + c
 
+    sd = m.std(0, ddof=1)
+
+    def family(fam: str, c: float | None, g: np.random.Generator) -> np.ndarray:
+        from boundbench.framework.decisions.battery import noise
+
+        return (c or 0.0) + sd * noise(fam, g, m.shape)
+
     return calibrate(verdict, m, Procedure("the best sigma's +- 2 SE interval", decide,
                                            lambda g: draw(0.0, g), "resamples of the seeds with "
-                                           "every sigma's differences centred at 0"),
+                                           "every sigma's differences centred at 0",
+                                           family=family),
                      rng=ctx.rng("calibration"), alternative=draw,
                      grid=[se * k for k in (0.5, 1, 1.5, 2, 2.5, 3, 4, 6)],
                      measure=lambda d: float(d.mean(0).max()), units="accuracy gain")
