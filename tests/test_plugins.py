@@ -210,3 +210,30 @@ def test_papers_register_by_key_and_a_failed_load_leaves_nothing():
                                              if cl.paper == "ad"}
     with pytest.raises(ValueError, match="unknown claim id 'nope', and no paper has that key"):
         catalogue.expand(["nope"])
+
+
+def test_a_plugin_claim_that_ends_its_process_in_check_is_its_error_and_the_rest_run(tmp_path):
+    """Issue 84: ``check`` ran every claim in its own process, so a plugin claim calling
+    ``os._exit`` ended the command and the claims after it never ran. A plugin's claims run in
+    a child: the one that ends its process is recorded as that claim's error (exit 3, a check
+    that raised), the built-in claim beside it gives the verdict it gives
+    alone, and a good plugin claim in the same child still runs."""
+    site = tmp_path / "site"
+    _fake_dist(site, "dying-plugin", "dying = dying_mod", "dying_mod",
+               "import os\nimport boundbench as bb\nbb.register_paper('dying', 'Dying')\n"
+               "@bb.claim('dying.exits', paper='dying', where='1', kind='bound', "
+               "statement='s', equation='e')\ndef _a(ctx): os._exit(7)\n"
+               "@bb.claim('dying.fine', paper='dying', where='2', kind='bound', "
+               "statement='s', equation='e')\ndef _b(ctx): return bb.Verdict('holds', 'fine')\n")
+    both = _bb("check", "dying.exits", "ad.gelu-lipschitz", "dying.fine", "--json", site=site,
+               cwd=tmp_path, check=False)
+    alone = _bb("check", "ad.gelu-lipschitz", "--json", site=site, cwd=tmp_path)
+    assert both.returncode == 3, both.stderr[-2000:]
+    got = {r["id"]: r for r in json.loads(both.stdout)}
+    assert list(got) == ["dying.exits", "ad.gelu-lipschitz", "dying.fine"]
+    assert got["dying.exits"]["verdict"] == "inconclusive"
+    assert "process ended abruptly" in got["dying.exits"]["reason"]
+    assert got["dying.fine"]["verdict"] == "holds"
+    (ref,) = json.loads(alone.stdout)
+    for key in ("verdict", "reason", "evidence"):
+        assert got["ad.gelu-lipschitz"][key] == ref[key], key

@@ -124,20 +124,28 @@ def test_the_check_your_own_numbers_example_is_six_lines_and_decides(tmp_path):
 
 
 def test_the_learn_line_runs_a_notebook(tmp_path):
-    """The README's notebook command, verbatim, on a copy of the notebooks: jupytext executes the
-    notebook (its kernel: this environment's python3) and writes it, outputs and all, beside."""
+    """The README's notebook command, verbatim (through bash, its ``$(mktemp -d)`` included), on
+    a copy of the notebooks: jupytext executes the notebook (its kernel: this environment's
+    python3) and writes it, outputs and all, into a fresh temporary folder, never into the
+    clone (issue 84: it left an .ipynb there)."""
     import json
     import shutil
 
     pytest.importorskip("jupytext", reason="install the dev extra (README)")
     cmd = next(c for c in USE if "jupytext" in c)
+    assert '--output "$(mktemp -d)/' in cmd, cmd
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temp)}
     env.pop("MPLBACKEND", None)  # the kernel draws inline, as in Jupyter
-    r = subprocess.run(as_here(cmd), cwd=tmp_path, capture_output=True, text=True, env=env,
-                       timeout=900)
+    line = shlex.join(as_here(cmd.split(" --output ")[0])) + " --output " + \
+        cmd.split(" --output ")[1]
+    r = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True,
+                       env=env, timeout=900)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    target = tmp_path / shlex.split(cmd)[-1].replace(".py", ".ipynb")
+    assert not list((tmp_path / "notebooks").glob("*.ipynb"))  # nothing beside the script
+    (target,) = temp.glob("*/03_smoothing.ipynb")
     nb = json.loads(target.read_text())
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert outputs and not [o for o in outputs if o.get("output_type") == "error"]

@@ -360,3 +360,71 @@ def test_a_partial_audit_keeps_every_good_entry_of_a_damaged_report(tmp_path):
     assert [r["id"] for r in json.loads((out / "audit.json").read_text())["claims"]] == \
         ["ad.thm2"]
     assert len(list(out.glob("audit.json.bad-*"))) == 2
+
+
+def test_a_rate_claims_exponent_of_about_zero_is_worded_against_the_predicted_one():
+    """Issue 84: "contradicted (exponent 4.24e-05)" beside a glossary saying contradicted is
+    the opposite effect. The size names the predicted exponent, and the glossary's word covers
+    a rate beyond it."""
+    from boundbench.report.entries import verdict_size
+    from boundbench.report.vocabulary import VERDICT_HELP
+
+    entry = {"verdict": "contradicted",
+             "evidence": {"fitted_exponent": 4.24e-05, "predicted": -0.5}}
+    size = verdict_size(entry)
+    assert size.startswith("exponent 4.24e-05 where the paper predicts at most -0.5"), size
+    assert "beyond the predicted exponent" in VERDICT_HELP["contradicted"]
+    assert "opposite direction" in VERDICT_HELP["contradicted"]
+
+
+def test_a_search_instance_is_quoted_as_the_claim_names_it():
+    """Issue 84: "act=1" in a caption where the claim's own terms say "activation gelu". The
+    search's evidence carries the instance in the claim's terms (``Search.quantities``) beside
+    its raw parameters, and the errata quote those."""
+    from boundbench import catalogue
+    from boundbench.framework.characterize import quantities
+    from boundbench.framework.search import SearchResult
+    from boundbench.framework.search_verdict import search_evidence
+
+    catalogue.load()
+    c = catalogue.registry()["ad.thm1.layers"] if "ad.thm1.layers" in catalogue.registry() else \
+        next(c for c in catalogue.registry().values() if c.search is not None
+             and c.search.quantities is not None and "act" in c.search.space)
+    params = {k: (1 if k == "act" else (lo if not isinstance(lo, int) else lo))
+              for k, (lo, *_rest) in c.search.space.items()}
+    named = quantities(c.search, params)
+    assert named.get("activation") == "gelu", named
+    result = SearchResult(worst_ratio=1.5, instance=params, n_evals=10)
+    ev = search_evidence(result, 1.0, named=named)
+    assert ev["worst_instance"] == params and ev["worst_instance_named"] == named
+    # a random family that did better than the search: no instance of the search is quoted
+    assert "worst_instance_named" not in search_evidence(result, 2.0, named=named)
+
+
+def test_the_readme_names_each_rate_above_its_level_and_what_it_means_for_the_verdict():
+    """Issue 82: "the upper end of every 95% interval at most the level plus 1 point ... the
+    worst upper ends 1.4% to 13.9%" said two things of one set. A rate above the level is
+    named apart: kept beside a verdict it does not concern, or refused at the step whose rate
+    it is; the admitted span is of the admitted alone."""
+    from boundbench.report.readme import _calibration_line
+
+    def cal(high, **kw):
+        return {"rate": high / 2, "low": 0.0, "high": high, "alpha": 0.05,
+                "by_construction": False, "battery_families": 6, **kw}
+
+    claims = [{"id": "a", "verdict": "supported", "calibration": cal(0.04)},
+              {"id": "b", "verdict": "supported",
+               "calibration": cal(0.117, kept="its verdict (supported) is none of the false "
+                                  "decisions its rate counts (contradicted)")},
+              {"id": "c", "verdict": "depends-on-reading",
+               "calibration": cal(0.139, refused_at_step=128)},
+              {"id": "d", "verdict": "inconclusive", "calibration": cal(0.09)},
+              {"id": "e", "verdict": "supported",
+               "calibration": {**cal(0.08), "by_construction": True}}]
+    line = _calibration_line(claims)
+    assert "1 of the other 4 admitted" in line and "upper ends 4.0% to 4.0%" in line, line
+    assert "13.9%" not in line.split("admitted")[1].split("with a worst")[0], line
+    assert "3 with a worst upper end above it" in line
+    assert "`b` 11.7%, kept: its verdict (supported)" in line
+    assert "`c` 13.9%, refused at t = 128" in line
+    assert "`d` 9.0%, refused (inconclusive)" in line

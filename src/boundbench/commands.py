@@ -41,13 +41,13 @@ def check(args: argparse.Namespace) -> ExitCode:
     from boundbench.framework.characterize import summary as characterization_summary
     from boundbench.framework.sizes import largest_known
     from boundbench.report.entries import verdict_size
-    from boundbench.running import _jsonable
+    from boundbench.running import _jsonable, checked_claims
 
     ids = catalogue.expand(args.ids)  # a paper's key: all its claims
     out = Path(args.out) if args.out else None
     ctx = registry.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
                                formats=tuple(args.format), datasets=args.datasets)
-    results = [registry.run(cid, ctx, catch=True).to_dict() for cid in ids]
+    results = checked_claims(ids, ctx)  # a plugin's claims in a child process (issue 84)
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
     else:

@@ -237,6 +237,29 @@ def _local_claim(task: tuple[str, registry.CheckContext]) -> dict[str, Any]:
     return registry.run(cid, ctx, catch=True).to_dict()
 
 
+def checked_claims(ids: list[str], ctx: registry.CheckContext) -> list[dict[str, Any]]:
+    """``check``'s runs, in ``ids`` order: the built-in papers' claims here, one after another;
+    an installed plugin's in a child process, so that its process ending (``os._exit``, a
+    crash, the OOM killer) is that claim's recorded error and the others still run (issue 84;
+    ``sys.exit`` is caught either way). The child costs one process start (torch and the
+    catalogue), paid once for all of a run's plugin claims and only where there are some."""
+    from boundbench.framework.papers import papers
+
+    ours = {k for k, p in papers().items() if p.package in ("", "boundbench")}
+    theirs = [cid for cid in ids if registry.get(cid).paper not in ours]
+    results: dict[str, dict[str, Any]] = {}
+    if theirs:
+        from boundbench.framework.execution import LocalPool
+
+        with LocalPool(1) as pool:
+            results.update((r["id"], r) for r in _pooled_claims(theirs, ctx, pool,
+                                                                progress=False, desc="check"))
+    for cid in ids:
+        if cid not in results:
+            results[cid] = registry.run(cid, ctx, catch=True).to_dict()
+    return [results[cid] for cid in ids]
+
+
 def _pooled_claims(ids: list[str], ctx: registry.CheckContext, pool: Any, *,
                    progress: bool, desc: str) -> list[dict[str, Any]]:
     """Every claim in ``ids`` on the local process ``pool``, one torch thread each: the claims are

@@ -87,7 +87,8 @@ def say_what_was_decided(c: Any, outcome: Any) -> tuple[str | None, bool]:
     if c.search is not None and isinstance(ev.get("search_alone_worst_ratio"), int | float):
         with plotting.style():
             plotting.search_strip(outcome.figure, worst_ratio=float(ev["search_alone_worst_ratio"]),
-                                  instance=ev.get("worst_instance"),
+                                  instance=ev.get("worst_instance_named",
+                                                  ev.get("worst_instance")),
                                   random_worst=ev.get("random_family_worst_ratio"),
                                   decided=bool(ev.get("decided_by_search")))
         marked = True

@@ -28,7 +28,7 @@ from typing import Any
 
 from boundbench.errors import ClaimError, InvalidArgument
 from boundbench.framework import papers as _papers
-from boundbench.framework.characterize import apply_characterization, not_probed
+from boundbench.framework.characterize import apply_characterization, not_probed, quantities
 from boundbench.framework.context import CheckContext, salt
 from boundbench.framework.execution import one_torch_thread
 from boundbench.framework.outcome import Block, Erratum, Outcome
@@ -407,7 +407,8 @@ def run(claim_id: str, ctx: CheckContext, *, catch: bool = False) -> Result:
         if c.search is not None and outcome.verdict.status != "not-testable":
             found = worst_case(c.search, max_evals=int(ctx.pick(*c.search.budget)),
                                seed=salt(f"{ctx.seed}/{c.id}/search") % 2**32, context=ctx)
-            outcome = replace(outcome, verdict=apply_search(outcome.verdict, found))
+            named = quantities(c.search, found.instance) if c.search.quantities else None
+            outcome = replace(outcome, verdict=apply_search(outcome.verdict, found, named=named))
             outcome = replace(outcome, verdict=apply_readings(
                 outcome.verdict, c.search, found, max_evals=int(ctx.pick(*c.search.budget)),
                 seed=salt(f"{ctx.seed}/{c.id}/readings") % 2**32, context=ctx))

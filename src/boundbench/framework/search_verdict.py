@@ -11,7 +11,8 @@ from typing import Any
 from boundbench.framework.search import SearchResult
 
 
-def search_evidence(result: SearchResult, random_worst: float | None) -> dict[str, Any]:
+def search_evidence(result: SearchResult, random_worst: float | None, *,
+                    named: dict[str, Any] | None = None) -> dict[str, Any]:
     """The evidence keys of a search beside the random family: ``worst_found_by_search`` is the
     larger of the two (the search is seeded by nothing the random family found, so a random
     family that did better is reported as such), with the instance it came from."""
@@ -24,6 +25,9 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
         "random_family_worst_ratio": random_worst,
         "worst_instance": (result.instance if by_search else
                            "the random family's worst row (see the claim's table)"),
+        # the instance as the claim names it (Search.quantities: "activation gelu", not
+        # "act=1"), what the reports quote; the raw parameters stay beside it
+        **({"worst_instance_named": named} if named and by_search else {}),
         "search_evals": result.n_evals, "search_method": result.method,
         "search_instances_refused": result.n_refused,
     }
@@ -32,7 +36,8 @@ def search_evidence(result: SearchResult, random_worst: float | None) -> dict[st
     return ev
 
 
-def apply_search(verdict: Any, result: SearchResult) -> Any:
+def apply_search(verdict: Any, result: SearchResult, *,
+                 named: dict[str, Any] | None = None) -> Any:
     """``verdict`` with the search's evidence, its worst ratio in the reason, and ``violated``
     (with the instance) where the search broke a bound the random family did not."""
     from boundbench.framework.verdicts import (
@@ -44,7 +49,7 @@ def apply_search(verdict: Any, result: SearchResult) -> Any:
     )
 
     result = replace(result, worst_ratio=float(measured(result.worst_ratio)))
-    ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"))
+    ev = search_evidence(result, verdict.evidence.get("worst_lhs_over_rhs"), named=named)
     rtol = float(verdict.evidence.get("rtol", NUMERIC_RTOL))
     said = (f"targeted search ({result.n_evals} instances): worst lhs/rhs "
             f"{fmt_ratio(result.worst_ratio)}")

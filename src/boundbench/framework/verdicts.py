@@ -25,9 +25,10 @@ STATUSES = ("holds", "violated", "ill-posed", "supported", "contradicted", "no-e
 """What a verdict can say (the report's glossary, ``boundbench.report.vocabulary.VERDICT_HELP``, defines
 each): a bound or identity ``holds`` or is ``violated``, or is ``ill-posed`` where it
 presupposes a unique optimum that does not exist (it holds for the closest pair of optima and
-fails for the farthest); a trend is ``supported``, ``contradicted`` (the opposite effect) or
-shows ``no-effect`` (a change inside the no-effect band); ``depends-on-reading`` where the
-readings of a choice the paper leaves open disagree; ``inconclusive``; ``not-testable``."""
+fails for the farthest); a trend is ``supported``, ``contradicted`` (the data exclude it: the
+opposite direction, or a rate beyond the predicted exponent) or shows ``no-effect`` (a change
+inside the no-effect band); ``depends-on-reading`` where the readings of a choice the paper
+leaves open disagree; ``inconclusive``; ``not-testable``."""
 
 FINDINGS = ("violated", "contradicted", "no-effect", "ill-posed", "depends-on-reading")
 """The verdicts that can go against a paper's claim (as stated, or as read). Whether a claim's

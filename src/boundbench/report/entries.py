@@ -80,6 +80,10 @@ def verdict_size(r: Entry) -> str:
                       ("fitted_exponent", "exponent"), ("max_abs_error", "max |error|")):
         if isinstance(ev.get(key), int | float):
             parts.append(f"{name} {_num(ev[key])}")
+            if key == "fitted_exponent" and isinstance(ev.get("predicted"), int | float):
+                # a rate claim is "exponent at most the predicted one": an exponent of about 0
+                # contradicts it without being the opposite effect, so the number says which
+                parts[-1] += f" where the paper predicts at most {_num(ev['predicted'])}"
     if isinstance(ev.get("by_reading"), dict):
         counts = Counter(v.get("status") for v in ev["by_reading"].values())
         parts.append(", ".join(f"{n} {k}" for k, n in counts.items()) + " readings")
@@ -129,13 +133,27 @@ def self_tests(results: Sequence[Entry]) -> str:
     return text + "."
 
 
+def replay_command(r: Entry) -> str | None:
+    """The command that replays a violation without boundbench, run in the report's folder
+    (where ``replay/`` lies beside it), or None where no replay was written."""
+    from boundbench.framework.escape import safe_url
+
+    rep = (r.get("evidence") or {}).get("replay")
+    if not (isinstance(rep, dict) and rep.get("written") and rep.get("path")):
+        return None
+    path = safe_url(str(rep["path"]))
+    return f"python {shlex.quote(path)}" if path else None
+
+
 def certified(r: Entry) -> str:
-    """What a verdict rests on beyond boundbench: a violation's standalone replay (its path and
-    result), a holding bound's proof or the number of evaluations that did not refute it."""
+    """What a verdict rests on beyond boundbench: a violation's standalone replay (its command
+    and result), a holding bound's proof or the number of evaluations that did not refute it."""
     ev = r.get("evidence") or {}
     rep = ev.get("replay")
     if isinstance(rep, dict) and rep.get("path"):
-        return f"replay {rep['path']}: {rep.get('result')}"
+        cmd = replay_command(r)
+        return (f"{cmd} in the report's folder (numpy and mpmath only): {rep.get('result')}"
+                if cmd else f"no replay written ({rep.get('result')})")
     cert = ev.get("certification")
     if isinstance(cert, dict) and cert.get("status"):
         return str(cert["status"])

@@ -263,7 +263,7 @@ def _entry(r: Entry, c: Any, folder: Path, larger: str = "") -> list[str]:
                   f"`{r.get('table') or 'the claim table'}`.", ""]
     ev = r.get("evidence") or {}
     if isinstance(ev.get("worst_instance"), dict):
-        cells = _cells(ev["worst_instance"])
+        cells = _cells(ev.get("worst_instance_named") or ev["worst_instance"])
         lines += [f"**Worst instance of the targeted search** (lhs/rhs "
                   f"{_ratio(ev.get('search_alone_worst_ratio'))}, {ev.get('search_evals')} "
                   f"instances searched): {cells}.", ""]

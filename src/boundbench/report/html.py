@@ -32,6 +32,7 @@ from boundbench.report.entries import (
     evidence_items,
     findings,
     is_fragile,
+    replay_command,
     rerun_command,
     self_tests,
     verdict_size,
@@ -116,6 +117,9 @@ def _claim(r: Entry, latest: Latest | None = None,
             "caption": caption(prov).replace("`", "") if prov and r.get("figure") else "",
             "replay": safe_url(((r.get("evidence") or {}).get("replay") or {}).get("path"))
             if ((r.get("evidence") or {}).get("replay") or {}).get("written") else None,
+            "replay_command": replay_command(r) or "",
+            "replay_result": str(((r.get("evidence") or {}).get("replay") or {}).get("result")
+                                 or ""),
             "certified": certified(r), "certificate": certificate(r),
             "against": is_finding(r),
             "correction": r.get("correction") or "", "error": r.get("error") or "",

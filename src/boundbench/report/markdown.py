@@ -21,6 +21,7 @@ from boundbench.report.entries import (
     findings,
     fragile_mark,
     is_fragile,
+    replay_command,
     rerun_command,
     self_tests,
     table_cell,
@@ -167,6 +168,10 @@ def _claim_section(r: Entry) -> list[str]:
     if words := readings_text(r.get("evidence") or {}):
         why += f" **Readings.** {words}"
     lines += [why, ""]
+    if cmd := replay_command(r):
+        result = ((r.get("evidence") or {}).get("replay") or {}).get("result")
+        lines += [f"**Replay, without boundbench.** `{cmd}` in this report's folder (numpy and "
+                  f"mpmath only): {markdown_safe(str(result))}.", ""]
     table = evidence_table(r.get("evidence") or {})
     lines += [*table, ""] if table else []
     foot = [f"![{r['id']}]({safe_url(r['figure'])})"] if r.get("figure") else []

@@ -25,7 +25,9 @@ VERDICT_HELP = {
     "the closest pair of optimal solutions and fails for the farthest (both verdicts given)",
     "supported": "the predicted trend appears: its confidence interval lies on the predicted "
     "side of 0",
-    "contradicted": "the opposite of the predicted effect: the interval lies on the other side",
+    "contradicted": "the data exclude the predicted effect: the interval lies on the other "
+    "side of 0 (the opposite direction) or, for a rate the paper predicts, beyond the predicted "
+    "exponent (a gap predicted to shrink like H^-1/2 that shrinks more slowly, or not at all)",
     "no-effect": "the predicted effect is absent: the interval of the change lies inside the "
     "no-effect band (1 +- 10% unless the claim says otherwise)",
     "depends-on-reading": "the paper leaves a choice open and its plausible readings give "
