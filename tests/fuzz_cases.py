@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.framework import trends, verdicts
+from boundbench.framework import calibrated, trends, verdicts
 from boundbench.framework.verdicts import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pool_heads, pools, stability, svm, train
@@ -248,6 +248,7 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
                                                           rtol=0.0, atol=0.0)),
     "verdicts.equality_verdict": (verdicts.equality_verdict, dict(
         measured=np.ones(3), expected=np.ones(3), atol=1e-9, what="x")),
+    "calibrated.exponent_tail": (calibrated.exponent_tail, dict(k=2, n=20)),
     "trends.spearman_rows": (trends.spearman_rows, dict(x=np.arange(5.0),
                                                             y=np.arange(5.0)[None] ** 2)),
     "trends.paired_trend_verdict": (trends.paired_trend_verdict, dict(

@@ -136,6 +136,27 @@ def test_a_rate_exponent_is_calibrated_at_the_predicted_rate():
         assert 0 < out.evidence["min_detectable_effect"] < 0.2
 
 
+def test_an_exponent_on_data_its_bootstrap_cannot_handle_is_refused():
+    """Issue 82: two series of 20 sets, each at exactly x^-1/2 with noise of sd 1 in log (a
+    log-mean-exp aggregate led by its largest value): the exponent's bootstrap, even at the
+    expanded Bonferroni quantile, errs above its level on these data's nulls (16% at 1,000),
+    and its ``contradicted`` is refused. The quantile is Bonferroni's, expanded for few sets."""
+    assert cd.exponent_tail(1, 10**6) == pytest.approx(0.025, abs=1e-5)
+    assert cd.exponent_tail(2, 20) < 0.0125 < cd.exponent_tail(1, 20) < 0.025
+    rng = np.random.default_rng(3)
+    logx = np.log([4.0, 16, 64, 256])
+    series = [-0.5 * logx + rng.normal(0, 1, (20, 4)) for _ in range(2)]
+
+    def agg(s):
+        return 0.5 * np.log(np.mean(np.exp(2 * s), axis=-2))
+
+    out = cd.calibrated_exponent(Verdict("contradicted", "r", {}), logx, series,
+                                 rng=np.random.default_rng(4), predicted=-0.5, aggregate=agg,
+                                 n_sim=200)
+    assert out.status == "inconclusive" and out.evidence["refused"]["status"] == "contradicted"
+    assert not out.evidence["calibration"]["admitted"]
+
+
 def test_a_no_effect_on_a_difference_band_needs_its_reach():
     from boundbench.framework.bands import Band
     from boundbench.framework.calibration import no_effect_within_reach

@@ -16,6 +16,7 @@ from boundbench.framework.calibrated import (
     CALIBRATION_KEYS,
     calibrated_end_ratio,
     calibrated_exponent,
+    exponent_tail,
 )
 from boundbench.framework.context import CheckContext
 from boundbench.framework.exact_trends import calibrated_paired_trend
@@ -252,7 +253,8 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
         k = len(piv)
         boot = [np.polyfit(logh, np.median(gaps[rng.integers(0, k, k)], axis=0), 1)[0]
                 for _ in range(ctx.pick(300, 1000))]
-        lo, hi = np.quantile(boot, [0.025, 0.975])
+        # the quantile calibrated_exponent decides and is measured with (expanded: few sets)
+        lo, hi = np.quantile(boot, [exponent_tail(1, k), 1 - exponent_tail(1, k)])
         rows.append({"step": t, "exponent": np.polyfit(logh, np.median(gaps, axis=0), 1)[0],
                      "ci_low": lo, "ci_high": hi})
     fits = pd.DataFrame(rows)
@@ -262,7 +264,7 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
         m = with_margin({"fitted_exponent": float(f.exponent), "ci_low": float(f.ci_low),
                          "ci_high": float(f.ci_high)}, abs(f.ci_low + 0.5), "exponent")
         by_t[int(t)] = Verdict("contradicted" if f.ci_low > -0.5 else "supported",
-                               f"gap ~ H^{f.exponent:.3g} (95% CI [{f.ci_low:.3g}, "
+                               f"gap ~ H^{f.exponent:.3g} (expanded 95% CI [{f.ci_low:.3g}, "
                                f"{f.ci_high:.3g}]) at t = {int(t)}", m)
     along = along_t_verdict(by_t, what="gap exponent in H")
     # the last step's decision calibrated on nulls at exactly H^-1/2 (issue 64)
@@ -283,8 +285,11 @@ def _cor31_reading(ctx: CheckContext, df: pd.DataFrame, cfg: HeadsRun) -> tuple[
           **{k: cal.evidence[k] for k in CALIBRATION_KEYS if k in cal.evidence}}
     ev = {**ev, **{k: along.evidence[k] for k in ("by_t", "t_ranges", "decided_at_steps",
                                                      "margin_to_flip", "margin_units", "fragile")}}
-    ci = (f"H^{last.exponent:.3g} (95% CI [{last.ci_low:.3g}, {last.ci_high:.3g}]) at "
-          f"t = {int(last.step)}")
+    k = cal.evidence.get("calibration") or {}
+    ci = (f"H^{last.exponent:.3g} (expanded 95% CI [{last.ci_low:.3g}, {last.ci_high:.3g}]) at "
+          f"t = {int(last.step)}" + (f"; its worst rate on nulls at H^-0.5, {k['rate']:.1%} "
+                                     f"[{k['low']:.1%}, {k['high']:.1%}] ({k['nulls']})"
+                                     if "rate" in k else ""))
     if "refused" in cal.evidence:  # the last step's interval is not calibrated for these data
         return Verdict("inconclusive", f"at t = {int(last.step)}: {cal.reason}", ev), fits
     if along.status == "depends-on-reading":
@@ -363,7 +368,7 @@ def _cor31(ctx: CheckContext) -> Outcome:
     a2.axhline(0.0, color="grey", ls=":", lw=1)
     a2.set_xscale("log")
     a2.set_xlabel("GD steps t")
-    a2.set_ylabel("exponent a in gap ~ H^a (95% CI)")
+    a2.set_ylabel("exponent a in gap ~ H^a (expanded 95% CI)")
     fig.legend(*a2.get_legend_handles_labels(), loc="outside lower right", fontsize=7,
                title="exponent per reading", title_fontsize=7)
     a2.set_title("exponent per reading (identical ones named together)", fontsize=8)
