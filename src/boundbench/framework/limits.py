@@ -33,8 +33,11 @@ def allocation_failure(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
     text = str(exc)
-    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text
-                                              or "out of memory" in text)
+    # numpy's own refusal of a size beyond its index range is a ValueError
+    return (isinstance(exc, RuntimeError) and ("can't allocate memory" in text
+                                               or "out of memory" in text)
+            or isinstance(exc, ValueError) and ("array is too big" in text
+                                                or "Maximum allowed size exceeded" in text))
 
 
 def _integral(x: Any) -> bool:
@@ -55,3 +58,42 @@ def size_error(function: str, arguments: dict[str, Any], exc: BaseException) -> 
     said = " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())[:300]
     return SizeError(f"{call} asks for more memory than this machine has "
                      f"({said or type(exc).__name__}); make these sizes smaller")
+
+
+def available_bytes() -> int | None:
+    """The memory a call may still take: the system's available memory (``MemAvailable`` of
+    ``/proc/meminfo``), or less where the process's address space is limited (``ulimit -v``);
+    ``None`` where neither is known (then no size is refused before it runs, and a failed
+    allocation is still a :class:`SizeError`)."""
+    import resource
+
+    free: list[int] = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    free.append(int(line.split()[1]) * 1024)
+    except OSError:  # not Linux: only an address-space limit, where set, is known
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * resource.getpagesize()
+        except OSError:
+            used = 0
+        free.append(max(soft - used, 0))
+    return min(free) if free else None
+
+
+def check_memory(function: str, arguments: dict[str, Any], need: float) -> None:
+    """Refuse, before anything is allocated, a call whose arrays need more than the memory
+    available (:func:`available_bytes`): ``need`` is a lower bound in bytes of what
+    ``function`` allocates with ``arguments`` (issue 84: sizes of 10^9 allocated tens of GB
+    before they were refused, or ran on)."""
+    free = available_bytes()
+    if free is not None and need > free:
+        named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if _integral(x)]
+        raise SizeError(f"{function}({', '.join(named)}) needs at least {need / 2**30:,.1f} GiB, "
+                        f"more than the {free / 2**30:,.1f} GiB this machine has free; make "
+                        "these sizes smaller")

@@ -147,7 +147,8 @@ def paired_trend_verdict(
 
 @checked(
     x=Array(ndim=1), y=Array(ndim=1), expected=Choice("increasing", "decreasing"), rng=Rng(), what=Text(),
-    n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
+    n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True),
+    needs=lambda a: 8.0 * a["n_boot"] * np.size(a["x"]))  # the resampled indices
 def trend_verdict(
     x: np.ndarray,
     y: np.ndarray,
@@ -225,7 +226,7 @@ EQUIVALENCE = 0.10  # the smallest effect that counts: a 10% change of the media
 
 
 @checked(low_level=Array(ndim=1), high_level=Array(ndim=1), rng=Rng(), paired=Bool(),
-         n_boot=Int(10))
+         n_boot=Int(10), needs=lambda a: 8.0 * a["n_boot"] * np.size(a["low_level"]))
 def end_ratio(
     low_level: np.ndarray, high_level: np.ndarray, *, rng: np.random.Generator | int, paired: bool,
     n_boot: int = 1000,
@@ -329,7 +330,8 @@ def median_reversals(groups: list[np.ndarray], *, expected: str, rng: np.random.
     return {"monotone": not reversals, "reversals": reversals, "margin": margin}
 
 
-@checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True))
+@checked(x=Array(ndim=1), rng=Rng(), n_boot=Int(10), level=Float(0, 1, lo_open=True, hi_open=True),
+         needs=lambda a: 8.0 * a["n_boot"] * np.size(a["x"]))
 def bootstrap_mean(
     x: np.ndarray, *, rng: np.random.Generator | int, n_boot: int = 1000, level: float = 0.95
 ) -> tuple[float, float, float]:
@@ -358,7 +360,8 @@ def interval_status(low: float, high: float, *, expected_sign: int) -> str:
 Z_ALPHA, Z_BETA = 1.959964, 0.841621  # two-sided 5% test, 80% power
 
 
-@checked(a=Array(ndim=1), b=Array(ndim=1), rng=Rng(), n_boot=Int(10))
+@checked(a=Array(ndim=1), b=Array(ndim=1), rng=Rng(), n_boot=Int(10),
+         needs=lambda a: 8.0 * a["n_boot"] * np.size(a["a"]))
 def std_ratio_verdict(
     a: np.ndarray,
     b: np.ndarray,

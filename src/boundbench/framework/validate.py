@@ -335,10 +335,14 @@ def _outline(value: Any, depth: int = 0) -> str:
     return type(value).__name__
 
 
-def checked(**specs: Spec) -> Callable[[F], F]:
+def checked(*, needs: Callable[[dict[str, Any]], float] | None = None,
+            **specs: Spec) -> Callable[[F], F]:
     """Validate the named arguments of the decorated function by their specs (defaults too,
-    so a bad default fails loudly), before the body runs. The unchecked body stays reachable as
-    ``fn.__wrapped__``, for a hot loop whose inputs are its own (an optimizer's gradients)."""
+    so a bad default fails loudly), before the body runs; ``needs`` (the checked arguments ->
+    a lower bound in bytes of what the body allocates) refuses a call beyond the machine's
+    free memory before anything is allocated (:func:`~boundbench.framework.limits.check_memory`).
+    The unchecked body stays reachable as ``fn.__wrapped__``, for a hot loop whose inputs are
+    its own (an optimizer's gradients)."""
     def wrap(fn: F) -> F:
         sig = inspect.signature(fn)
         unknown = set(specs) - set(sig.parameters)
@@ -359,15 +363,18 @@ def checked(**specs: Spec) -> Callable[[F], F]:
             bound.apply_defaults()
             for name, spec in specs.items():
                 bound.arguments[name] = apply(spec, name, bound.arguments[name])
+            if needs is not None:
+                limits.check_memory(fn.__name__, bound.arguments, needs(bound.arguments))
             try:
                 return fn(*bound.args, **bound.kwargs)
-            except (MemoryError, RuntimeError, SizeError) as exc:
+            except (MemoryError, RuntimeError, ValueError, SizeError) as exc:
                 # one rule for every checked function (issue 65): a size too large for the
                 # machine is the caller's to change, named, never a bare MemoryError
                 if isinstance(exc, SizeError) or limits.allocation_failure(exc):
                     raise limits.size_error(fn.__name__, bound.arguments, exc) from None
                 raise
 
+        call.needs = needs  # type: ignore[attr-defined]  # the size fuzz reads it
         return call  # type: ignore[return-value]
 
     return wrap
