@@ -59,7 +59,7 @@ class SeparableData:
 @checked(
     n_datasets=Int(1), n=Int(2), d=Int(1), margin=Float(0, lo_open=True), bound=Float(0,
     lo_open=True), balance=Float(0, 1, lo_open=True, hi_open=True), seed=Seed(generator=True),
-    exact_margin=Bool())
+    exact_margin=Bool(), needs=lambda a: 8.0 * a["n_datasets"] * a["n"] * a["d"])  # X
 def make_separable(
     *,
     n_datasets: int,

@@ -26,7 +26,7 @@ from boundbench.theory.trace import trace_hutchinson
 
 @checked(
     n=Int(2), d=Int(1), classes=Int(2), spread=Float(0, lo_open=True), separation=Float(0),
-    label_noise=Float(0, 1), seed=Seed(generator=True))
+    label_noise=Float(0, 1), seed=Seed(generator=True), needs=lambda a: 8.0 * a["n"] * a["d"])
 def make_clusters(
     *, n: int, d: int, classes: int, spread: float = 1.0, separation: float = 2.0,
     label_noise: float = 0.0, seed: int | np.random.Generator = 0,

@@ -56,7 +56,8 @@ def check_pool(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(y == classes[1], 1.0, -1.0)
 
 
-@checked(y=Array(ndim=1), n=Int(2), k=Int(1), rng=Rng(), min_per_class=Int(1))
+@checked(y=Array(ndim=1), n=Int(2), k=Int(1), rng=Rng(), min_per_class=Int(1),
+         needs=lambda a: 8.0 * a["k"] * a["n"])  # the k index sets
 def draw_sets(y: np.ndarray, *, n: int, k: int, rng: np.random.Generator | int,
               min_per_class: int = 2) -> np.ndarray:
     """``k`` training sets of ``n`` distinct pool indices ``(k, n)``, each with at least

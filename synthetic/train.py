@@ -138,7 +138,7 @@ class GDHeads:
     prefix_directions: np.ndarray
 
 
-@checked(steps=Int(1), n_points=Int(1))
+@checked(steps=Int(1), n_points=Int(1), needs=lambda a: 8.0 * a["n_points"])
 def record_steps(steps: int, n_points: int) -> np.ndarray:
     """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
@@ -171,7 +171,9 @@ def _no_tf32(fn):
     X=Array(ndim=3), y=Array(ndim=2), loss=Choice("exponential", "logistic"), steps=iterations(1),
     heads=Int(1), lr=Float(0, lo_open=True, optional=True), init_scale=Float(0), record=Int(1),
     seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
-    lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"))
+    lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"),
+    # the heads (k x H x d) and, per dataset, the recorded steps
+    needs=lambda a: 8.0 * a["X"].shape[0] * (a["heads"] * a["X"].shape[2] + a["record"]))
 @_no_tf32
 def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: int = 1000,
                 heads: int = 1, loo: np.ndarray | None = None, lr: float | None = None,
@@ -312,7 +314,9 @@ def _step_sizes(Xa, yy, W0, *, loss, lr, lr_scale, init_scale) -> torch.Tensor:
 
 
 @checked(heads=Seq(Int(1)), nested=Bool(), step=Choice("per-head", "eq10-fixed"), k=Int(1),
-         D=Int(1), init_scale=Float(0, lo_open=True), rng=Rng())
+         D=Int(1), init_scale=Float(0, lo_open=True), rng=Rng(),
+         # eq. 10's common start, k x max(H) x D (the one reading that draws it)
+         needs=lambda a: 8.0 * a["k"] * max(a["heads"]) * a["D"] * (a["step"] == "eq10-fixed"))
 def mhloss_plan(heads: tuple[int, ...], *, nested: bool, step: str, k: int, D: int,
                 init_scale: float, rng: np.random.Generator | int) -> list[tuple[int, tuple[int, ...],
                                                                            dict]]:
@@ -353,7 +357,8 @@ class QuadraticSetting:
 
 @checked(
     n_datasets=Int(1), n=Int(2), d=Int(1), mu=Float(0, lo_open=True), beta=Float(0, lo_open=True),
-    dist0=Float(0, lo_open=True), seed=Seed(generator=True))
+    dist0=Float(0, lo_open=True), seed=Seed(generator=True),
+    needs=lambda a: 8.0 * a["n_datasets"] * a["n"] * a["d"])  # U
 def make_quadratic_setting(
     *, n_datasets: int, n: int, d: int, mu: float, beta: float, dist0: float,
     seed: int | np.random.Generator = 0,

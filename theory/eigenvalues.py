@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Choice, Float, Int, Seed, checked
+from boundbench.framework.validate import Choice, Float, Int, Seed, checked, iterations
 from boundbench.theory.operators import HessianOperator
 
 
@@ -51,7 +51,7 @@ class EigResult:
     residual: float = float("nan")
 
 
-@checked(tol=Float(0, 1, lo_open=True, hi_open=True), max_iter=Int(1), seed=Seed())
+@checked(tol=Float(0, 1, lo_open=True, hi_open=True), max_iter=iterations(1), seed=Seed())
 def top_eigenvalue_power(
     op: HessianOperator, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0
 ) -> EigResult:

@@ -40,7 +40,8 @@ class Quadratics:
         return np.einsum("kij,kj->ki", self.A, w - self.c)
 
 
-@checked(rng=Rng(), k=Int(1), d=Int(1), convex=Bool(), singular=Bool())
+@checked(rng=Rng(), k=Int(1), d=Int(1), convex=Bool(), singular=Bool(),
+          needs=lambda a: 8.0 * a["k"] * a["d"] ** 2)  # the k Hessians, d x d
 def random_quadratics(
     rng: np.random.Generator | int, k: int, d: int, *, convex: bool = True, singular: bool = False
 ) -> Quadratics:
@@ -88,7 +89,8 @@ class LogisticLosses:
         return np.einsum("kn,kni->ki", coef, self.X)
 
 
-@checked(rng=Rng(), k=Int(1), n=Int(1), d=Int(1))
+@checked(rng=Rng(), k=Int(1), n=Int(1), d=Int(1),
+          needs=lambda a: 8.0 * a["k"] * a["n"] * a["d"])  # the k feature matrices
 def random_logistic(rng: np.random.Generator | int, k: int, n: int, d: int) -> LogisticLosses:
     """Logistic losses on Gaussian features with per-problem scale and labels from a noisy
     random hyperplane (separable and non-separable cases both occur)."""
