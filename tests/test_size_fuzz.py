@@ -9,9 +9,11 @@ the allocation failing reads tens of GB here."""
 
 from __future__ import annotations
 
+import inspect
 import signal
 import tracemalloc
 
+import fuzz_plm_cases  # noqa: F401 (its import adds its cases to CASES, as in the suite)
 import numpy as np
 import pytest
 from fuzz_cases import CASES
@@ -24,12 +26,22 @@ BIG = 10**9
 NOT_SIZES = {"seed"}
 
 
+# the fine-tuning modules' cases are not in it yet (issue 84, left: evaluate.reliability's
+# sizes run on past 20 s); the framework's sequential and stopping cases are
+
+
+def _plm(fn) -> bool:
+    module = getattr(inspect.unwrap(fn), "__module__", "") or ""
+    return module.startswith("boundbench.plm") or module == "fuzz_plm_cases"
+
+
 def _sizes(kw: dict) -> list[str]:
     return [k for k, v in kw.items() if k not in NOT_SIZES and not isinstance(v, bool)
             and isinstance(v, int | np.integer) and v > 0]
 
 
-@pytest.mark.parametrize("name", sorted(n for n, (_, kw) in CASES.items() if _sizes(kw)))
+@pytest.mark.parametrize("name", sorted(n for n, (_, kw) in CASES.items() if _sizes(kw)
+                                         and not _plm(CASES[n][0])))
 def test_a_size_beyond_any_machine_is_refused_before_it_is_allocated(name):
     fn, kw = CASES[name]
 
