@@ -108,7 +108,9 @@ def test_an_underflow_only_violation_is_an_artifact_not_a_finding(bounds, capsys
 
 def test_the_budget_in_seconds_is_spent_and_counted(bounds, capsys, tmp_path):
     rc, res, _ = _run(bounds, "plain_violation", capsys, tmp_path, budget="3")
-    assert rc == 1 and 2.7 <= res["seconds"] <= 3.6, res["seconds"]
+    # spent, and bounded: the round running when time is up finishes (with its 50-digit
+    # recheck), which on 2 loaded cores took 3.66 s in a full suite run; 4 s is a third over
+    assert rc == 1 and 2.7 <= res["seconds"] <= 4.0, res["seconds"]
     assert res["rounds"] >= 2 and res["evaluations"] > 50  # every round's examples counted
     assert "--budget 3" in res["reproduce"]
 
