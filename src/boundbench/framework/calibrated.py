@@ -358,10 +358,14 @@ def calibrated_exponent(verdict: Verdict, logx: np.ndarray, series: Sequence[np.
     est = [float(_slopes(logx, aggregate(s))) for s in series]
     nulls_at = [s + (predicted - a) * logx for s, a in zip(series, est, strict=True)]
 
+    # every dataset decided (these, their nulls, the battery's) has these series' shapes: the
+    # quantiles once, not a t quantile per series per null
+    tails = {s.shape[0]: exponent_tail(len(series), s.shape[0]) for s in series}
+
     def decide(data: list[np.ndarray], g: np.random.Generator) -> tuple[str, dict[str, Any]]:
         for s in data:
             idx = g.integers(0, s.shape[0], (n_boot, s.shape[0]))
-            tail = exponent_tail(len(data), s.shape[0])
+            tail = tails.get(s.shape[0]) or exponent_tail(len(data), s.shape[0])
             lo = float(np.quantile(_slopes(logx, aggregate(s[idx])), tail))
             if lo > predicted:
                 return "contradicted", {}

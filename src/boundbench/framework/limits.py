@@ -47,17 +47,27 @@ def _integral(x: Any) -> bool:
     return one(x) or (isinstance(x, list | tuple) and bool(x) and all(map(one, x)))
 
 
+def _call(function: str, arguments: dict[str, Any]) -> str:
+    """``f(n=10, d=3)``: a call named by its integer arguments (its sizes and counts)."""
+    named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if _integral(x)]
+    return f"{function}({', '.join(named) or ', '.join(f'{n}=...' for n in arguments)})"
+
+
 def size_error(function: str, arguments: dict[str, Any], exc: BaseException) -> SizeError:
     """The :class:`SizeError` of ``function`` called with ``arguments`` that raised ``exc``
     (an allocation failure, or the :class:`SizeError` of a checked call inside it): the call's
     integer arguments (its sizes and counts) named, the inner call's message kept."""
-    named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if _integral(x)]
-    call = f"{function}({', '.join(named) or ', '.join(f'{n}=...' for n in arguments)})"
+    call = _call(function, arguments)
     if isinstance(exc, SizeError):
         return SizeError(f"{call} -> {exc}")
     said = " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())[:300]
     return SizeError(f"{call} asks for more memory than this machine has "
                      f"({said or type(exc).__name__}); make these sizes smaller")
+
+
+#: needs at or below this are not checked against the free memory (a machine that has not
+#: 64 MiB free fails its allocation, which is then a SizeError all the same)
+CHECKED_FROM = 64 * 2**20
 
 
 def available_bytes() -> int | None:
@@ -91,9 +101,10 @@ def check_memory(function: str, arguments: dict[str, Any], need: float) -> None:
     available (:func:`available_bytes`): ``need`` is a lower bound in bytes of what
     ``function`` allocates with ``arguments`` (issue 84: sizes of 10^9 allocated tens of GB
     before they were refused, or ran on)."""
+    if need <= CHECKED_FROM:  # the common small call reads no file (bootstraps in hot loops)
+        return
     free = available_bytes()
     if free is not None and need > free:
-        named = [f"{n}={reprlib.repr(x)}" for n, x in arguments.items() if _integral(x)]
-        raise SizeError(f"{function}({', '.join(named)}) needs at least {need / 2**30:,.1f} GiB, "
+        raise SizeError(f"{_call(function, arguments)} needs at least {need / 2**30:,.1f} GiB, "
                         f"more than the {free / 2**30:,.1f} GiB this machine has free; make "
                         "these sizes smaller")

@@ -120,8 +120,9 @@ def _battery(proc: Procedure, *, rng: np.random.Generator, n_sim: int,
 
 
 def _family_null(proc: Procedure, fam: str) -> Callable[[np.random.Generator], Any]:
-    draw = _family_draw(proc, fam)
-    return lambda g: draw(None, g)
+    assert proc.family is not None
+    family = proc.family
+    return lambda g: family(fam, None, g)
 
 
 def _spread_text(battery: dict[str, Calibration]) -> str:
