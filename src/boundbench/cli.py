@@ -398,23 +398,14 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         from boundbench.framework.execution import deterministic
 
         deterministic()
-    from boundbench.running import one_line, raised_at
+    from boundbench.running import from_a_ctrl_c, one_line, raised_at
 
     if os.environ.get("BOUNDBENCH_TRACEBACK"):  # a developer's switch: every error in full
         return ExitCode(args.func(args))
     try:
         return ExitCode(args.func(args))
     except KeyboardInterrupt as exc:
-        from boundbench.framework.execution import LocalPool
-
-        if LocalPool.ignore_after_stop:  # on the way out: a second Ctrl-C ends nothing more
-            import signal
-
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        said = f": {exc}" if str(exc) else ""
-        print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
-              "command resumes from it.", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+        return _interrupted(str(exc))
     except BoundbenchError as exc:  # raised on purpose: the input's mistake, named
         print(f"boundbench: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
@@ -429,10 +420,26 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
         return ExitCode.DISK_FULL if full else ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - a bug (a plain ValueError or TypeError too,
         # issue 83: what we raise on purpose is a BoundbenchError): one line, where it was
+        if from_a_ctrl_c(exc):
+            return _interrupted("")
         print(f"boundbench: internal error: {type(exc).__name__}: {one_line(exc)} at "
               f"{raised_at(exc)} (rerun with BOUNDBENCH_TRACEBACK=1 for the traceback, and "
               "please report it)", file=sys.stderr)
         return ExitCode.CHECK_RAISED
+
+
+def _interrupted(said: str) -> ExitCode:
+    """A Ctrl-C's one line: finished work is kept."""
+    from boundbench.framework.execution import LocalPool
+
+    if LocalPool.ignore_after_stop:  # on the way out: a second Ctrl-C ends nothing more
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    said = f": {said}" if said else ""
+    print(f"\nboundbench: interrupted{said}. Finished work is kept; rerunning the same "
+          "command resumes from it.", file=sys.stderr)
+    return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -158,6 +158,21 @@ def raised_at(exc: BaseException) -> str:
     return f"{f.filename}:{f.lineno} in {f.name}"
 
 
+def from_a_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C in another type: a ``KeyboardInterrupt`` that landed while a
+    compiled module initialised comes back as that module's ``ImportError("initialization
+    failed")`` with the interrupt as its cause (pybind11's modules: matplotlib's ``_image``, CI's
+    failure at 1 s in test_interrupts)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def _one_line_warnings() -> None:
     """In a worker process, warnings in :func:`one_line_warning`'s form (a spawned process does
     not inherit the parent's ``warnings.formatwarning``)."""
