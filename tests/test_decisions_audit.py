@@ -108,3 +108,10 @@ def test_a_spread_claim_is_decided_by_the_permutation_test_and_projects_its_seed
     few = std_claim_verdict(ctx, t[:6], c[:6], table=_grid(t[:6], c[:6]), **kw)
     assert few.status == "inconclusive"
     assert few.evidence["seeds_needed"] is None or few.evidence["seeds_needed"] > 6
+    # issue 82 item 3: at 16 seeds it states its power per noise shape, and under the worst
+    mid = std_claim_verdict(ctx, t[:16], 0.8 + 0.012 * rng.standard_normal(16),
+                            table=_grid(t[:16], c[:16]), **kw)
+    assert mid.status == "inconclusive", mid.reason
+    by = mid.evidence["min_detectable_by_family"]
+    assert len(by) == 6 and mid.evidence["min_detectable_units"] == "std ratio"
+    assert mid.evidence["min_detectable_under"] in by and "noise shape" in mid.reason

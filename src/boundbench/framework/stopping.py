@@ -334,6 +334,8 @@ def probe_text(p: dict, *, seconds_per_seed: float | None = None, device: str | 
                      f"{cost_text(k, seconds_per_seed, **where)}" if k is not None else
                      f"; showing no effect needs more than {PROJECTION_CAP} seeds at this "
                      "spread")
+    if not p["decision"] and p.get("reach_text"):  # its power, per noise shape (issue 82)
+        told += f"; {p['reach_text']}"
     bt = f", {band.text()}" if band is not None else ""
     if p.get("procedure"):  # a procedure valid by construction (issue 82) names itself
         how = ("betting confidence sequence" if p["kind"] == "mean" else

@@ -8,7 +8,9 @@ Each probe names its ``procedure`` and its ``validity`` condition, and carries
 ``projected_seeds``: a method's seeds by which half of :data:`CONTINUATIONS` continuations of
 these values (resampled from them, appended in order, drawn from the claim's seed) decide, up
 to :data:`~boundbench.framework.stopping.PROJECTION_CAP`; None past it. What a budget
-allocates by, not a guarantee.
+allocates by, not a guarantee. Undecided, a probe also carries its ``reach``: the smallest
+effect its procedure detects at these seeds in 80% of draws under each noise family of the
+battery, and the worst family's (:mod:`.reach`, issue 82 item 3).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from boundbench.framework.bands import band_margin
 from boundbench.framework.decisions.paths import bounded_mean_path, bounded_ratio_path
 from boundbench.framework.decisions.permutation import SCHEDULE, look_alpha, spread_looks
+from boundbench.framework.decisions.reach import mean_reach, reach_text, spread_reach
 from boundbench.framework.sequential import ALPHA
 from boundbench.framework.stopping import PROJECTION_CAP, as_band, first_decision
 
@@ -68,6 +71,10 @@ def mean_probe(diff: np.ndarray, *, lower: float, upper: float, expected: str, b
             firsts.append(k if d else math.inf)
         med = float(np.median(firsts))
         out["projected_seeds"] = int(med) if math.isfinite(med) else None
+        if expected in ("increase", "decrease") and out["spread"] is not None:
+            reach = mean_reach(diff.size, spread=float(np.std(diff, ddof=1)), lower=lower,
+                               upper=upper, expected=expected, alpha=alpha, seed=seed)
+            out.update(reach=reach, reach_text=reach_text(reach))
     return out
 
 
@@ -132,4 +139,6 @@ def spread_probe(t: np.ndarray, c: np.ndarray, *, lower: float, upper: float, ba
             firsts.append(k)
         med = float(np.median(firsts))
         out["projected_seeds"] = int(med) if math.isfinite(med) else None
+        reach = spread_reach(t, c, lower=lower, upper=upper, alpha=alpha, seed=seed)
+        out.update(reach=reach, reach_text=reach_text(reach))
     return out

@@ -40,6 +40,11 @@ def bounded_verdict(ctx: CheckContext, probes: list[dict], df: pd.DataFrame, *, 
     known = [int(k) for k in need if k is not None]
     # the claim needs every open probe decided: the most any needs (None: one is past the cap)
     ev["seeds_needed"] = max(known) if known and len(known) == len(need) else None
+    reach = next((p["reach"] for p in probes if not p["decision"] and p.get("reach")), None)
+    if reach is not None:  # the smallest effect it detects, under the worst noise shape
+        ev.update(min_detectable_effect=reach["effect"], min_detectable_units=reach["units"],
+                  min_detectable_under=reach["under"],
+                  min_detectable_by_family=reach["by_family"])
     return sequential_verdict(probes, what=what, evidence=ev,
                               seconds_per_seed=seconds_per_seed(df),
                               grid_seeds=int(df.seed.nunique()), grid_key=grid_key,
