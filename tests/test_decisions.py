@@ -70,14 +70,17 @@ def test_a_mean_claim_on_skewed_data_is_decided_on_the_mean_not_the_median():
     assert words == {"supported"}, words
 
 
-def test_the_spread_claim_is_decided_on_bounded_variances():
+def test_the_spread_claim_is_decided_by_the_audits_permutation_test():
+    """As the audit's spread claims: the scheduled exact permutation test (6 looks reached by
+    200 seeds: 4, 8, ..., 128), its interval the bounded std-ratio sequence's."""
     rng = np.random.default_rng(4)
     t = rng.uniform(0.6, 0.62, 200)  # std 0.006
     c = np.where(rng.random(200) < 0.5, 0.2, 0.9)  # std 0.35
     d = decide(_runs(t, c), claim="lower-spread", treatment="t", control="c",
                metric="accuracy")
-    assert d.word == "supported" and d.interval[1] < 0 and d.looks == 100
-    assert "var(t) - var(c)" in d.quantity
+    assert d.word == "supported" and d.interval[1] < 1 and d.looks == 6
+    assert d.path[d.decided_at - 1][0] == 4 * 2 ** (d.decided_at - 1)  # a look's seeds
+    assert "std(t) / std(c)" in d.quantity and d.procedure.startswith("exact permutation")
     back = decide(_runs(c, t), claim="lower-spread", treatment="t", control="c",
                   metric="accuracy")
     assert back.word == "contradicted"
@@ -156,3 +159,18 @@ def test_the_command_prints_the_decision_and_continues_it(tmp_path, capsys):
     assert cli.main(["decide", str(tmp_path / "bad.csv"), *base]) == ExitCode.USAGE
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert len(err) == 1 and "column 'accuracy'" in err[0] and "[0, 1]" in err[0], err
+
+
+def test_the_spread_claim_continues_its_looks_and_refuses_a_changed_prefix():
+    rng = np.random.default_rng(8)
+    t, c = rng.uniform(0.80, 0.82, 64), rng.uniform(0.70, 0.90, 64)
+    first = decide(_runs(t[:10], c[:10]), claim="lower-spread", treatment="t", control="c",
+                   metric="accuracy")
+    later = decide(_runs(t, c), claim="lower-spread", treatment="t", control="c",
+                   metric="accuracy", previous=first.to_dict())
+    assert later.path[:first.looks] == first.path and later.digests[:10] == first.digests
+    changed = t.copy()
+    changed[7] = 0.9
+    with pytest.raises(InvalidArgument, match="not the first looks"):
+        decide(_runs(changed, c), claim="lower-spread", treatment="t", control="c",
+               metric="accuracy", previous=first)

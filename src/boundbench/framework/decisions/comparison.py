@@ -5,20 +5,26 @@ ECE, Brier, ...), and a claim: ``higher-mean`` / ``lower-mean`` (the treatment's
 is higher / lower), ``lower-spread`` (its standard deviation across seeds is lower), or
 ``no-effect`` (the means differ by less than ``margin``).
 
-Guarantee: every word but ``inconclusive`` is read off a betting confidence sequence
-(:func:`~boundbench.framework.decisions.betting.betting_cs`) at the first look where it holds;
-it is wrong only where the sequence misses the true difference at some look, which happens with
-probability at most ``alpha`` whatever the data's shape within its range, and however many
-looks, seeds added later included. The looks pair the k-th seed of the treatment with the k-th
-of the control, in the order of the seed column (or of a pairing column): a mean difference is
-the mean of those pairs' differences; a variance is half the mean squared difference of two
-independent draws, so the spread claim is decided on consecutive pairs of looks,
-``((t1 - t2)^2 - (c1 - c2)^2) / 2``, whose mean is ``var(treatment) - var(control)``: the
-same order as the standard deviations, on bounded quantities.
+Guarantee: a mean claim's word (all but ``inconclusive``) is read off a betting confidence
+sequence (:func:`~boundbench.framework.decisions.betting.betting_cs`) at the first look where it
+holds; it is wrong only where the sequence misses the true difference at some look, which
+happens with probability at most ``alpha`` whatever the data's shape within its range, and
+however many looks, seeds added later included. The looks pair the k-th seed of the treatment
+with the k-th of the control, in the order of the seed column (or of a pairing column). The
+spread claim is decided as the audit's spread claims are: the exact permutation test of the
+within-method differences of consecutive seeds, ``|x1 - x2|`` (the shift cancels), at 4, 8,
+16, ... seeds of each method, the j-th look at ``alpha 6 / (pi^2 (j + 1)^2)`` (a union bound:
+a word at any of them errs at most ``alpha``); its interval is the bounded-data std-ratio
+sequence's (:func:`~boundbench.framework.decisions.paths.bounded_ratio_path`). Until issue 82
+item 3 it was a betting sequence of ``((t1 - t2)^2 - (c1 - c2)^2) / 2``, valid too, but its
+stated power showed it detects no std ratio down to 0.05 at 40 seeds, where the permutation
+test detects about 0.2 (``tests/test_reach.py``).
 
 Validity, checked before anything runs: every value finite and inside the metric's declared
 range (known for the metrics named in :data:`RANGES`, else given); the seeds of a method
-independent draws with a common mean. Reference: I. Waudby-Smith and A. Ramdas, Estimating
+independent draws with a common mean (the spread's test: under no effect, the two methods'
+seeds one distribution up to a shift). References: Lehmann & Romano, Testing Statistical
+Hypotheses, 4th ed. (2022), Thm 17.2.1; I. Waudby-Smith and A. Ramdas, Estimating
 means of bounded random variables by betting, JRSS B 86 (2024) 1-27.
 """
 
@@ -33,12 +39,13 @@ import numpy as np
 
 from boundbench.errors import InvalidArgument
 from boundbench.framework.decisions.betting import betting_cs
+from boundbench.framework.decisions.probes import SPREAD_PROCEDURE
 
 __all__ = ["CLAIMS", "RANGES", "Decision", "decide"]
 
 #: claim -> (the quantity decided, the sign that supports it; 0: the no-effect band)
 CLAIMS = {"higher-mean": ("mean", 1), "lower-mean": ("mean", -1),
-          "lower-spread": ("variance", -1), "no-effect": ("mean", 0)}
+          "lower-spread": ("std ratio", -1), "no-effect": ("mean", 0)}
 #: metrics whose range is known (a per-seed score in [0, 1]; multiclass Brier in [0, 2])
 RANGES = {"accuracy": (0.0, 1.0), "acc": (0.0, 1.0), "error": (0.0, 1.0), "ece": (0.0, 1.0),
           "f1": (0.0, 1.0), "auc": (0.0, 1.0), "brier": (0.0, 2.0)}
@@ -110,7 +117,8 @@ class Decision:
     def text(self) -> str:
         lo, hi = self.interval
         lines = [f"{self.claim}: {self.word.upper()}"
-                 + (f" (at look {self.decided_at} of {self.looks})" if self.decided_at else
+                 + (f" (at look {self.decided_at} of {self.looks}, "
+                    f"{self.path[self.decided_at - 1][0]} seeds)" if self.decided_at else
                     f" after {self.looks} looks"),
                  f"  {self.quantity}: estimate {self.estimate:.4g}, {100 * (1 - self.alpha):g}% "
                  f"confidence sequence [{lo:.4g}, {hi:.4g}]"
@@ -118,7 +126,7 @@ class Decision:
                  f"  procedure: {self.procedure}", f"  valid when: {self.validity}"]
         if self.word == "inconclusive":
             lines.append("  " + (f"seeds it would need at the current effect: about "
-                                 f"{self.seeds_needed} a method (half of {DRAWS} resampled "
+                                 f"{self.seeds_needed} a method (half of the resampled "
                                  f"continuations of these values decide by then)"
                                  if self.seeds_needed else
                                  f"seeds it would need: more than {HORIZON} a method at the "
@@ -184,29 +192,35 @@ def decide(results: Any, *, claim: str, treatment: str, control: str, metric: st
     t, c, how = _pairs(_frame(results), treatment=treatment, control=control, metric=metric,
                        pair=pair, lo=lo, hi=hi)
     quantity, sign = CLAIMS[claim]
-    obs, olo, ohi = _observations(t, c, quantity, lo, hi)
+    if quantity == "std ratio":
+        return _spread_decision(t, c, claim=claim, names=(treatment, control), metric=metric,
+                                alpha=alpha, lo=lo, hi=hi, how=how, previous=previous,
+                                seed=seed)
+    obs, olo, ohi = t - c, lo - hi, hi - lo
+    if obs.size < 1:
+        raise InvalidArgument("no pair of seeds to decide on")
     digests = _digests(obs)
     _check_prefix(previous, digests)
     path = betting_cs(obs, lower=olo, upper=ohi, alpha=alpha)
     words = [_word(a, b, sign, margin) for a, b in zip(path.low, path.high, strict=True)]
     first = next((i for i, w in enumerate(words) if w != "inconclusive"), None)
     word = words[first] if first is not None else "inconclusive"
-    needed = None if first is not None else _needed(obs, olo, ohi, alpha, sign, margin, seed,
-                                                    quantity)
-    reach = None if first is not None or not sign else _reach(t, c, obs, olo, ohi, lo, hi,
-                                                               alpha, sign, quantity, seed)
-    name = (f"mean({treatment}) - mean({control}) of {metric}" if quantity == "mean" else
-            f"var({treatment}) - var({control}) of {metric}")
-    per = ("a look after each pair of seeds (one of each method)" if quantity == "mean" else
-           "a look after every two seeds of each method")
+    needed = None if first is not None else _needed(obs, olo, ohi, alpha, sign, margin, seed)
+    reach = None
+    if first is None and sign and obs.size > 1:
+        from boundbench.framework.decisions.reach import mean_reach
+
+        reach = mean_reach(obs.size, spread=float(np.std(obs, ddof=1)), lower=olo, upper=ohi,
+                           alpha=alpha, seed=seed, expected="increase" if sign > 0 else "decrease")
     return Decision(
-        word=word, claim=claim, quantity=name, estimate=float(np.mean(obs)),
+        word=word, claim=claim, quantity=f"mean({treatment}) - mean({control}) of {metric}",
+        estimate=float(np.mean(obs)),
         interval=(float(path.low[-1]), float(path.high[-1])), alpha=alpha, margin=margin,
         looks=int(obs.size), decided_at=None if first is None else first + 1,
         seeds_needed=needed,
         procedure=("betting confidence sequence (Waudby-Smith & Ramdas 2024, hedged capital, "
-                   f"predictable plug-in bets), {per}; the word at the first look where it "
-                   "holds"),
+                   "predictable plug-in bets), a look after each pair of seeds (one of each "
+                   "method); the word at the first look where it holds"),
         validity=(f"every {metric} value in [{lo:g}, {hi:g}] (checked); each method's seeds "
                   f"independent draws with a common mean; pairs by {how}; any stopping rule"),
         path=[(int(n), float(a), float(b)) for n, a, b in zip(path.n, path.low, path.high,
@@ -214,24 +228,40 @@ def decide(results: Any, *, claim: str, treatment: str, control: str, metric: st
         digests=digests, reach=reach)
 
 
-def _reach(t: np.ndarray, c: np.ndarray, obs: np.ndarray, olo: float, ohi: float, lo: float,
-           hi: float, alpha: float, sign: int, quantity: str, seed: int) -> dict | None:
-    """The smallest effect the sequence detects at these seeds, per noise shape (issue 82)."""
-    from boundbench.framework.decisions.betting import ever_rejects
-    from boundbench.framework.decisions.reach import mean_reach, spread_reach
+def _spread_decision(t: np.ndarray, c: np.ndarray, *, claim: str, names: tuple[str, str],
+                     metric: str, alpha: float, lo: float, hi: float, how: str, previous: Any,
+                     seed: int) -> Decision:
+    """``lower-spread`` by the audit's spread test: the exact permutation test of the
+    within-method pair differences at the scheduled looks (:func:`~boundbench.framework.
+    decisions.probes.spread_probe`); the interval: the bounded std-ratio sequence's."""
+    from boundbench.framework.decisions.paths import bounded_ratio_path
+    from boundbench.framework.decisions.probes import spread_probe
 
-    if quantity == "mean":
-        sd = float(np.std(obs, ddof=1)) if obs.size > 1 else float("nan")
-        return mean_reach(obs.size, spread=sd, lower=olo, upper=ohi, alpha=alpha, seed=seed,
-                          expected="increase" if sign > 0 else "decrease")
-
-    def detect(ts: np.ndarray, cs: np.ndarray) -> np.ndarray:
-        k = ts.shape[1] // 2
-        w = ((ts[:, 0:2 * k:2] - ts[:, 1:2 * k:2]) ** 2
-             - (cs[:, 0:2 * k:2] - cs[:, 1:2 * k:2]) ** 2) / 2
-        return ever_rejects(w, value=0.0, lower=olo, upper=ohi, alpha=alpha) & (w.mean(1) < 0)
-
-    return spread_reach(t, c, lower=lo, upper=hi, alpha=alpha, seed=seed, detect=detect)
+    if min(t.size, c.size) < 2:
+        raise InvalidArgument("the spread claim needs at least 2 seeds of each method")
+    digests = _digests(np.column_stack([t, c]).ravel())[1::2]  # one a seed of each method
+    _check_prefix(previous, digests)
+    p = spread_probe(t, c, lower=lo, upper=hi, band=None, what=metric, seed=seed, alpha=alpha)
+    ratio = bounded_ratio_path(t, c, lower=lo, upper=hi, alpha=alpha)
+    at_seeds = {int(n): (float(a), float(b)) for n, a, b in zip(ratio.n, ratio.low, ratio.high,
+                                                                strict=True)}
+    looks = p["looks"]
+    word = p["decision"] or "inconclusive"
+    hit = next((i for i, lk in enumerate(looks) if lk["word"]), None)
+    last = at_seeds[max(at_seeds)]
+    return Decision(
+        word=word, claim=claim, quantity=f"std({names[0]}) / std({names[1]}) of {metric}",
+        estimate=float(p["estimate"]) if p["estimate"] is not None else float("nan"),
+        interval=last, alpha=alpha, margin=None, looks=len(looks),
+        decided_at=None if hit is None else hit + 1,
+        seeds_needed=p.get("projected_seeds") if word == "inconclusive" else None,
+        procedure=(f"{SPREAD_PROCEDURE} (a look reached by seeds "
+                   f"{', '.join(str(lk['seeds']) for lk in looks) or 'none yet: the first is 4'}"
+                   "); the interval: the bounded std-ratio confidence sequence"),
+        validity=(f"{p['validity'].replace('the no-effect band', 'the ratio')}; pairs by {how}; "
+                  "any stopping rule among the scheduled looks"),
+        path=[(lk["seeds"], *at_seeds.get(lk["seeds"], last)) for lk in looks],
+        digests=digests, reach=p.get("reach") if word == "inconclusive" else None)
 
 
 def _range(metric: str, bounds: Any) -> tuple[float, float]:
@@ -296,20 +326,6 @@ def _pairs(df: Any, *, treatment: str, control: str, metric: str, pair: str | No
     return t["_v"].to_numpy()[:n], c["_v"].to_numpy()[:n], "rank in seed order"
 
 
-def _observations(t: np.ndarray, c: np.ndarray, quantity: str, lo: float, hi: float
-                  ) -> tuple[np.ndarray, float, float]:
-    span = hi - lo
-    if quantity == "mean":
-        if t.size < 1:
-            raise InvalidArgument("no pair of seeds to decide on")
-        return t - c, -span, span
-    k = t.size // 2
-    if k < 1:
-        raise InvalidArgument("the spread claim needs at least 2 seeds of each method")
-    w = ((t[0:2 * k:2] - t[1:2 * k:2]) ** 2 - (c[0:2 * k:2] - c[1:2 * k:2]) ** 2) / 2
-    return w, -span ** 2 / 2, span ** 2 / 2
-
-
 def _word(low: float, high: float, sign: int, margin: float | None) -> str:
     if not (np.isfinite(low) and np.isfinite(high)):
         return "inconclusive"
@@ -354,7 +370,7 @@ def _check_prefix(previous: Any, digests: list[str]) -> None:
 
 
 def _needed(obs: np.ndarray, lo: float, hi: float, alpha: float, sign: int,
-            margin: float | None, seed: int, quantity: str) -> int | None:
+            margin: float | None, seed: int) -> int | None:
     """A method's seeds by which half of :data:`DRAWS` continuations of ``obs`` (resampled
     from them, appended to them) decide, up to :data:`HORIZON` looks; None past it."""
     rng = np.random.default_rng(seed)
@@ -369,4 +385,4 @@ def _needed(obs: np.ndarray, lo: float, hi: float, alpha: float, sign: int,
     looks = float(np.median(firsts))
     if not np.isfinite(looks):
         return None
-    return int(looks) * (1 if quantity == "mean" else 2)
+    return int(looks)
