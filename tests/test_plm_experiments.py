@@ -110,7 +110,9 @@ def test_methods_from_specs_json_args_and_quick_scale(tmp_path):
     assert paper.methods[1].weight == 0.01 and paper.methods[1].dims == 10
     assert paper.finetune.max_steps is None and paper.eval_size == 500
     quick = StabilityGrid.from_json(cfg, scale="quick")
-    assert quick.finetune.max_steps == 5 and quick.eval_size == 10 and quick.train_size == 200
+    assert quick.finetune.max_steps == 5 and quick.eval_size == 10 and quick.train_size == 32
+    # the rest of quick is the profile's, the fine-tuning claims' own (issue 83)
+    assert (quick.finetune.batch_size, quick.finetune.max_length) == (8, 32)
     # the quick arguments fill what the user left at its default, never what they set
     assert quick.methods[1].dims == JACHESS.quick["dims"]
     assert quick.methods[2].steps == 7

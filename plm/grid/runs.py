@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from boundbench.plm.grid.cells import at_once_default, run_grid
-from boundbench.plm.grid.experiments import STANDARD_SIZES, StabilityGrid, summarize
+from boundbench.plm.grid.experiments import StabilityGrid, summarize
 
 
 @dataclass
@@ -113,7 +113,9 @@ def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
     predicting one class), naming how many and what would train them."""
     from boundbench.plm.grid.results import TRAINED_MIN, did_not_train
 
-    std = STANDARD_SIZES["max_steps"]
+    from boundbench.framework.profiles import get_profile
+
+    std = get_profile("standard").fine_tuning.max_steps
     if not {"test_f1", "test_mcc"} <= set(df.columns):
         return []
     bad = int(did_not_train(df).sum())

@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from boundbench import commands
+from boundbench.arguments import (
+    _device,
+    _duration,
+    _int_at_least,
+    _out_dir,
+    _positive_float,
+    _positive_seconds,
+    _scale,
+)
 from boundbench.errors import COMMAND_EXITS, BoundbenchError, ExitCode, exits_epilog
 from boundbench.framework import context
 from boundbench.framework.validate import MAX_SEED
@@ -26,105 +34,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(ExitCode.USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _int_at_least(low: int, high: int | None = None):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low} (got {value})")
-        if high is not None and value > high:
-            raise argparse.ArgumentTypeError(f"must be an integer <= {high} (got {value})")
-        return value
-
-    parse.__name__ = f"integer >= {low}" if high is None else f"integer in [{low}, {high}]"
-    return parse
-
-
-def _positive(what: str):
-    """A parser of a positive finite number; ``what`` names it in the error."""
-    def parse(text: str) -> float:
-        import math
-
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})") from None
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"must be {what} > 0 (got {text!r})")
-        return value
-
-    parse.__name__ = what
-    return parse
-
-
-_positive_seconds = _positive("a number of seconds")
-_positive_float = _positive("a finite number")
-
-
-def _duration(text: str) -> float:
-    from boundbench.framework.stopping import duration_seconds
-
-    try:
-        return duration_seconds(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _device(text: str) -> str:
-    """cpu, cuda, cuda:N or mps, and present on this machine."""
-    import re
-
-    if not re.fullmatch(r"cpu|mps|cuda(:\d+)?", text):
-        raise argparse.ArgumentTypeError(f"must be cpu, cuda, cuda:N or mps (got {text!r})")
-    if text.startswith("cuda"):
-        import torch
-
-        n = torch.cuda.device_count()
-        idx = int(text.split(":")[1]) if ":" in text else 0
-        if idx >= n:
-            raise argparse.ArgumentTypeError(f"{text!r} is not available here ({n} CUDA "
-                                             "device(s))")
-    return text
-
-
-def _out_dir(text: str) -> str:
-    """A folder that is, or can be created, writable; never an existing file. Writability is
-    tried, not read from permission bits (root passes those everywhere, /proc included): a
-    probe file is created and removed in the deepest folder that exists; nothing is left."""
-    import tempfile
-
-    if not text.strip():
-        raise argparse.ArgumentTypeError("must name a folder (got an empty string)")
-    p = Path(text)
-    if p.exists() and not p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is an existing file, not a folder")
-    parent = p
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
-                                         "folder)")
-    try:
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=".boundbench-probe-")
-        import os
-
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
-                                         f"writable folder: {exc.strerror or exc})") from None
-    # nothing is written outside the folder: its cache must not be a link that leaves it
-    from boundbench.framework.files import within
-
-    try:
-        within(p, p / ".cache", what=".cache")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,10 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=0,
                        help=f"random seed, 0 to {MAX_SEED} (default 0)")
-        q.add_argument("--scale", choices=context.SCALES, default="quick",
+        q.add_argument("--scale", type=_scale, default="quick", metavar="PROFILE",
                        help="quick (CI, minutes; fine-tuning claims are smoke runs), standard "
-                       "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores) or paper "
-                       "(the papers' sizes)")
+                       "(fine-tuning claims sized to decide in ~90 min on 2 CPU cores), paper "
+                       "(the papers' sizes), or a profile of your own (register_profile); one "
+                       "table of what each means: docs/profiles.md")
         q.add_argument("--datasets", type=_int_at_least(1), default=None, metavar="N",
                        help="datasets per reading of Fig. 5's heads (fu.fig5.heads, "
                        "fu.cor3.1.sqrt-h): default 10 at quick scale and 100 at paper scale, a "
@@ -323,11 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="a grid from a JSON config (see plm.experiments)")
     sw.add_argument("config")
     for q in (r, sw):
-        q.add_argument("--scale", choices=context.SCALES, default="paper",
-                       help="quick: at most 200 training examples, 30 steps, 100 diagnostic "
-                       "points, the methods' quick arguments (CI); standard: 1,000 examples, "
-                       "40 steps, 100 points, the quick arguments (2 CPU cores); paper: as "
-                       "configured")
+        q.add_argument("--scale", type=_scale, default="paper", metavar="PROFILE",
+                       help="the fine-tuning claims' sizes (docs/profiles.md): quick: a smoke "
+                       "run, at most 32 training texts, 3 steps, batches of 8 of 32 tokens, 16 "
+                       "diagnostic points, the methods' quick arguments (CI); standard: 1,000 "
+                       "texts, 40 steps, batches of 16 of 64 tokens, 60 points (2 CPU cores); "
+                       "paper: as configured; or a profile of your own")
         q.add_argument("--out", type=_out_dir, default="results/plm", help="output folder")
         q.add_argument("--seed", type=_int_at_least(0, MAX_SEED), default=None,
                        help="the first run's seed: the runs train at seeds SEED, SEED + 1, ... "

@@ -9,7 +9,7 @@ __all__ = [
     "bands", "calibrated", "calibration", "certification", "characterize", "context", "decisions", "draws",
     "escape", "exact_trends", "execution", "files", "forms", "identity", "interrupts", "intervals",
     "limits", "meta",
-    "outcome", "outputs", "papers", "plotting", "procedures", "proofs", "readings", "region",
+    "outcome", "outputs", "papers", "plotting", "procedures", "profiles", "proofs", "readings", "region",
     "registry", "replay",
     "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping", "structure",
     "symbolic", "time_limit", "trends", "ufuncs", "user_proofs", "validate", "values",

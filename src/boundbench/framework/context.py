@@ -23,20 +23,20 @@ from boundbench.framework.files import (
     write_atomic,
     write_verified,
 )
+from boundbench.framework.profiles import COLUMNS, Profile, get_profile
 
-SCALES = ("quick", "standard", "paper")
-"""Every scale a check, an experiment or the command line knows: ``quick`` (CI, seconds to a
-few minutes on 2 cores; fine-tuning claims are smoke runs there), ``standard`` (``quick``, except
-that the fine-tuning claims are sized from their measured effects and paired SDs to decide, or to
-say what they would need, in about 90 minutes on 2 CPU cores) and ``paper`` (the papers' sizes
-where stated)."""
+SCALES = COLUMNS
+"""The built-in scales (profiles, :mod:`boundbench.framework.profiles`: one table of what each
+means): ``quick`` (CI, seconds to a few minutes on 2 cores; fine-tuning claims are smoke runs
+there), ``standard`` (``quick``, except that the fine-tuning claims are sized from their
+measured effects and paired SDs to decide, or to say what they would need, in about 90 minutes
+on 2 CPU cores) and ``paper`` (the papers' sizes where stated). A user's profile
+(:func:`~boundbench.framework.profiles.register_profile`) is a scale too."""
 
 
 def check_scale(scale: str) -> str:
-    """``scale`` if it is one of :data:`SCALES`, else a ``ValueError`` naming it."""
-    if scale not in SCALES:
-        raise InvalidArgument(f"scale must be one of {SCALES} (got {scale!r})")
-    return scale
+    """``scale`` if it names a registered profile, else an error naming the ones there are."""
+    return get_profile(scale).name
 
 
 def salt(text: str) -> int:
@@ -179,12 +179,21 @@ class CheckContext:
         the table's name, so the cached table is the same whichever claim computes it first."""
         return np.random.default_rng([self.seed, salt(table)])
 
+    @property
+    def profile(self) -> Profile:
+        """This scale's profile: the column of a claim's own sizes it takes, the fine-tuning
+        sizes every run shares, whether fine-tuning claims are smoke runs
+        (:mod:`boundbench.framework.profiles`)."""
+        return get_profile(self.scale)
+
     def pick(self, quick: Any, paper: Any, *, standard: Any = _AS_QUICK) -> Any:
-        """The value for this scale: ``quick``, ``paper``, or at ``standard`` the ``standard``
-        value where a check gives one and ``quick`` where it does not."""
-        if self.scale == "paper":
+        """The value for this scale's column (:attr:`profile`): ``quick``, ``paper``, or at
+        ``standard`` the ``standard`` value where a check gives one and ``quick`` where it does
+        not."""
+        column = self.profile.column
+        if column == "paper":
             return paper
-        if self.scale == "standard" and standard is not _AS_QUICK:
+        if column == "standard" and standard is not _AS_QUICK:
             return standard
         return quick
 
@@ -309,7 +318,9 @@ class RunSpec:
     Parameters
     ----------
     seed, scale, force, formats, seeds, sequential, datasets
-        As :class:`CheckContext`'s, and checked as it checks them.
+        As :class:`CheckContext`'s, and checked as it checks them. ``scale``'s profile is
+        carried with the spec (a process that never registered a user's profile, a pool or
+        Dask worker, gets it from the spec) and recorded in :meth:`to_dict`.
 
     Examples
     --------
@@ -331,11 +342,15 @@ class RunSpec:
     def __post_init__(self) -> None:
         if isinstance(self.formats, list):
             object.__setattr__(self, "formats", tuple(self.formats))
+        object.__setattr__(self, "_profile", get_profile(self.scale))  # travels when pickled
         self.context()  # CheckContext's checks, the one place they are written
 
     def context(self, *, out_dir: Path | str | None = None, progress: bool = False,
                 claim_id: str = "", tables: TableCache | None = None) -> CheckContext:
         """A claim's context of this run: these options, and where it writes."""
+        from boundbench.framework.profiles import PROFILES
+
+        PROFILES.setdefault(self.scale, self.__dict__["_profile"])  # a worker learns a user's
         extra: dict[str, Any] = {} if tables is None else {"tables": tables}
         # a string is checked and made a Path by CheckContext itself (an empty one refused)
         where: Any = out_dir
@@ -343,6 +358,7 @@ class RunSpec:
                             **{k: getattr(self, k) for k in RUN_FIELDS}, **extra)
 
     def to_dict(self) -> dict[str, Any]:
-        """The options as JSON values (``formats`` a list)."""
-        return {k: (list(v) if isinstance(v, tuple) else v)
-                for k, v in ((k, getattr(self, k)) for k in RUN_FIELDS)}
+        """The options as JSON values (``formats`` a list), the scale's profile whole."""
+        return {**{k: (list(v) if isinstance(v, tuple) else v)
+                   for k, v in ((k, getattr(self, k)) for k in RUN_FIELDS)},
+                "profile": self.__dict__["_profile"].to_dict()}

@@ -49,7 +49,7 @@ def _ad_hessian(ctx: CheckContext) -> Outcome:
     df = cached_grid(ctx, grid)
     v = trend_verdict(df.level.to_numpy(), df.head_top_eig.to_numpy(), expected="decreasing",
                       rng=ctx.rng(), what="head Hessian top eigenvalue vs sigma")
-    if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+    if not ctx.profile.smoke:  # a smoke run decides nothing to calibrate
         v = calibrated_trend(v, df.level.to_numpy(), df.head_top_eig.to_numpy(),
                              rng=ctx.rng("calibration"), expected="decreasing")
     h0 = df[df.level == 0].set_index("seed").head_top_eig

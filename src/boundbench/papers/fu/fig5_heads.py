@@ -64,7 +64,7 @@ def _float32_check(ctx: CheckContext, cfg: HeadsRun) -> dict[str, Any] | None:
     """At paper scale, float32 slopes' measured error on the stability for this reading (its
     first datasets, float32 against float64 at the full n and steps), cached; ``None`` below
     the paper scale, which stays in float64."""
-    if ctx.scale != "paper":
+    if ctx.profile.column != "paper":
         return None
     config = {**cfg.block_config(0), "check_datasets": FLOAT32_CHECK_DATASETS}
     t = ctx.cached("mhloss-heads-float32-check", config, lambda: pd.DataFrame(

@@ -68,7 +68,7 @@ def _sweep_verdict(ctx: CheckContext, df: pd.DataFrame, cfg: SVMSweep, *, x: str
                           f"wrong way; end-to-end ratio {med.iloc[-1] / med.iloc[0]:.3g}), so the "
                           "trend is not identified",
                           with_margin(verdict.evidence, rev["margin"], "log ratio"))
-    if verdict.status == "inconclusive" and ctx.scale == "quick" and monotone:
+    if verdict.status == "inconclusive" and ctx.profile.column == "quick" and monotone:
         verdict = verdict.with_evidence(
             decide_with=f"{cfg.n_datasets} datasets a level is too few to decide here: "
             "`--scale paper` runs 500")

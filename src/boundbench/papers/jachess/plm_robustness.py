@@ -90,7 +90,7 @@ def _layer_weights(ctx: CheckContext) -> Outcome:
         v = trend_verdict(trained.strategy.map(score).to_numpy(),
                           trained.test_accuracy.to_numpy(), expected="increasing", rng=ctx.rng(),
                           what="test accuracy vs Table 5's predicted order", evidence=ev)
-        if ctx.scale != "quick":  # a smoke run decides nothing to calibrate
+        if not ctx.profile.smoke:  # a smoke run decides nothing to calibrate
             v = calibrated_trend(v, trained.strategy.map(score).to_numpy(),
                                  trained.test_accuracy.to_numpy(), rng=ctx.rng("calibration"),
                                  expected="increasing")

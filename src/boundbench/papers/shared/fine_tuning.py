@@ -127,7 +127,7 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
     effect needs, or, where the effect is nil, more steps."""
     seen = verdict.evidence.get("n_seeds", verdict.evidence.get("first_n_seeds", 0)) or 0
     need = verdict.evidence.get("seeds_needed")
-    if ctx.scale != "quick":
+    if not ctx.profile.smoke:
         # a budgeted verdict states its sequence's own projection (probe_text); a fixed
         # design's count beside it would answer another question
         if verdict.status != "inconclusive" or "needs about" in verdict.reason \
