@@ -147,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--out", type=_out_dir, default="figures",
                     help="the folder of a whole quick audit at seed 0 (default: figures)")
     rg.add_argument("--root", default=".", help="the repository's root (default: here)")
+    rg.add_argument("--only", nargs="+", metavar="ID", default=None,
+                    help="run these claims alone (quick, seed 0, into --out) and merge their "
+                    "entries into docs/last-audit.json, then remake the README's block and "
+                    "docs/bounds.md from it: a new or changed claim without a whole audit")
     rg.set_defaults(func=commands.regenerate)
 
     fz = sub.add_parser("falsify", help="search one bound for its worst case within a time "

@@ -240,8 +240,11 @@ def new_paper(args: argparse.Namespace) -> ExitCode:
 
 def regenerate(args: argparse.Namespace) -> ExitCode:
     from boundbench.generated import regenerate as regenerate_files
+    from boundbench.generated import regenerate_only
 
-    for path in regenerate_files(Path(args.root), Path(args.out) / "audit.json"):
+    paths = (regenerate_only(Path(args.root), list(args.only), out=Path(args.out)) if args.only
+             else regenerate_files(Path(args.root), Path(args.out) / "audit.json"))
+    for path in paths:
         print(f"written: {path}")
     return ExitCode.OK
 

@@ -167,3 +167,74 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     write_atomic(readme_path, lambda t: t.write_text(new_readme))
     write_together(pages)
     return [bounds, record, readme_path, *pages]
+
+
+def merged_record(old: dict[str, Any], new: dict[str, Any], ids: list[str]) -> dict[str, Any]:
+    """The record ``old`` (of a whole quick audit) with the entries of ``ids`` replaced by, or
+    added from, ``new`` (the record of a run of those claims alone): each such entry says which
+    run made it (``run``: its time and commit), entries of claims no longer registered are
+    dropped, the counts are recounted, and the record lists the runs merged into it
+    (``merged``). The rest (when, on what machine the whole audit ran) stays the whole audit's.
+
+    Examples
+    --------
+    >>> old = {"created": "t0", "commit": "a", "counts": {"holds": 1},
+    ...        "claims": [{"id": "x.a", "verdict": "holds"}]}
+    >>> new = {"created": "t1", "commit": "b", "claims": [{"id": "x.a", "verdict": "violated"}]}
+    >>> m = merged_record(old, new, ["x.a"])
+    >>> m["counts"], m["claims"][0]["run"], m["merged"][0]["ids"]
+    ({'violated': 1}, {'created': 't1', 'commit': 'b'}, ['x.a'])
+    """
+    from boundbench.report.vocabulary import counts
+
+    known = set(catalogue.registry()) | set(ids)
+    fresh = {e["id"]: {**e, "run": {"created": new["created"], "commit": new.get("commit")}}
+             for e in new["claims"] if e["id"] in ids}
+    missing = sorted(set(ids) - set(fresh))
+    if missing:
+        raise InvalidArgument(f"the run holds no entry for {', '.join(missing)}")
+    order = {cid: i for i, cid in enumerate(catalogue.registry())}
+    entries = {e["id"]: e for e in old["claims"] if e["id"] in known or not order}
+    entries.update(fresh)
+    claims = sorted(entries.values(), key=lambda e: order.get(e["id"], len(order)))
+    merged = [*old.get("merged", []), {"ids": list(ids), "created": new["created"],
+                                        "commit": new.get("commit")}]
+    return {**old, "counts": counts(claims), "claims": claims, "merged": merged}
+
+
+def regenerate_only(root: Path, ids: list[str], *, out: Path, progress: bool = True
+                    ) -> list[Path]:
+    """``boundbench regenerate --only ID``: run the claims ``ids`` alone (quick, seed 0, into
+    ``out``), merge their entries into ``root``'s ``docs/last-audit.json``
+    (:func:`merged_record`) and remake the README's findings block and ``docs/bounds.md`` from
+    it: what a new or changed claim needs, without a whole audit. Everything is rendered
+    before anything is written. The files written."""
+    from boundbench.audit import run_audit
+    from boundbench.framework.files import write_together
+
+    root = Path(root)
+    bounds, record, readme_path = (root / "docs" / "bounds.md", root / "docs" / "last-audit.json",
+                                   root / "README.md")
+    for p in (bounds, record, readme_path):
+        if not p.exists():
+            raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is "
+                                  "missing (run this at the repository's root, or give --root)")
+    try:
+        old = json.loads(record.read_text())
+        old["claims"], old["created"]  # noqa: B018 (the fields merged into)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidArgument(f"record {str(record)!r} is not readable ({exc}); remake it from a "
+                              "whole quick audit: boundbench regenerate") from None
+    if old.get("scale") != "quick" or old.get("seed") != 0:
+        raise InvalidArgument(f"record {str(record)!r} is not of a quick audit at seed 0")
+    catalogue.load()
+    wanted = catalogue.expand(list(ids))
+    report = run_audit(only=wanted, out_dir=Path(out), scale="quick", seed=0, progress=progress)
+    new = readme.record({**report, "claims": [c for c in report["claims"] if c["id"] in wanted]})
+    rec = merged_record(old, new, wanted)
+    texts = {bounds: functions_table(markdown=True), record: json.dumps(rec, indent=2) + "\n",
+             readme_path: with_readme_block(readme_path.read_text(), readme_block(rec, root),
+                                            where=readme_path)}
+    write_together({bounds: texts[bounds], record: texts[record]})  # docs/, as one change
+    write_atomic(readme_path, lambda t: t.write_text(texts[readme_path]))
+    return list(texts)
