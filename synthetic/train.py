@@ -138,9 +138,23 @@ class GDHeads:
     prefix_directions: np.ndarray
 
 
-@checked(steps=Int(1), n_points=Int(1), needs=lambda a: 8.0 * a["n_points"])
+def _dense(steps: int) -> float:
+    """A point count past which the log grid rounds onto every step: its spacing,
+    ``log(steps) / (n - 1)``, is then below the narrowest rounding interval's log-width,
+    about ``1 / (2 steps)`` (at the last step), with a factor 2 to spare."""
+    return 4 * steps * max(np.log(steps), 1.0) + 2
+
+
+@checked(steps=Int(1), n_points=Int(1),
+         # the grid, its rounding and its integers (16 bytes a point at the peak); a count past
+         # _dense needs none of them: every step is recorded
+         needs=lambda a: 0.0 if a["n_points"] > _dense(a["steps"]) else 16.0 * a["n_points"])
 def record_steps(steps: int, n_points: int) -> np.ndarray:
-    """About ``n_points`` log-spaced step counts in ``[1, steps]``."""
+    """About ``n_points`` log-spaced step counts in ``[1, steps]`` (every step where
+    ``n_points`` is so large that the grid rounds onto each, computed without the grid: the
+    same array, checked for steps up to 10^5)."""
+    if n_points > _dense(steps):
+        return np.arange(1, steps + 1)
     return np.unique(np.round(np.logspace(0, np.log10(steps), n_points)).astype(int))
 
 
@@ -173,7 +187,8 @@ def _no_tf32(fn):
     seed=Seed(), prefixes=IntSeq(1), w0=Array(ndim=3, optional=True),
     lr_scale=Float(0, 1, lo_open=True), replica_starts=Choice("shared", "independent"),
     # the heads (k x H x d) and, per dataset, the recorded steps
-    needs=lambda a: 8.0 * a["X"].shape[0] * (a["heads"] * a["X"].shape[2] + a["record"]))
+    needs=lambda a: 8.0 * a["X"].shape[0] * (a["heads"] * a["X"].shape[2]
+                                              + min(a["record"], a["steps"])))  # distinct steps
 @_no_tf32
 def train_heads(X: np.ndarray, y: np.ndarray, *, loss: str = "logistic", steps: int = 1000,
                 heads: int = 1, loo: np.ndarray | None = None, lr: float | None = None,

@@ -282,3 +282,14 @@ def test_a_vanishing_hessian_norm_gives_a_finite_penalty_gradient():
     lin = norms.jacobian_frobenius(lambda t: t @ w.T, x2, n_proj=2000, seed=1)
     torch.testing.assert_close(lin, torch.full((4,), torch.linalg.matrix_norm(w).item(),
                                               dtype=torch.float64), rtol=0.05, atol=0)
+
+
+def test_lanczos_refuses_a_krylov_basis_larger_than_the_operator():
+    """Issue 84: an ncv past the dimension was clipped silently; it is refused by name."""
+    d = torch.arange(1.0, 11.0, dtype=torch.float64)
+    op = ops.HessianOperator(lambda p: 0.5 * (d * p["w"] ** 2).sum(),
+                         {"w": torch.zeros(10, dtype=torch.float64)})
+    with pytest.raises(ValueError, match=r"ncv must be at most the operator.s dimension, 10"):
+        eig.top_eigenvalue_lanczos(op, ncv=11)
+    assert eig.top_eigenvalue_lanczos(op, ncv=10, tol=1e-10).value == pytest.approx(10.0)
+    assert eig.top_eigenvalue_lanczos(op, tol=1e-10).value == pytest.approx(10.0)  # min(20, 9)

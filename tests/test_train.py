@@ -308,3 +308,17 @@ def test_heads_of_many_features_do_not_follow_the_thread_count():
         torch.set_num_threads(before)
     assert np.array_equal(runs[0].lr, runs[1].lr)
     assert np.array_equal(runs[0].weights, runs[1].weights)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 7, 50, 600, 3000])
+def test_record_steps_past_the_dense_count_is_every_step_as_the_grid_gives(steps):
+    """Issue 84: 3 * 10^9 recorded points of 5 steps allocated a 24 GB grid; past the count
+    where the grid rounds onto every step, every step is returned without it, the same array."""
+    import math
+
+    from boundbench.synthetic.train import record_steps
+
+    n = int(4 * steps * max(math.log(steps), 1.0) + 2) + 1
+    grid = np.unique(np.round(np.logspace(0, np.log10(steps), n)).astype(int))
+    assert np.array_equal(record_steps(steps, n), grid)
+    assert np.array_equal(record_steps(steps, 10**12), np.arange(1, steps + 1))

@@ -112,9 +112,11 @@ def top_eigenvalue_power(
 
 
 @checked(
-    tol=Float(0, 1, lo_open=True, hi_open=True), seed=Seed(), which=Choice("LM", "LA"), ncv=Int(3))
+    tol=Float(0, 1, lo_open=True, hi_open=True), seed=Seed(), which=Choice("LM", "LA"),
+    ncv=Int(3, optional=True))
 def top_eigenvalue_lanczos(
-    op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LM", ncv: int = 20
+    op: HessianOperator, *, tol: float = 1e-3, seed: int = 0, which: str = "LM",
+    ncv: int | None = None
 ) -> EigResult:
     """Largest-magnitude (``which="LM"``, the spectral norm ``||H||_2`` that Cor. 1 and Fig. 1a
     bound, as a signed eigenvalue) or largest algebraic (``"LA"``) eigenvalue by scipy's ARPACK
@@ -133,8 +135,9 @@ def top_eigenvalue_lanczos(
         The start vector's seed.
     which : {"LM", "LA"}, default "LM"
         Largest magnitude or largest algebraic.
-    ncv : int, default 20
-        The Krylov basis's size (at most the operator's dimension).
+    ncv : int, optional
+        The Krylov basis's size, 3 to the operator's dimension (ARPACK's range; one outside it
+        is refused, never clipped); default ``min(20, dim - 1)``.
 
     Returns
     -------
@@ -172,7 +175,12 @@ def top_eigenvalue_lanczos(
         w, V = np.linalg.eigh(op.dense().detach().cpu().numpy())
         i = int(np.argmax(w if which == "LA" else np.abs(w)))
         return EigResult(float(w[i]), torch.as_tensor(V[:, i]), op.n_matvecs - start, 1, 0.0)
-    w, V = eigsh(A, k=1, which=which, tol=tol, v0=v0, ncv=min(op.dim - 1, max(ncv, 3)))
+    if ncv is None:
+        ncv = min(20, op.dim - 1)
+    elif ncv > op.dim:
+        raise InvalidArgument(f"ncv must be at most the operator's dimension, {op.dim} (got "
+                              f"{ncv}): ARPACK's Krylov basis cannot be larger")
+    w, V = eigsh(A, k=1, which=which, tol=tol, v0=v0, ncv=ncv)
     n = op.n_matvecs - start
     vec = torch.as_tensor(V[:, 0], dtype=op.dtype, device=op.device)
     res = float((op.matvec(vec) - float(w[0]) * vec).norm())

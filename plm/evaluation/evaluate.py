@@ -57,6 +57,8 @@ def calibration(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> di
 
 
 @checked(logits=Tensor(ndim=2), y=Array(ndim=1), n_bins=Int(1))
+@checked(logits=Tensor(ndim=2), y=Array(ndim=1), n_bins=Int(1),
+         needs=lambda a: 8.0 * 4 * a["n_bins"])  # four arrays of a float64 per bin
 def reliability(logits: torch.Tensor, y: torch.Tensor, *, n_bins: int = 8) -> dict[str, np.ndarray]:
     """Reliability-diagram data for the positive class (binary; JACHESS Fig. 2): per equal-width
     bin of ``p_1``, the mean predicted probability, the fraction of positives and the count."""
