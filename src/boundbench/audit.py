@@ -89,6 +89,7 @@ def run_audit(
     budget: float | None = None,
     datasets: int | None = None,
     processes: int | None = None,
+    seed_records: Path | str | None = None,
 ) -> AuditReport:
     """Run the claims (all, or ``only``), write the report into ``out_dir``, return it as a dict.
     ``datasets``: datasets per reading of Fig. 5's heads (None: the scale's count).
@@ -127,6 +128,8 @@ def run_audit(
         Datasets per reading where a claim declares it (Fig. 5).
     processes : int, optional
         Processes of the local pool.
+    seed_records : pathlib.Path or str, optional
+        The fine-tuning claims' per-seed records (``docs/seeds``), continued and added to.
 
     Returns
     -------
@@ -148,7 +151,8 @@ def run_audit(
                               "out workers and scheduler")
     ctx = registry.CheckContext(seed=seed, scale=scale, out_dir=Path(out_dir), force=force,
                                formats=tuple(formats), sequential=budget is not None,
-                               datasets=datasets)
+                               datasets=datasets,
+                               seed_records=Path(seed_records) if seed_records else None)
     catalogue.load()
     # a paper's key stands for its claims; unknown ids fail before any work
     ids = catalogue.expand(list(only)) if only else list(catalogue.registry())

@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "declared departure from the paper's 500; --datasets 500 runs the "
                        "paper's count (with --workers or --scheduler, its blocks spread over "
                        "the cluster)")
+        q.add_argument("--seed-records", default=None, metavar="DIR",
+                       help="per-seed records of the fine-tuning claims (docs/seeds): their "
+                       "grids take the seeds recorded for their config and record the ones "
+                       "they train, so a later run on any machine continues the sequence")
         q.add_argument("--format", nargs="+", choices=context.FIGURE_FORMATS, default=["png"],
                        metavar="FORMAT", help="figure formats, one or more of png (200 dpi), "
                        "pdf, svg (vector, for papers); default png")

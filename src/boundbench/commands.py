@@ -46,7 +46,8 @@ def check(args: argparse.Namespace) -> ExitCode:
     ids = catalogue.expand(args.ids)  # a paper's key: all its claims
     out = Path(args.out) if args.out else None
     ctx = registry.CheckContext(seed=args.seed, scale=args.scale, out_dir=out,
-                               formats=tuple(args.format), datasets=args.datasets)
+                               formats=tuple(args.format), datasets=args.datasets,
+                               seed_records=getattr(args, "seed_records", None))
     results = checked_claims(ids, ctx)  # a plugin's claims in a child process (issue 84)
     if args.json:
         print(json.dumps(_jsonable(results), indent=2))
@@ -174,7 +175,8 @@ def audit(args: argparse.Namespace) -> ExitCode:
                        only=args.only or None, force=args.force, workers=args.workers,
                        scheduler=args.scheduler, formats=tuple(args.format),
                        budget=args.budget, datasets=args.datasets,
-                       processes=args.processes or cores())
+                       processes=args.processes or cores(),
+                       seed_records=getattr(args, "seed_records", None))
     meta = report["meta"]
     print(f"audit: {len(report['claims'])} claims in {meta['seconds']} s: {meta['counts']}")
     if args.budget is not None:

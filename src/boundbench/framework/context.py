@@ -100,6 +100,10 @@ class CheckContext:
         Judge the fine-tuning claims by anytime-valid confidence sequences.
     datasets : int, optional
         Datasets per reading where a claim declares a count (Fig. 5).
+    seed_records : str or pathlib.Path, optional
+        A folder of per-seed records of the fine-tuning claims (``docs/seeds``): their grids
+        take the seeds recorded there for their config and record the seeds they train
+        (:mod:`boundbench.plm.grid.records`, issue 85).
 
     Examples
     --------
@@ -127,6 +131,8 @@ class CheckContext:
     # datasets per reading of an experiment that declares a dataset count it may be run at
     # (Fig. 5's heads: --datasets; None: its scale's count)
     datasets: int | None = None
+    # per-seed records the fine-tuning grids continue from and add to (issue 85)
+    seed_records: Path | None = None
     tables: TableCache = field(default_factory=TableCache, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -138,6 +144,12 @@ class CheckContext:
             else:
                 raise InvalidArgument(f"out_dir must be None or a non-empty path (got "
                                       f"{self.out_dir!r})")
+        if self.seed_records is not None:
+            if isinstance(self.seed_records, str | os.PathLike) and str(self.seed_records):
+                object.__setattr__(self, "seed_records", Path(self.seed_records))
+            else:
+                raise InvalidArgument(f"seed_records must be None or a folder (got "
+                                      f"{self.seed_records!r})")
         if (isinstance(self.formats, str) or not self.formats
                 or any(f not in FIGURE_FORMATS for f in self.formats)):
             raise InvalidArgument(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
@@ -306,7 +318,8 @@ def _schema_check(path: Path) -> Callable[[Any], str | None]:
 
 
 #: The fields of a run's options (:class:`RunSpec`), which every claim's context of the run holds
-RUN_FIELDS = ("seed", "scale", "force", "formats", "seeds", "sequential", "datasets")
+RUN_FIELDS = ("seed", "scale", "force", "formats", "seeds", "sequential", "datasets",
+              "seed_records")
 
 
 @dataclass(frozen=True)
@@ -317,7 +330,7 @@ class RunSpec:
 
     Parameters
     ----------
-    seed, scale, force, formats, seeds, sequential, datasets
+    seed, scale, force, formats, seeds, sequential, datasets, seed_records
         As :class:`CheckContext`'s, and checked as it checks them. ``scale``'s profile is
         carried with the spec (a process that never registered a user's profile, a pool or
         Dask worker, gets it from the spec) and recorded in :meth:`to_dict`.
@@ -338,8 +351,11 @@ class RunSpec:
     seeds: int | None = None
     sequential: bool = False
     datasets: int | None = None
+    seed_records: Path | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.seed_records, str) and self.seed_records:
+            object.__setattr__(self, "seed_records", Path(self.seed_records))
         if isinstance(self.formats, list):
             object.__setattr__(self, "formats", tuple(self.formats))
         object.__setattr__(self, "_profile", get_profile(self.scale))  # travels when pickled
@@ -359,6 +375,6 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON values (``formats`` a list), the scale's profile whole."""
-        return {**{k: (list(v) if isinstance(v, tuple) else v)
+        return {**{k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v)
                    for k, v in ((k, getattr(self, k)) for k in RUN_FIELDS)},
                 "profile": self.__dict__["_profile"].to_dict()}

@@ -4,4 +4,4 @@
 fine-tuning grid and GD's implicit bias. They register no claim."""
 
 # the public submodules (tests/test_public_api.py checks it)
-__all__ = ["bounded", "fine_tuning", "implicit_bias", "smoothing_grid"]
+__all__ = ["bounded", "fine_tuning", "implicit_bias", "recorded", "smoothing_grid"]

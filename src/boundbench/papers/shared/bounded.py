@@ -33,6 +33,11 @@ def bounded_verdict(ctx: CheckContext, probes: list[dict], df: pd.DataFrame, *, 
           "in benchmarks/bench_decisions.py)"}
     if band is not None:
         ev["band"] = band.to_dict()
+    if "machine" in df.columns:  # continued from the seed records (issue 85): where seeds came from
+        ev["seeds_by_machine"] = {str(k): int(v) for k, v in
+                                  df.groupby("machine").seed.nunique().items()}
+        if "recorded" in df.columns:
+            ev["seeds_from_record"] = int(df[df.recorded.astype(bool)].seed.nunique())
     p0 = probes[0]
     ev.update(ci_low=p0["cs_low"], ci_high=p0["cs_high"])
     ev["mean_difference" if p0["kind"] == "mean" else "std_ratio"] = p0["estimate"]

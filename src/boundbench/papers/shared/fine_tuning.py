@@ -56,7 +56,17 @@ def cached_grid(ctx: CheckContext, grid) -> pd.DataFrame:
         return run_grid(grid, base / f"plm-grid-{grid.key(seeds=False)}",
                         progress=ctx.progress)
 
-    return ctx.cached("plm-grid", grid.config(), compute)
+    if ctx.seed_records is None or ctx.profile.smoke:  # a smoke run records nothing
+        return ctx.cached("plm-grid", grid.config(), compute)
+
+    def train(g) -> pd.DataFrame:  # the seeds the record lacks, cached as any grid is
+        base = ctx.out_dir / ".cache" if ctx.out_dir else Path(tempfile.mkdtemp())
+        return ctx.cached("plm-grid", g.config(), lambda: run_grid(
+            g, base / f"plm-grid-{g.key(seeds=False)}", progress=ctx.progress))
+
+    from boundbench.papers.shared.recorded import recorded_grid
+
+    return recorded_grid(ctx, grid, train)
 
 
 def not_trained_verdict(untrained: int, runs: int, evidence: dict, *, what: str = "",
