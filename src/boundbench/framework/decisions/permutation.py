@@ -61,19 +61,39 @@ def _relabellings(n: int, k: int, seed: int) -> tuple[np.ndarray, int]:
     return idx, extra
 
 
+def _tails(s: np.ndarray, pooled: np.ndarray, k: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
+    """The one-sided p-values of ``mean|dt| - mean|dc|`` being low and high, from the treatment's
+    sum ``s`` under each relabelling (shape ``(..., relabellings)``) and the pooled ``|d|``
+    (shape ``(..., n)``, the treatment's first): one formula for one dataset and for a batch."""
+    n = pooled.shape[-1]
+    observed = pooled[..., :k].mean(axis=-1, keepdims=True) - pooled[..., k:].mean(axis=-1,
+                                                                                  keepdims=True)
+    total = pooled.sum(axis=-1, keepdims=True)
+    stats = s / k - (total - s) / (n - k)
+    # ties of float sums count as ties
+    tol = 1e-12 * np.maximum(1.0, np.abs(pooled).max(axis=-1, keepdims=True))
+    low = (extra + np.sum(stats <= observed + tol, axis=-1)) / (extra + s.shape[-1])
+    high = (extra + np.sum(stats >= observed - tol, axis=-1)) / (extra + s.shape[-1])
+    return low, high
+
+
 def _p_values(dt: np.ndarray, dc: np.ndarray, seed: int) -> tuple[float, float]:
     """One-sided p-values of ``mean|dt| - mean|dc|`` being low and high."""
     pooled = np.r_[np.abs(dt), np.abs(dc)]
-    k, n = dt.size, pooled.size
-    observed = pooled[:k].mean() - pooled[k:].mean()
-    total = pooled.sum()
-    idx, extra = _relabellings(n, k, seed)
-    s = pooled[idx].sum(axis=1)
-    stats = s / k - (total - s) / (n - k)
-    tol = 1e-12 * max(1.0, float(np.abs(pooled).max()))  # ties of float sums count as ties
-    low = (extra + np.sum(stats <= observed + tol)) / (extra + len(stats))
-    high = (extra + np.sum(stats >= observed - tol)) / (extra + len(stats))
+    idx, extra = _relabellings(pooled.size, dt.size, seed)
+    low, high = _tails(pooled[idx].sum(axis=1), pooled, dt.size, extra)
     return float(low), float(high)
+
+
+@functools.lru_cache(maxsize=64)
+def _membership(n: int, k: int, seed: int) -> np.ndarray:
+    """:func:`_relabellings` as a 0/1 matrix (relabellings x n): a batch's sums under every
+    relabelling are one matrix product with it."""
+    idx, _ = _relabellings(n, k, seed)
+    member = np.zeros((len(idx), n))
+    np.put_along_axis(member, idx, 1.0, axis=1)
+    member.setflags(write=False)
+    return member
 
 
 def spread_looks(t: np.ndarray, c: np.ndarray, *, alpha: float = 0.05, seed: int = 0
@@ -128,17 +148,9 @@ def lower_at_some_look(t: np.ndarray, c: np.ndarray, *, alpha: float = 0.05, see
             break
         pooled = np.abs(np.concatenate([t[:, 0:n:2] - t[:, 1:n:2], c[:, 0:n:2] - c[:, 1:n:2]],
                                        axis=1))
-        k, m = n // 2, n
-        idx, extra = _relabellings(m, k, seed)
-        member = np.zeros((len(idx), m))
-        np.put_along_axis(member, idx, 1.0, axis=1)
-        s = pooled @ member.T  # (B, relabellings): the treatment's sum under each
-        total = pooled.sum(axis=1, keepdims=True)
-        stats = s / k - (total - s) / (m - k)
-        observed = pooled[:, :k].mean(axis=1, keepdims=True) - pooled[:, k:].mean(axis=1,
-                                                                                   keepdims=True)
-        tol = 1e-12 * np.maximum(1.0, np.abs(pooled).max(axis=1, keepdims=True))
-        low = (extra + np.sum(stats <= observed + tol, axis=1)) / (extra + len(idx))
+        _, extra = _relabellings(n, n // 2, seed)
+        # (B, relabellings): the treatment's sum under each, for every dataset at once
+        low, _ = _tails(pooled @ _membership(n, n // 2, seed).T, pooled, n // 2, extra)
         hit |= low <= look_alpha(j, alpha) / 2
     return hit
 
