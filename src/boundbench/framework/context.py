@@ -44,6 +44,15 @@ def salt(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def _as_path(name: str, value: Any) -> Path | None:
+    """``value`` (None, a non-empty string or path) as a Path, else an error naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, str | os.PathLike) and str(value):
+        return Path(value)
+    raise InvalidArgument(f"{name} must be None or a non-empty path (got {value!r})")
+
+
 _AS_QUICK = object()  # pick()'s marker: no standard value given, use the quick one
 class TableCache:
     """The experiment tables of one run, in memory: the claims that share a table compute it
@@ -137,19 +146,9 @@ class CheckContext:
 
     def __post_init__(self) -> None:
         check_scale(self.scale)
-        if self.out_dir is not None:
-            if isinstance(self.out_dir, str | os.PathLike) and str(self.out_dir):
-                # frozen: a string is stored as the Path every writer expects
-                object.__setattr__(self, "out_dir", Path(self.out_dir))
-            else:
-                raise InvalidArgument(f"out_dir must be None or a non-empty path (got "
-                                      f"{self.out_dir!r})")
-        if self.seed_records is not None:
-            if isinstance(self.seed_records, str | os.PathLike) and str(self.seed_records):
-                object.__setattr__(self, "seed_records", Path(self.seed_records))
-            else:
-                raise InvalidArgument(f"seed_records must be None or a folder (got "
-                                      f"{self.seed_records!r})")
+        # frozen: a string is stored as the Path every writer and reader expects
+        for name in ("out_dir", "seed_records"):
+            object.__setattr__(self, name, _as_path(name, getattr(self, name)))
         if (isinstance(self.formats, str) or not self.formats
                 or any(f not in FIGURE_FORMATS for f in self.formats)):
             raise InvalidArgument(f"formats must be a non-empty tuple of {FIGURE_FORMATS} "
@@ -354,8 +353,7 @@ class RunSpec:
     seed_records: Path | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seed_records, str) and self.seed_records:
-            object.__setattr__(self, "seed_records", Path(self.seed_records))
+        object.__setattr__(self, "seed_records", _as_path("seed_records", self.seed_records))
         if isinstance(self.formats, list):
             object.__setattr__(self, "formats", tuple(self.formats))
         object.__setattr__(self, "_profile", get_profile(self.scale))  # travels when pickled
