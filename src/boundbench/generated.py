@@ -122,6 +122,17 @@ def replace_readme_block(path: Path, text: str) -> None:
     write_atomic(path, lambda t: t.write_text(new))
 
 
+def _generated_files(root: Path) -> tuple[Path, Path, Path]:
+    """``root``'s ``docs/bounds.md``, ``docs/last-audit.json`` and ``README.md``, each there, else
+    an error saying that ``root`` is not a checkout."""
+    files = (root / "docs" / "bounds.md", root / "docs" / "last-audit.json", root / "README.md")
+    for p in files:
+        if not p.exists():
+            raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is missing "
+                                  "(run this at the repository's root, or give --root)")
+    return files
+
+
 def regenerate(root: Path, audit_json: Path) -> list[Path]:
     """Remake what the repository at ``root`` generates: ``docs/bounds.md`` from the registry,
     ``docs/last-audit.json`` and the README's findings block from ``audit_json`` (a quick audit
@@ -129,12 +140,7 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
     registered writer (:data:`boundbench.report.writers.WRITERS`), its errata sheet and page
     with the larger audits' verdicts beside its own. The files written, in that order."""
     root = Path(root)
-    bounds, record, readme_path = root / "docs" / "bounds.md", root / "docs" / "last-audit.json", \
-        root / "README.md"
-    for p in (bounds, record, readme_path):
-        if not p.exists():
-            raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is missing "
-                                  "(run this at the repository's root, or give --root)")
+    bounds, record, readme_path = _generated_files(root)
     report = read_audit(Path(audit_json))
     meta = report.get("meta", {})
     if meta.get("scale") != "quick" or meta.get("seed") != 0:
@@ -213,12 +219,7 @@ def regenerate_only(root: Path, ids: list[str], *, out: Path, progress: bool = T
     from boundbench.framework.files import write_together
 
     root = Path(root)
-    bounds, record, readme_path = (root / "docs" / "bounds.md", root / "docs" / "last-audit.json",
-                                   root / "README.md")
-    for p in (bounds, record, readme_path):
-        if not p.exists():
-            raise InvalidArgument(f"{str(root)!r} is not a boundbench checkout: {str(p)!r} is "
-                                  "missing (run this at the repository's root, or give --root)")
+    bounds, record, readme_path = _generated_files(root)
     try:
         old = json.loads(record.read_text())
         old["claims"], old["created"]  # noqa: B018 (the fields merged into)
