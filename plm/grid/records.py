@@ -20,7 +20,6 @@ another machine, is named in a warning): the record holds one value per run.
 
 from __future__ import annotations
 
-import platform
 from pathlib import Path
 
 import numpy as np
@@ -41,20 +40,17 @@ def record_path(folder: str | Path, claim_id: str) -> Path:
 
 
 def machine_name() -> str:
-    """The device a run trains on, in words: the GPU's name where torch sees one, else the CPU's
-    model (``/proc/cpuinfo``) or the platform's processor."""
-    import torch
+    """The device a run trains on, in words: the first GPU torch sees, else the CPU's model, as
+    the results' machine record names them (:func:`boundbench.framework.meta.machine`)."""
+    import torch  # noqa: F401 (meta.gpus reads the devices of an imported torch)
 
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name(0)
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+    from boundbench.framework.meta import machine
+
+    m = machine()
+    gpus = m.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        return str(gpus[0])
+    return str(m.get("cpu_model") or m.get("processor") or m.get("machine") or "unknown")
 
 
 def read_record(path: str | Path) -> pd.DataFrame:
