@@ -103,3 +103,18 @@ def test_the_text_says_when_nothing_on_the_grid_is_detected():
     assert "no std ratio down to 0.05" in reach_text(r) and "any of the 6" in reach_text(r)
     r["by_family"]["normal"] = 0.3
     assert "under the ties noise shape (normal: 0.3)" in reach_text(r)
+
+
+def test_the_recorded_spread_decision_on_the_40_seed_file():
+    """The file docs/fine-tuning.md and the results log (2026-12-07) quote: 40 seeds a side,
+    ``mhloss`` U(0.80, 0.84), ``finetune`` U(0.78, 0.86), 4 decimals, from seed 0. The spread
+    claim, by the permutation test, reads "SUPPORTED (at look 4 of 4, 32 seeds)", ratio 0.5249."""
+    rng = np.random.default_rng(0)
+    n = 40
+    runs = pd.DataFrame({"method": ["mhloss"] * n + ["finetune"] * n, "seed": list(range(n)) * 2,
+                         "accuracy": np.r_[rng.uniform(0.80, 0.84, n),
+                                           rng.uniform(0.78, 0.86, n)].round(4)})
+    d = decide(runs, claim="lower-spread", treatment="mhloss", control="finetune",
+               metric="accuracy")
+    assert d.text().startswith("lower-spread: SUPPORTED (at look 4 of 4, 32 seeds)")
+    assert round(d.estimate, 4) == 0.5249

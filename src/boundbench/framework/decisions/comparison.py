@@ -16,9 +16,10 @@ within-method differences of consecutive seeds, ``|x1 - x2|`` (the shift cancels
 16, ... seeds of each method, the j-th look at ``alpha 6 / (pi^2 (j + 1)^2)`` (a union bound:
 a word at any of them errs at most ``alpha``); its interval is the bounded-data std-ratio
 sequence's (:func:`~boundbench.framework.decisions.paths.bounded_ratio_path`). Until issue 82
-item 3 it was a betting sequence of ``((t1 - t2)^2 - (c1 - c2)^2) / 2``, valid too, but its
-stated power showed it detects no std ratio down to 0.05 at 40 seeds, where the permutation
-test detects about 0.2 (``tests/test_reach.py``).
+item 3 it was a betting sequence of ``((t1 - t2)^2 - (c1 - c2)^2) / 2``, valid too, whose
+stated power on a 40-seed file was "no std ratio down to 0.05" (at ``b8abdbf``, results log of
+2026-12-07); the permutation test decides that file at 32 seeds
+(``tests/test_reach.py::test_the_recorded_spread_decision_on_the_40_seed_file``).
 
 Validity, checked before anything runs: every value finite and inside the metric's declared
 range (known for the metrics named in :data:`RANGES`, else given); the seeds of a method
