@@ -108,7 +108,7 @@ def bench_layout() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from boundbench.framework import plotting
+    from boundbench.framework.files import plotting
 
     def figure():
         fig, axes = plotting.figure(2)

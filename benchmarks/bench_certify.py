@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from boundbench.framework.files import within
+from boundbench.framework.files.atomic import within
 
 
 def _bare(box: Path) -> None:
@@ -122,7 +122,9 @@ def _certification_seconds(report: dict) -> float:
     """Re-run every certification piece the audit ran, timed: each violated search claim's
     replay (build, run, control), each proof, each PEP."""
     from boundbench import catalogue
-    from boundbench.framework import proofs, registry, replay
+    from boundbench.framework.certificates import proofs
+    from boundbench.framework.claims import registry
+    from boundbench.framework.search import replay
     from boundbench.theory import pep
 
     catalogue.load()

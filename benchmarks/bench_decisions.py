@@ -13,14 +13,14 @@ so the rate is an upper bound of the rate of wrong words). Rows:
   lower-mean, no-effect);
 - ``spread``: the betting sequence on ``((t1 - t2)^2 - (c1 - c2)^2) / 2`` of consecutive seeds
   (claim lower-spread);
-- ``spread-perm``: the audit's spread claims' test (:func:`~boundbench.framework.decisions.
+- ``spread-perm``: the audit's spread claims' test (:func:`~boundbench.framework.stats.decisions.
   permutation.spread_looks`: exact permutation test of ``|x1 - x2|`` at 4, 8, 16, ... seeds,
   each look at its share of alpha), the control shifted by 0.1 (a mean difference is not a
   spread difference); an error is a word at any look;
 - ``ratio-cs``: the audit's bounded std-ratio sequence (the no-effect band's interval,
-  :func:`~boundbench.framework.decisions.paths.bounded_ratio_path`): ever excludes 1;
+  :func:`~boundbench.framework.stats.decisions.paths.bounded_ratio_path`): ever excludes 1;
 - ``share``: the share reading of a mean claim on unbounded values
-  (:func:`~boundbench.framework.decisions.shares.share_words`: units in the claimed direction
+  (:func:`~boundbench.framework.stats.decisions.shares.share_words`: units in the claimed direction
   against reversed, the exact Clopper-Pearson interval against 1/2, fixed n), on the
   differences ``t - c`` (symmetric about 0: the share is 1/2); an error is a word;
 - ``mean-boot``: the percentile bootstrap interval of the mean of ``t - c`` (1,000 resamples),
@@ -32,7 +32,7 @@ so the rate is an upper bound of the rate of wrong words). Rows:
   the test is exact for any number); an error is a word;
 - ``paired-perm``: the within-set trend test (``calibrated_paired_trend``), that many sets
   each at 4 levels; an error is a word;
-- ``spread-fixed``: the synthetic spread claim's test (:func:`~boundbench.framework.decisions.
+- ``spread-fixed``: the synthetic spread claim's test (:func:`~boundbench.framework.stats.decisions.
   permutation.spread_test`, one look at the whole level), the control shifted by 0.1;
 - ``control``: Welch's t test at alpha, a fixed-n test re-applied after every seed from the
   third: the negative control, above alpha by construction.
@@ -45,7 +45,7 @@ under). Run::
 
 The procedures calibrated per claim (a mean's bootstrap, an end-ratio band, a fitted exponent,
 the best sigma's interval) are run on the same six families inside the audit, at each claim's
-own sizes and scale (:mod:`boundbench.framework.decisions.battery`); ``--audit DIR/audit.json``
+own sizes and scale (:mod:`boundbench.framework.stats.decisions.battery`); ``--audit DIR/audit.json``
 prints those rows from an audit's evidence, with the rule applied to each::
 
     python benchmarks/bench_decisions.py --audit /tmp/qa/audit.json
@@ -59,12 +59,12 @@ import time
 import numpy as np
 from scipy import stats
 
-from boundbench.framework.decisions.battery import FAMILIES, noise
-from boundbench.framework.decisions.betting import ever_rejects
-from boundbench.framework.decisions.paths import bounded_ratio_path
-from boundbench.framework.decisions.permutation import spread_looks, spread_test
-from boundbench.framework.decisions.shares import share_words
-from boundbench.framework.trends import bootstrap_mean
+from boundbench.framework.stats.decisions.battery import FAMILIES, noise
+from boundbench.framework.stats.decisions.betting import ever_rejects
+from boundbench.framework.stats.decisions.paths import bounded_ratio_path
+from boundbench.framework.stats.decisions.permutation import spread_looks, spread_test
+from boundbench.framework.stats.decisions.shares import share_words
+from boundbench.framework.stats.trends import bootstrap_mean
 
 PROCEDURES = ("mean", "spread", "spread-perm", "ratio-cs", "share", "mean-boot", "trend-perm",
               "paired-perm", "spread-fixed", "control")
@@ -74,7 +74,7 @@ LEVELS = 4  # a trend's levels: the seeds a side spread over them (trend-perm), 
 
 def _family(name: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """The battery family's standardized noise (the package's own,
-    :func:`boundbench.framework.decisions.battery.noise`) squashed into [0, 1]."""
+    :func:`boundbench.framework.stats.decisions.battery.noise`) squashed into [0, 1]."""
     return 1.0 / (1.0 + np.exp(-noise(name, rng, shape) / 2.0))
 
 
@@ -133,7 +133,7 @@ def _trend_errors(proc: str, fam: str, t: np.ndarray, n: int, alpha: float,
                   rng: np.random.Generator) -> np.ndarray:
     """Words of the trend tests on nulls with no trend: ``t``'s seeds over :data:`LEVELS`
     levels (one sample), or ``n`` sets each drawn afresh from ``fam`` at every level."""
-    from boundbench.framework.exact_trends import N_PERM_SIM, _centred_ranks, _rho_test
+    from boundbench.framework.stats.exact_trends import N_PERM_SIM, _centred_ranks, _rho_test
 
     if proc == "trend-perm":
         x = np.sort(np.arange(n) % LEVELS).astype(float)

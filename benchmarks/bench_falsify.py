@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from boundbench.framework.search import Search, worst_case, worst_ratio
+from boundbench.framework.search.targeted import Search, worst_case, worst_ratio
 from boundbench.theory import activation_decay as ad
 from boundbench.theory import fu
 

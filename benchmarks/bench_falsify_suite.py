@@ -298,7 +298,7 @@ def run_random(space, c, evals, seed):
 
 
 def run_de(space, c, evals, seed):
-    from boundbench.framework.search import Search, worst_case
+    from boundbench.framework.search.targeted import Search, worst_case
 
     worst_case(Search(space, c), max_evals=evals, seed=seed)
     return c.first is not None

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.framework import context, registry
+from boundbench.framework.claims import registry
+from boundbench.framework.execution import context
 
 # function name -> phase (a name may appear under several phases' callers; cumulative times
 # overlap where phases nest, e.g. SVM LOO inside diagnostics)

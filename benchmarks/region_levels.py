@@ -1,6 +1,6 @@
 """How many evaluations a level search of the region stage needs (issue 80): the worst ratio
 over every other parameter of a claim's box at one fixed value of its scale, by the stage's own
-search (:meth:`boundbench.framework.region._Stage.level`: differential evolution plus a bounded
+search (:meth:`boundbench.framework.search.region._Stage.level`: differential evolution plus a bounded
 Nelder-Mead polish of an equal share), at several budgets and seeds, beside the region the
 stage reports at its quick and paper budgets.
 
@@ -32,9 +32,9 @@ def level_rows(cid: str, value: float, budgets: list[int], seeds: int) -> list[d
     """The worst ratio at ``scale = value`` for each (budget, seed): one level search each,
     started from the claim's audit-seed worst instance moved to that value."""
     from boundbench import catalogue
-    from boundbench.framework import registry
-    from boundbench.framework.region import _Stage
-    from boundbench.framework.search import worst_case
+    from boundbench.framework.claims import registry
+    from boundbench.framework.search.region import _Stage
+    from boundbench.framework.search.targeted import worst_case
 
     catalogue.load()
     claim = registry.get(cid)
@@ -56,9 +56,9 @@ def level_rows(cid: str, value: float, budgets: list[int], seeds: int) -> list[d
 def region_rows(cid: str) -> list[dict]:
     """The region the stage reports at its quick and paper level budgets (audit seed 0)."""
     from boundbench import catalogue
-    from boundbench.framework import registry
-    from boundbench.framework.region import region
-    from boundbench.framework.search import worst_case
+    from boundbench.framework.claims import registry
+    from boundbench.framework.search.region import region
+    from boundbench.framework.search.targeted import worst_case
 
     catalogue.load()
     claim = registry.get(cid)

@@ -16,7 +16,7 @@ Three measurements, each printed as the Markdown table the page quotes:
 4. **The peeking figure** (issue 64): the share of null comparisons of two arms' spreads that
    have made a false decision by each look (a look after every seed, up to 30), for the F test
    looked at after every seed, the std ratio's confidence sequence, and the calibrated
-   fallback (the Brown-Forsythe permutation test, ``boundbench.framework.calibration``) at a
+   fallback (the Brown-Forsythe permutation test, ``boundbench.framework.stats.calibration``) at a
    fixed number of seeds, looked at once; on Gaussian runs, a failed-run mixture (a tenth of
    the runs at the majority class) and t with 3 d.f. Printed as a table, drawn to ``--figure``.
 
@@ -38,9 +38,9 @@ import time
 import numpy as np
 from scipy import stats
 
-from boundbench.framework import sequential as sq
-from boundbench.framework import stopping as stp
-from boundbench.framework.trends import Z_ALPHA, Z_BETA
+from boundbench.framework.stats import sequential as sq
+from boundbench.framework.stats import stopping as stp
+from boundbench.framework.stats.trends import Z_ALPHA, Z_BETA
 
 SEEDS_MAX = 60
 SD = 0.03  # a seed outcome's spread (accuracy differences of a few points)
@@ -143,7 +143,7 @@ PEEK_NULLS = {
 def peeking(rng: np.random.Generator, runs: int, fixed_runs: int, figure: str | None) -> None:
     """False decisions by look k: the F test looked at after every seed (cumulative), the
     std ratio's sequence (cumulative), the permutation test at k seeds looked at once."""
-    from boundbench.framework.calibration import dispersion_permutation_status
+    from boundbench.framework.stats.calibration import dispersion_permutation_status
 
     ks = np.arange(2, LOOKS + 1)
     fixed_at = (5, 10, 20, 30)
@@ -172,7 +172,7 @@ def peeking(rng: np.random.Generator, runs: int, fixed_runs: int, figure: str | 
         print(f"| {name} | {100 * f[8]:.1f}% / {100 * f[-1]:.1f}% | {100 * cs[8]:.1f}% / "
               f"{100 * cs[-1]:.1f}% | " + " / ".join(f"{100 * v:.1f}%" for v in fixed) + " |")
     if figure:
-        from boundbench.framework import plotting
+        from boundbench.framework.files import plotting
 
         fig, axes = plotting.figure(3)
         for ax, (name, (f, cs, fixed)) in zip(axes, curves.items(), strict=True):
@@ -190,7 +190,7 @@ def peeking(rng: np.random.Generator, runs: int, fixed_runs: int, figure: str | 
 
 
 def bootstrap_gaussian(rng: np.random.Generator, runs: int) -> None:
-    from boundbench.framework.trends import std_ratio_verdict
+    from boundbench.framework.stats.trends import std_ratio_verdict
 
     print("| runs a side | false decisions, std-ratio bootstrap (Gaussian null) |")
     print("|---|---|")

@@ -27,7 +27,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from boundbench.framework import plotting
+from boundbench.framework.files import plotting
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import normalized_distance, paper_head
 from boundbench.synthetic.svm import BiasPenalizedSVM, HardMarginSVM

@@ -30,7 +30,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from boundbench.framework import plotting
+from boundbench.framework.files import plotting
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.stability import head_loo_stability, svm_loo_stability
 from boundbench.synthetic.train import train_heads
@@ -134,7 +134,7 @@ print("measured / predicted at H = 64:", round(by_heads[-1] / (by_heads[0] / 8),
 
 # %%
 from boundbench import catalogue
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 
 catalogue.load()
 ctx = registry.CheckContext(seed=0, scale="quick")

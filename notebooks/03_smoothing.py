@@ -28,7 +28,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from boundbench.framework import plotting
+from boundbench.framework.files import plotting
 from boundbench.theory import activation_decay as sm
 
 plt.rcParams.update(plotting.STYLE)  # print-sized, colour-blind-safe figures

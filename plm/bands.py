@@ -1,6 +1,6 @@
 """The no-effect band of every fine-tuning claim, declared before any seed is run (issue 39).
 
-Order of precedence (:mod:`boundbench.framework.bands`): half the effect the paper itself
+Order of precedence (:mod:`boundbench.framework.stats.bands`): half the effect the paper itself
 reports for that comparison, naming the table and its two numbers; where the paper reports
 none, +-10% of the baseline's value for a scale-free metric, +-1 accuracy point for an
 accuracy or accuracy drop, and [0.8, 1.25] for a ratio of standard deviations.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from boundbench.framework.bands import Band
+from boundbench.framework.stats.bands import Band
 
 # Fu et al., Table 2 (full fine-tuning, 10 seeds, AVG column): std across seeds
 FU_T2_STD = {"finetune": 2.61, "mhloss": 2.10}

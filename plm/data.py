@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.files import write_atomic
-from boundbench.framework.validate import Array, Float, Seed, Text, checked
+from boundbench.framework.files.atomic import write_atomic
+from boundbench.framework.inputs.validate import Array, Float, Seed, Text, checked
 
 SPLITS = ("train", "dev", "test")
 

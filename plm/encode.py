@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array, Int, IntLists, Rng, as_generator, checked
+from boundbench.framework.inputs.validate import Array, Int, IntLists, Rng, as_generator, checked
 
 _TOKENS: OrderedDict[tuple, list[list[int]]] = OrderedDict()
 

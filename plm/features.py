@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.files import cache_dir, key_lock, set_aside, write_atomic
-from boundbench.framework.validate import Int, Seed, Text, check_fields
+from boundbench.framework.files.atomic import cache_dir, key_lock, set_aside, write_atomic
+from boundbench.framework.inputs.validate import Int, Seed, Text, check_fields
 from boundbench.plm.models import DEFAULT_MODEL, file_sha256, pick_device, resolve_model
 
 

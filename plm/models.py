@@ -44,7 +44,7 @@ def file_sha256(f: Path) -> str:
     st = f.stat()
     key = (str(f), st.st_size, st.st_mtime_ns)
     if key not in _SHA:
-        from boundbench.framework.files import sha256_file
+        from boundbench.framework.files.atomic import sha256_file
 
         _SHA[key] = sha256_file(f)
     return _SHA[key]

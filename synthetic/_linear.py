@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.values import real
+from boundbench.framework.inputs.values import real
 
 
 def unit_scale(X: np.ndarray) -> float:

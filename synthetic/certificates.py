@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.replay import exact
+from boundbench.framework.search.replay import exact
 
 # tight tolerances: the solution only names the active set the replay re-solves exactly
 _TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.draws import complement_basis, power
-from boundbench.framework.validate import Bool, Float, Int, Seed, checked
+from boundbench.framework.execution.draws import complement_basis, power
+from boundbench.framework.inputs.validate import Bool, Float, Int, Seed, checked
 
 
 @dataclass(frozen=True)

@@ -202,8 +202,8 @@ class HeadsRun:
         scalar path, whose last bit can differ from the vector path's, so the bits followed
         the thread count (a two-thread client and a one-thread Dask worker disagreed).
         Blocks, not threads, are the unit of parallelism: the command line spreads them over
-        the cores (:class:`~boundbench.framework.execution.LocalPool`), Dask over machines."""
-        from boundbench.framework.execution import one_torch_thread
+        the cores (:class:`~boundbench.framework.execution.executors.LocalPool`), Dask over machines."""
+        from boundbench.framework.execution.executors import one_torch_thread
 
         with one_torch_thread():
             return self._run_block(b, device=device, progress=progress)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from boundbench.errors import ComputationError, InvalidArgument
-from boundbench.framework.validate import Float, Int, Seed, checked
+from boundbench.framework.inputs.validate import Float, Int, Seed, checked
 from boundbench.methods import Forward, Method, Trainer, make_optimizer
 from boundbench.methods.penalties import ActivationDecay
 from boundbench.theory.activation_decay import last_layer_hessian

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from boundbench.errors import ComputationError, InvalidArgument
-from boundbench.framework.execution import one_torch_thread
-from boundbench.framework.validate import Array, Float, Int, Rng, as_generator, checked
+from boundbench.framework.execution.executors import one_torch_thread
+from boundbench.framework.inputs.validate import Array, Float, Int, Rng, as_generator, checked
 from boundbench.synthetic.train import augment
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.execution import one_torch_thread
-from boundbench.framework.validate import (
+from boundbench.framework.execution.executors import one_torch_thread
+from boundbench.framework.inputs.validate import (
     Bool,
     Choice,
     Float,

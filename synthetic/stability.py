@@ -11,7 +11,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array, checked
+from boundbench.framework.inputs.validate import Array, checked
 from boundbench.synthetic.svm import hard_margin_loo
 
 

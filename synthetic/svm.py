@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.errors import ComputationError, InvalidArgument
-from boundbench.framework.validate import Array, Bool, Float, Int, checked
-from boundbench.framework.values import MAX_MAGNITUDE, same_length
+from boundbench.framework.inputs.validate import Array, Bool, Float, Int, checked
+from boundbench.framework.inputs.values import MAX_MAGNITUDE, same_length
 from boundbench.synthetic._linear import Linear as _Linear
 from boundbench.synthetic._linear import check_xy as _check_xy
 from boundbench.synthetic._linear import unit_scale as _unit_scale

@@ -16,8 +16,8 @@ import torch
 from tqdm.auto import tqdm
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.execution import one_torch_thread
-from boundbench.framework.validate import (
+from boundbench.framework.execution.executors import one_torch_thread
+from boundbench.framework.inputs.validate import (
     MAX_DRAWS,
     Array,
     Bool,

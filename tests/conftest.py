@@ -98,7 +98,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # workers do not oversubscribe them
     import torch
 
-    from boundbench.framework.execution import cores
+    from boundbench.framework.execution.executors import cores
 
     _share = max(1, cores() // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     torch.set_num_threads(_share)

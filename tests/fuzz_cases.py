@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from boundbench.framework import calibrated, trends, verdicts
-from boundbench.framework.verdicts import BoundSides
+from boundbench.framework.stats import calibrated, trends
+from boundbench.framework.verdicts import rules as verdicts
+from boundbench.framework.verdicts.rules import BoundSides
 from boundbench.synthetic import data as sdata
 from boundbench.synthetic import mlp, pool_heads, pools, stability, svm, train
 from boundbench.theory import activation_decay as ad
@@ -24,10 +25,11 @@ from boundbench.theory import trace as tr
 MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
            "boundbench.theory.uegr", "boundbench.theory.operators",
            "boundbench.theory.eigenvalues", "boundbench.theory.trace", "boundbench.theory.norms",
-           "boundbench.theory.problems", "boundbench.framework.verdicts",
-           "boundbench.framework.trends", "boundbench.framework.readings",
-           "boundbench.framework.sequential", "boundbench.framework.stopping",
-           "boundbench.framework.calibration", "boundbench.framework.calibrated", "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
+           "boundbench.theory.problems", "boundbench.framework.verdicts.rules",
+           "boundbench.framework.stats.trends", "boundbench.framework.verdicts.readings",
+           "boundbench.framework.stats.sequential", "boundbench.framework.stats.stopping",
+           "boundbench.framework.stats.calibration", "boundbench.framework.stats.calibrated",
+           "boundbench.synthetic.data", "boundbench.synthetic.svm", "boundbench.synthetic.train",
            "boundbench.synthetic.stability", "boundbench.synthetic.pools",
            "boundbench.synthetic.pool_heads",
            "boundbench.synthetic.mlp"]
@@ -36,7 +38,7 @@ MODULES = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
 EXCLUDED = {
     "operators.HessianOperator": "wraps a user's loss callable; fuzzed through the estimators",
     "eigenvalues.EigResult": "a result record",
-    "verdicts.Evidence": "a type alias",
+    "rules.Evidence": "a type alias",
     "sequential.CSPath": "a result record of the confidence sequences (fuzzed)",
     "sequential.t_halfwidth": "the half-width step of t_confidence_sequence (fuzzed through it)",
     "sequential.ratio_intervals": "the interval step of std_ratio_confidence_sequence (fuzzed "
@@ -49,9 +51,9 @@ EXCLUDED = {
     "stopping.projected_seeds": "reads a probe record into seeds_to_decide (fuzzed; "
     "test_budget)",
     "stopping.sequential_verdict": "combines probe records into a Verdict (test_budget)",
-    "verdicts.Verdict": "a result record (its status vocabulary is tested in "
+    "rules.Verdict": "a result record (its status vocabulary is tested in "
     "test_verdicts_and_registry)",
-    "verdicts.BoundSides": "a pair of arrays, validated by bound_evidence (fuzzed)",
+    "rules.BoundSides": "a pair of arrays, validated by bound_evidence (fuzzed)",
     "problems.Quadratics": "a result record of random_quadratics (fuzzed)",
     "problems.LogisticLosses": "a result record of random_logistic (fuzzed)",
     "data.SeparableData": "a result record of make_separable (fuzzed)",
@@ -108,16 +110,16 @@ EXCLUDED = {
     "readings.merge_identical": "takes Verdicts; tested in test_characterize",
     # issue 37's margins and printing: property-tested at their thresholds in test_metamorphic,
     # the printing in test_verdicts_and_registry, with doctests
-    "verdicts.fmt_ratio": "formats a float; tested in test_verdicts_and_registry (doctest too)",
-    "verdicts.fmt_sides": "formats two floats; tested in test_verdicts_and_registry (doctest too)",
-    "verdicts.plural": "formats a count and a word; doctest",
+    "rules.fmt_ratio": "formats a float; tested in test_verdicts_and_registry (doctest too)",
+    "rules.fmt_sides": "formats two floats; tested in test_verdicts_and_registry (doctest too)",
+    "rules.plural": "formats a count and a word; doctest",
     "readings.log_spaced": "picks recorded steps; doctest, used by Fig. 5 and Cor. 3.1",
-    "verdicts.with_margin": "adds evidence keys; refuses unknown units; tested in test_metamorphic",
+    "rules.with_margin": "adds evidence keys; refuses unknown units; tested in test_metamorphic",
     "trends.median_reversals": "property-tested in test_metamorphic (ties, every effect size)",
     "readings.against_paper": "reads a report entry; tested in test_optimal_sets",
     "readings.along_t_verdict": "takes Verdicts; tested in test_metamorphic and test_optimal_sets",
-    "verdicts.measured": "identity outside perturbed(); tested in test_metamorphic",
-    "verdicts.perturbed": "a context manager for the metamorphic test (doctest)",
+    "rules.measured": "identity outside perturbed(); tested in test_metamorphic",
+    "rules.perturbed": "a context manager for the metamorphic test (doctest)",
     "trends.tied_ranks": "ranks an array; doctest, and through spearman_rows' fuzz case",
 }
 
@@ -240,13 +242,13 @@ CASES: dict[str, tuple[Callable, dict[str, Any]]] = {
         h=torch.ones(4, 3, dtype=torch.float64), W=torch.ones(2, 3, dtype=torch.float64))),
     "problems.random_quadratics": (problems.random_quadratics, dict(rng=_rng(), k=3, d=2)),
     "problems.random_logistic": (problems.random_logistic, dict(rng=_rng(), k=3, n=5, d=2)),
-    "verdicts.bound_evidence": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_evidence(
+    "rules.bound_evidence": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_evidence(
         BoundSides(lhs, rhs), rtol=rtol, atol=atol), dict(lhs=np.ones(3), rhs=np.full(3, 2.0),
                                                           rtol=0.0, atol=0.0)),
-    "verdicts.bound_verdict": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_verdict(
+    "rules.bound_verdict": (lambda *, lhs, rhs, rtol, atol: verdicts.bound_verdict(
         BoundSides(lhs, rhs), rtol=rtol, atol=atol), dict(lhs=np.ones(3), rhs=np.full(3, 2.0),
                                                           rtol=0.0, atol=0.0)),
-    "verdicts.equality_verdict": (verdicts.equality_verdict, dict(
+    "rules.equality_verdict": (verdicts.equality_verdict, dict(
         measured=np.ones(3), expected=np.ones(3), atol=1e-9, what="x")),
     "calibrated.exponent_tail": (calibrated.exponent_tail, dict(k=2, n=20)),
     "trends.spearman_rows": (trends.spearman_rows, dict(x=np.arange(5.0),

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from fuzz_cases import CASES, EXCLUDED, MODULES, _pool_X, _pool_y, _rng
 
-from boundbench.framework import sequential as sq
-from boundbench.framework import stopping as stp
+from boundbench.framework.stats import sequential as sq
+from boundbench.framework.stats import stopping as stp
 
 # the plm half: its cheap public functions and configs (the rest load a model or train one)
 PLM_MODULES = ["boundbench.plm.data", "boundbench.plm.models", "boundbench.plm.features",

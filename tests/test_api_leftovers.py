@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from boundbench.framework.validate import MAX_SEED, Rng, SizeError, checked
+from boundbench.framework.inputs.validate import MAX_SEED, Rng, SizeError, checked
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM, hard_margin_loo
 from boundbench.theory.activation_decay import antithetic_mean, smoothed_ce_binary

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from boundbench.framework import sequential as sq
-from boundbench.framework import stopping as stp
-from boundbench.framework.bands import DEFAULT, PAPER, Band, band_outcome, sign_inside
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.stats import sequential as sq
+from boundbench.framework.stats import stopping as stp
+from boundbench.framework.stats.bands import DEFAULT, PAPER, Band, band_outcome, sign_inside
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.papers.shared.fine_tuning import banded, trend_banded
 from boundbench.plm import bands
 
@@ -147,7 +147,7 @@ def test_the_recorded_gpu_ratios_belong_to_the_standard_grids():
     """GPU_SPEEDUP is keyed by the standard grids' keys: a grid that changes drops out of it
     (its projections then say no GPU time is recorded) rather than borrowing a stale ratio."""
     pytest.importorskip("transformers", reason="install the plm extra (README)")
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.execution.context import CheckContext
     from boundbench.papers.fu import plm_stability as stability
     from boundbench.papers.shared import smoothing_grid
 
@@ -161,8 +161,8 @@ def test_a_decision_near_the_bands_edge_is_flagged_fragile():
     """The budgeted audit's MMR margin claim was supported with its sequence's low end at
     0.00635 against the band's edge 0.00624 (1.8% of the half-width): such a decision carries
     its margin and is flagged, in the fixed-seed and the sequential path alike."""
-    from boundbench.framework.bands import band_margin
-    from boundbench.framework.verdicts import FRAGILE
+    from boundbench.framework.stats.bands import band_margin
+    from boundbench.framework.verdicts.rules import FRAGILE
 
     m = bands.mmr_margin()
     assert math.isclose(band_margin(0.00635, 0.02, m), (0.00635 - m.high) / m.high)

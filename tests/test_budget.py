@@ -16,16 +16,16 @@ from scipy import stats
 
 from boundbench import catalogue
 from boundbench.audit import run_audit
-from boundbench.framework import registry as claims
-from boundbench.framework.sequential import t_confidence_sequence
-from boundbench.framework.stopping import (
+from boundbench.framework.claims import registry as claims
+from boundbench.framework.stats.sequential import t_confidence_sequence
+from boundbench.framework.stats.stopping import (
     PROJECTION_CAP,
     fixed_n,
     probe,
     seeds_to_decide,
     sequential_verdict,
 )
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.verdicts.rules import Verdict
 
 # the real claims are registered before any test copies the registry: a first load inside a
 # monkeypatched copy would leave the registry empty for the tests after this module
@@ -205,8 +205,8 @@ def test_a_budgeted_verdict_names_each_probe_once_and_projects_its_own_seed_coun
 def test_the_machine_line_names_the_gpu_where_fine_tuning_ran():
     """The H200 audit's report said "Machine: CPU Intel(R) Xeon(R) Processor; ..." and nothing of
     the GPU its fine-tuning ran on: a machine record with GPUs names them and the CUDA version."""
-    from boundbench.framework import meta
-    from boundbench.framework.meta import machine_line
+    from boundbench.framework.files import meta
+    from boundbench.framework.files.meta import machine_line
 
     m = {"cpu_model": "Xeon", "gpus": ["NVIDIA H200"], "cuda": "13.0", "blas": ["openblas"]}
     line = machine_line({"machine": m})[0]

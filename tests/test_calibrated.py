@@ -6,10 +6,10 @@ whose rate's upper end passes its level by more than a point on data like these 
 import numpy as np
 import pytest
 
-from boundbench.framework import calibrated as cd
-from boundbench.framework.decisions.battery import FAMILIES, median, noise
-from boundbench.framework.trends import bootstrap_mean, interval_status
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.stats import calibrated as cd
+from boundbench.framework.stats.decisions.battery import FAMILIES, median, noise
+from boundbench.framework.stats.trends import bootstrap_mean, interval_status
+from boundbench.framework.verdicts.rules import Verdict
 
 KEYS = ("realised_false_decision_rate", "realised_false_decision_ci", "min_detectable_effect")
 
@@ -65,7 +65,7 @@ def test_a_mean_at_the_null_on_skewed_values_is_not_decided_by_a_median_test():
     assert both.status == "contradicted" and "share" in both.reason
     assert both.evidence["share_reading"]["share"] < 0.4
     # its error rate is computed from the binomial at its units, not simulated
-    from boundbench.framework.decisions.shares import exact_size
+    from boundbench.framework.stats.decisions.shares import exact_size
 
     assert both.evidence["decided_by"].startswith("the share's exact")
     assert both.evidence["realised_false_decision_ci"] == [exact_size(1000)] * 2
@@ -78,7 +78,7 @@ def test_the_share_reading_errs_at_most_its_level_on_skewed_nulls(family):
     12 and 200 units: the upper end of the false-decision rate's interval within 5% + 1 pt."""
     from scipy.stats import beta
 
-    from boundbench.framework.decisions.shares import share_words
+    from boundbench.framework.stats.decisions.shares import share_words
 
     g = np.random.default_rng(11)
     for n in (12, 200):
@@ -97,7 +97,7 @@ def test_too_few_values_say_so_instead_of_a_rate():
 
 
 def test_a_no_effect_band_is_calibrated_at_its_edge_and_needs_its_reach():
-    from boundbench.framework.trends import decide_no_effect, end_ratio
+    from boundbench.framework.stats.trends import decide_no_effect, end_ratio
 
     rng = np.random.default_rng(9)
     lo_v = rng.lognormal(0, 0.05, 200)
@@ -158,8 +158,8 @@ def test_an_exponent_on_data_its_bootstrap_cannot_handle_is_refused():
 
 
 def test_a_no_effect_on_a_difference_band_needs_its_reach():
-    from boundbench.framework.bands import Band
-    from boundbench.framework.calibration import no_effect_within_reach
+    from boundbench.framework.stats.bands import Band
+    from boundbench.framework.stats.calibration import no_effect_within_reach
 
     band = Band(-0.01, 0.01, "difference", "default", "one point")
     near = Verdict("no-effect", "in", {"min_detectable_effect": 0.008})
@@ -186,7 +186,7 @@ def test_every_trend_claim_states_its_rate_or_why_it_has_none(audited):
     """Every ``trend`` claim of the audit: a realised false-decision rate with its interval
     and a minimum detectable effect, or why no sampling decision is there to calibrate (a
     smoke run, too few seeds, an exact count)."""
-    from boundbench.framework.registry import registry
+    from boundbench.framework.claims.registry import registry
 
     missing = []
     for cid, c in registry().items():
@@ -205,7 +205,7 @@ def test_a_std_claim_with_failed_runs_has_the_papers_reading_and_the_trained_one
     own runs, with each arm's failure rate in the evidence (issue 64)."""
     import pandas as pd
 
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.execution.context import CheckContext
     from boundbench.papers.fu.plm_stability import _std_readings
 
     rng = np.random.default_rng(13)

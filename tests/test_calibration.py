@@ -6,11 +6,11 @@ whose upper end is within the point is admitted."""
 import numpy as np
 import pytest
 
-from boundbench.framework import calibration as cal
-from boundbench.framework.context import CheckContext
-from boundbench.framework.sequential import std_ratio_confidence_sequence
-from boundbench.framework.stopping import first_decision
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats import calibration as cal
+from boundbench.framework.stats.sequential import std_ratio_confidence_sequence
+from boundbench.framework.stats.stopping import first_decision
+from boundbench.framework.verdicts.rules import Verdict
 
 
 def _runs(rng, n, fail=0.1):
@@ -42,7 +42,7 @@ def test_a_failed_run_mixture_refuses_the_sequence_and_the_fallback_holds_its_le
     assert ev["min_detectable_effect"] is None or 0 < ev["min_detectable_effect"] < 1
     # over 1,000 nulls from the generating mixture itself (not the resampled runs): the
     # sequence errs far above 5%, the exact test at its level
-    from boundbench.framework.decisions.permutation import spread_test
+    from boundbench.framework.stats.decisions.permutation import spread_test
 
     g = np.random.default_rng(2)
     seq = ex = 0
@@ -61,7 +61,7 @@ def test_a_calibrated_decision_stands_with_its_rate_and_reach():
     """The control: a procedure whose rate's upper end is within a point of its level on these
     runs (the exact test, a level of 1%, on Gaussian runs) keeps its verdict, with its realised
     rate and the smallest ratio it detects."""
-    from boundbench.framework.decisions.permutation import spread_test
+    from boundbench.framework.stats.decisions.permutation import spread_test
 
     rng = np.random.default_rng(3)
     a, b = rng.normal(0.88, 0.005, 60), rng.normal(0.88, 0.02, 60)
@@ -79,7 +79,7 @@ def test_a_calibrated_decision_stands_with_its_rate_and_reach():
 
 
 def test_a_no_effect_needs_an_effect_the_runs_could_have_seen():
-    from boundbench.framework.bands import Band
+    from boundbench.framework.stats.bands import Band
 
     band = Band.std_ratio_default()
     blind = Verdict("no-effect", "inside the band", {"min_detectable_effect": 0.25})

@@ -1,14 +1,14 @@
-"""The characterization stage (boundbench.framework.characterize): how badly and where a bound
+"""The characterization stage (boundbench.framework.search.characterize): how badly and where a bound
 fails, found beyond the search's box by the tool, for every bound, with no code from the claim
 (issue 60)."""
 
 import numpy as np
 import pytest
 
-from boundbench.framework.characterize import characterize, directions, size, summary
-from boundbench.framework.readings import merge_identical, readings_verdict
-from boundbench.framework.search import Search, scorer, worst_case
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.search.characterize import characterize, directions, size, summary
+from boundbench.framework.search.targeted import Search, scorer, worst_case
+from boundbench.framework.verdicts.readings import merge_identical, readings_verdict
+from boundbench.framework.verdicts.rules import Verdict
 
 
 def _run(search: Search, evals: int = 300):
@@ -86,7 +86,7 @@ def test_declared_maps_and_choices():
 def test_a_holding_bound_beyond_its_box_becomes_violated(tmp_path):
     """A bound that holds on the box but fails outside it (in its assumptions) is violated by
     the stage, with the instance, not reported as holds."""
-    from boundbench.framework.characterize import apply_characterization
+    from boundbench.framework.search.characterize import apply_characterization
 
     search = Search({"x": (0.0, 1.0)}, lambda p: (0.95 * np.exp(0.05 * p["x"]), 1.0))
     found = worst_case(search, max_evals=100, seed=0)

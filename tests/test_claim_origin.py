@@ -11,7 +11,7 @@ import pytest
 
 from boundbench import catalogue, cli
 from boundbench.errors import ClaimError
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 
 ROOT = Path(__file__).parents[1]
 

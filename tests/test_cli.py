@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from boundbench import catalogue
-from boundbench.framework.escape import markdown_safe
-from boundbench.framework.verdicts import FINDINGS, STATUSES
+from boundbench.framework.files.escape import markdown_safe
+from boundbench.framework.verdicts.rules import FINDINGS, STATUSES
 
 
 def _boundbench(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:

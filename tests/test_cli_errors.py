@@ -188,7 +188,8 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp
     """Ctrl-C during the second claim, with the claims run here (one core) or on the pool the
     command line starts on several (here a stand-in that runs its units in this process, so
     the interrupt lands where it would: in the wait for the second claim)."""
-    from boundbench.framework import execution, registry
+    from boundbench.framework.claims import registry
+    from boundbench.framework.execution import executors as execution
 
     real = registry.run
     calls = []
@@ -219,7 +220,7 @@ def test_ctrl_c_is_one_line_saying_what_finished_and_exit_130(cores, capsys, tmp
 def test_ctrl_c_counts_a_claim_whose_files_a_worker_wrote(capsys, tmp_path, monkeypatch):
     """A pool's worker writes a claim's files before its result reaches the main process; a
     Ctrl-C between the two used to say "0 of 3 claims had finished" beside the claim's files."""
-    from boundbench.framework import execution
+    from boundbench.framework.execution import executors as execution
 
     class WorkerThenInterrupt(execution.Serial):
         def __init__(self, workers):
@@ -299,7 +300,7 @@ def test_a_seed_beyond_two_to_the_32_is_refused_by_name(cmd, capsys, tmp_path):
 
 
 def test_the_api_bounds_the_seed_by_name():
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.execution.context import CheckContext
     from boundbench.synthetic.data import make_separable
 
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\]"):
@@ -311,7 +312,7 @@ def test_the_api_bounds_the_seed_by_name():
 def test_a_claim_that_raises_is_one_line_on_the_terminal(capsys, monkeypatch):
     """Issue 41: a raising check printed its whole traceback (45 lines for a symlinked lock)."""
     from boundbench import catalogue
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     catalogue.load()
 

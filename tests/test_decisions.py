@@ -13,8 +13,8 @@ from scipy import stats
 
 from boundbench import cli
 from boundbench.errors import ExitCode, InvalidArgument
-from boundbench.framework.decisions import betting_cs, decide
-from boundbench.framework.decisions.betting import ever_rejects
+from boundbench.framework.stats.decisions import betting_cs, decide
+from boundbench.framework.stats.decisions.betting import ever_rejects
 
 ALPHA = 0.05
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from boundbench.framework.context import CheckContext
-from boundbench.framework.decisions.paths import bounded_mean_path, bounded_ratio_path
-from boundbench.framework.decisions.permutation import look_alpha, spread_looks
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats.decisions.paths import bounded_mean_path, bounded_ratio_path
+from boundbench.framework.stats.decisions.permutation import look_alpha, spread_looks
 from boundbench.papers.shared.fine_tuning import paired_verdict, std_claim_verdict
 
 ALPHA = 0.05

@@ -40,7 +40,7 @@ def _selective_step():
 
 
 def _meta_calls():
-    from boundbench.framework.validate import unchecked as bare
+    from boundbench.framework.inputs.validate import unchecked as bare
     from boundbench.plm.evaluation import evaluate as ev
     from boundbench.synthetic import train
     from boundbench.theory import uegr

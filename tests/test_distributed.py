@@ -66,7 +66,7 @@ def test_workers_share_a_table_quietly_and_the_cluster_keeps_nothing_after():
     # tables; and a second map on one executor got the first map's results back
     import logging
 
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution.executors import executor
 
     class Records(logging.Handler):
         def __init__(self):
@@ -112,7 +112,7 @@ def _share_and_forget(executor):
 def test_a_raising_unit_is_reported_with_its_last_line_and_the_rest_go_on():
     import math
 
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution.executors import executor
 
     with executor(workers=2) as ex:
         got = dict(ex.map(math.sqrt, [4.0, -1.0, 9.0], progress=False))
@@ -192,7 +192,7 @@ def test_plm_grid_on_two_workers_equals_serial_and_survives_a_killed_worker(tmp_
 def test_a_resource_no_worker_has_is_dropped_with_a_warning_not_waited_for():
     import math
 
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution.executors import executor
 
     with executor(workers=2) as ex, pytest.warns(UserWarning, match="GPU"):
         got = dict(ex.map(math.sqrt, [4.0], progress=False, resources={"GPU": 1}))
@@ -205,7 +205,7 @@ def test_a_local_cluster_gives_each_gpu_one_worker_and_the_rest_none(monkeypatch
     GPU, so three GPU cells shared the one device."""
     import torch
 
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution.executors import executor
 
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # the parent plans the cluster
     with executor(workers=3) as ex:
@@ -221,8 +221,8 @@ def test_a_dask_task_carries_the_runs_options_whole(monkeypatch):
     """Issue 83: a worker's context was rebuilt from an 8-tuple that dropped the budgeted
     audit's seed count and its sequential judging; the task now carries the RunSpec."""
     from boundbench import running
-    from boundbench.framework import registry
-    from boundbench.framework.context import RunSpec
+    from boundbench.framework.claims import registry
+    from boundbench.framework.execution.context import RunSpec
 
     seen = []
 

@@ -11,12 +11,12 @@ import inspect
 import pytest
 
 from boundbench import catalogue
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 
 DOCTESTED = ["boundbench.theory.fu", "boundbench.theory.activation_decay",
              "boundbench.theory.uegr", "boundbench.theory.norms",
-             "boundbench.framework.verdicts", "boundbench.framework.trends",
-             "boundbench.framework.readings", "boundbench.theory.operators",
+             "boundbench.framework.verdicts.rules", "boundbench.framework.stats.trends",
+             "boundbench.framework.verdicts.readings", "boundbench.theory.operators",
              "boundbench.theory.eigenvalues", "boundbench.theory.trace",
              "boundbench.testing._stability", "boundbench.testing._loo",
              "boundbench.testing._curvature"]

@@ -80,7 +80,7 @@ def test_a_unit_that_ends_its_process_is_its_own_failure_and_the_rest_are_kept()
     failure (found by running the twice-unfinished alone), and ``sys.exit`` is a failure too."""
     from pool_units import unit
 
-    from boundbench.framework.execution import LocalPool
+    from boundbench.framework.execution.executors import LocalPool
 
     with LocalPool(2) as ex:
         got = dict(ex.map(unit, [1, "exit", 2, 3, "sysexit", 4], progress=False))
@@ -96,8 +96,8 @@ def test_a_check_that_calls_sys_exit_is_that_claims_error(monkeypatch):
     import sys
 
     from boundbench import catalogue
-    from boundbench.framework import registry
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.claims import registry
+    from boundbench.framework.execution.context import CheckContext
 
     catalogue.load()
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
@@ -116,7 +116,7 @@ def test_a_claim_id_too_long_for_its_files_is_refused_at_registration():
     """Issue 84: a 200-character id was registered, its figure name (204 characters) was then
     refused by the report's schema, and the audit wrote no report."""
     from boundbench.errors import ClaimError
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     with pytest.raises(ClaimError, match=f"at most {registry.MAX_ID} characters"):
         registry.claim("fu." + "x" * 197, paper="fu", where="w", kind="bound", statement="s",

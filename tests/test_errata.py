@@ -4,7 +4,7 @@ what was measured, the smallest reproducing instance and the known correction.""
 import json
 
 from boundbench.cli import main
-from boundbench.framework.verdicts import FINDINGS
+from boundbench.framework.verdicts.rules import FINDINGS
 
 
 def test_audit_writes_the_errata_sheet(readme_audit):

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from boundbench.framework import exact_trends as et
-from boundbench.framework.decisions.permutation import spread_test
-from boundbench.framework.trends import paired_trend_verdict, std_ratio_verdict, trend_verdict
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.stats import exact_trends as et
+from boundbench.framework.stats.decisions.permutation import spread_test
+from boundbench.framework.stats.trends import paired_trend_verdict, std_ratio_verdict, trend_verdict
+from boundbench.framework.verdicts.rules import Verdict
 
 KEYS = ("realised_false_decision_rate", "realised_false_decision_ci", "min_detectable_effect",
         "validity", "permutation_p")

@@ -56,7 +56,7 @@ def _raise(what: BaseException) -> Callable:
 def raising_claim():
     """A registered claim whose check raises (a check's bug: CHECK_RAISED), removed after."""
     from boundbench import catalogue
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     catalogue.load()
 
@@ -75,7 +75,7 @@ def slow_claim():
     import time
 
     from boundbench import catalogue
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     catalogue.load()
 
@@ -106,7 +106,7 @@ def _patch(monkeypatch, target: str, what: BaseException) -> None:
 # command -> the library call it makes, made to raise for the dispatcher's statuses
 CALLS = {
     "claims": "boundbench.catalogue.registry",
-    "check": "boundbench.framework.registry.run",
+    "check": "boundbench.framework.claims.registry.run",
     "audit": "boundbench.audit.run_audit",
     "errata": "boundbench.report.errata.write",
     "findings": "boundbench.generated.read_audit",
@@ -115,7 +115,7 @@ CALLS = {
     "falsify": "boundbench.falsify.falsify",
     "prove": "boundbench.prove.prove_bound",
     "figures": "boundbench.running.run_claims",
-    "decide": "boundbench.framework.decisions.comparison.decide",
+    "decide": "boundbench.framework.stats.decisions.comparison.decide",
     "plm run": "boundbench.plm.grid.runs.single_grid",
     "plm sweep": "boundbench.plm.grid.runs.sweep_grid",
 }

@@ -102,7 +102,7 @@ def test_an_integer_box_is_sized_at_least_as_well_as_de(tmp_path):
     memory (before, seeds 3, 4, 5, 7 and 8 stopped at 1.31 or 1.54 where DE reached 2)."""
     import sys
 
-    from boundbench.framework.search import Search, worst_case
+    from boundbench.framework.search.targeted import Search, worst_case
 
     (tmp_path / "cheb.py").write_text(CHEBYSHEV)
     sys.path.insert(0, str(tmp_path))

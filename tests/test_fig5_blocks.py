@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
-from boundbench.framework.context import CheckContext
-from boundbench.framework.trends import EQUIVALENCE, decide_no_effect
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats.trends import EQUIVALENCE, decide_no_effect
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.papers.fu import fig5_heads as fig5
 from boundbench.synthetic.fig5 import HeadsRun
 
@@ -62,8 +62,8 @@ def test_a_block_is_the_same_with_any_thread_count():
 def test_a_local_pool_computes_the_serial_runs_blocks(tmp_path):
     """What the command line does on two cores: the blocks on spawned processes, cached by
     the client, read back as the one-process run; a block that raises comes back named."""
-    from boundbench.framework.execution import LocalPool
-    from boundbench.framework.registry import Block
+    from boundbench.framework.claims.registry import Block
+    from boundbench.framework.execution.executors import LocalPool
     from boundbench.running import _remote_block
 
     cfg = HeadsRun(n_datasets=5, **SMALL)
@@ -114,8 +114,8 @@ def test_blocks_on_a_local_cluster_equal_the_serial_run(tmp_path):
     """The Dask block test: every block computed on a two-worker LocalCluster and cached by
     the client reads back as the one-process run, bit for bit."""
     pytest.importorskip("distributed")
-    from boundbench.framework.execution import executor
-    from boundbench.framework.registry import Block
+    from boundbench.framework.claims.registry import Block
+    from boundbench.framework.execution.executors import executor
     from boundbench.running import _remote_block
 
     cfg = HeadsRun(n_datasets=5, **SMALL)

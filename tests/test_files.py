@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boundbench.framework import files
-from boundbench.framework import registry as claims
+from boundbench.framework.claims import registry as claims
+from boundbench.framework.files import atomic as files
 
 
 def _table(n: int = 50) -> pd.DataFrame:
@@ -194,7 +194,7 @@ def test_temporaries_of_dead_writers_are_swept(tmp_path):
 def test_set_aside_copies_do_not_pile_up(tmp_path):
     """Five corrupt versions of one file leave only the newest KEEP_BAD set-aside copies, and
     the warning says where they are."""
-    from boundbench.framework.files import KEEP_BAD, set_aside
+    from boundbench.framework.files.atomic import KEEP_BAD, set_aside
 
     f = tmp_path / "table.parquet"
     for i in range(5):
@@ -237,7 +237,7 @@ def test_temporary_folders_of_dead_writers_are_swept(tmp_path):
 
 
 def test_a_cache_that_links_outside_the_folder_is_refused_by_name(tmp_path):
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.execution.context import CheckContext
 
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     out.mkdir()
@@ -368,7 +368,7 @@ def test_a_malformed_report_is_set_aside_before_any_work_is_lost(tmp_path):
 def test_a_cached_table_with_other_columns_is_set_aside_and_recomputed(tmp_path):
     """Issue 41: a hash-valid table whose columns were changed (its sidecar recomputed) failed
     its claim with an AttributeError; its schema is now checked against the one recorded."""
-    from boundbench.framework.files import write_verified
+    from boundbench.framework.files.atomic import write_verified
 
     ctx = claims.CheckContext(out_dir=tmp_path)
     first = ctx.cached("t", {"a": 1}, lambda: pd.DataFrame({"lhs": [1.0], "rhs": [2.0]}))
@@ -386,7 +386,7 @@ def test_files_written_together_replace_none_when_one_fails(tmp_path, monkeypatc
     import errno
     from pathlib import Path
 
-    from boundbench.framework.files import write_together
+    from boundbench.framework.files.atomic import write_together
 
     a, b = tmp_path / "audit.md", tmp_path / "audit.html"
     a.write_text("old md")

@@ -181,7 +181,8 @@ def test_cache_keys_and_results_record_where_they_were_computed(tmp_path):
     the cache key and every claim's record carry the compute context."""
     import json
 
-    from boundbench.framework import meta, registry
+    from boundbench.framework.claims import registry
+    from boundbench.framework.files import meta
 
     ctx = meta.compute_context()
     assert set(ctx) == {"device", "tf32", "autocast"} and ctx["device"].startswith(("cpu", "cuda"))
@@ -194,7 +195,7 @@ def test_cache_keys_and_results_record_where_they_were_computed(tmp_path):
 
 
 def test_deterministic_mode_sets_torch_up_and_back():
-    from boundbench.framework.execution import deterministic
+    from boundbench.framework.execution.executors import deterministic
 
     try:
         deterministic()

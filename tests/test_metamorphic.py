@@ -6,7 +6,7 @@ Two levels:
 - the verdict rules themselves, on inputs built to sit at their thresholds (exact ties
   included): a verdict that is not flagged ``fragile`` never flips;
 - the claims: each claim is re-decided from its own measurements (its tables come from the
-  in-memory cache of the first run; :class:`boundbench.framework.verdicts.perturbed` perturbs
+  in-memory cache of the first run; :class:`boundbench.framework.verdicts.rules.perturbed` perturbs
   what every rule, and every check deciding on a threshold itself, reads) under several draws.
   CI runs a set of claims that covers every rule; the ``slow`` test runs every claim.
 """
@@ -22,18 +22,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boundbench import catalogue
-from boundbench.framework import registry
-from boundbench.framework.context import TableCache
-from boundbench.framework.files import read_verified
-from boundbench.framework.readings import along_t_verdict, readings_verdict
-from boundbench.framework.trends import (
+from boundbench.framework.claims import registry
+from boundbench.framework.execution.context import TableCache
+from boundbench.framework.files.atomic import read_verified
+from boundbench.framework.stats.trends import (
     decide_no_effect,
     median_reversals,
     paired_trend_verdict,
     std_ratio_verdict,
     trend_verdict,
 )
-from boundbench.framework.verdicts import (
+from boundbench.framework.verdicts.readings import along_t_verdict, readings_verdict
+from boundbench.framework.verdicts.rules import (
     PERTURBED_CALLS,
     BoundSides,
     Verdict,
@@ -86,7 +86,7 @@ def test_trend_rules_flag_what_a_perturbation_can_flip(seed, slope):
         r = np.random.default_rng(1)
         t = trend_verdict(x, y, expected="decreasing", rng=r, what="t")
         p = paired_trend_verdict(np.arange(5.0), Y, expected="decreasing", rng=r, what="p")
-        from boundbench.framework.trends import end_ratio
+        from boundbench.framework.stats.trends import end_ratio
 
         n = decide_no_effect(p, end_ratio(Y[:, 0], Y[:, -1], rng=r, paired=True), "x")
         s = std_ratio_verdict(y[:20], y[20:], rng=r, what="s", equivalence=0.5)

@@ -24,7 +24,7 @@ CLAIM = re.compile(r"`((?:fu|ad|uegr|jachess)\.[a-z0-9][a-z0-9.*-]*)`(?:\s*\(|,\
 # checks every figure a notebook shows, as the inline backend renders it
 LAYOUT_HOOK = """
 import matplotlib.backend_bases as _bb
-from boundbench.framework.plotting import layout_problems as _lp
+from boundbench.framework.files.plotting import layout_problems as _lp
 _LAYOUT, _print = [], _bb.FigureCanvasBase.print_figure
 def _checked(self, *a, **k):
     _LAYOUT.extend(_lp(self.figure))
@@ -38,7 +38,7 @@ def test_notebooks_state_the_audits_verdicts_and_end_with_exercises():
     of the recorded audit (docs/last-audit.json, which the quick-audit test keeps current),
     the direction rate is the same everywhere, and each ends with a takeaway and exercises."""
     from boundbench import catalogue
-    from boundbench.framework.verdicts import STATUSES
+    from boundbench.framework.verdicts.rules import STATUSES
 
     catalogue.load()
     ids = set(catalogue.registry())

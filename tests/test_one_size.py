@@ -15,7 +15,7 @@ PLANTED = '''
 import numpy as np
 import pandas as pd
 import boundbench as bb
-from boundbench.framework.reports import ratio_histogram_outcome
+from boundbench.framework.claims.endings import ratio_histogram_outcome
 
 bb.register_paper("sz", "Size et al. (2026): one size per finding")
 

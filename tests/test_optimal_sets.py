@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.trends import decide_no_effect
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.stats.trends import decide_no_effect
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.synthetic.stability import optimal_set_moves
 from boundbench.synthetic.svm import soft_margin_intercepts, soft_margin_loo
 
@@ -116,7 +116,7 @@ def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searche
 
 
 def test_readings_are_labelled_in_words_every_choice_of_a_combined_one_too():
-    from boundbench.framework.readings import readings_text
+    from boundbench.framework.verdicts.readings import readings_text
 
     up = Verdict("supported", "down", {"x": 1})
     opp = Verdict("contradicted", "up", {"x": 2})
@@ -164,9 +164,9 @@ def test_centres_are_separable_and_their_margin_grows_with_the_distance():
 def test_targeted_search_finds_a_planted_violation_and_reports_it():
     """A bound wrong only in a small corner of its space: the search finds it, the verdict
     becomes violated with the instance; a right bound keeps its verdict with the search's worst."""
-    from boundbench.framework.search import Search, worst_case
-    from boundbench.framework.search_verdict import apply_search
-    from boundbench.framework.verdicts import BoundSides, bound_verdict
+    from boundbench.framework.search.targeted import Search, worst_case
+    from boundbench.framework.search.verdict import apply_search
+    from boundbench.framework.verdicts.rules import BoundSides, bound_verdict
 
     def sides(p):  # x^2 <= 1 on [0, 1], planted wrong: 1.5 x^2 <= 1 near x = 1
         x = np.asarray(p["x"])
@@ -197,7 +197,7 @@ def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
     """Issue 37: `depends-on-reading` means two readings reach different *decided* verdicts. A
     claim supported under one reading and inconclusive under another stays supported, naming the
     undecided reading, and is no finding against its paper."""
-    from boundbench.framework.readings import against_paper
+    from boundbench.framework.verdicts.readings import against_paper
 
     up = Verdict("supported", "down as predicted", {"rho": -0.5})
     unsure = Verdict("inconclusive", "medians not monotone", {"rho": -0.1})
@@ -227,7 +227,7 @@ def test_an_undecided_reading_neither_outvotes_nor_counts_against_the_paper():
 def test_a_curve_claim_says_for_which_t_it_holds():
     """Issue 37: Fig. 5's fresh-loo-start reading supports the claim early and shows no effect
     at t = 600; judged at the last step only, it read "no-effect"."""
-    from boundbench.framework.readings import against_paper, along_t_verdict
+    from boundbench.framework.verdicts.readings import against_paper, along_t_verdict
 
     up = Verdict("supported", "down", {"ci_low": -0.5})
     flat = Verdict("no-effect", "flat", {"end_ratio": 1.0})
@@ -253,7 +253,7 @@ def test_lemma_a25s_proof_borrows_a_step_that_fails_for_the_soft_margin(audited)
     A.2.4, which is about the hard-margin SVM; for the soft-margin v it fails. The control: the
     same LOO comparison on the hard-margin v never grows."""
     from boundbench import catalogue
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     catalogue.load()
     r = audited("fu.lemma-a.2.5.proof-step")  # the README audit's quick run at seed 0
@@ -270,7 +270,7 @@ def test_a_curve_records_its_worst_steps_rate_with_that_steps_battery_and_refusa
     """Issue 82: the curve's recorded rate was the worst step's, its battery the last step's
     beside it (fu.fig5.heads: 11.7% on ties at t = 128 next to the t = 600 battery, all
     under 4.6%). The worst step speaks with its own battery, reach and refusal."""
-    from boundbench.framework.readings import along_t_verdict
+    from boundbench.framework.verdicts.readings import along_t_verdict
 
     def step(status, rate, fam, **more):
         return Verdict(status, status, {

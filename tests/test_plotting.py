@@ -11,11 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from boundbench.framework import (
-    context,
-    plotting,  # noqa: E402
-)
-from boundbench.framework import registry as registry  # noqa: E402
+from boundbench.framework.claims import registry  # noqa: E402
+from boundbench.framework.execution import context  # noqa: E402
+from boundbench.framework.files import plotting  # noqa: E402
 
 
 def test_a_clean_figure_has_no_layout_problem():
@@ -163,8 +161,8 @@ def test_a_smoke_run_says_so_on_every_panel_and_in_its_title():
     """A quick-scale fine-tuning figure read alone must not suggest an effect (issue 63)."""
     from types import SimpleNamespace
 
-    from boundbench.framework.outputs import say_what_was_decided
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.claims.outputs import say_what_was_decided
+    from boundbench.framework.verdicts.rules import Verdict
 
     def outcome(ev):
         fig, axes = plotting.figure(2)
@@ -193,7 +191,7 @@ def test_the_ratio_histogram_has_the_bound_as_an_edge_and_draws_a_tie_as_holding
     of it, the 2 violations right of it."""
     import numpy as np
 
-    from boundbench.framework.plotting import ratio_histogram
+    from boundbench.framework.files.plotting import ratio_histogram
 
     for top in (1.0, 1.3, 2.0, 7.5, 40.0):
         ratio = np.r_[np.full(5, 1.0), 0.5, 1.0 + 1e-9, max(top, 1.01)]

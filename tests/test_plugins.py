@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from boundbench import catalogue
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 
 ROOT = Path(__file__).parents[1]
 BB = [sys.executable, "-c", "import sys; from boundbench._entry import run; "

@@ -8,8 +8,8 @@ import pytest
 
 from boundbench import cli
 from boundbench.errors import ExitCode, InvalidArgument
-from boundbench.framework.context import CheckContext, RunSpec
-from boundbench.framework.profiles import PROFILES, get_profile, register_profile
+from boundbench.framework.execution.context import CheckContext, RunSpec
+from boundbench.framework.execution.profiles import PROFILES, get_profile, register_profile
 
 
 def _sizes(grid):
@@ -72,7 +72,7 @@ def test_bad_profiles_are_refused_by_name(capsys):
 def test_the_docs_table_is_the_registered_one():
     from pathlib import Path
 
-    from boundbench.framework.profiles import markdown_table
+    from boundbench.framework.execution.profiles import markdown_table
 
     doc = (Path(__file__).parents[1] / "docs" / "profiles.md").read_text()
     assert markdown_table() in doc

@@ -18,7 +18,7 @@ pytest.importorskip("sympy")
 
 
 def _pr():
-    from boundbench.framework import proofs as pr
+    from boundbench.framework.certificates import proofs as pr
 
     return pr
 
@@ -41,8 +41,8 @@ def test_a_form_wrong_between_its_check_points_is_not_trusted():
     """lhs = 1 + 0.01 sin^2(64 pi x), rhs = 1, form 0: the form meets the sides at every one of
     the 65 fixed points (the Halton points are dyadic), sympy does not prove it, and the sides
     alone refute the bound (false by 0.01)."""
-    from boundbench.framework.certification import Level, certify
-    from boundbench.framework.identity import check_form
+    from boundbench.framework.certificates.identity import check_form
+    from boundbench.framework.certificates.levels import Level, certify
 
     pr = _pr()
     p = pr.Proof(lambda q: (1 + 0.01 * pr.sin(64 * pr.pi() * q["x"]) ** 2, 1 + 0 * q["x"]),
@@ -54,8 +54,8 @@ def test_a_form_wrong_between_its_check_points_is_not_trusted():
 
 
 def test_a_true_form_is_proven_by_sympy_and_a_hull_is_a_lemma():
-    from boundbench.framework.certification import Level, certify
-    from boundbench.framework.identity import prove_identity
+    from boundbench.framework.certificates.identity import prove_identity
+    from boundbench.framework.certificates.levels import Level, certify
 
     pr = _pr()
     exact = pr.Proof(lambda q: (q["x"] * (1 - q["x"]), 0.25 + 0 * q["x"]),
@@ -82,7 +82,7 @@ def test_sign_cases_of_max_and_abs_are_consistent():
     is proven in both cases, and a form wrong in one case only is not."""
     import sympy
 
-    from boundbench.framework.identity import is_zero
+    from boundbench.framework.certificates.identity import is_zero
 
     d = sympy.Symbol("d", real=True)
     assert is_zero(sympy.Abs(d) - d - 2 * sympy.Max(-d, 0))[0]
@@ -90,7 +90,7 @@ def test_sign_cases_of_max_and_abs_are_consistent():
 
 
 def test_homogeneity_reduction_is_checked_and_can_fail():
-    from boundbench.framework.identity import Homogeneous
+    from boundbench.framework.certificates.identity import Homogeneous
 
     pr = _pr()
     box = {"a": (-1.0, 1.0), "b": (-1.0, 1.0)}
@@ -113,7 +113,7 @@ def test_homogeneity_reduction_is_checked_and_can_fail():
     ("ad.cor1.global", "proven given a stated lemma")])
 def test_built_in_proofs_reach_their_levels(cid, level):
     import boundbench as bb
-    from boundbench.framework.certification import certify
+    from boundbench.framework.certificates.levels import certify
 
     s = bb.claims()[cid].search
     res = certify(s.proof, s.space, quantities=s.quantities)
@@ -124,7 +124,7 @@ def test_built_in_proofs_reach_their_levels(cid, level):
 
 def test_a_false_bound_behind_a_true_bounds_form_is_not_proven():
     import boundbench as bb
-    from boundbench.framework.certification import certify
+    from boundbench.framework.certificates.levels import certify
     from boundbench.papers.uegr.regularizer import _triangle_arb
 
     s = bb.claims()["uegr.eq13.upper-bound"].search
@@ -137,7 +137,7 @@ def test_a_false_bound_behind_a_true_bounds_form_is_not_proven():
 
 def test_not_provable_claims_say_why():
     import boundbench as bb
-    from boundbench.framework.proofs import NotProvable
+    from boundbench.framework.certificates.proofs import NotProvable
 
     for cid in ("fu.lemma-a.2.3", "fu.thm2.2.appendix", "ad.thm1.block"):
         proof = bb.claims()[cid].search.proof
@@ -195,7 +195,7 @@ def test_a_float_product_is_the_exact_number_arb_encloses():
     """0.1 (0.2 x) and (0.1 0.2) x differ in their last bits: arb computes the left one exactly,
     sympy's Floats would round it to the right one. Floats enter the symbolic path as exact
     rationals, so a form 0 for their difference is not an identity."""
-    from boundbench.framework.identity import prove_identity
+    from boundbench.framework.certificates.identity import prove_identity
 
     pr = _pr()
     assert 0.1 * 0.2 != 0.02  # the two constants are different doubles
@@ -208,7 +208,7 @@ def test_every_count_is_linked_to_the_proofs_own_form():
     """The symbolic-count lemma of Theorem 3 holds, and a wrong substitution of its symbols (the
     general statement read at another softmax) breaks the link to the proof's own form."""
     import boundbench as bb
-    from boundbench.framework.identity import EveryCount
+    from boundbench.framework.certificates.identity import EveryCount
     from boundbench.papers.ad import proofs as adp
 
     s = bb.claims()["ad.thm3.not-a-bound"].search
@@ -231,8 +231,8 @@ def test_a_reparametrization_lemma_that_fails_lowers_the_level():
     import sympy
 
     import boundbench as bb
-    from boundbench.framework.certification import Level, certify
-    from boundbench.framework.identity import Lemma
+    from boundbench.framework.certificates.identity import Lemma
+    from boundbench.framework.certificates.levels import Level, certify
 
     s = bb.claims()["fu.lemma-a.2.1"].search
 
@@ -249,7 +249,7 @@ def test_bounds_tight_at_a_point_or_an_edge_with_transcendentals_are_proven():
     [-1, 1] and sin x <= x on [0, 1] are proven; the same bounds false by 1e-12 are refuted."""
     import numpy as np
 
-    from boundbench.framework import ufuncs  # noqa: F401 - numpy's ufuncs on Duals
+    from boundbench.framework.certificates import ufuncs  # noqa: F401 - numpy's ufuncs on Duals
 
     pr = _pr()
     for sides, box in ((lambda q: (1 + q["x"], np.exp(q["x"])), {"x": (-1.0, 1.0)}),
@@ -268,7 +268,7 @@ def test_the_sine_and_cosine_enclosures_contain_every_value():
 
     from flint import arb
 
-    from boundbench.framework.intervals import Iv
+    from boundbench.framework.certificates.intervals import Iv
 
     for lo, hi in ((0, 0.1), (-0.1, 0.2), (3, 3.3), (1.5, 1.6), (-10, -9), (5, 20), (2, 2)):
         box = Iv(arb(lo), arb(hi))

@@ -15,7 +15,7 @@ import pytest
 
 import boundbench
 
-PACKAGES = ["boundbench", "boundbench.framework", "boundbench.framework.decisions", "boundbench.methods", "boundbench.testing",
+PACKAGES = ["boundbench", "boundbench.framework", "boundbench.framework.stats.decisions", "boundbench.methods", "boundbench.testing",
             "boundbench.theory", "boundbench.synthetic", "boundbench.plm", "boundbench.plm.training",
             "boundbench.plm.methods", "boundbench.plm.grid", "boundbench.plm.evaluation",
             "boundbench.papers",

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from boundbench import decide
-from boundbench.framework.decisions.battery import FAMILIES
-from boundbench.framework.decisions.betting import ever_rejects
-from boundbench.framework.decisions.permutation import lower_at_some_look, spread_looks
-from boundbench.framework.decisions.probes import mean_probe, spread_probe
-from boundbench.framework.decisions.reach import (
+from boundbench.framework.stats.decisions.battery import FAMILIES
+from boundbench.framework.stats.decisions.betting import ever_rejects
+from boundbench.framework.stats.decisions.permutation import lower_at_some_look, spread_looks
+from boundbench.framework.stats.decisions.probes import mean_probe, spread_probe
+from boundbench.framework.stats.decisions.reach import (
     RATIOS,
     bounded_noise,
     mean_reach,
@@ -85,7 +85,7 @@ def test_an_inconclusive_decision_states_its_power_per_shape_and_a_decided_one_n
 
 
 def test_an_undecided_probe_carries_its_reach_into_the_verdict_text():
-    from boundbench.framework.stopping import probe_text
+    from boundbench.framework.stats.stopping import probe_text
 
     rng = np.random.default_rng(5)
     p = mean_probe(rng.normal(0, 0.02, 12), lower=-1.0, upper=1.0, expected="increase",

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from boundbench import catalogue
-from boundbench.framework import registry
-from boundbench.framework.context import CheckContext
+from boundbench.framework.claims import registry
+from boundbench.framework.execution.context import CheckContext
 from boundbench.generated import regenerate_only
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CLAIM = '''
 import numpy as np
 
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.verdicts import BoundSides, bound_verdict
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.verdicts.rules import BoundSides, bound_verdict
 
 
 @claim("fu.test-three-files", paper="fu", where="Lemma A.9 (a test's)", kind="bound",

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.region import Scale, region
-from boundbench.framework.search import Search, worst_case
+from boundbench.framework.search.region import Scale, region
+from boundbench.framework.search.targeted import Search, worst_case
 
 RTOL = 1e-5
 

@@ -92,7 +92,7 @@ def test_svm_replays_certify_their_optima(readme_audit):
 def test_a_corrupted_solution_is_not_a_finding(readme_audit, tmp_path):
     """A solver solution whose active set is wrong (every multiplier zeroed, v moved) fails its
     own certificate: exit 3, never a finding."""
-    from boundbench.framework import replay
+    from boundbench.framework.search import replay
 
     root, _ = readme_audit
     text = (root / "figures" / "replay" / "fu.lemma-a.2.4.py").read_text()
@@ -127,7 +127,7 @@ def test_pep_lemmas_proven_and_planted_variants_replay(audited, readme_audit, tm
 
 
 def test_interval_proof_proves_refutes_and_leaves_boxes():
-    from boundbench.framework import proofs as pr
+    from boundbench.framework.certificates import proofs as pr
 
     ok = pr.prove(pr.Proof(lambda q: (q["x"] * q["x"], q["x"])), {"x": (0.0, 1.0)})
     assert ok["status"] == "proven on the box" and ok["tightest"]["attained"]
@@ -153,7 +153,7 @@ def test_interval_squares_and_positive_products_stay_exact():
     intervals stays positive (midpoint-radius balls reach below 0 for both)."""
     from flint import arb
 
-    from boundbench.framework.proofs import Iv
+    from boundbench.framework.certificates.proofs import Iv
 
     sq = Iv(arb(-10), arb(10)) ** 2
     assert sq.lo == 0 and sq.hi >= 100
@@ -162,7 +162,7 @@ def test_interval_squares_and_positive_products_stay_exact():
 
 
 def test_every_holding_bound_carries_a_certificate_level(audited, readme_audit):
-    from boundbench.framework.certification import Level
+    from boundbench.framework.certificates.levels import Level
 
     root, _ = readme_audit
     report = json.loads((root / "figures" / "audit.json").read_text())
@@ -184,8 +184,8 @@ def test_every_holding_bound_carries_a_certificate_level(audited, readme_audit):
 def test_a_dual_certificate_above_the_bound_decides_against_the_quadratic_family():
     """_by_pep: a lemma whose PEP exceeds its bound over the class is violated, whatever the
     quadratic family said; a proven one keeps its verdict."""
-    from boundbench.framework.registry import Outcome
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.claims.registry import Outcome
+    from boundbench.framework.verdicts.rules import Verdict
     from boundbench.papers.fu.appendix_lemmas import _by_pep
 
     runs = [{"setting": "eta = 2/beta", "tau_dual": 1.3, "bound": 1.0}]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from boundbench.framework import escape
+from boundbench.framework.files import escape
 from boundbench.report.schema import ReportError, validate
 
 CLI = [sys.executable, "-m", "boundbench.cli"]
@@ -146,7 +146,7 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
 
 
 def test_a_claim_id_that_is_not_a_plain_name_is_refused():
-    from boundbench.framework.registry import claim
+    from boundbench.framework.claims.registry import claim
 
     for bad in ("../x", "/abs", "a/b", "a\nb"):
         with pytest.raises(ValueError, match="a claim's id must be a plain file name"):
@@ -223,7 +223,7 @@ def test_a_claim_that_hangs_ends_inconclusive_at_its_time_limit():
     import time
 
     import boundbench as bb
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     with registry.loading("time-limit-test"):
         bb.register_paper("tlimit", "A paper whose check hangs (2026)")
@@ -239,7 +239,7 @@ def test_a_claim_that_hangs_ends_inconclusive_at_its_time_limit():
         assert r.verdict.status == "inconclusive" and "time limit of 0.5 s" in r.verdict.reason
         assert time.monotonic() - t0 < 30
     finally:
-        from boundbench.framework import papers
+        from boundbench.framework.claims import sources as papers
 
         registry._REGISTRY.pop("tlimit.hang", None)
         papers._PAPERS.pop("tlimit", None)
@@ -264,7 +264,7 @@ def test_the_messages_that_regressed(tmp_path, capsys):
     (tmp_path / "link").symlink_to(tmp_path / "nothing")
     assert cli.main(["new-paper", "abc", "--out", str(tmp_path / "link")]) == 2
     assert "is a link to nothing" in capsys.readouterr().err
-    from boundbench.framework.files import write_atomic
+    from boundbench.framework.files.atomic import write_atomic
 
     with pytest.raises(OSError) as exc:
         write_atomic(Path("/proc/boundbench-x.json"), lambda t: t.write_text("{}"))
@@ -382,9 +382,9 @@ def test_a_search_instance_is_quoted_as_the_claim_names_it():
     search's evidence carries the instance in the claim's terms (``Search.quantities``) beside
     its raw parameters, and the errata quote those."""
     from boundbench import catalogue
-    from boundbench.framework.characterize import quantities
-    from boundbench.framework.search import SearchResult
-    from boundbench.framework.search_verdict import search_evidence
+    from boundbench.framework.search.characterize import quantities
+    from boundbench.framework.search.targeted import SearchResult
+    from boundbench.framework.search.verdict import search_evidence
 
     catalogue.load()
     c = catalogue.registry()["ad.thm1.layers"] if "ad.thm1.layers" in catalogue.registry() else \

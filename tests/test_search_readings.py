@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.search import Search, worst_case
-from boundbench.framework.search_verdict import apply_readings, apply_search
-from boundbench.framework.sizes import largest_known
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.search.targeted import Search, worst_case
+from boundbench.framework.search.verdict import apply_readings, apply_search
+from boundbench.framework.verdicts.rules import Verdict
+from boundbench.framework.verdicts.sizes import largest_known
 
 
 def _search(alt_constant: float) -> Search:

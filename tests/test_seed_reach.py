@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import pytest
 
 from boundbench import catalogue
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import run
+from boundbench.framework.claims.registry import run
+from boundbench.framework.execution.context import CheckContext
 
 
 class SeedRead(BaseException):  # not an Exception: a claim's own `except Exception` lets it by

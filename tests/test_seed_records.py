@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boundbench.framework.context import CheckContext
-from boundbench.framework.decisions.paths import bounded_mean_path
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats.decisions.paths import bounded_mean_path
 from boundbench.plm.grid import cells, records
 
 
@@ -110,7 +110,7 @@ def test_a_run_trained_again_with_other_numbers_keeps_the_record_and_says_so(tmp
 
 def test_the_verdict_says_how_many_seeds_came_from_the_record_and_from_where(tmp_path,
                                                                            fake_training):
-    from boundbench.framework.decisions.probes import mean_probe
+    from boundbench.framework.stats.decisions.probes import mean_probe
     from boundbench.papers.shared.bounded import bounded_verdict
 
     _grid_table(tmp_path / "r", 4)

@@ -1,4 +1,4 @@
-"""Anytime-valid confidence sequences (framework.sequential): closed forms, validity under
+"""Anytime-valid confidence sequences (framework.stats.sequential): closed forms, validity under
 optional stopping by simulation, and the seeds a planted effect takes to decide."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from boundbench.framework import sequential as sq
-from boundbench.framework import stopping as stp
+from boundbench.framework.stats import sequential as sq
+from boundbench.framework.stats import stopping as stp
 
 SEEDS_MAX = 60  # the most seeds a sequence may add in the simulations
 

@@ -1,7 +1,7 @@
 """Sizes beyond any machine, refused before they are allocated (issue 84): every fuzzed public
 entry point (``fuzz_cases.CASES``) called with each of its positive integer arguments times
 10^9. The oracle: a :class:`~boundbench.errors.BoundbenchError` (a size refused by name: the
-argument's maximum, or :func:`~boundbench.framework.limits.check_memory` against the machine's
+argument's maximum, or :func:`~boundbench.framework.inputs.limits.check_memory` against the machine's
 free memory), or a result; either way with at most 1 GiB allocated on the way (numpy's
 allocations as ``tracemalloc`` traces them, a refused one included: numpy traces an allocation
 it then fails, so an array tried and refused counts). A size tried first and refused only by
@@ -63,7 +63,7 @@ def test_the_memory_check_refuses_by_name_and_lets_what_fits_run(monkeypatch):
     anything is allocated, with the sizes named; a small one runs. The machine's own free
     memory is read (``MemAvailable``, or ``ulimit -v``)."""
     from boundbench.errors import SizeError
-    from boundbench.framework import limits
+    from boundbench.framework.inputs import limits
     from boundbench.synthetic.data import make_separable
 
     assert (limits.available_bytes() or 0) > 0

@@ -212,7 +212,7 @@ def test_a_rank_correlation_with_wandering_level_medians_is_not_support():
     is not called 'supported'."""
     import pandas as pd
 
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
     from boundbench.papers.fu.figs6_9_sweeps import _sweep_claim
     from boundbench.synthetic.experiments import SVMSweep
 

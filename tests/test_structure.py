@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.search import Search
-from boundbench.framework.structure import Structure, characterize_structure
+from boundbench.framework.search.structure import Structure, characterize_structure
+from boundbench.framework.search.targeted import Search
 
 
 def _toy(rate: float) -> Structure:

@@ -94,7 +94,7 @@ def test_a_solver_that_gives_up_is_a_named_value_error(monkeypatch):
     """Clarabel can fail without a status (cvxpy's SolverError) on points a few 1e-3 apart: the
     paper-scale search of Lemma A.2.3 met such an instance and the claim ended inconclusive.
     Every SVM turns it into a ValueError naming the problem, which a search skips and counts."""
-    from boundbench.framework.search import Search, worst_case
+    from boundbench.framework.search.targeted import Search, worst_case
     from boundbench.synthetic.svm import BiasPenalizedSVM
 
     # the instance the search met (OSQP: infeasible; Clarabel: failed)

@@ -176,8 +176,8 @@ def test_falsify_searches_a_claim_on_one_torch_thread_as_the_audit_does(monkeypa
     import torch
 
     from boundbench import falsify as falsify_module
-    from boundbench.framework import search as search_module
-    from boundbench.framework.search import SearchResult
+    from boundbench.framework.search import targeted as search_module
+    from boundbench.framework.search.targeted import SearchResult
 
     seen = []
 

@@ -38,7 +38,7 @@ def test_the_package_type_checks_with_no_errors(tmp_path, cache):
 def test_a_users_script_resolves_every_layer_and_a_type_error_is_caught(tmp_path, cache):
     script = tmp_path / "use.py"
     script.write_text(
-        "from boundbench.framework.registry import CheckContext\n"
+        "from boundbench.framework.claims.registry import CheckContext\n"
         "from boundbench.theory.activation_decay import cor1_rhs\n"
         "from boundbench.synthetic.svm import HardMarginSVM\n"
         "from boundbench.plm.methods import METHODS\n"

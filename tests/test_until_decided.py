@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boundbench.framework.stopping import duration_seconds
+from boundbench.framework.stats.stopping import duration_seconds
 from boundbench.plm.grid.sequential import run_until_decided
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from boundbench import catalogue
-from boundbench.framework import registry as claims
-from boundbench.framework.verdicts import (
+from boundbench.framework.claims import registry as claims
+from boundbench.framework.verdicts.rules import (
     STATUSES,
     BoundSides,
     Verdict,
@@ -150,7 +150,7 @@ def test_experiment_tables_are_cached_by_config(tmp_path):
 
 
 def test_trend_verdict_directions():
-    from boundbench.framework.trends import trend_verdict
+    from boundbench.framework.stats.trends import trend_verdict
 
     rng = np.random.default_rng(0)
     x = np.repeat(np.arange(5.0), 20)
@@ -201,7 +201,7 @@ def test_the_guides_claim_example_is_one_function_and_one_decorator(monkeypatch,
 
 
 def test_std_ratio_verdict_decides_both_ways_and_sizes_the_runs():
-    from boundbench.framework.trends import std_ratio_verdict
+    from boundbench.framework.stats.trends import std_ratio_verdict
 
     rng = np.random.default_rng(0)
     wide, narrow = rng.normal(0, 1.0, 200), rng.normal(0, 0.4, 200)
@@ -267,7 +267,7 @@ def test_every_bound_claim_binds_somewhere_and_has_a_control_that_fails(cid, aud
 def test_no_effect_is_decided_from_the_end_to_end_ratio():
     """An undecided rank trend becomes 'no-effect' only when the paired change
     over the whole range lies inside 1 +- 10%; a real effect, or too few sets, stays as it is."""
-    from boundbench.framework.trends import decide_no_effect, end_ratio, paired_trend_verdict
+    from boundbench.framework.stats.trends import decide_no_effect, end_ratio, paired_trend_verdict
 
     rng = np.random.default_rng(0)
     base = rng.lognormal(0, 1, 40)
@@ -358,7 +358,7 @@ def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
     the terminal (seen under `plm run --seeds 3`)."""
     import warnings
 
-    from boundbench.framework.trends import std_ratio_verdict
+    from boundbench.framework.stats.trends import std_ratio_verdict
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -371,7 +371,7 @@ def test_std_ratio_of_three_runs_gives_an_interval_without_warnings():
 def test_a_violation_shows_in_print():
     """Issue 37: Lemma A.2.4's instance printed "lhs = 10.17, rhs = 10.17, lhs_over_rhs = 1" for
     a violated bound. Sides get the digits that tell them apart; a ratio is never rounded to 1."""
-    from boundbench.framework.verdicts import fmt_ratio, fmt_sides
+    from boundbench.framework.verdicts.rules import fmt_ratio, fmt_sides
     from boundbench.report.errata import _cells
 
     lhs, rhs = 10.17094, 10.17000
@@ -391,7 +391,8 @@ def test_a_violation_shows_in_print():
 def test_the_framework_docstring_examples_run():
     import doctest
 
-    from boundbench.framework import draws, verdicts
+    from boundbench.framework.execution import draws
+    from boundbench.framework.verdicts import rules as verdicts
 
     for mod in (draws, verdicts):
         res = doctest.testmod(mod)

@@ -1,5 +1,5 @@
 """Input checks the theory functions on tensors share (the array ones are declarative, in
-:mod:`boundbench.framework.validate`), and the two argument specs only the estimators use: a
+:mod:`boundbench.framework.inputs.validate`), and the two argument specs only the estimators use: a
 seed or a ``torch.Generator`` (:class:`TorchSeed`), a count or list of dimensions
 (:class:`Dims`)."""
 
@@ -11,16 +11,16 @@ from typing import Any
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.limits import allocation_failure
-from boundbench.framework.validate import DRAWS_WHY, MAX_DRAWS, Int, Seed, Spec
-from boundbench.framework.values import MAX_MAGNITUDE, is_integer
+from boundbench.framework.inputs.limits import allocation_failure
+from boundbench.framework.inputs.validate import DRAWS_WHY, MAX_DRAWS, Int, Seed, Spec
+from boundbench.framework.inputs.values import MAX_MAGNITUDE, is_integer
 
 
 def call_naming(fn: Callable[..., Any], *args: Any, failed: str) -> Any:
     """``fn(*args)``, where torch's error inside a user's function or model (an input of the
     wrong width or dtype: "mat1 and mat2 shapes cannot be multiplied") is a ValueError opening
     with ``failed``, which names the input (issue 65). An allocation failure passes on, for
-    :func:`~boundbench.framework.validate.checked`'s size rule to name the sizes."""
+    :func:`~boundbench.framework.inputs.validate.checked`'s size rule to name the sizes."""
     try:
         return fn(*args)
     except RuntimeError as exc:

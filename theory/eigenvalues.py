@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Choice, Float, Int, Seed, checked, iterations
+from boundbench.framework.inputs.validate import Choice, Float, Int, Seed, checked, iterations
 from boundbench.theory.operators import HessianOperator
 
 

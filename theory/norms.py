@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Bool, Int, Tensor, checked, draws
+from boundbench.framework.inputs.validate import Bool, Int, Tensor, checked, draws
 from boundbench.theory._inputs import Dims, TorchSeed, call_naming
 
 

@@ -13,7 +13,7 @@ import torch
 from torch.func import functional_call, grad, jvp, vmap
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array
+from boundbench.framework.inputs.validate import Array
 from boundbench.theory._inputs import call_naming
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from boundbench.framework.draws import orthonormalize, power
-from boundbench.framework.validate import Bool, Int, Rng, as_generator, checked
+from boundbench.framework.execution.draws import orthonormalize, power
+from boundbench.framework.inputs.validate import Bool, Int, Rng, as_generator, checked
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Choice, Seed, checked, draws
+from boundbench.framework.inputs.validate import Choice, Seed, checked, draws
 from boundbench.theory.operators import HessianOperator
 
 

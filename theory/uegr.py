@@ -17,9 +17,9 @@ import torch
 from numpy.typing import ArrayLike
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework import validate as v
-from boundbench.framework import values
-from boundbench.framework.validate import (
+from boundbench.framework.inputs import validate as v
+from boundbench.framework.inputs import values
+from boundbench.framework.inputs.validate import (
     Array,
     Bool,
     Float,

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array, Float, Int, Seed, checked
-from boundbench.framework.values import same_length
+from boundbench.framework.inputs.validate import Array, Float, Int, Seed, checked
+from boundbench.framework.inputs.values import same_length
 from boundbench.synthetic.stability import normalized_distance, paper_head, svm_loo_stability
 from boundbench.synthetic.svm import HardMarginSVM, soft_margin_loo
 

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array, Float, Int, IntSeq, Tensor, checked
+from boundbench.framework.inputs.validate import Array, Float, Int, IntSeq, Tensor, checked
 
 
 def _labels_for(logits: torch.Tensor, y: Any) -> torch.Tensor:

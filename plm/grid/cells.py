@@ -16,14 +16,14 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from boundbench.errors import ComputationError, InvalidArgument
-from boundbench.framework.files import (
+from boundbench.framework.files.atomic import (
     key_lock,
     read_json,
     sweep_temporaries,
     write_atomic,
     write_json,
 )
-from boundbench.framework.meta import environment
+from boundbench.framework.files.meta import environment
 from boundbench.plm.data import TextData
 from boundbench.plm.grid.experiments import StabilityGrid, load_task, method_labels, summarize
 from boundbench.plm.training.train import finetune_seeds
@@ -194,7 +194,7 @@ def _run_cells_distributed(grid: StabilityGrid, todo: list, cells: Path, labels:
                            writer: bool) -> list[dict]:
     """The cells of ``todo`` in order: done ones read back here, the rest computed as Dask tasks
     and written here as they arrive (so an interrupted sweep resumes like a serial one)."""
-    from boundbench.framework.execution import executor
+    from boundbench.framework.execution.executors import executor
 
     done: dict[tuple, dict] = {}
     for m, lv, s in todo:

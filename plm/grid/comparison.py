@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.trends import bootstrap_mean
+from boundbench.framework.stats.trends import bootstrap_mean
 from boundbench.plm.grid.results import did_not_train, paired
 
 EQUAL_RTOL = 1e-6
@@ -30,13 +30,13 @@ def comparison(df: pd.DataFrame, *, metric: str = "test_accuracy", baseline: str
     """Every method against ``baseline`` (the first method of the table by default), per
     level: the mean paired difference of ``metric`` by seed with the audit's 95% bootstrap
     interval and the anytime-valid confidence sequence's interval (valid however the seeds
-    were chosen, :mod:`~boundbench.framework.sequential`), and the ratio of the std across
+    were chosen, :mod:`~boundbench.framework.stats.sequential`), and the ratio of the std across
     seeds with its bootstrap interval and confidence sequence. Runs that never left the
     majority class (:func:`did_not_train`) are left out and counted. ``difference`` and
     ``spread`` say what the confidence sequence decides: ``higher``/``lower`` (``smaller``/
     ``larger``), or ``undecided``."""
-    from boundbench.framework.sequential import std_ratio_confidence_sequence, t_confidence_sequence
-    from boundbench.framework.trends import std_ratio_verdict
+    from boundbench.framework.stats.sequential import std_ratio_confidence_sequence, t_confidence_sequence
+    from boundbench.framework.stats.trends import std_ratio_verdict
 
     if metric not in df.columns:
         raise InvalidArgument(f"metric must be a column of the results (got {metric!r}; columns: "

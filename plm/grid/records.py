@@ -10,7 +10,7 @@ it trained on) and ``commit``. Runs enter a grid only where their ``config_hash`
 the same model, task, sizes, methods and optimizer, whatever machine trained them (the record
 says which, and the evidence counts seeds by machine). A grid takes the recorded seeds from its
 first seed on, as far as every method and level has them without a gap, and trains the rest:
-the sequences its procedures read (:mod:`boundbench.framework.decisions`, valid at any look)
+the sequences its procedures read (:mod:`boundbench.framework.stats.decisions`, valid at any look)
 are then the same whether the seeds came in one run or several.
 
 The file is rewritten whole, atomically, on every append; a run already recorded (the same
@@ -34,17 +34,17 @@ KEY = ("config_hash", "method", "level", "seed")  # one row per run
 
 def record_path(folder: str | Path, claim_id: str) -> Path:
     """``<folder>/<claim_id>.csv``."""
-    from boundbench.framework.escape import safe_name
+    from boundbench.framework.files.escape import safe_name
 
     return Path(folder) / f"{safe_name(claim_id, what='a claim id')}.csv"
 
 
 def machine_name() -> str:
     """The device a run trains on, in words: the first GPU torch sees, else the CPU's model, as
-    the results' machine record names them (:func:`boundbench.framework.meta.machine`)."""
+    the results' machine record names them (:func:`boundbench.framework.files.meta.machine`)."""
     import torch  # noqa: F401 (meta.gpus reads the devices of an imported torch)
 
-    from boundbench.framework.meta import machine
+    from boundbench.framework.files.meta import machine
 
     m = machine()
     gpus = m.get("gpus")
@@ -101,7 +101,7 @@ def append_runs(path: str | Path, runs: pd.DataFrame, *, config_hash: str, machi
     """Add ``runs`` (a grid's results rows) to the record at ``path`` under ``config_hash``;
     runs already there are kept, one whose metrics differ from the record's is refused by name.
     The record after it."""
-    from boundbench.framework.files import write_atomic
+    from boundbench.framework.files.atomic import write_atomic
 
     path = Path(path)
     old = _level(read_record(path))

@@ -111,7 +111,7 @@ def _fmt(frame: pd.DataFrame, digits: str) -> str:
 def _not_trained_note(df: pd.DataFrame, grid: StabilityGrid) -> list[str]:
     """A line for runs too short to train (test F1 or MCC below the audit's threshold: still
     predicting one class), naming how many and what would train them."""
-    from boundbench.framework.profiles import get_profile
+    from boundbench.framework.execution.profiles import get_profile
     from boundbench.plm.grid.results import TRAINED_MIN, did_not_train
 
     std = get_profile("standard").fine_tuning.max_steps

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.decisions.paths import bounded_mean_path, metric_range
-from boundbench.framework.files import write_json
-from boundbench.framework.sequential import t_confidence_sequence
-from boundbench.framework.stopping import first_decision, futile
+from boundbench.framework.files.atomic import write_json
+from boundbench.framework.stats.decisions.paths import bounded_mean_path, metric_range
+from boundbench.framework.stats.sequential import t_confidence_sequence
+from boundbench.framework.stats.stopping import first_decision, futile
 from boundbench.plm.grid.comparison import comparison
 from boundbench.plm.grid.results import paired
 
@@ -49,7 +49,7 @@ def _status(diff: np.ndarray, *, band: float | None, n_max: int,
         return word, {**info, "decided_at_seeds": at}
     sd = float(np.std(diff, ddof=1))
     if bounds is not None:  # the betting sequence's own projection: resampled continuations
-        from boundbench.framework.decisions.probes import mean_probe
+        from boundbench.framework.stats.decisions.probes import mean_probe
 
         k = mean_probe(diff, lower=bounds[0] - bounds[1], upper=bounds[1] - bounds[0],
                        expected="increase", band=band, what="", seed=PROJECTION_SEED

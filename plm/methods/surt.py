@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from boundbench.framework.files import cache_dir, key_lock, set_aside, sha256_file
+from boundbench.framework.files.atomic import cache_dir, key_lock, set_aside, sha256_file
 from boundbench.plm.models import pick_device, resolve_model
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Float, Int
+from boundbench.framework.inputs.validate import Float, Int
 from boundbench.methods import Forward, Method
 
 

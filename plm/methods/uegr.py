@@ -19,7 +19,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Bool, Choice, Float, Seq
+from boundbench.framework.inputs.validate import Bool, Choice, Float, Seq
 from boundbench.methods import Forward, Method
 from boundbench.methods.optimizers import SelectiveUpdate
 

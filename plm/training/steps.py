@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from boundbench.framework.validate import Bool, Float, Int, Seed, check_fields
+from boundbench.framework.inputs.validate import Bool, Float, Int, Seed, check_fields
 from boundbench.plm.encode import length_grouped_batches
 from boundbench.plm.evaluation.evaluate import calibration
 from boundbench.plm.models import DEFAULT_MODEL

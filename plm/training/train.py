@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Seeds, apply
+from boundbench.framework.inputs.validate import Seeds, apply
 from boundbench.methods import (
     CAPABILITIES,
     Forward,

@@ -47,24 +47,24 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     # claims: load them, run one, run an audit, add one
     "load_claims": ("boundbench.catalogue", "load"),
     "claims": ("boundbench.catalogue", "registry"),
-    "run_claim": ("boundbench.framework.registry", "run"),
-    "CheckContext": ("boundbench.framework.context", "CheckContext"),
-    "Outcome": ("boundbench.framework.registry", "Outcome"),
-    "claim": ("boundbench.framework.registry", "claim"),
-    "register_paper": ("boundbench.framework.papers", "register_paper"),
-    "Search": ("boundbench.framework.search", "Search"),
+    "run_claim": ("boundbench.framework.claims.registry", "run"),
+    "CheckContext": ("boundbench.framework.execution.context", "CheckContext"),
+    "Outcome": ("boundbench.framework.claims.registry", "Outcome"),
+    "claim": ("boundbench.framework.claims.registry", "claim"),
+    "register_paper": ("boundbench.framework.claims.sources", "register_paper"),
+    "Search": ("boundbench.framework.search.targeted", "Search"),
     "run_audit": ("boundbench.audit", "run_audit"),
     # verdicts: decide a bound or an effect on your own numbers
-    "BoundSides": ("boundbench.framework.verdicts", "BoundSides"),
-    "Verdict": ("boundbench.framework.verdicts", "Verdict"),
-    "STATUSES": ("boundbench.framework.verdicts", "STATUSES"),
-    "bound_verdict": ("boundbench.framework.verdicts", "bound_verdict"),
-    "equality_verdict": ("boundbench.framework.verdicts", "equality_verdict"),
-    "trend_verdict": ("boundbench.framework.trends", "trend_verdict"),
-    "paired_trend_verdict": ("boundbench.framework.trends", "paired_trend_verdict"),
-    "readings_verdict": ("boundbench.framework.readings", "readings_verdict"),
+    "BoundSides": ("boundbench.framework.verdicts.rules", "BoundSides"),
+    "Verdict": ("boundbench.framework.verdicts.rules", "Verdict"),
+    "STATUSES": ("boundbench.framework.verdicts.rules", "STATUSES"),
+    "bound_verdict": ("boundbench.framework.verdicts.rules", "bound_verdict"),
+    "equality_verdict": ("boundbench.framework.verdicts.rules", "equality_verdict"),
+    "trend_verdict": ("boundbench.framework.stats.trends", "trend_verdict"),
+    "paired_trend_verdict": ("boundbench.framework.stats.trends", "paired_trend_verdict"),
+    "readings_verdict": ("boundbench.framework.verdicts.readings", "readings_verdict"),
     # decisions: two methods' per-seed results, a claim, a word valid at any look
-    "decide": ("boundbench.framework.decisions", "decide"),
+    "decide": ("boundbench.framework.stats.decisions", "decide"),
     # methods: the interface and the catalogues (synthetic; every method, needs the plm extra)
     "Method": ("boundbench.methods", "Method"),
     "SYNTHETIC_METHODS": ("boundbench.methods.names", "METHODS"),
@@ -108,7 +108,7 @@ if sorted(__all__) != sorted(_PUBLIC):  # pragma: no cover - a maintainer's slip
 
 def __getattr__(name: str) -> _Any:
     if name == "__version__":
-        from boundbench.framework.meta import version
+        from boundbench.framework.files.meta import version
 
         globals()[name] = value = version()
         return value

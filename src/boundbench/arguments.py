@@ -26,9 +26,9 @@ def _int_at_least(low: int, high: int | None = None):
 
 
 def _scale(text: str) -> str:
-    """A registered profile's name (framework.profiles); a plugin's own profiles are registered
+    """A registered profile's name (framework.execution.profiles); a plugin's own profiles are registered
     when it loads, so an unknown name loads the plugins once before it is refused."""
-    from boundbench.framework.profiles import PROFILES
+    from boundbench.framework.execution.profiles import PROFILES
 
     if text not in PROFILES:
         from boundbench import catalogue
@@ -36,7 +36,7 @@ def _scale(text: str) -> str:
         catalogue.load()
     if text not in PROFILES:
         raise argparse.ArgumentTypeError(f"must be one of {', '.join(PROFILES)} (got {text!r}; "
-                                         "boundbench.framework.profiles.register_profile adds one)")
+                                         "boundbench.framework.execution.profiles.register_profile adds one)")
     return text
 
 
@@ -65,7 +65,7 @@ _positive_float = _positive("a finite number")
 
 
 def _duration(text: str) -> float:
-    from boundbench.framework.stopping import duration_seconds
+    from boundbench.framework.stats.stopping import duration_seconds
 
     try:
         return duration_seconds(text)
@@ -117,7 +117,7 @@ def _out_dir(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not writable ({str(parent)!r} is not a "
                                          f"writable folder: {exc.strerror or exc})") from None
     # nothing is written outside the folder: its cache must not be a link that leaves it
-    from boundbench.framework.files import within
+    from boundbench.framework.files.atomic import within
 
     try:
         within(p, p / ".cache", what=".cache")

@@ -13,9 +13,10 @@ from typing import Any
 from boundbench import catalogue
 from boundbench.budget import BUDGET_FILE, spend_budget
 from boundbench.errors import InvalidArgument
-from boundbench.framework import context, registry
-from boundbench.framework.files import key_lock
-from boundbench.framework.meta import commit, environment, lock, machine
+from boundbench.framework.claims import registry
+from boundbench.framework.execution import context
+from boundbench.framework.files.atomic import key_lock
+from boundbench.framework.files.meta import commit, environment, lock, machine
 from boundbench.report import schema
 from boundbench.report.schema import AuditReport
 from boundbench.report.vocabulary import counts
@@ -51,7 +52,7 @@ def _previous_report(out: Path) -> tuple[list[dict[str, Any]], str | None] | Non
     aside as ``audit.json.bad-<time>`` and its good entries are kept one by one
     (:func:`~boundbench.report.schema.salvage`), the dropped ones named in the warning (issue
     84: the merge replaced it with the partial audit's claims, the good entries gone)."""
-    from boundbench.framework.files import set_aside
+    from boundbench.framework.files.atomic import set_aside
 
     path = out / "audit.json"
     if not path.exists():
@@ -190,7 +191,7 @@ def _claims_within_budget(ids: list[str], ctx: registry.CheckContext, *, budget:
     spent is saved as it goes, so a killed budgeted audit resumes counting what it had spent."""
     if budget is None:
         return run_claims(ids, ctx, progress=progress, **run_kw), 0.0
-    from boundbench.framework.files import read_json, write_json
+    from boundbench.framework.files.atomic import read_json, write_json
 
     budget_path = out_dir / ".cache" / BUDGET_FILE
     key = {"scale": ctx.scale, "seed": ctx.seed, "budget": budget, "claims": sorted(ids)}

@@ -10,7 +10,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 
 BUDGET_FILE = "budget.json"  # in out_dir/.cache: the seconds a budgeted audit has spent
 
@@ -23,9 +23,9 @@ def _open_probes(r: dict[str, Any]) -> list[dict[str, Any]]:
 def _plan(r: dict[str, Any], left: float) -> dict[str, Any] | None:
     """What one more step of a budgeted claim would cost: ``None`` when it is decided or not
     sequential; else ``{"seeds": k, "need": n, "seconds": s}`` (the seeds its slowest open
-    probe needs at the current estimate, :func:`~boundbench.framework.stopping.seeds_to_decide`,
+    probe needs at the current estimate, :func:`~boundbench.framework.stats.stopping.seeds_to_decide`,
     and their fine-tuning time), or ``{"futile": why}`` when no affordable count decides."""
-    from boundbench.framework.stopping import (
+    from boundbench.framework.stats.stopping import (
         PROJECTION_CAP,
         cost_text,
         projected_seeds,

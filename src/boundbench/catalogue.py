@@ -9,7 +9,7 @@ name; a plugin that fails to load is one line on stderr naming it (and kept in :
 and what it had registered is taken back, so the other papers still run.
 
 The application layer is the only code that knows every package; the registry
-(:mod:`boundbench.framework.registry`) knows none of them.
+(:mod:`boundbench.framework.claims.registry`) knows none of them.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ TRIAL_SECONDS = 120  # a plugin's import in a child may take this long before it
 _TRIAL = """
 import sys
 from importlib import metadata
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 name, value, group, package = sys.argv[1:5]
 ep = metadata.EntryPoint(name, value, group)
 try:
@@ -92,7 +92,7 @@ def _ends_its_process(ep: metadata.EntryPoint, package: str) -> str | None:
 
 
 def _load_one(ep: metadata.EntryPoint) -> None:
-    from boundbench.framework import registry
+    from boundbench.framework.claims import registry
 
     package = ep.dist.name if ep.dist is not None else "boundbench"
     ended = None if package == "boundbench" else _ends_its_process(ep, package)
@@ -152,7 +152,7 @@ def registry():
     Returns
     -------
     dict of str to Claim
-        Claim id -> :class:`~boundbench.framework.registry.Claim` (paper, where, statement,
+        Claim id -> :class:`~boundbench.framework.claims.registry.Claim` (paper, where, statement,
         equation, kind, the check, its search, its package).
 
     Examples
@@ -162,7 +162,7 @@ def registry():
     >>> (c.paper, c.kind, c.package)
     ('ad', 'bound', 'boundbench')
     """
-    from boundbench.framework import registry as _registry
+    from boundbench.framework.claims import registry as _registry
 
     load()
     return _registry.registry()
@@ -171,7 +171,7 @@ def registry():
 def expand(ids: list[str]) -> list[str]:
     """Claim ids from ``ids``, where a paper's key stands for all its claims (``--only fu``),
     in report order; an id or key that is neither is refused by name."""
-    from boundbench.framework import registry as _registry
+    from boundbench.framework.claims import registry as _registry
 
     reg = registry()
     out: list[str] = []

@@ -17,8 +17,8 @@ from boundbench.arguments import (
     _scale,
 )
 from boundbench.errors import COMMAND_EXITS, BoundbenchError, ExitCode, exits_epilog
-from boundbench.framework import context
-from boundbench.framework.validate import MAX_SEED
+from boundbench.framework.execution import context
+from boundbench.framework.inputs.validate import MAX_SEED
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 
 # the exit statuses' table lives with ExitCode (errors.py); the command line's, for --help
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None, *,
     # argparse reads "-5m" as an option, not a value
     for flag, value in zip(raw, raw[1:], strict=False):
         if flag == "--budget" and value[:2].startswith("-") and value[1:2].isdigit():
-            from boundbench.framework.stopping import POSITIVE_DURATION
+            from boundbench.framework.stats.stopping import POSITIVE_DURATION
 
             # argparse's own wording, as for --budget 0 (issue 84: two wordings for one flag)
             print(f"boundbench {raw[0]}: error: argument --budget: {POSITIVE_DURATION} (got "
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None, *,
     args = build_parser().parse_args(argv)
     import warnings
 
-    from boundbench.framework.execution import LocalPool
+    from boundbench.framework.execution.executors import LocalPool
 
     LocalPool.ignore_after_stop = argv is None  # the console script: a process on its way out
     from boundbench.running import one_line_warning
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None, *,
     warnings.formatwarning = one_line_warning
     if on_start is not None:
         on_start()  # the console script's: a Ctrl-C from here on is answered by _dispatch
-    from boundbench.framework.interrupts import sigterm_as_interrupt
+    from boundbench.framework.execution.interrupts import sigterm_as_interrupt
 
     try:
         with sigterm_as_interrupt(argv is None):  # the command line's own process only
@@ -314,7 +314,7 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
     import os
 
     if getattr(args, "deterministic", False):
-        from boundbench.framework.execution import deterministic
+        from boundbench.framework.execution.executors import deterministic
 
         deterministic()
     from boundbench.running import from_a_ctrl_c, one_line, raised_at
@@ -349,7 +349,7 @@ def _dispatch(args: argparse.Namespace) -> ExitCode:
 
 def _interrupted(said: str) -> ExitCode:
     """A Ctrl-C's one line: finished work is kept."""
-    from boundbench.framework.execution import LocalPool
+    from boundbench.framework.execution.executors import LocalPool
 
     if LocalPool.ignore_after_stop:  # on the way out: a second Ctrl-C ends nothing more
         import signal

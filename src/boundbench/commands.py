@@ -11,9 +11,9 @@ from pathlib import Path
 
 from boundbench import catalogue
 from boundbench.errors import ExitCode, InvalidArgument
-from boundbench.framework import registry
-from boundbench.framework.execution import cores
-from boundbench.framework.files import write_atomic
+from boundbench.framework.claims import registry
+from boundbench.framework.execution.executors import cores
+from boundbench.framework.files.atomic import write_atomic
 from boundbench.report.vocabulary import is_finding, verdict_of
 
 
@@ -38,8 +38,8 @@ def claims(args: argparse.Namespace) -> ExitCode:
 
 
 def check(args: argparse.Namespace) -> ExitCode:
-    from boundbench.framework.characterize import summary as characterization_summary
-    from boundbench.framework.sizes import largest_known
+    from boundbench.framework.search.characterize import summary as characterization_summary
+    from boundbench.framework.verdicts.sizes import largest_known
     from boundbench.report.entries import verdict_size
     from boundbench.running import _jsonable, checked_claims
 

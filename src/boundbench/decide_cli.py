@@ -1,5 +1,5 @@
 """``boundbench decide``: a claim about two methods decided on a researcher's own per-seed
-results (:func:`boundbench.framework.decisions.decide`), its decision printed and written."""
+results (:func:`boundbench.framework.stats.decisions.decide`), its decision printed and written."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction, *, epilog: str,
                out_dir: Callable[[str], str]) -> None:
     """The ``decide`` subcommand on ``sub``."""
-    from boundbench.framework.decisions import CLAIMS, RANGES
+    from boundbench.framework.stats.decisions import CLAIMS, RANGES
 
     d = sub.add_parser("decide", epilog=epilog,
                        help="decide a claim about two methods on your own per-seed results "
@@ -48,9 +48,9 @@ def add_parser(sub: argparse._SubParsersAction, *, epilog: str,
 def run(args: argparse.Namespace) -> ExitCode:
     import re
 
-    from boundbench.framework.decisions import comparison
-    from boundbench.framework.escape import safe_name
-    from boundbench.framework.files import write_atomic
+    from boundbench.framework.files.atomic import write_atomic
+    from boundbench.framework.files.escape import safe_name
+    from boundbench.framework.stats.decisions import comparison
 
     res = comparison.decide(args.results, claim=args.claim, treatment=args.treatment,
                             control=args.control, metric=args.metric, alpha=args.alpha,

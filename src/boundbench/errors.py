@@ -73,7 +73,7 @@ class InvalidArgument(BoundbenchError, ValueError, TypeError):
 
 class SizeError(InvalidArgument):
     """A call whose sizes ask for more memory than the machine has (raised by
-    :func:`boundbench.framework.validate.checked` in place of a ``MemoryError`` or torch's
+    :func:`boundbench.framework.inputs.validate.checked` in place of a ``MemoryError`` or torch's
     allocation error, naming the call's sizes: make them smaller).
 
     Parameters

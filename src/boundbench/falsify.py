@@ -1,6 +1,6 @@
 """``boundbench falsify TARGET``: the worst case of one bound within a time budget.
 
-TARGET is a registered claim id (its declared :class:`~boundbench.framework.search.Search`, the
+TARGET is a registered claim id (its declared :class:`~boundbench.framework.search.targeted.Search`, the
 engine the audit uses, run with doubling evaluation budgets while time remains) or
 ``path/to/file.py:function`` for a ``@bound`` test (hypothesis with ``target``, as many
 examples as the budget allows).
@@ -19,7 +19,7 @@ import numpy as np
 
 from boundbench import catalogue
 from boundbench.errors import InvalidArgument
-from boundbench.framework import registry
+from boundbench.framework.claims import registry
 from boundbench.testing._isolated import DEFAULT_EVAL_TIMEOUT
 from boundbench.testing._lattice import lattice_round
 from boundbench.testing._portfolio import search_round
@@ -100,8 +100,8 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
     if claim.search is None:
         raise InvalidArgument(f"claim {cid!r} declares no targeted search (only bound claims do; "
                               "`boundbench claims` lists them)")
-    from boundbench.framework.search import instance_sides
-    from boundbench.framework.verdicts import NUMERIC_RTOL
+    from boundbench.framework.search.targeted import instance_sides
+    from boundbench.framework.verdicts.rules import NUMERIC_RTOL
     from boundbench.testing.bound import bound
 
     s = claim.search
@@ -120,7 +120,7 @@ def _falsify_claim(cid: str, *, budget: float, seed: int,
     test.reproduce = lambda seed_value: f"boundbench falsify {cid} --seed {seed_value}"  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     # first the audit's own search at its declared least budget: falsify never finds less
-    from boundbench.framework.search import worst_case
+    from boundbench.framework.search.targeted import worst_case
 
     least = int(s.budget[0]) if evaluations is None else min(int(s.budget[0]), evaluations)
     res = worst_case(s, max_evals=least, seed=seed, context=ctx)

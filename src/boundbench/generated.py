@@ -12,7 +12,7 @@ from typing import Any
 
 from boundbench import catalogue
 from boundbench.errors import InvalidArgument
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files.atomic import write_atomic
 from boundbench.report import readme
 from boundbench.report.schema import AuditReport
 
@@ -36,7 +36,7 @@ def functions_table(markdown: bool = False) -> str:
                  "Names: `<label>_sides(...)` returns both sides (a `BoundSides`) from your arrays; "
                  "`<label>_rhs(...)` the right side for a left side you measured; `_term`, "
                  "`_factor`, `_rate` a theorem's explicit piece. Check your numbers with "
-                 "`boundbench.framework.verdicts.bound_verdict(sides)`.", "",
+                 "`boundbench.framework.verdicts.rules.bound_verdict(sides)`.", "",
                  "| claim | kind | where | functions |", "|---|---|---|---|"]
         lines += [f"| `{i}` | {k} | {w} | {', '.join(f'`{f}`' for f in fs.split(', '))} |"
                   for i, k, w, fs in rows]
@@ -156,7 +156,7 @@ def regenerate(root: Path, audit_json: Path) -> list[Path]:
                               "quick audit")
     # everything rendered before anything is written (issue 84: a report the renderers could
     # not read left README.md and the record rewritten and the rest not)
-    from boundbench.framework.files import write_together
+    from boundbench.framework.files.atomic import write_together
     from boundbench.report.writers import render_all
 
     table = functions_table(markdown=True)
@@ -216,7 +216,7 @@ def regenerate_only(root: Path, ids: list[str], *, out: Path, progress: bool = T
     it: what a new or changed claim needs, without a whole audit. Everything is rendered
     before anything is written. The files written."""
     from boundbench.audit import run_audit
-    from boundbench.framework.files import write_together
+    from boundbench.framework.files.atomic import write_together
 
     root = Path(root)
     bounds, record, readme_path = _generated_files(root)

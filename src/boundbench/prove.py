@@ -3,10 +3,10 @@
 FUNCTION is a ``@bound(space=...)`` test (:func:`boundbench.testing.bound`) whose function takes
 a dict of the space's parameters and returns ``(lhs, rhs)``, written with numpy's ufuncs
 (``np.sqrt``, ``np.exp``, ``np.log``, ``np.sin``, ``np.abs``, ``np.maximum``, ``scipy.special.erf``
-...). Each ufunc maps to an outward-rounded enclosure (:mod:`boundbench.framework.intervals`),
+...). Each ufunc maps to an outward-rounded enclosure (:mod:`boundbench.framework.certificates.intervals`),
 so the same function is evaluated over boxes in ball arithmetic and :func:`boundbench.framework.
 proofs.prove` decides ``lhs <= rhs`` with no tolerance on the declared space (the space *is* the
-bound's stated domain). The outcome is a :class:`~boundbench.framework.certification.Level`:
+bound's stated domain). The outcome is a :class:`~boundbench.framework.certificates.levels.Level`:
 proven on the space, refuted (with a standalone replay in numpy and mpmath), undecided (the
 boxes left), or not provable by this method (a function with no enclosure: a solver, a branch
 on a value, an array operation), in one line, with ``falsify`` suggested.
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework import ufuncs  # noqa: F401 - numpy's ufuncs on Duals and symbols
-from boundbench.framework.user_proofs import DEFAULT_BOXES, prove_function, runs_of
+from boundbench.framework.certificates import ufuncs  # noqa: F401 - numpy's ufuncs on Duals and symbols
+from boundbench.framework.certificates.user_proofs import DEFAULT_BOXES, prove_function, runs_of
 
 __all__ = ["DEFAULT_BOXES", "file_stem", "prove_bound", "prove_function", "write_replay"]
 
@@ -50,7 +50,7 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
         and where refuted ``counterexample`` and ``replay``.
     """
     from boundbench.falsify import load_bound
-    from boundbench.framework.certification import Level
+    from boundbench.framework.certificates.levels import Level
 
     if isinstance(boxes, bool) or not isinstance(boxes, int) or boxes < 1:
         raise InvalidArgument(f"boxes must be an integer >= 1 (got {boxes!r})")
@@ -78,7 +78,7 @@ def prove_bound(target: str, *, boxes: int = DEFAULT_BOXES,
 
 def file_stem(name: str) -> str:
     """The bound's function name as a file name (the one safe-name gate)."""
-    from boundbench.framework.escape import safe_name
+    from boundbench.framework.files.escape import safe_name
 
     return safe_name(name, what="the bound's function name")
 
@@ -177,7 +177,7 @@ def replay_text(fn: Any, instance: dict[str, float], *, target: str) -> str:
 def write_replay(fn: Any, instance: dict[str, float], *, target: str,
                  out_dir: Path | None) -> dict[str, Any]:
     """Write the replay to ``out_dir/replay/prove-<name>.py`` (atomically) and say where."""
-    from boundbench.framework.files import write_atomic
+    from boundbench.framework.files.atomic import write_atomic
 
     text = replay_text(fn, instance, target=target)
     if out_dir is None:

@@ -19,8 +19,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from boundbench import catalogue
-from boundbench.framework import context, registry
-from boundbench.framework.files import sweep_temporaries, within, write_atomic
+from boundbench.framework.claims import registry
+from boundbench.framework.execution import context
+from boundbench.framework.files.atomic import sweep_temporaries, within, write_atomic
 
 
 def _jsonable(x: Any) -> Any:
@@ -183,7 +184,7 @@ def _one_line_warnings() -> None:
 
 def _failed(cid: str, ctx: registry.CheckContext, why: str, done: Any) -> dict[str, Any]:
     """The report entry of a claim whose task failed away from here (``done``: its
-    :class:`~boundbench.framework.execution.Done`): inconclusive, saying where and why."""
+    :class:`~boundbench.framework.execution.executors.Done`): inconclusive, saying where and why."""
     return {**registry.get(cid).describe(), "verdict": "inconclusive",
             "reason": f"{why}: {done.error}", "evidence": {}, "figure": None, "table": None,
             "seconds": 0.0, "seed": ctx.seed, "scale": ctx.scale,
@@ -229,7 +230,7 @@ def _pooled_blocks(ids: list[str], ctx: registry.CheckContext, processes: int, *
     """The missing blocks of the claims in ``ids`` on a local process pool (two or more):
     ``pool`` when given (the claims' pool, so that its processes start once), else one of
     its own."""
-    from boundbench.framework.execution import LocalPool
+    from boundbench.framework.execution.executors import LocalPool
 
     blocked = [cid for cid in ids if registry.get(cid).blocks is not None]
     if not blocked:
@@ -258,13 +259,13 @@ def checked_claims(ids: list[str], ctx: registry.CheckContext) -> list[dict[str,
     crash, the OOM killer) is that claim's recorded error and the others still run (issue 84;
     ``sys.exit`` is caught either way). The child costs one process start (torch and the
     catalogue), paid once for all of a run's plugin claims and only where there are some."""
-    from boundbench.framework.papers import papers
+    from boundbench.framework.claims.sources import papers
 
     ours = {k for k, p in papers().items() if p.package in ("", "boundbench")}
     theirs = [cid for cid in ids if registry.get(cid).paper not in ours]
     results: dict[str, dict[str, Any]] = {}
     if theirs:
-        from boundbench.framework.execution import LocalPool
+        from boundbench.framework.execution.executors import LocalPool
 
         with LocalPool(1) as pool:
             results.update((r["id"], r) for r in _pooled_claims(theirs, ctx, pool,
@@ -352,17 +353,17 @@ def run_claims(ids: list[str], ctx: registry.CheckContext, *, workers: int | Non
     cluster's address). Results come back in ``ids`` order; the client writes every file.
     ``processes``: in a run here, the blocks of the claims that declare them (Fig. 5's heads)
     are computed first, then the claims themselves, on a
-    :class:`~boundbench.framework.execution.LocalPool` of up to that many processes (the
+    :class:`~boundbench.framework.execution.executors.LocalPool` of up to that many processes (the
     command line gives the cores), which needs a script's ``if __name__ == "__main__":``
     guard, hence not by default; ``processes=1`` runs them here. Every claim runs on one torch
-    thread wherever it runs (:func:`~boundbench.framework.registry.run`), so its bits do not
+    thread wherever it runs (:func:`~boundbench.framework.claims.registry.run`), so its bits do not
     depend on the path or the machine's core count."""
     if ctx.out_dir is not None:
         sweep_temporaries(Path(ctx.out_dir))  # what killed runs left half-written
     if workers is None and scheduler is None:
         if processes is not None and processes > 1 and ctx.out_dir is not None:
             if len(ids) > 1:
-                from boundbench.framework.execution import LocalPool
+                from boundbench.framework.execution.executors import LocalPool
 
                 # one pool for the blocks and then the claims: a process's start (torch and
                 # the catalogue, ~4 s of a core) is paid once, not twice
@@ -378,7 +379,7 @@ def run_claims(ids: list[str], ctx: registry.CheckContext, *, workers: int | Non
         except KeyboardInterrupt:
             raise _interrupted(ids, ctx, len(finished), started) from None
         return finished
-    from boundbench.framework.execution import DaskExecutor, executor
+    from boundbench.framework.execution.executors import DaskExecutor, executor
 
     out = Path(ctx.out_dir) if ctx.out_dir is not None else None
     results: dict[str, dict[str, Any]] = {}

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files.atomic import write_atomic
 
 KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("boundbench", "templates/new-paper"),

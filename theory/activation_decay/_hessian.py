@@ -14,12 +14,12 @@ from scipy.special import erf
 from scipy.stats import norm
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import (
+from boundbench.framework.inputs.validate import (
     Values,
     checked,
 )
-from boundbench.framework.values import broadcastable
-from boundbench.framework.verdicts import BoundSides
+from boundbench.framework.inputs.values import broadcastable
+from boundbench.framework.verdicts.rules import BoundSides
 from boundbench.theory._inputs import real_tensor
 
 

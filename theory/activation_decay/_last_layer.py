@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Float, Seed, Tensor, checked, draws, iterations
+from boundbench.framework.inputs.validate import Float, Seed, Tensor, checked, draws, iterations
 
 
 @checked(h=Tensor(ndim=(2, 3)), W=Tensor(ndim=(2, 3)))

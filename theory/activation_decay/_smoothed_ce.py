@@ -11,9 +11,9 @@ from numpy.typing import ArrayLike
 from scipy.special import log_softmax, softmax
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework import validate as v
-from boundbench.framework import values
-from boundbench.framework.validate import (
+from boundbench.framework.inputs import validate as v
+from boundbench.framework.inputs import values
+from boundbench.framework.inputs.validate import (
     Array,
     Float,
     Int,

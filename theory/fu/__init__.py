@@ -9,8 +9,8 @@ The theorems with "some constants C, lambda, nu" (2.4, 2.5, 3.1) cannot be falsi
 whole; their explicit pieces can, and those are what this module gives.
 
 Names, in every theory module: the paper's label, then what the function returns.
-``<label>_sides`` returns both sides, a :class:`~boundbench.framework.verdicts.BoundSides`,
-computed from your own arrays (pass it to :func:`~boundbench.framework.verdicts.bound_verdict`);
+``<label>_sides`` returns both sides, a :class:`~boundbench.framework.verdicts.rules.BoundSides`,
+computed from your own arrays (pass it to :func:`~boundbench.framework.verdicts.rules.bound_verdict`);
 ``<label>_rhs`` returns the right side, to compare with a left side you measured;
 ``<label>_term`` / ``_factor`` / ``_rate`` the explicit piece of a theorem whose constants the
 paper leaves unspecified. ``boundbench claims --functions`` maps claim ids to these functions.

@@ -7,9 +7,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Array, Values, checked
-from boundbench.framework.values import broadcastable
-from boundbench.framework.verdicts import BoundSides
+from boundbench.framework.inputs.validate import Array, Values, checked
+from boundbench.framework.inputs.values import broadcastable
+from boundbench.framework.verdicts.rules import BoundSides
 
 
 @checked(u=Array(), w=Array(), grad_u=Array(), grad_w=Array())
@@ -44,7 +44,7 @@ def lemma_a12_sides(
     Returns
     -------
     BoundSides
-        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.bound_verdict`
+        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.rules.bound_verdict`
         decides them.
 
     References
@@ -87,7 +87,7 @@ def lemma_a13_sides(grad: ArrayLike, f_value: ArrayLike, *, beta: ArrayLike) -> 
     Returns
     -------
     BoundSides
-        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.bound_verdict`
+        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.rules.bound_verdict`
         decides them.
 
     References
@@ -123,7 +123,7 @@ def lemma_a21_sides(x: ArrayLike, y: ArrayLike, *, r: ArrayLike) -> BoundSides:
     Returns
     -------
     BoundSides
-        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.bound_verdict`
+        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.rules.bound_verdict`
         decides them.
 
     Raises
@@ -172,7 +172,7 @@ def lemma_a23_sides(b_hat: ArrayLike, v_hat: ArrayLike, *, B: ArrayLike) -> Boun
     Returns
     -------
     BoundSides
-        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.bound_verdict`
+        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.rules.bound_verdict`
         decides them.
 
     References
@@ -216,7 +216,7 @@ def lemma_a51_sides(
     Returns
     -------
     BoundSides
-        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.bound_verdict`
+        ``lhs`` and ``rhs``, one pair per instance; :func:`~boundbench.framework.verdicts.rules.bound_verdict`
         decides them.
 
     References

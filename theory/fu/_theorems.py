@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Values, checked
+from boundbench.framework.inputs.validate import Values, checked
 
 
 def _thm22_denominator(mu: np.ndarray, beta: np.ndarray, n: np.ndarray) -> np.ndarray:

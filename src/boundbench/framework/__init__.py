@@ -1,17 +1,19 @@
-"""The framework every layer builds on, and knows nothing of the papers: the claims registry and
-its check context, verdict rules (bounds in ``verdicts``, trends in ``trends``, verdicts
-over readings in ``readings``), the targeted search and the characterization beyond its
-box, argument specs, crash-safe files, Dask
-execution, plotting and report helpers. The bottom layer of the import contract."""
+"""The framework every layer builds on, and knows nothing of the papers, in rooms by job (each
+imports only the rooms below it; the import contract in ``pyproject.toml`` keeps it so):
+
+- :mod:`.claims`: the claims registry, the papers, what a check returns and writes;
+- :mod:`.search` and :mod:`.stats`: a bound's search and characterization; the statistics of
+  effect claims (trends, bands, calibration, confidence sequences, decisions);
+- :mod:`.certificates`: interval proofs of ``holds`` and their certificate levels;
+- :mod:`.execution` and :mod:`.verdicts`: the context a check runs in and where it runs; the
+  verdict rules and their combinations;
+- :mod:`.files` and :mod:`.inputs`: crash-safe files, escaping, provenance and figures; the
+  declared input checks and the assumption-space boxes;
+- :mod:`.replays`: the standalone replays' sources, copied into scripts, importing nothing.
+
+The bottom layer of the package's import contract."""
 
 # the public submodules (what `from ... import *` imports; tests/test_public_api.py checks it)
 __all__ = [
-    "bands", "calibrated", "calibration", "certification", "characterize", "context", "decisions", "draws",
-    "escape", "exact_trends", "execution", "files", "forms", "identity", "interrupts", "intervals",
-    "limits", "meta",
-    "outcome", "outputs", "papers", "plotting", "procedures", "profiles", "proofs", "readings", "region",
-    "registry", "replay",
-    "replays", "reports", "search", "search_verdict", "sequential", "sizes", "stopping", "structure",
-    "symbolic", "time_limit", "trends", "ufuncs", "user_proofs", "validate", "values",
-    "verdicts",
+    "certificates", "claims", "execution", "files", "inputs", "replays", "search", "stats", "verdicts",
 ]

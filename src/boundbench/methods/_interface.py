@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Spec, check_fields
+from boundbench.framework.inputs.validate import Spec, check_fields
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Bool, Choice, Float, unchecked
+from boundbench.framework.inputs.validate import Bool, Choice, Float, unchecked
 from boundbench.methods import Combined, Method, MethodOptimizer, per_model
 from boundbench.methods.penalties import STRENGTH, ActivationDecay
 from boundbench.theory.uegr import keep_probability, normalized_saliency

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import torch
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.validate import Choice, Float, Int, unchecked
+from boundbench.framework.inputs.validate import Choice, Float, Int, unchecked
 from boundbench.methods import Forward, Method
 from boundbench.theory.norms import jacobian_frobenius as _checked_jacobian
 

@@ -6,7 +6,7 @@ synthetic, methods, theory, framework), and nothing in the library imports them.
 ``shared`` holds what claims of two papers share (a fine-tuning grid, GD's implicit bias).
 """
 
-from boundbench.framework import registry as _registry
+from boundbench.framework.claims import registry as _registry
 
 # the public submodules and names (tests/test_public_api.py checks it)
 __all__ = ["BUILTIN", "ad", "fu", "jachess", "register_builtin", "shared", "soudry", "uegr"]

@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from boundbench.framework import registry
-from boundbench.framework.characterize import size as characterization_size
-from boundbench.framework.meta import provenance_text
-from boundbench.framework.sizes import largest_known
-from boundbench.framework.verdicts import fmt_ratio
+from boundbench.framework.claims import registry
+from boundbench.framework.files.meta import provenance_text
+from boundbench.framework.search.characterize import size as characterization_size
+from boundbench.framework.verdicts.rules import fmt_ratio
+from boundbench.framework.verdicts.sizes import largest_known
 from boundbench.report.schema import AuditReport, ClaimEntry, Entry
 from boundbench.report.vocabulary import is_finding, severity
 
@@ -56,7 +56,7 @@ def verdict_size(r: Entry) -> str:
                      f"{_num(far)}x the bound")
     elif (r.get("verdict") == "violated" and isinstance(ev.get("characterization"), dict)
           and ev["characterization"].get("probed")):
-        # found by the tool beyond the search's box (framework.characterize), not a box corner
+        # found by the tool beyond the search's box (framework.search.characterize), not a box corner
         parts.append(characterization_size(ev["characterization"], largest_known(ev)))
         st = ev.get("structure")
         if isinstance(st, dict) and (st.get("growth") or {}).get("law") == "geometric":
@@ -136,7 +136,7 @@ def self_tests(results: Sequence[Entry]) -> str:
 def replay_command(r: Entry) -> str | None:
     """The command that replays a violation without boundbench, run in the report's folder
     (where ``replay/`` lies beside it), or None where no replay was written."""
-    from boundbench.framework.escape import safe_url
+    from boundbench.framework.files.escape import safe_url
 
     rep = (r.get("evidence") or {}).get("replay")
     if not (isinstance(rep, dict) and rep.get("written") and rep.get("path")):

@@ -26,13 +26,13 @@ from typing import Any
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework import registry
-from boundbench.framework.characterize import summary as characterization_summary
-from boundbench.framework.escape import markdown_safe, safe_name, safe_url
-from boundbench.framework.files import within, write_atomic
-from boundbench.framework.readings import readings_text
-from boundbench.framework.sizes import largest_known
-from boundbench.framework.verdicts import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
+from boundbench.framework.claims import registry
+from boundbench.framework.files.atomic import within, write_atomic
+from boundbench.framework.files.escape import markdown_safe, safe_name, safe_url
+from boundbench.framework.search.characterize import summary as characterization_summary
+from boundbench.framework.verdicts.readings import readings_text
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, fmt_ratio, fmt_sides, plural
+from boundbench.framework.verdicts.sizes import largest_known
 from boundbench.report import schema
 from boundbench.report.entries import rerun_command, size_line
 from boundbench.report.larger import larger_line, latest_verdicts
@@ -162,7 +162,7 @@ _FAILS = {"statement": "the statement as displayed", "proof step": "a step of it
 
 def _size(ev: dict[str, Any]) -> str:
     """How badly and where it fails, as the characterization stage found it beyond the
-    search's box (:mod:`boundbench.framework.characterize`): "unbounded along <map>" with its
+    search's box (:mod:`boundbench.framework.search.characterize`): "unbounded along <map>" with its
     growth and the instances at both ends, the boundary where it starts to fail; else the
     worst ratio found."""
     ch = ev.get("characterization")
@@ -178,7 +178,7 @@ def _size(ev: dict[str, Any]) -> str:
 
 def _regions(regions: Any) -> list[str]:
     """Where the bound fails, in each declared scale over the box's other parameters
-    (:mod:`boundbench.framework.region`), with the boundary instance's replay; the ray from the
+    (:mod:`boundbench.framework.search.region`), with the boundary instance's replay; the ray from the
     worst instance stays in the Size, named as one ray's."""
     lines: list[str] = []
     for g in regions if isinstance(regions, list) else []:

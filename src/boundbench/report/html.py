@@ -18,11 +18,11 @@ from typing import Any
 
 import jinja2
 
-from boundbench.framework import registry
-from boundbench.framework.escape import safe_url, visible
-from boundbench.framework.files import within
-from boundbench.framework.meta import machine_line
-from boundbench.framework.readings import readings_text
+from boundbench.framework.claims import registry
+from boundbench.framework.files.atomic import within
+from boundbench.framework.files.escape import safe_url, visible
+from boundbench.framework.files.meta import machine_line
+from boundbench.framework.verdicts.readings import readings_text
 from boundbench.report.entries import (
     anchor,
     caption,

@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from boundbench.framework import registry
-from boundbench.framework.escape import markdown_safe, safe_url
-from boundbench.framework.meta import machine_line
-from boundbench.framework.readings import readings_text
-from boundbench.framework.verdicts import FRAGILE, plural
+from boundbench.framework.claims import registry
+from boundbench.framework.files.escape import markdown_safe, safe_url
+from boundbench.framework.files.meta import machine_line
+from boundbench.framework.verdicts.readings import readings_text
+from boundbench.framework.verdicts.rules import FRAGILE, plural
 from boundbench.report.entries import (
     EVIDENCE_COLUMNS,
     anchor,

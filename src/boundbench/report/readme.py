@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from boundbench.framework.escape import markdown_safe
-from boundbench.framework.verdicts import plural
+from boundbench.framework.files.escape import markdown_safe
+from boundbench.framework.verdicts.rules import plural
 from boundbench.report.entries import certified, findings, fragile_mark, is_fragile, self_tests, verdict_size
 from boundbench.report.larger import beside_larger
 from boundbench.report.schema import AuditReport, Entry

@@ -5,7 +5,7 @@ Every reader goes through :func:`read` (issue 65): one check of the types every 
 on, so a hand-edited, truncated or crafted report is refused with one line naming the file, the
 entry and the field, never an internal error, and so that the names a report gives files (claim
 ids, paper keys, figures, tables) are plain names inside ``--out``
-(:mod:`boundbench.framework.escape`)."""
+(:mod:`boundbench.framework.files.escape`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.escape import safe_name, safe_relpath
-from boundbench.framework.files import write_atomic
+from boundbench.framework.files.atomic import write_atomic
+from boundbench.framework.files.escape import safe_name, safe_relpath
 
 
 class ClaimEntry(TypedDict, total=False):

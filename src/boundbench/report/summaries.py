@@ -10,10 +10,10 @@ import csv
 import io
 from collections import Counter
 
-from boundbench.framework import registry
-from boundbench.framework.escape import csv_cell, markdown_safe, safe_name, visible
-from boundbench.framework.meta import machine_line
-from boundbench.framework.verdicts import plural
+from boundbench.framework.claims import registry
+from boundbench.framework.files.escape import csv_cell, markdown_safe, safe_name, visible
+from boundbench.framework.files.meta import machine_line
+from boundbench.framework.verdicts.rules import plural
 from boundbench.report.entries import certified, difficult, difficulty, is_fragile, readings_of, verdict_size
 from boundbench.report.schema import AuditReport
 from boundbench.report.vocabulary import counts, is_finding

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from boundbench.framework.certification import LEVEL_ORDER, level_of
-from boundbench.framework.readings import AGAINST, against_paper
-from boundbench.framework.verdicts import FINDINGS, STATUSES, TERMS
+from boundbench.framework.certificates.levels import LEVEL_ORDER, level_of
+from boundbench.framework.verdicts.readings import AGAINST, against_paper
+from boundbench.framework.verdicts.rules import FINDINGS, STATUSES, TERMS
 
 __all__ = ["AGAINST", "FINDINGS", "SEVERITY", "STATUSES", "TERMS", "VERDICT_HELP", "certificate",
            "certificate_counts", "counts", "is_finding", "severity", "verdict_of"]
@@ -51,7 +51,7 @@ def verdict_of(entry: Mapping[str, Any]) -> str:
 def is_finding(entry: Mapping[str, Any]) -> bool:
     """Does a claim entry (of a report or a record) go against its paper? A decided verdict in
     :data:`AGAINST`, or one split by reading (or along t) with a part against it
-    (:func:`boundbench.framework.readings.against_paper`, the same predicate the verdict rules
+    (:func:`boundbench.framework.verdicts.readings.against_paper`, the same predicate the verdict rules
     use)."""
     return against_paper(entry)
 

@@ -1,7 +1,7 @@
 """The report's writers as units (issue 83): a registry of every file an audit writes from its
 report, each a :class:`Writer` with one signature, ``render(report, folder, larger) -> {file
 name: text}``, written by :func:`write_all` through the safe writer for several files
-(:func:`boundbench.framework.files.write_together`: unpredictable temporary names, renamed once
+(:func:`boundbench.framework.files.atomic.write_together`: unpredictable temporary names, renamed once
 all are written; nothing outside the folder). The audit and ``regenerate`` write through it, and the injection
 test (``tests/test_report_edges.py``) renders every registered writer, so a writer added here
 is tested without editing the test.
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.escape import safe_name
-from boundbench.framework.files import write_together
+from boundbench.framework.files.atomic import write_together
+from boundbench.framework.files.escape import safe_name
 from boundbench.report import errata, html, markdown, schema, summaries
 from boundbench.report.schema import AuditReport
 
@@ -86,7 +86,7 @@ def write_all(report: AuditReport, folder: Path, *, larger: list[dict[str, Any]]
               only: tuple[str, ...] | None = None) -> list[Path]:
     """Render ``report`` with every writer (or those named in ``only``, :func:`render_all`),
     then write every file into ``folder`` as one change
-    (:func:`~boundbench.framework.files.write_together`): a writer that fails, or a disk that
+    (:func:`~boundbench.framework.files.atomic.write_together`): a writer that fails, or a disk that
     fills, replaces none of them, so the folder's reports never disagree (issue 84). The paths
     written, in order."""
     files = render_all(report, folder, larger=larger, only=only)

@@ -65,7 +65,7 @@ def lattice_round(test: Any, space: dict, *, chunk: int, seed: int,
     instance rechecked in high precision where it violates, ``candidates`` the best of
     distinct restarts). ``starts_only``: the lower corner, the upper corner and the centre,
     no climb (``falsify``'s first three calls)."""
-    from boundbench.framework.search import Search
+    from boundbench.framework.search.targeted import Search
     from boundbench.testing._portfolio import _hit
 
     probe = Search(space, lambda p: (0.0, 1.0))

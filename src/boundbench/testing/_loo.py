@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.draws import orthonormalize
+from boundbench.framework.execution.draws import orthonormalize
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 
 

@@ -31,7 +31,7 @@ def polish_round(test: Any, space: dict, *, centre: dict, width: float,
     polish, where float64's own rounding is the largest ratio)."""
     from scipy.optimize import minimize
 
-    from boundbench.framework.search import Search, encode
+    from boundbench.framework.search.targeted import Search, encode
 
     probe = Search(space, lambda p: (0.0, 1.0))
     u0 = encode(probe, centre)
@@ -143,7 +143,7 @@ def search_round(test: Any, space: dict, *, chunk: int, seed: int, start: list,
     (no call more), rechecked in high precision (mpmath at 50 digits) where it violates.
     ``steps``: the search's own ``max_evals`` (memory's answers included; default
     :data:`REPEATS` times ``chunk``)."""
-    from boundbench.framework.search import Search, Spent, encode, worst_case
+    from boundbench.framework.search.targeted import Search, Spent, encode, worst_case
     from boundbench.testing._observe import call
     from boundbench.testing.bound import worst_element
 

@@ -79,7 +79,7 @@ def unconfirmed(chk: dict[str, Any], lhs: float, rhs: float) -> bool:
 def high_precision_ratio(fn: Any, instance: Any, *, atol: float = 0.0) -> dict[str, Any]:
     """The instance's worst ``lhs / rhs`` recomputed by the bound's own code at 50 digits (or
     in ``numpy.longdouble`` where the code computed in it), under the search's rule
-    (:func:`boundbench.framework.search.worst_ratio`): ``{"rechecked": True, "ratio", "lhs",
+    (:func:`boundbench.framework.search.targeted.worst_ratio`): ``{"rechecked": True, "ratio", "lhs",
     "rhs", "precision"}``, or ``{"rechecked": False, "why"}`` where the code leaves that path
     (its float64 value is then all there is)."""
     import mpmath
@@ -151,7 +151,7 @@ _LEFT_WHY = ("the bound's code converts its inputs to float (math.*, float()): i
 
 
 def _mp_ratio(lhs: Any, rhs: Any, atol: float) -> Any:
-    """:func:`boundbench.framework.search.worst_ratio`'s rule on one high-precision pair: the
+    """:func:`boundbench.framework.search.targeted.worst_ratio`'s rule on one high-precision pair: the
     ratio where ``rhs > 0`` (above 1 only beyond 1e-9 relative and ``atol``), ``inf`` where
     ``rhs <= 0`` and ``lhs`` exceeds it beyond that, else 0."""
     import mpmath

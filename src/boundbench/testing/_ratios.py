@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.search import element_ratios
+from boundbench.framework.search.targeted import element_ratios
 
 
 def worst_element(lhs: Any, rhs: Any) -> tuple[float, float, float]:

@@ -32,7 +32,7 @@ def sizing(test: Any, space: dict, t: Any, *, calls: int, seed: int, run_seed: i
     corner, an edge or inside). Returns the calls made.
 
     On a box of integer axes only, the global search is the audit's own
-    (:func:`~boundbench.framework.search.worst_case` at the run's seed ``run_seed`` for
+    (:func:`~boundbench.framework.search.targeted.worst_case` at the run's seed ``run_seed`` for
     ``steps`` evaluations, nothing of this run's put in its population), its repeated
     instances answered from memory, for up to three quarters of the calls: a finite box's
     population search repeats itself (Chebyshev's binomial box: 1,100 distinct instances in

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.draws import power
+from boundbench.framework.execution.draws import power
 from boundbench.synthetic.data import make_separable
 from boundbench.testing._ranges import SEEDS, floats_in, ints_in
 from boundbench.theory.problems import random_logistic, random_quadratics

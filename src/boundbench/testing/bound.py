@@ -66,7 +66,7 @@ class Tightness:
     #: the instance with the largest ratio itself (``instance`` is its repr)
     value: Any = None
     #: under ``pytest --prove``: the prover's certificate level on the declared space (one of
-    #: :class:`boundbench.framework.certification.Level`) and its sentence; "" when not run
+    #: :class:`boundbench.framework.certificates.levels.Level`) and its sentence; "" when not run
     certificate: str = ""
     certificate_status: str = ""
     #: float64 violations that could not be rechecked (the code leaves numpy's ufuncs) where
@@ -89,7 +89,7 @@ PROVE = False
 
 
 def _box_strategy(space: dict) -> st.SearchStrategy:
-    """Instances of a :class:`~boundbench.framework.search.Search` box as hypothesis draws them:
+    """Instances of a :class:`~boundbench.framework.search.targeted.Search` box as hypothesis draws them:
     a dict of each name's float (or integer) in its range, edges and special values included."""
     parts = {}
     for name, spec in space.items():
@@ -105,7 +105,7 @@ def _checked(strategy: st.SearchStrategy | None, space: dict | None, *, rtol: fl
     """``bound``'s arguments checked (a ``ValueError`` naming the parameter), the strategy
     derived from the box where none is given."""
     if space is not None:
-        from boundbench.framework.search import Search
+        from boundbench.framework.search.targeted import Search
 
         Search(space, lambda p: (0.0, 0.0))  # its checks: a ValueError naming the bad entry
         space = dict(space)
@@ -139,7 +139,7 @@ def bound(strategy: st.SearchStrategy | None = None, *, space: dict | None = Non
     strategy : hypothesis.strategies.SearchStrategy, optional
         The instances (:mod:`boundbench.testing.strategies` has the papers' families).
     space : dict, optional
-        A box of named parameters, as a :class:`~boundbench.framework.search.Search` declares
+        A box of named parameters, as a :class:`~boundbench.framework.search.targeted.Search` declares
         it (``name -> (low, high)`` or ``(low, high, "log" | "int")``): ``fn`` then takes a dict
         of them, hypothesis draws from the box (when no ``strategy`` is given), and ``boundbench
         falsify FILE:FUNC`` runs a global search over it beside hypothesis, each seeding the
@@ -255,7 +255,7 @@ def _prove(fn: Callable, space: dict | None, rec: Tightness, falsify: str) -> No
     table prints it); a refutation fails the test with the prover's counterexample and the
     command that writes its bare replay (``falsify``'s, with ``prove`` for ``falsify``). Without
     ``--prove`` (or a declared space), nothing."""
-    from boundbench.framework.user_proofs import prove_function
+    from boundbench.framework.certificates.user_proofs import prove_function
 
     if not PROVE or space is None:
         return

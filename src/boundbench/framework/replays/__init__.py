@@ -1,4 +1,4 @@
-"""The programs of the standalone replays (:mod:`boundbench.framework.replay`).
+"""The programs of the standalone replays (:mod:`boundbench.framework.search.replay`).
 
 Each module here is plain Python that imports only numpy and mpmath: :mod:`._main` the frame
 every replay shares (precision, the comparison, the exit codes), the others one family of

@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.search import Search
-from boundbench.framework.trends import trend_verdict
-from boundbench.framework.verdicts import BINDING, Verdict, measured, with_margin
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import trend_verdict
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import BINDING, Verdict, measured, with_margin
 from boundbench.papers.ad.proofs import COR1_PROOF
 from boundbench.synthetic.mlp import MLPRun, measure, train_mlps
 from boundbench.theory.activation_decay import cor1_rhs, smoothed_last_layer_top_eig
@@ -386,7 +386,7 @@ def _fig3_calibrated(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, se: 
     """Fig. 3's decision (the best sigma's paired difference +- 2 SE, the best chosen on the
     same data) calibrated on nulls where no sigma helps: each sigma's differences centred at
     0 and the seeds drawn with replacement, the best sigma chosen again on each (issue 64)."""
-    from boundbench.framework.calibrated import Procedure, calibrate
+    from boundbench.framework.stats.calibrated import Procedure, calibrate
 
     m = df[df.sigma > 0].pivot(index="replica", columns="sigma", values="acc_diff").to_numpy()
     if m.shape[0] < 3:
@@ -407,7 +407,7 @@ def _fig3_calibrated(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, se: 
     sd = m.std(0, ddof=1)
 
     def family(fam: str, c: float | None, g: np.random.Generator) -> np.ndarray:
-        from boundbench.framework.decisions.battery import noise
+        from boundbench.framework.stats.decisions.battery import noise
 
         return (c or 0.0) + sd * noise(fam, g, m.shape)
 

@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_end_ratio
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import end_ratio, trend_verdict
-from boundbench.framework.verdicts import plural
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import calibrated_end_ratio
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import end_ratio, trend_verdict
+from boundbench.framework.verdicts.rules import plural
 from boundbench.papers.shared.fine_tuning import (
     cached_grid,
     did_not_train,

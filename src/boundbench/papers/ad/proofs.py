@@ -4,7 +4,7 @@ Corollary 1's erf bound over its 1-D assumption space from a cancellation-free f
 2's two sides (two classes) from the Taylor bracket of the softplus, a cancellation-free
 form checked against an mpmath quadrature; Theorem 3's Taylor form below Theorem 2's bound for
 2 to 8 classes; GELU's Lipschitz constant by interval branch-and-bound
-(:mod:`boundbench.framework.proofs`).
+(:mod:`boundbench.framework.certificates.proofs`).
 
 References
 ----------
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework import identity, proofs
+from boundbench.framework.certificates import identity, proofs
 
 __all__ = ["COR1_PROOF", "THM2_PROOF", "THM3_PROOF", "gelu_lipschitz_proof"]
 
@@ -109,7 +109,7 @@ def gelu_lipschitz_proof() -> dict:
 
 def _thm3_parts(q: dict) -> tuple:
     """``(CE, p)`` for the true class 0 among the box's ``classes`` logits (fixed per case by
-    :func:`boundbench.framework.proofs.integer_cases`): CE as ``log(1 + sum_{j>0} exp(z_j -
+    :func:`boundbench.framework.certificates.proofs.integer_cases`): CE as ``log(1 + sum_{j>0} exp(z_j -
     z_0))``, >= 0 on every box, and the softmax ``p``."""
     c = proofs.integer(q["classes"])
     z = [q[f"z{j}"] for j in range(c)]

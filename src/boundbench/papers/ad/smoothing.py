@@ -13,12 +13,12 @@ from scipy import optimize
 from scipy.special import softmax
 from scipy.stats import norm
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Erratum, Outcome, claim
-from boundbench.framework.replay import Replay, exact
-from boundbench.framework.search import Search
-from boundbench.framework.verdicts import (
+from boundbench.framework.claims.registry import Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.replay import Replay, exact
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.rules import (
     BoundSides,
     Verdict,
     bound_evidence,

@@ -10,15 +10,15 @@ import torch
 from torch.func import hessian, jacrev
 
 from boundbench.errors import ComputationError
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.proofs import NotProvable
-from boundbench.framework.region import Scale
-from boundbench.framework.registry import Erratum, Outcome, claim
-from boundbench.framework.replay import Replay, exact
-from boundbench.framework.search import Search
-from boundbench.framework.structure import Structure
-from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
+from boundbench.framework.certificates.proofs import NotProvable
+from boundbench.framework.claims.registry import Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.region import Scale
+from boundbench.framework.search.replay import Replay, exact
+from boundbench.framework.search.structure import Structure
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, BoundSides, bound_evidence, bound_verdict
 from boundbench.theory import activation_decay as ad
 
 

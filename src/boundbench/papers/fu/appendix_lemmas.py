@@ -14,13 +14,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import identity
-from boundbench.framework.context import CheckContext
-from boundbench.framework.proofs import Proof
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.reports import ratio_histogram_outcome
-from boundbench.framework.search import Search
-from boundbench.framework.verdicts import NUMERIC_RTOL
+from boundbench.framework.certificates import identity
+from boundbench.framework.certificates.proofs import Proof
+from boundbench.framework.claims.endings import ratio_histogram_outcome
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL
 from boundbench.theory import fu, pep, pep_certificates
 from boundbench.theory.problems import random_logistic, random_quadratics
 
@@ -39,7 +39,8 @@ def _pep_evidence(ctx: CheckContext, results: list, planted: pep.PEPResult,
     (``control``: the true lemma's worst case at the edge of its range, which must not).
     ``exact``: :func:`boundbench.theory.pep_certificates.certify_lemma`, the proof over the
     lemma's whole step-size range (the SDPs alone are a numerical certificate)."""
-    from boundbench.framework import registry, replay
+    from boundbench.framework.claims import registry
+    from boundbench.framework.search import replay
 
     # decided within the SDP's accuracy (NUMERIC_RTOL of the bound, at least 1e-5 absolute),
     # never on an exact tie at a bound of 0; ``rtol``/``atol`` are the replay's comparison
@@ -66,7 +67,7 @@ def _by_pep(outcome: Outcome) -> Outcome:
     """The lemma decided over its whole class: where a PEP's dual certificate exceeds the bound
     (the lemma fails for some function of its class), a ``holds`` of the quadratic family and
     the search is not the verdict."""
-    from boundbench.framework.verdicts import Verdict
+    from boundbench.framework.verdicts.rules import Verdict
 
     v, p = outcome.verdict, outcome.verdict.evidence.get("pep") or {}
     if v.status != "holds" or p.get("proven_on_class", True):
@@ -79,7 +80,7 @@ def _by_pep(outcome: Outcome) -> Outcome:
 
 
 def _exact_witness(w: dict) -> dict:
-    from boundbench.framework.replay import exact
+    from boundbench.framework.search.replay import exact
 
     return {**w, "L": exact(w["L"]), "points": [{k: exact(v) for k, v in p.items()}
                                                 for p in w["points"]],
@@ -137,7 +138,7 @@ def _a21_arb(q: dict):
     (both sides scale alike in ``x, y, r``) the two sides are exactly ``||x/|x| - y/|y||| =
     sqrt(2 - 2c)`` and ``(2/r) ||x - y|| = 2 sqrt(|x|^2 + |y|^2 - 2 |x||y| c)``
     (``||u - v||^2 = ||u||^2 + ||v||^2 - 2 u.v``)."""
-    from boundbench.framework import proofs as pr
+    from boundbench.framework.certificates import proofs as pr
 
     nx, ny, c = 1 + q["dx"], 1 + q["dy"], q["cos"]
     return pr.sqrt(2 - 2 * c), 2 * pr.sqrt(nx ** 2 + ny ** 2 - 2 * nx * ny * c)

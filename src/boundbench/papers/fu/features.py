@@ -16,17 +16,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_end_ratio
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import (
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import calibrated_end_ratio
+from boundbench.framework.stats.exact_trends import (
     calibrated_paired_trend,
     calibrated_spread,
     calibrated_trend,
 )
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import (
+from boundbench.framework.stats.trends import (
     EQUIVALENCE,
     decide_no_effect,
     end_ratio,
@@ -34,7 +33,8 @@ from boundbench.framework.trends import (
     std_ratio_verdict,
     trend_verdict,
 )
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.papers.shared.fine_tuning import needs_plm
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.pools import PoolDistance, PoolHeads, PoolStability

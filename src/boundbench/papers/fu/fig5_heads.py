@@ -11,29 +11,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import (
+from boundbench.framework.claims.registry import Block, Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import (
     CALIBRATION_KEYS,
     calibrated_end_ratio,
     calibrated_exponent,
     exponent_tail,
 )
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_paired_trend
-from boundbench.framework.readings import (
-    along_t_verdict,
-    log_spaced,
-    merge_identical,
-    readings_verdict,
-)
-from boundbench.framework.registry import Block, Erratum, Outcome, claim
-from boundbench.framework.trends import (
+from boundbench.framework.stats.exact_trends import calibrated_paired_trend
+from boundbench.framework.stats.trends import (
     EQUIVALENCE,
     decide_no_effect,
     end_ratio,
     paired_trend_verdict,
 )
-from boundbench.framework.verdicts import Verdict, measured, with_margin
+from boundbench.framework.verdicts.readings import (
+    along_t_verdict,
+    log_spaced,
+    merge_identical,
+    readings_verdict,
+)
+from boundbench.framework.verdicts.rules import Verdict, measured, with_margin
 from boundbench.synthetic.fig5 import FIG5_COMBINED, FIG5_DEFAULT, FIG5_WORDS, HeadsRun
 from boundbench.theory import fu
 

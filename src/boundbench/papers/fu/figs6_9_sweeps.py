@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import median_reversals, trend_verdict
-from boundbench.framework.verdicts import FRAGILE, Verdict, with_margin
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import median_reversals, trend_verdict
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import FRAGILE, Verdict, with_margin
 from boundbench.synthetic.experiments import SVMSweep
 
 # ---------------------------------------------------------------- Figures 6, 7, 9: SVM sweeps

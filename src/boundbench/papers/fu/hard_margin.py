@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import ComputationError
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.proofs import NotProvable
-from boundbench.framework.region import Scale
-from boundbench.framework.registry import Erratum, Outcome, claim
-from boundbench.framework.replay import Replay
-from boundbench.framework.reports import ratio_histogram_outcome
-from boundbench.framework.search import Search
-from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
+from boundbench.framework.certificates.proofs import NotProvable
+from boundbench.framework.claims.endings import ratio_histogram_outcome
+from boundbench.framework.claims.registry import Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.region import Scale
+from boundbench.framework.search.replay import Replay
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM
 from boundbench.theory import fu

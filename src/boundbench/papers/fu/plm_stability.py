@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.decisions.paths import bounded_ratio_path, metric_range
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import trend_verdict
-from boundbench.framework.verdicts import Verdict, plural
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.decisions.paths import bounded_ratio_path, metric_range
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import trend_verdict
+from boundbench.framework.verdicts.rules import Verdict, plural
 from boundbench.methods import Method
 from boundbench.papers.shared.fine_tuning import (
     bar_outcome,
@@ -43,7 +43,7 @@ def _grid(ctx: CheckContext, methods: tuple[str | Method, ...], **kw):
     from boundbench.plm.grid.experiments import StabilityGrid, as_methods
     from boundbench.plm.training.train import FinetuneConfig
 
-    # the run's sizes are its profile's (framework.profiles: quick is a smoke run of batches of
+    # the run's sizes are its profile's (framework.execution.profiles: quick is a smoke run of batches of
     # 8 and 16 diagnostic points, deciding nothing); the seed counts are this claim's design
     f = ctx.profile.fine_tuning
     ft = FinetuneConfig(max_steps=f.max_steps, batch_size=f.batch_size, max_length=f.max_length,
@@ -116,7 +116,7 @@ def _std_readings(ctx: CheckContext, trained: tuple[np.ndarray, np.ndarray],
         return one  # every run trained: the two readings are one
     if min(len(e) for e in every) < 3:
         return one
-    from boundbench.framework.readings import readings_verdict
+    from boundbench.framework.verdicts.readings import readings_verdict
 
     return readings_verdict({"all-runs": std_claim_verdict(ctx, *every, names=names, **kw),
                              "trained-runs": one}, default="all-runs",

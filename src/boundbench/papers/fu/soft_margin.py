@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.proofs import NotProvable
-from boundbench.framework.registry import Erratum, Outcome, claim
-from boundbench.framework.replay import Replay
-from boundbench.framework.search import Search
-from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
+from boundbench.framework.certificates.proofs import NotProvable
+from boundbench.framework.claims.registry import Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.replay import Replay
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.papers.fu.hard_margin import (
     feature_bound_scale,
     lemma_a24_table,

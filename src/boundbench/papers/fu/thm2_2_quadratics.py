@@ -7,16 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.proofs import NotProvable
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.replay import Replay, exact
-from boundbench.framework.search import Search
-from boundbench.framework.trends import trend_verdict
-from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, bound_verdict
+from boundbench.framework.certificates.proofs import NotProvable
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.replay import Replay, exact
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import trend_verdict
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, BoundSides, bound_verdict
 from boundbench.synthetic.experiments import QuadraticGrid
 from boundbench.theory import fu
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Erratum, Outcome, claim
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.claims.registry import Erratum, Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.papers.shared.implicit_bias import gd_svm_gaps
 from boundbench.synthetic.data import make_separable
 from boundbench.synthetic.svm import HardMarginSVM

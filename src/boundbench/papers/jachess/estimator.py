@@ -8,11 +8,11 @@ import pandas as pd
 import torch
 from torch.func import hessian, jacrev
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_exponent, exponent_tail
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import calibrated_exponent, exponent_tail
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.theory import norms
 
 

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_mean, mean_or_share
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import bootstrap_mean, interval_status
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import calibrated_mean, mean_or_share
+from boundbench.framework.stats.trends import bootstrap_mean, interval_status
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.methods.penalties import JacobianPenalty
 from boundbench.synthetic.mlp import MLPRun, train_mlps
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from boundbench.framework.calibrated import calibrated_paired_mean
-from boundbench.framework.calibration import no_effect_within_reach
-from boundbench.framework.context import CheckContext
-from boundbench.framework.exact_trends import calibrated_trend
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import bootstrap_mean, trend_verdict
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats.calibrated import calibrated_paired_mean
+from boundbench.framework.stats.calibration import no_effect_within_reach
+from boundbench.framework.stats.exact_trends import calibrated_trend
+from boundbench.framework.stats.trends import bootstrap_mean, trend_verdict
 from boundbench.papers.shared.fine_tuning import (
     bar_outcome,
     cached_grid,

@@ -1,14 +1,14 @@
 """Fine-tuning verdicts read off procedures valid by construction (issue 82,
-:mod:`boundbench.framework.decisions`), and what a seed of a grid costs (the seconds a budget
+:mod:`boundbench.framework.stats.decisions`), and what a seed of a grid costs (the seconds a budget
 allocates by, the device that measured them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from boundbench.framework.bands import Band
-from boundbench.framework.context import CheckContext
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.stats.bands import Band
+from boundbench.framework.verdicts.rules import Verdict
 
 __all__ = ["bounded_verdict", "projection_seed", "seconds_per_seed", "trained_on"]
 
@@ -24,7 +24,7 @@ def bounded_verdict(ctx: CheckContext, probes: list[dict], df: pd.DataFrame, *, 
     fixed and a budgeted audit alike (every look keeps the error at alpha, so the seeds a later
     run adds continue the same sequence): :func:`sequential_verdict`'s words, each probe's
     procedure, validity condition and projection in the evidence."""
-    from boundbench.framework.stopping import sequential_verdict
+    from boundbench.framework.stats.stopping import sequential_verdict
 
     ev = {**evidence, "procedure": "; ".join(dict.fromkeys(p["procedure"] for p in probes)),
           "validity": "; ".join(dict.fromkeys(p["validity"] for p in probes)),

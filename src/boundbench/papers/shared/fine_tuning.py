@@ -15,16 +15,16 @@ import numpy as np
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework import plotting
-from boundbench.framework.bands import Band, band_margin, band_outcome, sign_inside
-from boundbench.framework.calibrated import calibrated_paired_mean
-from boundbench.framework.context import CheckContext
-from boundbench.framework.decisions.paths import metric_range
-from boundbench.framework.decisions.probes import mean_probe, spread_probe
-from boundbench.framework.registry import Outcome, claim, registers_claims
-from boundbench.framework.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
-from boundbench.framework.validate import Array, Int, Real, checked
-from boundbench.framework.verdicts import Verdict, plural, with_margin
+from boundbench.framework.claims.registry import Outcome, claim, registers_claims
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.inputs.validate import Array, Int, Real, checked
+from boundbench.framework.stats.bands import Band, band_margin, band_outcome, sign_inside
+from boundbench.framework.stats.calibrated import calibrated_paired_mean
+from boundbench.framework.stats.decisions.paths import metric_range
+from boundbench.framework.stats.decisions.probes import mean_probe, spread_probe
+from boundbench.framework.stats.trends import Z_ALPHA, Z_BETA, bootstrap_mean, interval_status
+from boundbench.framework.verdicts.rules import Verdict, plural, with_margin
 from boundbench.papers.shared.bounded import (
     bounded_verdict,
     projection_seed,
@@ -141,7 +141,7 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
                 or "did not train" in verdict.reason or "sequential" in verdict.evidence:
             return verdict
         steps = grid.finetune.max_steps
-        from boundbench.framework.stopping import cost_text
+        from boundbench.framework.stats.stopping import cost_text
 
         cost = (cost_text(need, seconds_per_seed(df), device=trained_on(df),
                           grid_key=grid.key(seeds=False)) if df is not None and need else "")
@@ -165,9 +165,9 @@ def smoke(ctx: CheckContext, verdict: Verdict, df: pd.DataFrame, grid) -> Verdic
 def banded(verdict: Verdict, low: float, high: float, band: Band, *, expected: str) -> Verdict:
     """A fixed-seed verdict re-decided against the claim's no-effect ``band`` by its interval
     ``[low, high]`` (a bootstrap CI): the four outcomes of
-    :func:`~boundbench.framework.bands.band_outcome`, the band and its source in the reason and
+    :func:`~boundbench.framework.stats.bands.band_outcome`, the band and its source in the reason and
     the evidence. Without a finite interval the verdict stands, with the band recorded."""
-    from boundbench.framework.bands import PAPER
+    from boundbench.framework.stats.bands import PAPER
 
     ev = {**verdict.evidence, "band": band.to_dict()}
     if not (np.isfinite(low) and np.isfinite(high)) or verdict.status in (
@@ -194,7 +194,7 @@ def trend_banded(verdict: Verdict, size: tuple[float, float, float], band: Band,
     the band makes it ``no-effect`` (the rank test's direction, if any, is then smaller than
     the band); otherwise the verdict stands. ``how``: the interval's procedure, in words.
     Either way the band and the size are evidence."""
-    from boundbench.framework.bands import PAPER
+    from boundbench.framework.stats.bands import PAPER
 
     est, lo, hi = size
     ev = {**verdict.evidence, "band": band.to_dict(), "band_effect": est, "band_effect_low": lo,
@@ -230,8 +230,8 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
         return bounded_verdict(ctx, [p], df, what=what, evidence=ev, grid_key=grid_key,
                                 band=band)
     if ctx.sequential and len(diff) >= 2:
-        from boundbench.framework.sequential import t_confidence_sequence
-        from boundbench.framework.stopping import probe, sequential_verdict
+        from boundbench.framework.stats.sequential import t_confidence_sequence
+        from boundbench.framework.stats.stopping import probe, sequential_verdict
 
         p = probe("mean", path=t_confidence_sequence(diff), null=0.0, expected=expected,
                   band=band, spread=float(np.std(diff, ddof=1)), what=what)
@@ -261,7 +261,7 @@ def paired_verdict(ctx: CheckContext, df: pd.DataFrame, col: str, a: str, b: str
                                expected=expected, band=band)
     if band is None or v.evidence.get("refused"):
         return v  # the sign test's verdict has no interval of the mean to band
-    from boundbench.framework.calibration import no_effect_within_reach
+    from boundbench.framework.stats.calibration import no_effect_within_reach
 
     return no_effect_within_reach(banded(v, lo, hi, band, expected=expected), band)
 
@@ -271,14 +271,14 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
                       grid_key: str | None = None, band: Band | None = None,
                       bounds: tuple[float, float] | None = None) -> Verdict:
     """Is ``a``'s spread across seeds smaller than ``b``'s? The std ratio's bootstrap verdict
-    (:func:`~boundbench.framework.trends.std_ratio_verdict`), or in a budgeted audit its
+    (:func:`~boundbench.framework.stats.trends.std_ratio_verdict`), or in a budgeted audit its
     anytime-valid confidence sequence (``a`` and ``b`` in seed order; ``table``: the runs, for
     a seed's cost; ``grid_key``: their grid without its seed count), decided against the
     claim's no-effect ``band`` (a ratio band) where it declares one. With the values'
     ``bounds`` (a metric's range), the spread probe valid by construction instead
-    (:func:`~boundbench.framework.decisions.probes.spread_probe`), in either mode."""
-    from boundbench.framework.calibration import calibrated_std, no_effect_within_reach
-    from boundbench.framework.trends import std_ratio_verdict
+    (:func:`~boundbench.framework.stats.decisions.probes.spread_probe`), in either mode."""
+    from boundbench.framework.stats.calibration import calibrated_std, no_effect_within_reach
+    from boundbench.framework.stats.trends import std_ratio_verdict
 
     if band is not None:
         evidence = {**evidence, "band": band.to_dict()}
@@ -295,8 +295,8 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
         return no_effect_within_reach(
             banded(v, v.evidence["ci_low"], v.evidence["ci_high"], band, expected="decrease"),
             band)
-    from boundbench.framework.sequential import std_ratio_confidence_sequence
-    from boundbench.framework.stopping import probe, sequential_verdict
+    from boundbench.framework.stats.sequential import std_ratio_confidence_sequence
+    from boundbench.framework.stats.stopping import probe, sequential_verdict
 
     # a seed adds a value to each: the sequence reads the seeds both have (runs that did not
     # train are out of one of them)
@@ -313,8 +313,8 @@ def std_claim_verdict(ctx: CheckContext, a: np.ndarray, b: np.ndarray, *, what: 
                            seconds_per_seed=seconds_per_seed(table),
                            grid_seeds=int(table.seed.nunique()), grid_key=grid_key,
                            device=trained_on(table))
-    from boundbench.framework.calibration import calibrated
-    from boundbench.framework.stopping import first_decision
+    from boundbench.framework.stats.calibration import calibrated
+    from boundbench.framework.stats.stopping import first_decision
 
     def sequence(x: np.ndarray, y: np.ndarray, g: np.random.Generator) -> str:
         cs = std_ratio_confidence_sequence(x, y)
@@ -403,7 +403,7 @@ def paired_claim(claim_id: str, *, grid: Callable[[CheckContext], object], metho
     ``extra`` adds evidence from the table; ``bands(grid, table)``: the no-effect band of each
     column (:mod:`boundbench.plm.bands`), every verdict decided against its own; the figure is
     the first column per method.
-    ``declared``: the claim's metadata, as :func:`~boundbench.framework.registry.claim` takes
+    ``declared``: the claim's metadata, as :func:`~boundbench.framework.claims.registry.claim` takes
     it; its setting is fine-tuning, its origin the caller's line."""
     if len(columns) not in (1, 2) or len(labels) != len(columns):
         raise InvalidArgument(f"{claim_id}: one or two columns, each with its label (got {columns}, "

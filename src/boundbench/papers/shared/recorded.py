@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from boundbench.errors import InvalidArgument
-from boundbench.framework.context import CheckContext
+from boundbench.framework.execution.context import CheckContext
 
 __all__ = ["recorded_grid"]
 
@@ -20,7 +20,7 @@ def recorded_grid(ctx: CheckContext, grid, train) -> pd.DataFrame:
     ``recorded``)."""
     from dataclasses import replace
 
-    from boundbench.framework.meta import commit
+    from boundbench.framework.files.meta import commit
     from boundbench.plm.grid import records
     from boundbench.plm.grid.experiments import method_labels
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from boundbench.framework.context import CheckContext
+from boundbench.framework.execution.context import CheckContext
 from boundbench.papers.shared.fine_tuning import (
     did_not_train,
 )
@@ -19,7 +19,7 @@ def smoothing_grid(ctx: CheckContext, methods: tuple[str, ...], **kw):
     from boundbench.plm.grid.experiments import StabilityGrid, as_methods, at_quick_scale
     from boundbench.plm.training.train import FinetuneConfig
 
-    # the run's sizes are its profile's (framework.profiles: quick is a smoke run of batches of
+    # the run's sizes are its profile's (framework.execution.profiles: quick is a smoke run of batches of
     # 8, deciding nothing; it was 2 steps here and 3 in Fu et al.'s grid until issue 83); the
     # seed counts and the perturbation grids are these claims' design
     f = ctx.profile.fine_tuning

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boundbench.framework import plotting
-from boundbench.framework.calibrated import calibrated_mean, mean_or_share
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.trends import bootstrap_mean
-from boundbench.framework.verdicts import Verdict
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.stats.calibrated import calibrated_mean, mean_or_share
+from boundbench.framework.stats.trends import bootstrap_mean
+from boundbench.framework.verdicts.rules import Verdict
 from boundbench.papers.shared.implicit_bias import gd_svm_gaps
 from boundbench.synthetic.data import make_separable
 from boundbench.theory import fu

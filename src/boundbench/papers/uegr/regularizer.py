@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from boundbench.framework import identity, plotting, proofs
-from boundbench.framework.context import CheckContext
-from boundbench.framework.readings import readings_verdict
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.search import Search
-from boundbench.framework.verdicts import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
+from boundbench.framework.certificates import identity, proofs
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.search.targeted import Search
+from boundbench.framework.verdicts.readings import readings_verdict
+from boundbench.framework.verdicts.rules import NUMERIC_RTOL, BoundSides, Verdict, bound_verdict
 from boundbench.theory.uegr import keep_probability, normalized_saliency
 
 
@@ -227,7 +228,7 @@ def _triangle_sides(p: dict):
 
 
 def _triangle_arb(q: dict):
-    """:func:`_triangle_sides` in ball arithmetic (:mod:`boundbench.framework.proofs`)."""
+    """:func:`_triangle_sides` in ball arithmetic (:mod:`boundbench.framework.certificates.proofs`)."""
     a = [q[f"a{j}"] for j in range(3)]
     b = [q[f"b{j}"] for j in range(3)]
     return (proofs.sqrt(sum(((x + y) ** 2 for x, y in zip(a, b, strict=True)), start=0 * a[0])),

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from boundbench.framework import plotting
-from boundbench.framework.context import CheckContext
-from boundbench.framework.registry import Outcome, claim
-from boundbench.framework.verdicts import BoundSides, Verdict, bound_evidence, measured, with_margin
+from boundbench.framework.claims.registry import Outcome, claim
+from boundbench.framework.execution.context import CheckContext
+from boundbench.framework.files import plotting
+from boundbench.framework.verdicts.rules import BoundSides, Verdict, bound_evidence, measured, with_margin
 from boundbench.theory import uegr
 
 ALPHA = 1e-3  # family-wise false-alarm rate of the Monte Carlo tests
@@ -34,7 +34,7 @@ def _calibrated_z(verdict: Verdict, x: np.ndarray, zcrit: float, *, moment: str,
     64; Poisson bootstrap weights), and the smallest bias it finds in 80% of them: a
     shift of every coordinate's mean (``moment="mean"``) or variance (``"variance"``) by that
     many of its standard errors."""
-    from boundbench.framework.calibrated import Procedure, calibrate
+    from boundbench.framework.stats.calibrated import Procedure, calibrate
 
     n = x.shape[0]
     c = x - x.mean(0)
