@@ -10,6 +10,7 @@ an otherwise idle machine (two runs side by side measure neither)::
 
     python benchmarks/bench_first_contact.py                 # all four, about 25 min on 2 cores
     python benchmarks/bench_first_contact.py --skip-tests    # install and the main command
+    python benchmarks/bench_first_contact.py --skip-main     # install and the test command
     python benchmarks/bench_first_contact.py --json times.json
 """
 
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repo", default=str(ROOT), help="the repository to clone (default: this one)")
     ap.add_argument("--work", default=None, help="where to clone (default: a new temporary folder)")
     ap.add_argument("--skip-tests", action="store_true", help="leave out the test command")
+    ap.add_argument("--skip-main", action="store_true", help="leave out the main command")
     ap.add_argument("--json", default=None, help="also write the times to this file")
     args = ap.parse_args(argv)
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, float] = {}
     times["install"] = timed(install, cwd=clone, env=env, log=work / "install.log")
     print(f"install: {times['install']:.0f} s", flush=True)
-    for which in ("cold", "warm"):
+    for which in () if args.skip_main else ("cold", "warm"):
         shutil.rmtree(clone / "figures", ignore_errors=True)  # a fresh --out either way
         times[which] = timed(main_cmd, cwd=clone, env=env, log=work / f"main-{which}.log")
         print(f"main command, {which}: {times[which]:.0f} s", flush=True)
@@ -99,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     where = machine()
     print("\nREADME lines:")
     print(f"- install: about {times['install'] / 60:.0f} minutes")
-    print(f"- main command: about {times['cold'] / 60:.0f} minutes cold, "
-          f"{times['warm'] / 60:.0f} warm")
+    if "cold" in times:
+        print(f"- main command: about {times['cold'] / 60:.0f} minutes cold, "
+              f"{times['warm'] / 60:.0f} warm")
     if "tests" in times:
         print(f"- tests: about {times['tests'] / 60:.0f} minutes")
     print(f"- measured on {where}")

@@ -35,60 +35,109 @@ def session_cache(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="session")
-def readme_audit(tmp_path_factory):
-    """The README's main command, run once per test session in a scratch folder: the folder
-    (its ``figures/``) and the command's stdout and stderr. Under pytest-xdist the first
-    worker that asks runs it and the others wait for it and read the same folder (a file
-    lock in the session's shared temporary directory), so the suite runs it once."""
+def _audit_once(tmp_path_factory, name: str, cmd: list[str]):
+    """``cmd`` run once per test session in the scratch folder ``name``: the folder (its
+    ``figures/``) and the command's stdout and stderr. Under pytest-xdist the first worker
+    that asks runs it and the others wait for it and read the same folder (a file lock in the
+    session's shared temporary directory)."""
     import json
     import subprocess
 
     from filelock import FileLock
-    from test_readme import RUN_BY_TEST_CLI, as_here
 
     shared = _shared_temp(tmp_path_factory)
-    root = shared / "readme-audit"
-    with FileLock(str(shared / "readme-audit.lock")):
+    root = shared / name
+    with FileLock(str(shared / f"{name}.lock")):
         done = root / "result.json"
         if not done.exists():
             root.mkdir(exist_ok=True)
-            res = subprocess.run(as_here(RUN_BY_TEST_CLI[0]), cwd=root, capture_output=True,
-                                 text=True, timeout=1800)
+            res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800)
             done.write_text(json.dumps({"returncode": res.returncode, "stdout": res.stdout,
                                         "stderr": res.stderr}))
     return root, json.loads(done.read_text())
 
 
+@pytest.fixture(scope="session")
+def readme_audit(tmp_path_factory):
+    """The README's main command, every claim at quick scale (about 8 minutes of 2 cores): for
+    the tests behind ``slow`` only (tests/audit_sets.py)."""
+    from test_readme import RUN_BY_TEST_CLI, as_here
+
+    return _audit_once(tmp_path_factory, "readme-audit", as_here(RUN_BY_TEST_CLI[0]))
+
+
+@pytest.fixture(scope="session")
+def small_audit(tmp_path_factory):
+    """The README's main command restricted to :data:`audit_sets.SMALL_AUDIT` (``--only``): the
+    same scale, seed, processes and files, run once per session for the default run's tests."""
+    from audit_sets import SMALL_AUDIT
+    from test_readme import RUN_BY_TEST_CLI, as_here
+
+    from boundbench import catalogue
+
+    # in the registry's order, which the report keeps (a whole audit's order)
+    ids = [cid for cid in catalogue.registry() if cid in SMALL_AUDIT]
+    assert len(ids) == len(SMALL_AUDIT), set(SMALL_AUDIT) - set(ids)
+    cmd = [*as_here(RUN_BY_TEST_CLI[0]), "--only", *ids]
+    return _audit_once(tmp_path_factory, "small-audit", cmd)
+
+
+@pytest.fixture(params=["small", pytest.param("whole", marks=pytest.mark.slow)])
+def audit_run(request):
+    """A fresh quick audit's folder and output: the small audit's (tests/audit_sets.py) in the
+    default run, the README's whole one behind ``slow``. A test over an audit's claims asks
+    for this and reads the claims the audit ran (``audit_run.ids``)."""
+    from types import SimpleNamespace
+
+    from audit_sets import SMALL_AUDIT
+
+    whole = request.param == "whole"
+    root, res = request.getfixturevalue("readme_audit" if whole else "small_audit")
+    return SimpleNamespace(root=root, res=res, whole=whole, ids=None if whole else SMALL_AUDIT)
+
+
 @pytest.fixture
-def audited(readme_audit):
-    """``audited(cid)``: claim ``cid``'s entry in the README audit's ``audit.json`` (quick
-    scale, seed 0: verdict, reason, evidence), for the tests that assert on a claim's result
-    at that scale and seed; they read it instead of running the claim a second time."""
+def audited(request, small_audit):
+    """``audited(cid)``: claim ``cid``'s entry in a fresh quick audit's ``audit.json`` (seed 0:
+    verdict, reason, evidence), for the tests that assert on a claim's result at that scale and
+    seed; they read it instead of running the claim a second time. A claim of the small audit
+    reads that one; any other needs the whole audit, so its test must be marked ``slow``."""
     import json
 
-    root, res = readme_audit
-    assert res["returncode"] == 0, res["stderr"][-3000:]
-    report = json.loads((root / "figures" / "audit.json").read_text())
-    by_id = {c["id"]: c for c in report["claims"]}
-    return by_id.__getitem__
+    from audit_sets import SMALL_AUDIT
+
+    def entry(cid: str) -> dict:
+        if cid in SMALL_AUDIT:
+            root, res = small_audit
+        elif request.node.get_closest_marker("slow"):
+            root, res = request.getfixturevalue("readme_audit")
+        else:
+            pytest.fail(f"{cid} is not in tests/audit_sets.py's SMALL_AUDIT: mark the test slow "
+                        "(the whole audit's) or read a claim of the small audit")
+        assert res["returncode"] == 0, res["stderr"][-3000:]
+        report = json.loads((root / "figures" / "audit.json").read_text())
+        return {c["id"]: c for c in report["claims"]}[cid]
+
+    return entry
 
 
-README_AUDIT_TEST = "test_cli.py::test_audit_quick_writes_a_readable_report"
+AUDIT_FIXTURES = ("readme_audit", "small_audit", "audit_run", "audited")
+SMALL_AUDIT_TEST = "test_cli.py::test_audit_quick_writes_a_readable_report[small]"
 
 
 def pytest_collection_modifyitems(items):
-    """The test that runs the README's audit first, the other tests that read it last.
+    """The tests that run an audit first, the other tests that read one last.
 
-    The audit is the suite's longest unit (about 4 minutes of two processes on 2 cores). Under
-    ``-n auto --dist worksteal`` the first worker starts it at once while the other runs the
-    independent tests, which leave a core idle a fifth of their time (subprocesses, start-ups,
-    I/O) that the audit fills; a test that reads it, reached early, would instead hold its
-    worker idle for the whole audit. Every worker collects the same order, as xdist requires."""
+    The audits are the suite's longest units. Under ``-n auto --dist worksteal`` the first
+    worker starts the small audit at once while the other runs the independent tests, which
+    leave a core idle a fifth of their time (subprocesses, start-ups, I/O) that the audit
+    fills; a test that reads it, reached early, would instead hold its worker idle for the
+    whole audit. Every worker collects the same order, as xdist requires."""
     def rank(item) -> int:
-        if item.nodeid.endswith(README_AUDIT_TEST):
+        if item.nodeid.endswith(SMALL_AUDIT_TEST):
             return 0
-        return 2 if "readme_audit" in getattr(item, "fixturenames", ()) else 1
+        names = getattr(item, "fixturenames", ())
+        return 2 if any(f in names for f in AUDIT_FIXTURES) else 1
 
     items.sort(key=rank)  # stable: the order within each group is the collection's
 

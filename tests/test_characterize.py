@@ -4,6 +4,7 @@ fails, found beyond the search's box by the tool, for every bound, with no code 
 
 import numpy as np
 import pytest
+from audit_sets import cheap_first
 
 from boundbench.framework.search.characterize import characterize, directions, size, summary
 from boundbench.framework.search.targeted import Search, scorer, worst_case
@@ -113,10 +114,10 @@ def test_identical_readings_are_counted_once():
 # ---------------------------------------------------------------- the audit's own findings
 
 
-def test_every_violated_bound_is_characterized_or_says_why(readme_audit):
+def test_every_violated_bound_is_characterized_or_says_why(audit_run):
     import json
 
-    root, res = readme_audit
+    root, res = audit_run.root, audit_run.res
     assert res["returncode"] == 0, res["stderr"][-3000:]
     report = json.loads((root / "figures" / "audit.json").read_text())
     for r in report["claims"]:
@@ -130,13 +131,13 @@ def test_every_violated_bound_is_characterized_or_says_why(readme_audit):
         assert len(set(reasons)) == len(reasons), r["id"]
 
 
-@pytest.mark.parametrize("cid, along, exponent", [
+@pytest.mark.parametrize("cid, along, exponent", cheap_first([
     ("fu.thm2.4.second-term", "X -> kX, lam -> k^2 lam", 1.0),
     ("fu.lemma-a.2.4", "the data translated by k - 1 along S's separating line", 1.0),
     ("ad.thm1.literal", "last_scale -> last_scale / k", 2.0),
     ("fu.lemma-a.2.5", "X -> kX, lam -> k^2 lam", 1.0),
     ("fu.cor2.5", "X -> kX, lam -> k^2 lam", 1.0),
-])
+]))
 def test_the_unbounded_findings(audited, cid, along, exponent):
     """Issue 60's re-derivation: Thm 2.4's second term 3.4 -> 3,482 along X -> kX, lam -> k^2
     lam; Lemma A.2.4 growing linearly as the data move along S's separating line; Theorem 1
@@ -150,8 +151,8 @@ def test_the_unbounded_findings(audited, cid, along, exponent):
     assert "k = 1" not in r["reason"]  # instances at their own parameters, never as k = 1
 
 
-@pytest.mark.parametrize("cid, low, high", [("fu.lemma-a.2.5", 4.0, 10.0),
-                                            ("fu.cor2.5", 0.8, 2.5)])
+@pytest.mark.parametrize("cid, low, high", cheap_first([("fu.lemma-a.2.5", 4.0, 10.0),
+                                                         ("fu.cor2.5", 0.8, 2.5)]))
 def test_where_the_soft_margin_bounds_start_to_fail(audited, cid, low, high):
     """Lemma A.2.5 and Cor. 2.5 hold at B = 1 on the configuration of their worst instance and
     first fail near B = 6.6 and 1.3 (the re-derivation): the boundary in B, by bisection."""
@@ -170,6 +171,7 @@ def test_the_gelu_proof_step_and_the_statement_as_written_are_findings(audited):
     assert audited("ad.thm1.block")["verdict"] == "holds"  # the corrected statement
 
 
+@pytest.mark.slow
 def test_cor31_counts_distinct_readings(audited):
     ev = audited("fu.cor3.1.sqrt-h")["evidence"]
     assert ev["n_readings"] == 4 and len(ev["merged_readings"]) == 4
@@ -181,7 +183,8 @@ CPU_FLAGS = {"OPENBLAS_CORETYPE": "Prescott", "ATEN_CPU_CAPABILITY": "default",
              "AVX512_ICL AVX512_SPR AVX512_KNL AVX512_KNM"}
 
 
-@pytest.mark.parametrize("flags", [{}, CPU_FLAGS], ids=["this-cpu", "prescott-no-avx512"])
+@pytest.mark.parametrize("flags", [{}, pytest.param(CPU_FLAGS, marks=pytest.mark.slow)],
+                         ids=["this-cpu", "prescott-no-avx512"])
 def test_lemma_a24s_headline_size_is_the_readmes_on_any_cpu(tmp_path, flags):
     """The README quotes the finding's size as the recorded audit measured it (on a CPU with
     AVX-512); `check` prints the same on this CPU and with the vector paths turned off, where
@@ -222,9 +225,9 @@ def test_bad_maps_and_quantities_are_refused_by_name():
         Search({"x": (0.0, 1.0)}, lambda p: (p["x"], 1.0), quantities={"B": 1})
 
 
-@pytest.mark.parametrize("cid, scale, side, ray_said", [
+@pytest.mark.parametrize("cid, scale, side, ray_said", cheap_first([
     ("fu.lemma-a.2.5", "B", "infimum", 6.59), ("fu.cor2.5", "B", "infimum", 1.318),
-    ("fu.lemma-a.2.4", "B", "infimum", 5.637), ("ad.thm1.literal", "||W^(L)||", "supremum", 0.813)])
+    ("fu.lemma-a.2.4", "B", "infimum", 5.637), ("ad.thm1.literal", "||W^(L)||", "supremum", 0.813)]))
 def test_the_region_is_found_over_all_instances(audited, cid, scale, side, ray_said):
     """Issue 80: each region is the scale's infimum (supremum) over every violating instance
     of the box, past where one ray from the worst instance crossed 1 (the errata's old values),

@@ -3,10 +3,52 @@ what was measured, the smallest reproducing instance and the known correction.""
 
 import json
 
+import pytest
+
 from boundbench.cli import main
 from boundbench.framework.verdicts.rules import FINDINGS
 
 
+def test_the_small_audit_writes_the_errata_sheet(small_audit):
+    """The errata sheet's shape on the suite's small audit (tests/audit_sets.py): every finding
+    with its anchor, figure and, where the search decided it, its worst instance; claims that
+    hold left out; a table of contents whose links land; ``audit.md`` and ``index.md`` led by
+    the findings; one paper's page alone. The next test reads the whole audit's words."""
+    import re
+
+    root, res = small_audit
+    assert res["returncode"] == 0, res["stderr"][-3000:]
+    figs = root / "figures"
+    text = (figs / "errata.md").read_text()
+    report = json.loads((figs / "audit.json").read_text())
+    found = [r["id"] for r in report["claims"] if r["verdict"] in FINDINGS]
+    assert {"ad.gelu-contractant", "ad.thm1.block.as-written", "fu.lemma-a.2.5.proof-step"} <= set(found)
+    for r in report["claims"]:
+        assert (f"`{r['id']}`" in text) == (r["id"] in found), r["id"]
+    entry = text[text.index('<a id="errata-ad-thm1-block-as-written">'):]
+    entry = entry[:entry.index("<a id=", 5)]
+    line = next(x for x in entry.splitlines() if x.startswith("**Worst instance of the targeted"))
+    assert float(re.search(r"lhs/rhs ([\d.e+]+)", line).group(1)) >= 1.01 and "w_last = " in line
+    assert "**Size.**" in entry
+    toc = text[text.index("## Contents"):text.index('<a id="errata-fu">')]
+    links = re.findall(r"\]\(#([\w-]+)\)", toc)
+    assert len(links) >= len(found) + 2 and all(f'<a id="{a}"></a>' in text for a in links)
+    for r in report["claims"]:
+        if r["verdict"] in FINDINGS:
+            assert f"]({r['figure']})" in text and (figs / r["figure"]).exists()
+    md = (figs / "audit.md").read_text()
+    head = md[:md.index("## How to read this report")]
+    assert all(f"[`{cid}`](#{cid.replace('.', '')})" in head for cid in found)
+    index = (figs / "index.md").read_text()
+    for r in report["claims"]:
+        row = next(ln for ln in index.splitlines() if f"`{r['id']}`" in ln)
+        assert f'<img src="{r["figure"]}"' in row and f"**{r['verdict']}**" in row
+    assert main(["errata", "ad", "--out", str(figs)]) == 0
+    only = (figs / "errata-ad.md").read_text()
+    assert "`ad.gelu-contractant`" in only and "Fu, So & Collier" not in only
+
+
+@pytest.mark.slow  # the whole audit's findings and their words (the test above: its shape)
 def test_audit_writes_the_errata_sheet(readme_audit):
     """The errata sheet of the README's main command (the session's one quick audit), read
     for six claims: four findings and two claims that hold."""

@@ -89,10 +89,10 @@ def slow_claim():
 
 
 @pytest.fixture(scope="module")
-def small_audit(tmp_path_factory) -> Path:
+def one_claim_audit(tmp_path_factory) -> Path:
     """A quick audit of one claim: the folder ``errata`` and ``findings`` read."""
     out = tmp_path_factory.mktemp("exit-audit")
-    assert cli.main(["audit", "--only", "ad.thm2", "--out", str(out)]) == OK
+    assert cli.main(["audit", "--only", "ad.gelu-lipschitz", "--out", str(out)]) == OK
     return out
 
 
@@ -143,11 +143,11 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
     }
     cheap = {  # real runs that end in OK, FINDING or CHECK_RAISED
         ("claims", OK): ["claims"],
-        ("check", OK): ["check", "ad.thm2"],
+        ("check", OK): ["check", "ad.gelu-lipschitz"],
         ("check", FINDING): ["check", "ad.gelu-contractant"],
         ("check", RAISED): ["check", str(raising)],
         ("check", LIMIT): ["check", str(slow)],
-        ("audit", OK): ["audit", "--only", "ad.thm2", *out],
+        ("audit", OK): ["audit", "--only", "ad.gelu-lipschitz", *out],
         ("audit", RAISED): ["audit", "--only", str(raising), *out],
         ("errata", OK): ["errata", "--out", str(audit)],
         ("findings", OK): ["findings", "--out", str(audit)],
@@ -157,7 +157,7 @@ def _argv(command: str, code: ExitCode, t: Path, bounds: Path, audit: Path | Non
         ("falsify", RAISED): ["falsify", f"{bounds}:always_raises", "--budget", "1", *out],
         ("prove", OK): ["prove", f"{bounds}:proven", *out],
         ("prove", FINDING): ["prove", f"{bounds}:refuted", *out],
-        ("figures", OK): ["figures", "--only", "ad.thm2", *out],
+        ("figures", OK): ["figures", "--only", "ad.gelu-lipschitz", *out],
         ("figures", RAISED): ["figures", "--only", str(raising), *out],
     }
     if code == USAGE:
@@ -172,13 +172,13 @@ def cheap_ok_lines(t: Path, bounds: Path) -> dict[str, list[str]]:
     """A valid command line per command, whose library call the test replaces."""
     out = ["--out", str(t / "out")]
     return {
-        "claims": ["claims"], "check": ["check", "ad.thm2"],
-        "audit": ["audit", "--only", "ad.thm2", *out], "errata": ["errata", *out],
+        "claims": ["claims"], "check": ["check", "ad.gelu-lipschitz"],
+        "audit": ["audit", "--only", "ad.gelu-lipschitz", *out], "errata": ["errata", *out],
         "findings": ["findings", *out], "new-paper": ["new-paper", "mynotes", *out],
         "regenerate": ["regenerate", *out],
         "falsify": ["falsify", f"{bounds}:holds", "--budget", "1", *out],
         "prove": ["prove", f"{bounds}:proven", *out],
-        "figures": ["figures", "--only", "ad.thm2", *out],
+        "figures": ["figures", "--only", "ad.gelu-lipschitz", *out],
         "decide": ["decide", str(_runs(t)), "--claim", "higher-mean", "--treatment", "a",
                    "--control", "b", "--metric", "accuracy", *out],
         "plm run": ["plm", "run", "--seeds", "1", "--steps", "1", "--train-size", "8", *out],
@@ -214,7 +214,7 @@ def test_each_command_reaches_each_status_it_documents(command, code, tmp_path, 
     bounds.write_text(BOUNDS)
     raising = request.getfixturevalue("raising_claim") if code == RAISED and command in (
         "check", "audit", "figures") else None
-    audit = request.getfixturevalue("small_audit") if (command, code) in (
+    audit = request.getfixturevalue("one_claim_audit") if (command, code) in (
         ("errata", OK), ("findings", OK)) else None
     if command in ("regenerate", "plm run", "plm sweep") and code == OK:
         # a real run of these costs minutes (the whole quick audit; a model's training): the
@@ -303,7 +303,7 @@ def test_a_claim_stopped_by_its_time_limit_is_checks_own_status_and_the_others_a
     assert cli.main(["check", slow_claim, "--json"]) == LIMIT
     (r,) = json.loads(capsys.readouterr().out)
     assert r["seconds"] < 20  # stopped at its 0.5 s limit, not after its 30 s sleep
-    assert cli.main(["check", slow_claim, "ad.thm2"]) == LIMIT
+    assert cli.main(["check", slow_claim, "ad.gelu-lipschitz"]) == LIMIT
     out = capsys.readouterr().out
     assert f"{slow_claim}: INCONCLUSIVE - the check ran past its time limit" in out
     assert "stopped_by_time_limit = 0.5" in out and "ad.thm2: HOLDS" in out

@@ -86,6 +86,7 @@ def test_pool_experiments_shapes_and_bad_input():
         fit_ridge_logistic(X[None], np.sign(X[None, :, 0]), lam=0.0)
 
 
+@pytest.mark.slow  # the whole audit's claims (about 80 claim-seconds of the two)
 @pytest.mark.parametrize("cid, default", [("fu.features.heads", "shared-start"),
                                           ("fu.features.distance", "lam=1e-2")])
 def test_a_readings_claim_runs_its_synthetic_control_under_the_default_reading(

@@ -92,7 +92,7 @@ def test_claims_on_a_local_pool_equal_the_serial_audit(tmp_path):
 
     from boundbench.audit import run_audit
 
-    ids = ["fu.lemma-a.1.2", "ad.gelu-lipschitz", "uegr.thm1.unbiased", "fu.lemma-a.2.3"]
+    ids = ["fu.lemma-a.1.2", "ad.gelu-lipschitz", "uegr.gradient-penalty", "fu.lemma-a.2.3"]
     run_audit(out_dir=tmp_path / "serial", only=ids, progress=False)
     run_audit(out_dir=tmp_path / "pool", only=ids, progress=False, processes=2)
     # --processes 1: the claims in this process on one torch thread, as the pool's run them

@@ -36,15 +36,15 @@ class _Links(HTMLParser):
             self.ids.add(a["id"])
 
 
-def _page(readme_audit) -> tuple[Path, dict]:
-    root, res = readme_audit
+def _page(audit_run) -> tuple[Path, dict]:
+    root, res = audit_run.root, audit_run.res
     assert res["returncode"] == 0, res["stderr"][-3000:]
     figs = root / "figures"
     return figs / "audit.html", json.loads((figs / "audit.json").read_text())
 
 
-def test_the_audit_writes_a_self_contained_page_with_every_claim(readme_audit):
-    page, report = _page(readme_audit)
+def test_the_audit_writes_a_self_contained_page_with_every_claim(audit_run):
+    page, report = _page(audit_run)
     text = page.read_text()
     links = _Links()
     links.feed(text)
@@ -79,10 +79,10 @@ def test_a_figure_outside_the_folder_is_linked_not_embedded(tmp_path):
     assert inline_figure(None, "x.png") == "x.png"
 
 
-def test_the_page_escapes_what_it_quotes(readme_audit):
+def test_the_page_escapes_what_it_quotes(audit_run):
     """A reason with markup in it is shown as text, never run (the control: the raw string
     is absent, its escaped form present)."""
-    _, report = _page(readme_audit)
+    _, report = _page(audit_run)
     report = copy.deepcopy(report)
     report["claims"][0]["reason"] = "<script>alert('x')</script> & <b>"
     text = render_html(report)
@@ -95,14 +95,14 @@ def _chromium() -> str | None:
         "chromium-browser")
 
 
-def test_the_page_works_in_headless_chromium(readme_audit, tmp_path):
+def test_the_page_works_in_headless_chromium(audit_run, tmp_path):
     playwright = pytest.importorskip(
         "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')")
     exe = _chromium()
     if exe is None:
         pytest.skip("no Chromium on this machine: `apt-get install chromium` (.ci/run installs "
                     "it), or set BOUNDBENCH_CHROMIUM to a Chromium binary")
-    page_file, report = _page(readme_audit)
+    page_file, report = _page(audit_run)
     # the page alone, as mailed: an empty folder holds nothing but it
     alone = tmp_path / "mailed"
     alone.mkdir()

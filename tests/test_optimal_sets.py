@@ -86,6 +86,7 @@ def test_closest_and_farthest_pairs():
     assert m["farthest"].max() > 1.0 > 10 * m["closest"].max()
 
 
+@pytest.mark.slow  # the whole audit's (its fast counterpart: fu.lemma-a.2.5.proof-step in test_replay)
 def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed(audited):
     """On the grid Lemma A.2.5 holds for the closest pair of optima and fails for the farthest
     (ill-posed). But its statement quantifies over every scale: X -> kX with lam -> k^2 lam
@@ -102,6 +103,7 @@ def test_lemma_a25_is_violated_once_the_scale_is_free_not_ill_posed(audited):
     assert ev["growth"]["growth_exponent"] > 0.8
 
 
+@pytest.mark.slow  # the whole audit's; tests/test_stability_bounds.py finds it with @bound
 def test_cor25_fails_even_for_the_closest_pair_once_the_feature_scale_is_searched(audited):
     """Corollary 2.5's L/(lam n) with the intercept free: the grid's closest pairs hold, but a
     search over the feature scale too (the hinge is not scale-invariant, B is free) finds

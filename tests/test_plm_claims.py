@@ -21,13 +21,13 @@ catalogue.load()
 
 
 @pytest.mark.parametrize("cid", ["uegr.plm.cka", "jachess.plm.calibration", "ad.plm.hessian"])
-def test_smoothness_claims_in_the_readmes_audit(readme_audit, cid):
+def test_smoothness_claims_in_the_readmes_audit(small_audit, cid):
     """The smoothness claims end to end as the README's quick audit ran them (2 seeds of 2
-    steps on the offline MiniLM; run once per session, ``readme_audit``): the grid with
+    steps on the offline MiniLM; the suite's small audit, ``small_audit``): the grid with
     evaluation runs, the verdict counts its seeds and runs, the figure and table are written.
     (They ran on a tiny encoder here before; the audit's own run is the same path, already
     paid for.)"""
-    root, res = readme_audit
+    root, res = small_audit
     assert res["returncode"] == 0, res["stderr"][-3000:]
     figs = root / "figures"
     r = next(c for c in json.loads((figs / "audit.json").read_text())["claims"]

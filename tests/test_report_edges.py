@@ -19,8 +19,8 @@ from boundbench.report.schema import ReportError, validate
 CLI = [sys.executable, "-m", "boundbench.cli"]
 
 
-def _report(readme_audit) -> dict:
-    root, res = readme_audit
+def _report(audit_run) -> dict:
+    root, res = audit_run.root, audit_run.res
     assert res["returncode"] == 0, res["stderr"][-3000:]
     return json.loads((root / "figures" / "audit.json").read_text())
 
@@ -77,8 +77,8 @@ def test_a_wrongly_typed_report_is_refused_with_where(tmp_path):
                 res.stderr
 
 
-def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_audit):
-    report = _report(readme_audit)
+def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, audit_run):
+    report = _report(audit_run)
     out = tmp_path / "D"
     out.mkdir()
     crafted = copy.deepcopy(report)
@@ -86,7 +86,7 @@ def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_aud
     (out / "audit.json").write_text(json.dumps(crafted))
     res = _run("errata", "x/../../pwned", "--out", str(out))
     assert res.returncode == 2 and "paper must be a plain file name" in res.stderr, res.stderr
-    res = _run("audit", "--only", "ad.thm2", "--scale", "quick", "--out", str(out))
+    res = _run("audit", "--only", "ad.gelu-lipschitz", "--scale", "quick", "--out", str(out))
     assert res.returncode in (0, 1), res.stderr[-2000:]
     # the crafted entry is dropped by name, the file set aside, the good entries kept
     assert "not a whole report" in res.stderr and "dropped:" in res.stderr, res.stderr[-2000:]
@@ -95,7 +95,7 @@ def test_a_crafted_paper_or_path_writes_nothing_outside_out(tmp_path, readme_aud
     assert outside == [], outside
 
 
-def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path):
+def test_no_script_or_marker_from_report_data_reaches_a_report(audit_run, tmp_path):
     """Every registered writer (report/writers.py: a writer added there is tested here
     unasked) renders a report whose data carries a script, a marker and formulas, or refuses it
     by name: no page (markdown, HTML) holds the script or the marker, no link is javascript, no
@@ -103,7 +103,7 @@ def test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp
     from boundbench.report import readme
     from boundbench.report.writers import WRITERS
 
-    report = copy.deepcopy(_report(readme_audit))
+    report = copy.deepcopy(_report(audit_run))
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)><!-- findings:end -->"
     hidden = "[x](javascript:alert(4)) \u202e\x00\x1b[31m"
     for r in report["claims"][:3]:
@@ -162,7 +162,7 @@ def test_a_ragged_list_names_its_parameter():
         fu.thm22_main_rhs(lipschitz=[[1.0, 2.0], [3.0]], beta=2.0, mu=0.5, dist0=1.0, n=100)
 
 
-def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(readme_audit, tmp_path):
+def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(audit_run, tmp_path):
     """The crafted ``figure`` of the issue, clicked in headless Chromium: the title stays."""
     playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
     from test_html_report import CHROMIUM_ARGS, _chromium
@@ -172,7 +172,7 @@ def test_the_page_runs_no_script_from_a_crafted_figure_in_chromium(readme_audit,
     exe = _chromium()
     if exe is None:
         pytest.skip("no Chromium on this machine (.ci/run installs it)")
-    report = copy.deepcopy(_report(readme_audit))
+    report = copy.deepcopy(_report(audit_run))
     report["claims"][0]["figure"] = "javascript:document.title='x'"
     page_file = tmp_path / "audit.html"
     page_file.write_text(render_html(report))
@@ -289,7 +289,7 @@ def test_a_sweep_that_cannot_be_read_and_an_unknown_task_are_named_before_any_fo
     assert not new.exists() and not (tmp_path / "s").exists()
 
 
-def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(readme_audit, tmp_path):
+def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(audit_run, tmp_path):
     """Issue 65, items 6 and the Done-when: every field of a real report (``meta``'s, the first
     claim entry's, one level into its evidence) replaced by a value of each other JSON type, the
     containers swapped, a nesting 100,000 deep; ``findings``, ``errata`` and ``regenerate`` each
@@ -298,7 +298,7 @@ def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(readme_audit,
     ``benchmarks/fuzz_report.py`` prints the same count over two entries."""
     import report_probes as rp
 
-    report = _report(readme_audit)
+    report = _report(audit_run)
     root = rp.scratch_root(Path(__file__).resolve().parents[1], tmp_path / "root")
     problems, n = [], 0
     for i, (label, text) in enumerate(rp.probes(report, entries=1)):
@@ -307,7 +307,7 @@ def test_every_wrongly_typed_report_is_refused_in_one_line_or_read(readme_audit,
     assert n > 300 and not problems, problems[:10]
 
 
-def test_a_writer_added_to_the_registry_is_tested_unasked(readme_audit, tmp_path, monkeypatch):
+def test_a_writer_added_to_the_registry_is_tested_unasked(audit_run, tmp_path, monkeypatch):
     """The control: a writer registered beside the others that puts report data on a page
     unescaped fails the injection test above, which names none of the writers."""
     from boundbench.report import writers
@@ -315,7 +315,7 @@ def test_a_writer_added_to_the_registry_is_tested_unasked(readme_audit, tmp_path
     leaky = writers.Writer("leaky", "leaky.md", lambda r, f, lg: {"leaky.md": r["claims"][0]["notes"]})
     monkeypatch.setitem(writers.WRITERS, "leaky", leaky)
     with pytest.raises(AssertionError, match="leaky.md"):
-        test_no_script_or_marker_from_report_data_reaches_a_report(readme_audit, tmp_path)
+        test_no_script_or_marker_from_report_data_reaches_a_report(audit_run, tmp_path)
 
 
 def test_the_schema_requires_what_the_renderers_read():
@@ -339,7 +339,7 @@ def test_a_partial_audit_keeps_every_good_entry_of_a_damaged_report(tmp_path):
     from boundbench import cli
 
     out = tmp_path / "D"
-    three = ["ad.thm2", "ad.thm3.not-a-bound", "ad.gelu-contractant"]
+    three = ["ad.gelu-lipschitz", "ad.thm3.not-a-bound", "ad.gelu-contractant"]
     assert cli.main(["audit", "--only", *three, "--out", str(out)]) == 0
     report = json.loads((out / "audit.json").read_text())
     bad = next(r for r in report["claims"] if r["id"] == "ad.gelu-contractant")
@@ -347,7 +347,7 @@ def test_a_partial_audit_keeps_every_good_entry_of_a_damaged_report(tmp_path):
     (out / "audit.json").write_text(json.dumps(report))
     with pytest.warns(UserWarning, match=r"not a whole report.*keeps its 2 good entries.*"
                                          r"ad\.gelu-contractant"):
-        assert cli.main(["audit", "--only", "ad.thm2", "--out", str(out)]) == 0
+        assert cli.main(["audit", "--only", "ad.gelu-lipschitz", "--out", str(out)]) == 0
     ids = [r["id"] for r in json.loads((out / "audit.json").read_text())["claims"]]
     assert sorted(ids) == sorted(three[:2]), ids
     aside = list(out.glob("audit.json.bad-*"))
@@ -356,9 +356,9 @@ def test_a_partial_audit_keeps_every_good_entry_of_a_damaged_report(tmp_path):
     text = (out / "audit.json").read_text()
     (out / "audit.json").write_text(text[: len(text) // 2])
     with pytest.warns(UserWarning, match="keeps its 0 good entries"):
-        assert cli.main(["audit", "--only", "ad.thm2", "--out", str(out)]) == 0
+        assert cli.main(["audit", "--only", "ad.gelu-lipschitz", "--out", str(out)]) == 0
     assert [r["id"] for r in json.loads((out / "audit.json").read_text())["claims"]] == \
-        ["ad.thm2"]
+        ["ad.gelu-lipschitz"]
     assert len(list(out.glob("audit.json.bad-*"))) == 2
 
 

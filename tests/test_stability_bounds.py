@@ -178,6 +178,7 @@ def test_bad_input_names_the_parameter(call, match):
         call()
 
 
+@pytest.mark.slow  # the whole audit's claims
 def test_soft_margin_lemmas_are_checked_over_their_whole_range(audited):
     """Lemma A.2.5 and Cor. 2.5's L/(lam n) compare *the* optima of S and S^i, but for lam >= 1
     the unpenalized intercept's optimum is an interval: they hold for the closest pair of optimal

@@ -184,6 +184,7 @@ def test_fig5_counts_its_slopes_and_says_when_a_run_is_long(monkeypatch, capsys)
     assert f"{cfg.slopes():.2g} logistic slopes" in err
 
 
+@pytest.mark.slow  # fu.fig5.heads: 70 claim-seconds of the whole audit
 def test_fig5_is_decided_within_datasets(readme_audit):
     """Fig. 5's trend is taken within datasets (every dataset at every H, on common starts), and
     a change over H = 1 ... 100 inside 1 +- 10% is 'no effect'; the unpaired rank test over all
