@@ -183,8 +183,8 @@ CPU_FLAGS = {"OPENBLAS_CORETYPE": "Prescott", "ATEN_CPU_CAPABILITY": "default",
              "AVX512_ICL AVX512_SPR AVX512_KNL AVX512_KNM"}
 
 
-@pytest.mark.parametrize("flags", [{}, pytest.param(CPU_FLAGS, marks=pytest.mark.slow)],
-                         ids=["this-cpu", "prescott-no-avx512"])
+@pytest.mark.slow  # fu.lemma-a.2.4 twice (56 s each); the record's sizes: test_one_size, slow audit
+@pytest.mark.parametrize("flags", [{}, CPU_FLAGS], ids=["this-cpu", "prescott-no-avx512"])
 def test_lemma_a24s_headline_size_is_the_readmes_on_any_cpu(tmp_path, flags):
     """The README quotes the finding's size as the recorded audit measured it (on a CPU with
     AVX-512); `check` prints the same on this CPU and with the vector paths turned off, where

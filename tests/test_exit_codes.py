@@ -306,4 +306,4 @@ def test_a_claim_stopped_by_its_time_limit_is_checks_own_status_and_the_others_a
     assert cli.main(["check", slow_claim, "ad.gelu-lipschitz"]) == LIMIT
     out = capsys.readouterr().out
     assert f"{slow_claim}: INCONCLUSIVE - the check ran past its time limit" in out
-    assert "stopped_by_time_limit = 0.5" in out and "ad.thm2: HOLDS" in out
+    assert "stopped_by_time_limit = 0.5" in out and "ad.gelu-lipschitz: HOLDS" in out

@@ -55,11 +55,12 @@ def test_registry_records_are_complete():
 
 
 def test_same_seed_same_numbers_other_seed_other_numbers():
-    a = claims.run("ad.thm2", claims.CheckContext(seed=3)).verdict.evidence
-    b = claims.run("ad.thm2", claims.CheckContext(seed=3)).verdict.evidence
-    c = claims.run("ad.thm2", claims.CheckContext(seed=4)).verdict.evidence
+    # a claim of a second, not ad.thm2's 15 (issue 83: the suite's 12 minutes)
+    a = claims.run("ad.last-layer-hessian", claims.CheckContext(seed=3)).verdict.evidence
+    b = claims.run("ad.last-layer-hessian", claims.CheckContext(seed=3)).verdict.evidence
+    c = claims.run("ad.last-layer-hessian", claims.CheckContext(seed=4)).verdict.evidence
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert a["max_gap_over_s2_half"] != c["max_gap_over_s2_half"]
+    assert a["median_lhs_over_rhs"] != c["median_lhs_over_rhs"]
 
 
 # The checks can fail: break a bound on purpose and the claim must come back violated.
