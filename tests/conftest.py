@@ -1,3 +1,4 @@
+import functools
 import os
 from pathlib import Path
 
@@ -102,8 +103,6 @@ def audited(request, small_audit):
     verdict, reason, evidence), for the tests that assert on a claim's result at that scale and
     seed; they read it instead of running the claim a second time. A claim of the small audit
     reads that one; any other needs the whole audit, so its test must be marked ``slow``."""
-    import json
-
     from audit_sets import SMALL_AUDIT
 
     def entry(cid: str) -> dict:
@@ -115,10 +114,18 @@ def audited(request, small_audit):
             pytest.fail(f"{cid} is not in tests/audit_sets.py's SMALL_AUDIT: mark the test slow "
                         "(the whole audit's) or read a claim of the small audit")
         assert res["returncode"] == 0, res["stderr"][-3000:]
-        report = json.loads((root / "figures" / "audit.json").read_text())
-        return {c["id"]: c for c in report["claims"]}[cid]
+        return _entries(root / "figures" / "audit.json")[cid]
 
     return entry
+
+
+@functools.cache
+def _entries(audit_json: Path) -> dict:
+    """An audit's claim entries by id, parsed once per session (``audited`` is called once per
+    claim by the tests over many claims)."""
+    import json
+
+    return {c["id"]: c for c in json.loads(audit_json.read_text())["claims"]}
 
 
 AUDIT_FIXTURES = ("readme_audit", "small_audit", "audit_run", "audited")
