@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import warnings
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -27,6 +27,11 @@ from boundbench.framework.inputs.values import MAX_MAGNITUDE, same_length
 from boundbench.synthetic._linear import Linear as _Linear
 from boundbench.synthetic._linear import check_xy as _check_xy
 from boundbench.synthetic._linear import unit_scale as _unit_scale
+
+# cvxpy is imported where an SVM is solved: with scipy.stats it is 2.5 s of every command's
+# start (the catalogue imports this module), most of which solve no SVM
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 SOLVER = "CLARABEL"
 FEAS_TOL = 1e-8  # a point violates y f(x) >= 1 when below 1 - FEAS_TOL
@@ -38,6 +43,7 @@ def _solve(prob: cp.Problem, what: str) -> None:
     on points a few 1e-3 apart that are barely separable or not at all) is a ``ValueError``
     naming the problem, like any status other than optimal: callers, and the targeted searches
     that skip the instances they cannot evaluate, see one kind of failure."""
+    import cvxpy as cp
     try:
         with warnings.catch_warnings():
             # "Solution may be inaccurate": such a status is refused by every caller, by name
@@ -57,6 +63,7 @@ def _solve(prob: cp.Problem, what: str) -> None:
 def _hard_qp(m: int, d: int):
     """``min 1/2 ||v||^2 s.t. Z v + y c >= r`` for m rows; Z = y * X. Rows with Z = 0, y = 0,
     r = -1 are padding: always satisfied with slack (r = 0 would be degenerate for the solver)."""
+    import cvxpy as cp
     Z, yy, r = cp.Parameter((m, d)), cp.Parameter(m), cp.Parameter(m)
     v, c = cp.Variable(d), cp.Variable()
     con = Z @ v + yy * c >= r
@@ -64,6 +71,7 @@ def _hard_qp(m: int, d: int):
 
 
 def _solve_subset(X: np.ndarray, y: np.ndarray, idx: np.ndarray):
+    import cvxpy as cp
     d = X.shape[1]
     m = next((s for s in _SIZES if s >= len(idx)), len(idx))
     prob, Z, yy, r, v, c, con = _hard_qp(m, d)
@@ -237,6 +245,7 @@ def hard_margin_loo(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-6):
 def _soft_qp(n: int, d: int, penalize_intercept: bool = False):
     """``min lam ||v||^2 + sum_i a_i xi_i s.t. xi >= 0, xi >= 1 - (Z v + y c)``; weights a.
     ``penalize_intercept``: ``lam (||v||^2 + c^2)`` instead, strongly convex in ``w = [v, b]``."""
+    import cvxpy as cp
     Z, yy, a = cp.Parameter((n, d)), cp.Parameter(n), cp.Parameter(n, nonneg=True)
     lam = cp.Parameter(nonneg=True)
     v, c, xi = cp.Variable(d), cp.Variable(), cp.Variable(n)
@@ -247,6 +256,7 @@ def _soft_qp(n: int, d: int, penalize_intercept: bool = False):
 
 def _soft_solve(X: np.ndarray, y: np.ndarray, weights: np.ndarray, lam: float,
                 penalize_intercept: bool = False):
+    import cvxpy as cp
     prob, Z, yy, a, lm, v, c = _soft_qp(*X.shape, penalize_intercept)
     Z.value, yy.value, a.value, lm.value = y[:, None] * X, y, weights, lam
     _solve(prob, "soft-margin SVM")
@@ -373,6 +383,7 @@ class BiasPenalizedSVM:
     origin of the augmented space) or a solver status other than optimal raise ``ValueError``."""
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> BiasPenalizedSVM:
+        import cvxpy as cp
         Xb, yb, batched = _check_xy(X, y, MAX_MAGNITUDE)
         k, n, d = Xb.shape
         Z = cp.Parameter((n, d + 1))

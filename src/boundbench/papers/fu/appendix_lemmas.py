@@ -21,7 +21,7 @@ from boundbench.framework.claims.registry import Outcome, claim
 from boundbench.framework.execution.context import CheckContext
 from boundbench.framework.search.targeted import Search
 from boundbench.framework.verdicts.rules import NUMERIC_RTOL
-from boundbench.theory import fu, pep, pep_certificates
+from boundbench.theory import fu, pep
 from boundbench.theory.problems import random_logistic, random_quadratics
 
 # the step sizes (eta beta) at which each lemma's PEP is solved over its whole range
@@ -223,6 +223,7 @@ def _families(rng: np.random.Generator, k: int, *, convex: bool):
                   note="2-D convex quadratics, beta = 1, any curvature ratio and step"),
 )
 def _check_a12(ctx: CheckContext) -> Outcome:
+    from boundbench.theory import pep_certificates  # sympy: 0.5 s of a start
     rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []
@@ -272,6 +273,7 @@ def _check_a12(ctx: CheckContext) -> Outcome:
                   note="2-D convex quadratics (family 0) and the logistic loss (family 1)"),
 )
 def _check_a13(ctx: CheckContext) -> Outcome:
+    from boundbench.theory import pep_certificates  # sympy: 0.5 s of a start
     rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []
@@ -358,6 +360,7 @@ def _check_a21(ctx: CheckContext) -> Outcome:
                   "so the sides' rounding stays below atol = 1e-12"),
 )
 def _check_a51(ctx: CheckContext) -> Outcome:
+    from boundbench.theory import pep_certificates  # sympy: 0.5 s of a start
     rng = ctx.rng()
     k = ctx.pick(150, 3000)
     rows = []

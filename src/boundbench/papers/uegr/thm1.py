@@ -6,7 +6,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from boundbench.framework.claims.registry import Outcome, claim
 from boundbench.framework.execution.context import CheckContext
@@ -94,6 +93,7 @@ def _moment_z(x: np.ndarray, expected_mean: np.ndarray, expected_var: np.ndarray
     equation="E[g * m / p] = E[g] = dL/dtheta,   m_i ~ Ber(p_i) independent of g",
 )
 def _check_unbiased(ctx: CheckContext) -> Outcome:
+    from scipy.stats import norm  # lazily: 0.5-1.8 s of a start
     rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
     var = uegr.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
@@ -139,6 +139,7 @@ def _check_unbiased(ctx: CheckContext) -> Outcome:
     notes="Bound (19) is read with k = 1; the statement's extra factor d is undefined.",
 )
 def _check_variance(ctx: CheckContext) -> Outcome:
+    from scipy.stats import norm  # lazily: 0.5-1.8 s of a start
     rng, mu, p, sg, nb = _setting(ctx)
     n = ctx.pick(200_000, 2_000_000)
     var = uegr.rescaled_mask_variance(grad_mean=mu, grad_var=sg**2 / nb, p=p)
