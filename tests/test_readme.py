@@ -88,8 +88,19 @@ def test_ci_runs_the_readmes_install_and_test_command():
     assert MAIN == ".venv/bin/boundbench audit --scale quick --out figures"
 
 
-@pytest.mark.parametrize("cmd", [c for c in USE if c not in RUN_BY_TEST_CLI
-                                 and "jupytext" not in c])  # the Learn line: its own test
+def _usage(cmd: str):
+    """A usage command as a parameter: verbatim, and where it trains for more than a few steps
+    (the ``plm run`` example's 70, 54 s of the suite) a fast run of it with 2 steps, the same
+    command otherwise, and the verbatim one behind ``slow`` (issue 83: the suite's 12 minutes)."""
+    steps = re.search(r"--steps (\d+)", cmd)
+    if not steps or int(steps.group(1)) <= 2:
+        return [cmd]
+    return [cmd.replace(steps.group(0), "--steps 2"), pytest.param(cmd, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("cmd", [p for c in USE if c not in RUN_BY_TEST_CLI
+                                 and "jupytext" not in c  # the Learn line: its own test
+                                 for p in _usage(c)])
 def test_every_usage_command_runs(cmd, tmp_path):
     if " plm " in cmd:
         pytest.importorskip("transformers", reason="install the plm extra (README)")
