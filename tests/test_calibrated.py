@@ -6,6 +6,8 @@ whose rate's upper end passes its level by more than a point on data like these 
 import numpy as np
 import pytest
 from audit_sets import cheap_first
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from boundbench.framework.stats import calibrated as cd
 from boundbench.framework.stats.decisions.battery import FAMILIES, median, noise
@@ -294,3 +296,21 @@ def test_each_battery_family_is_standardized_and_its_median_is_its_populations(f
     # the median's CDF mass: a half of the draws below, a half above (ties split)
     below, at = float(np.mean(z < median(family))), float(np.mean(z == median(family)))
     assert below <= 0.5 + 0.01 and below + at >= 0.5 - 0.01
+
+
+@settings(max_examples=200)
+@given(st.integers(1, 40), st.integers(1, 9), st.integers(0, 2**32 - 1), st.booleans())
+def test_the_bootstraps_row_medians_are_np_medians_bit_for_bit(n, rows, seed, ties):
+    """``trends._row_medians`` (a sort; benchmarks/bench_row_medians.py) gives np.median's
+    bits on every row, odd and even lengths, with ties, infinities and NaN (the last two by
+    np.median itself)."""
+    from boundbench.framework.stats.trends import _row_medians
+
+    rng = np.random.default_rng(seed)
+    a = rng.lognormal(0, 1, (rows, n))
+    if ties:
+        a = np.round(a, 1)
+    assert _row_medians(a).tobytes() == np.median(a, axis=-1).tobytes()
+    b = a.copy()
+    b[0, 0] = rng.choice([np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(_row_medians(b), np.median(b, axis=-1))
