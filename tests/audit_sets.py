@@ -4,9 +4,10 @@ The README's main command audits all 61 claims (about 8 minutes of 2 cores, ``re
 two thirds of what the whole suite may take (12 minutes, issue 83). The suite's default run
 audits instead :data:`SMALL_AUDIT`, the cheap claims that between them give every verdict, every
 paper, every replay family and every certificate level (``small_audit``; 191 s of one worker in
-the suite at ``d7f2c84``, docs/results-log.md); a test over every claim runs the others behind ``slow`` (:func:`cheap_first`),
-and a test over an audit's folder runs on the small audit by default and on the whole one
-behind ``slow`` (the ``audit_run`` fixture). ``pytest -m slow`` runs what the default leaves.
+the suite at ``d7f2c84``, 120 s alone at ``e2fbfb5``, docs/results-log.md); a test over every
+claim runs the others behind ``slow`` (:func:`cheap_first`), and a test over an audit's folder
+runs on the small audit by default and on the whole one behind ``slow`` (the ``audit_run``
+fixture). ``pytest -m slow`` runs what the default leaves.
 """
 
 from __future__ import annotations

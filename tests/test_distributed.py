@@ -17,8 +17,8 @@ from boundbench.audit import run_audit
 
 pytest.importorskip("distributed", reason="install the 'dist' extra")
 
-# a PEP lemma and its certificate, searches over SVMs, a violation's replay (ad.thm3.not-a-bound,
-# 13 s a run, left out: issue 83's 12 minutes; its kind, a bound held, is the lemmas')
+# PEP lemmas and their certificates, searches over SVMs, a violation's replay (gelu-contractant);
+# ad.thm3.not-a-bound (13 s a run) left out for issue 83's 12 minutes: a held bound, as the lemmas
 FAST = ["fu.lemma-a.1.2", "fu.lemma-a.1.3", "fu.lemma-a.2.1", "fu.lemma-a.2.4.v", "ad.gelu-contractant",
         "fu.lemma-a.2.3"]
 
