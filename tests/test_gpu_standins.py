@@ -113,29 +113,29 @@ _WERE_SYNCING = ["finetune", "uegr", "jacobian", "jachess:dims=2,reg_batch=2"]
 
 
 @pytest.mark.parametrize("spec", _WERE_SYNCING)
-def test_no_host_sync_inside_the_training_step(spec, tiny_encoder):
+def test_no_host_sync_inside_the_training_step(spec, one_layer_encoder):
     """The sync count of a run does not grow with its step count: nothing in the step waits for
     the accelerator."""
-    assert _syncs_per_step(spec, tiny_encoder) == 0
+    assert _syncs_per_step(spec, one_layer_encoder) == 0
 
 
 @pytest.mark.parametrize("spec,vmapped", [("finetune", True), ("mhloss:heads=3", True),
                                           ("finetune", False)])
-def test_no_host_sync_inside_the_batched_seeds_step(spec, vmapped, tiny_encoder, monkeypatch):
+def test_no_host_sync_inside_the_batched_seeds_step(spec, vmapped, one_layer_encoder, monkeypatch):
     """Issue 66: the seeds-at-once loop keeps its losses on the device too (one transfer at the
     end); its per-step work on the host is the batches' indices, not the accelerator's values.
     Both ways of running a step: vmapped groups (a GPU's) and each seed alone (a CPU's)."""
     from boundbench.plm.training import batched
 
     monkeypatch.setattr(batched, "VMAP_ON_CPU", vmapped)
-    assert _syncs_per_step(spec, tiny_encoder, seeds=[0, 1, 2]) == 0
+    assert _syncs_per_step(spec, one_layer_encoder, seeds=[0, 1, 2]) == 0
 
 
 @pytest.mark.slow
-def test_no_host_sync_inside_the_training_step_of_any_method(tiny_encoder):
+def test_no_host_sync_inside_the_training_step_of_any_method(one_layer_encoder):
     from boundbench.plm.methods import METHODS
 
-    per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2", tiny_encoder)
+    per = {name: _syncs_per_step(name if name != "jachess" else "jachess:dims=2", one_layer_encoder)
            for name in METHODS.names()}
     assert not {k: v for k, v in per.items() if v}, per
 
@@ -419,19 +419,19 @@ def _bf16_step(monkeypatch, spec: str, model: str) -> None:
 # the methods with their own numerics (double backward, masks, a closure, the seeds-at-once
 # loop's vmap): one of each in CI
 @pytest.mark.parametrize("spec", ["jachess:dims=2,reg_batch=2", "uegr", "sam", "mmr"])
-def test_a_method_trains_under_bf16_autocast(monkeypatch, spec, tiny_encoder):
-    _bf16_step(monkeypatch, spec, tiny_encoder)
+def test_a_method_trains_under_bf16_autocast(monkeypatch, spec, one_layer_encoder):
+    _bf16_step(monkeypatch, spec, one_layer_encoder)
 
 
 @pytest.mark.slow
-def test_every_method_trains_under_bf16_autocast(monkeypatch, tiny_encoder):
+def test_every_method_trains_under_bf16_autocast(monkeypatch, one_layer_encoder):
     from boundbench.plm.methods import METHODS
 
     failed = {}
     for name in METHODS.names():
         try:
             with monkeypatch.context() as m:
-                _bf16_step(m, name if name != "jachess" else "jachess:dims=2", tiny_encoder)
+                _bf16_step(m, name if name != "jachess" else "jachess:dims=2", one_layer_encoder)
         except Exception as exc:  # noqa: BLE001 - every method is tried, then all are named
             failed[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     assert not failed, failed
