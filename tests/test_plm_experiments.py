@@ -15,10 +15,10 @@ from boundbench.plm.grid.experiments import StabilityGrid, load_task  # noqa: E4
 from boundbench.plm.training.train import FinetuneConfig  # noqa: E402
 
 
-def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
+def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, one_layer_encoder):
     grid = StabilityGrid(methods=("finetune", "mmr"), seeds=2, train_size=32, eval_size=16,
                          finetune=FinetuneConfig(max_steps=3, batch_size=16, max_length=32,
-                                                 model=tiny_encoder))
+                                                 model=one_layer_encoder))
     df = run_grid(grid, tmp_path, progress=False)
     assert len(df) == 4 and set(df.method) == {"finetune", "mmr"}
     # a CPU run's last bits follow torch's thread count: every row says which it ran on
@@ -38,14 +38,14 @@ def test_grid_runs_summarizes_and_resumes(tmp_path, monkeypatch, tiny_encoder):
 
 
 def test_a_grid_is_the_same_with_its_seeds_at_once_or_one_at_a_time(tmp_path, monkeypatch,
-                                                                    tiny_encoder):
+                                                                    one_layer_encoder):
     """Issue 66: the seeds of a method train at once by default; one at a time
     (``seeds_at_once=1``, or BOUNDBENCH_SEEDS_AT_ONCE=1) every row is the same but its seconds,
     a batchable method's (FineTune, MMR) and one run seed by seed (L2-init) alike."""
     grid = StabilityGrid(methods=("finetune", "mmr", "l2-init"), seeds=3, train_size=32,
                          eval_size=16, diagnostics=True, diagnostics_points=8,
                          finetune=FinetuneConfig(max_steps=3, batch_size=12, max_length=32,
-                                                 model=tiny_encoder))
+                                                 model=one_layer_encoder))
     calls = []
     real = cells.finetune_seeds
 
@@ -158,12 +158,12 @@ def test_plm_runs_report_says_what_a_short_run_cannot_decide(tmp_path):
     assert "did not train" not in text2
 
 
-def test_the_runs_start_at_the_grids_first_seed(tmp_path, tiny_encoder):
+def test_the_runs_start_at_the_grids_first_seed(tmp_path, one_layer_encoder):
     """Issue 83: a grid's runs train at first_seed, first_seed + 1, ... (they were seeds 0..
     whatever the audit's --seed), and a seed's run is the same whichever seed its grid starts at."""
     from boundbench.framework.inputs.validate import MAX_SEED
 
-    ft = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, model=tiny_encoder)
+    ft = FinetuneConfig(max_steps=3, batch_size=16, max_length=32, model=one_layer_encoder)
     base = StabilityGrid(methods=("finetune",), seeds=2, train_size=32, eval_size=16, finetune=ft)
     at7 = replace(base, first_seed=7)
     assert list(at7.run_seeds()) == [7, 8] and list(base.run_seeds()) == [0, 1]
