@@ -198,7 +198,9 @@ def test_falsify_searches_a_claim_on_one_torch_thread_as_the_audit_does(monkeypa
 def test_falsify_a_bound_file_and_refuse_what_it_cannot(tmp_path):
     f = tmp_path / "mine.py"
     f.write_text(USER_FILE)
-    r = _falsify(f"{f}:test_lemma_a21_with_one_over_2r", "--budget", "20", "--json",
+    # 5 s (972 examples here) find the violation and shrink it as 20 s did (issue 83: the
+    # suite's 12 minutes); the guide's own command keeps its 20 (the test below)
+    r = _falsify(f"{f}:test_lemma_a21_with_one_over_2r", "--budget", "5", "--json",
                  cwd=tmp_path)
     assert r.returncode == 1, r.stderr  # a violated bound: the status pytest gives a failure
     out = json.loads(r.stdout)
