@@ -253,16 +253,17 @@ def test_a_bug_is_one_line_with_the_way_to_the_traceback(capsys, tmp_path, monke
 
 
 def test_a_quick_run_does_not_silently_replace_paper_scale_outputs(capsys, tmp_path):
+    cid = "ad.gelu-lipschitz"  # any claim: a cheap one (ad.thm2's 16 s were issue 83's 12 min)
     out = tmp_path / "figs"
     out.mkdir()
-    (out / "ad.thm2.json").write_text(json.dumps({"claim": "ad.thm2", "scale": "paper"}))
-    (out / "ad.thm2.png").write_bytes(b"paper figure")
-    for cmd in (["figures", "--only", "ad.thm2"], ["audit", "--only", "ad.thm2"]):
+    (out / f"{cid}.json").write_text(json.dumps({"claim": cid, "scale": "paper"}))
+    (out / f"{cid}.png").write_bytes(b"paper figure")
+    for cmd in (["figures", "--only", cid], ["audit", "--only", cid]):
         _fails([*cmd, "--scale", "quick", "--out", str(out)], capsys, "larger scale",
-               "ad.thm2 (paper)", "--force")
-    assert (out / "ad.thm2.png").read_bytes() == b"paper figure"
-    assert cli.main(["figures", "--only", "ad.thm2", "--out", str(out), "--force"]) == 0
-    assert json.loads((out / "ad.thm2.json").read_text())["scale"] == "quick"
+               f"{cid} (paper)", "--force")
+    assert (out / f"{cid}.png").read_bytes() == b"paper figure"
+    assert cli.main(["figures", "--only", cid, "--out", str(out), "--force"]) == 0
+    assert json.loads((out / f"{cid}.json").read_text())["scale"] == "quick"
 
 
 def test_long_plm_work_is_announced_with_an_estimate(capsys, tmp_path, monkeypatch):

@@ -78,8 +78,8 @@ def test_a_context_takes_its_folder_as_a_string_and_refuses_what_is_no_path(tmp_
     bb.load_claims()
     ctx = bb.CheckContext(out_dir=str(tmp_path / "figs"))
     assert ctx.out_dir == tmp_path / "figs"
-    bb.run_claim("ad.thm2", ctx)
-    assert (tmp_path / "figs" / "ad.thm2.png").stat().st_size > 0
+    bb.run_claim("ad.gelu-lipschitz", ctx)  # any claim: a cheap one (ad.thm2's took 16 s)
+    assert (tmp_path / "figs" / "ad.gelu-lipschitz.png").stat().st_size > 0
     for bad in ("", 3, ["figs"]):
         with pytest.raises(ValueError, match="out_dir must be None or a non-empty path"):
             bb.CheckContext(out_dir=bad)
