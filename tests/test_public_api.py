@@ -64,7 +64,8 @@ def test_the_top_level_face_is_about_twenty_names_that_resolve():
 def test_the_face_decides_a_claim_and_a_bound_on_its_own():
     bb = boundbench
     bb.load_claims()
-    assert bb.run_claim("ad.thm2", bb.CheckContext(seed=0)).verdict.status == "holds"
+    # a holding claim that runs in a second (ad.thm2's took 8 s)
+    assert bb.run_claim("ad.gelu-lipschitz", bb.CheckContext(seed=0)).verdict.status == "holds"
     v = bb.bound_verdict(bb.BoundSides([0.5, 1.0], [1.0, 1.0]))
     assert v.status == "holds" and v.status in bb.STATUSES
     assert bb.SYNTHETIC_METHODS.parse("sam:rho=0.1").rho == 0.1
